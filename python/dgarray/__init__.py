@@ -1,0 +1,303 @@
+"""dgarray: a NumPy-compatible array sharded over every GPU of a host.
+
+``import dgarray as np`` and the arrays a program creates live in chunks on
+all devices (GPUs, or virtual CPU devices where there is none); NumPy ufuncs
+and operators run where the data lives.  Index maps follow CuPy's
+``cupyx.distributed.array``: ``{device: key or [key, ...]}``.
+"""
+import collections as _collections
+import math as _math
+import operator as _operator
+
+import numpy as _numpy
+
+from . import _core
+from ._core import DeviceError, DistributedArray, OutOfDeviceMemoryError, backend
+from . import _impl
+
+__version__ = "0.1.0"
+
+# ---- modes ---------------------------------------------------------------------------
+
+REPLICA = "replica"
+SUM = "sum"
+PROD = "prod"
+MAX = "max"
+MIN = "min"
+_MODES = (REPLICA, SUM, PROD, MAX, MIN)
+
+
+def _mode_number(mode):
+    if isinstance(mode, str) and mode.lower() in _MODES:
+        return _MODES.index(mode.lower())
+    raise ValueError(f"unknown mode {mode!r}: use one of {', '.join(map(repr, _MODES))}")
+
+
+# ---- configuration -----------------------------------------------------------------------
+
+class _Config:
+    """Process-wide settings.
+
+    min_split_bytes: arrays smaller than this live on one device when no
+    index map is given (default 1 MiB; DGARRAY_MIN_SPLIT_BYTES sets it at start).
+    """
+
+    @property
+    def min_split_bytes(self):
+        return _core._get_min_split_bytes()
+
+    @min_split_bytes.setter
+    def min_split_bytes(self, value):
+        _core._set_min_split_bytes(_operator.index(value))
+
+    def __repr__(self):
+        return f"dgarray.config(min_split_bytes={self.min_split_bytes})"
+
+
+config = _Config()
+
+Device = _collections.namedtuple("Device", "id backend name total_memory free_memory")
+
+
+def devices():
+    """The devices arrays live on: a list of Device(id, backend, name, ...)."""
+    return [Device(*t) for t in _core._devices_info()]
+
+
+# ---- creation ---------------------------------------------------------------------------
+
+def _layout_for(shape, index_map):
+    return None if index_map is None else _impl.normalize_index_map(shape, index_map)
+
+
+def _shape_tuple(shape):
+    if hasattr(shape, "__index__"):
+        return (_operator.index(shape),)
+    return tuple(_operator.index(n) for n in shape)
+
+
+def distributed_array(array, index_map=None, mode=REPLICA):
+    """A DistributedArray holding ``array``'s values, laid out as ``index_map``
+    says ({device: key or [key, ...]}); no map: the default layout (the first
+    axis split in near-equal blocks over all devices).  In a mode other than
+    REPLICA, every chunk starts with a copy of its block (CuPy's semantics)."""
+    m = _mode_number(mode)
+    if isinstance(array, DistributedArray):
+        a = array
+        if index_map is not None:
+            a = a.reshard(index_map)
+        if a.mode != _MODES[m]:
+            a = a.change_mode(_MODES[m])
+        return a
+    host = _numpy.asarray(array)
+    return _core._from_host(host, _layout_for(host.shape, index_map), m, None)
+
+
+def asarray(a, dtype=None, order=None, *, index_map=None, copy=None):
+    """``a`` as a DistributedArray (no copy when it already is one of that dtype
+    and layout)."""
+    if isinstance(a, DistributedArray):
+        if dtype is not None and _numpy.dtype(dtype) != a.dtype:
+            a = a.astype(dtype)
+        elif copy:
+            a = a.copy()
+        if index_map is not None:
+            a = a.reshard(index_map)
+        return a
+    host = _numpy.asarray(a, dtype=dtype)
+    return _core._from_host(host, _layout_for(host.shape, index_map), 0, None)
+
+
+def array(obj, dtype=None, copy=True, order="K", subok=False, ndmin=0, *, index_map=None):
+    """A new DistributedArray from any array-like (always a copy unless copy=False)."""
+    if isinstance(obj, DistributedArray):
+        a = obj.astype(dtype if dtype is not None else obj.dtype, copy=bool(copy))
+        return a.reshard(index_map) if index_map is not None else a
+    host = _numpy.array(obj, dtype=dtype, ndmin=ndmin)
+    return _core._from_host(host, _layout_for(host.shape, index_map), 0, None)
+
+
+def empty(shape, dtype=float, order="C", *, index_map=None):
+    """A new array of uninitialised values."""
+    shape = _shape_tuple(shape)
+    return _core._empty(shape, _numpy.dtype(dtype), _layout_for(shape, index_map), 0)
+
+
+def full(shape, fill_value, dtype=None, order="C", *, index_map=None):
+    """A new array with every element ``fill_value``."""
+    shape = _shape_tuple(shape)
+    if dtype is None:
+        dtype = _numpy.array(fill_value).dtype
+    fill = _numpy.asarray(fill_value)
+    if fill.ndim:
+        host = _numpy.full(shape, fill, dtype=dtype)
+        return _core._from_host(host, _layout_for(shape, index_map), 0, None)
+    a = _core._empty(shape, _numpy.dtype(dtype), _layout_for(shape, index_map), 0)
+    _core._fill(a, 0, fill_value if isinstance(fill_value, (int, float, complex))
+                else fill, None, 0, None)
+    return a
+
+
+def zeros(shape, dtype=float, order="C", *, index_map=None):
+    """A new array of zeros."""
+    return full(shape, 0, dtype, index_map=index_map)
+
+
+def ones(shape, dtype=float, order="C", *, index_map=None):
+    """A new array of ones."""
+    return full(shape, 1, dtype, index_map=index_map)
+
+
+def _like_layout(a, shape):
+    if shape is None or _shape_tuple(shape) == a.shape:
+        return a.shape, a._layout()
+    return _shape_tuple(shape), None
+
+
+def empty_like(prototype, dtype=None, order="K", subok=True, shape=None, *, index_map=None):
+    """An uninitialised array with the prototype's shape, dtype and layout."""
+    if not isinstance(prototype, DistributedArray):
+        prototype = _numpy.asarray(prototype)
+        return empty(shape if shape is not None else prototype.shape,
+                     dtype or prototype.dtype, index_map=index_map)
+    shp, layout = _like_layout(prototype, shape)
+    if index_map is not None:
+        layout = _impl.normalize_index_map(shp, index_map)
+    dt = _numpy.dtype(dtype) if dtype is not None else prototype.dtype
+    return _core._empty(shp, dt, layout, 0)
+
+
+def full_like(a, fill_value, dtype=None, order="K", subok=True, shape=None, *,
+              index_map=None):
+    """An array like ``a`` with every element ``fill_value``."""
+    out = empty_like(a, dtype=dtype, shape=shape, index_map=index_map)
+    fill = _numpy.asarray(fill_value)
+    if fill.ndim:
+        host = _numpy.broadcast_to(fill, out.shape).astype(out.dtype)
+        return _core._from_host(host, out._layout(), 0, None)
+    _core._fill(out, 0, fill_value if isinstance(fill_value, (int, float, complex))
+                else fill, None, 0, None)
+    return out
+
+
+def zeros_like(a, dtype=None, order="K", subok=True, shape=None, *, index_map=None):
+    """An array of zeros like ``a``."""
+    return full_like(a, 0, dtype=dtype, shape=shape, index_map=index_map)
+
+
+def ones_like(a, dtype=None, order="K", subok=True, shape=None, *, index_map=None):
+    """An array of ones like ``a``."""
+    return full_like(a, 1, dtype=dtype, shape=shape, index_map=index_map)
+
+
+def arange(start, stop=None, step=None, dtype=None, *, index_map=None):
+    """Evenly spaced values in [start, stop), computed on the devices as
+    NumPy's arange computes them."""
+    if stop is None:
+        start, stop = 0, start
+    if step is None:
+        step = 1
+    if step == 0:
+        raise ZeroDivisionError("division by zero")
+    # NumPy's own result dtype, from a one-element range
+    dt = _numpy.arange(start, start + step, step, dtype=dtype).dtype
+    n = _math.ceil((stop - start) / step)
+    n = max(0, int(n))
+    if dt.kind in "c?" or dt == _numpy.float16:
+        host = _numpy.arange(start, stop, step, dtype=dt)
+        return _core._from_host(host, _layout_for(host.shape, index_map), 0, None)
+    a = _core._empty((n,), dt, _layout_for((n,), index_map), 0)
+    if n:
+        first_two = _numpy.array([start, start + step], dtype=object).astype(dt)
+        delta = first_two[1] - first_two[0]
+        _core._fill(a, 1, first_two[0], delta, 0, None)
+    return a
+
+
+def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0, *,
+             index_map=None):
+    """``num`` evenly spaced samples over [start, stop], as NumPy computes them."""
+    num = _operator.index(num)
+    if num < 0:
+        raise ValueError(f"Number of samples, {num}, must be non-negative.")
+    if _numpy.ndim(start) or _numpy.ndim(stop) or axis != 0:
+        host = _numpy.linspace(start, stop, num, endpoint, retstep, dtype, axis)
+        if retstep:
+            return _core._from_host(host[0], None, 0, None), host[1]
+        return _core._from_host(host, _layout_for(host.shape, index_map), 0, None)
+    div = (num - 1) if endpoint else num
+    dt = _numpy.result_type(start, stop, float(num))
+    if dtype is None:
+        dtype = dt
+    delta = stop - start
+    y = arange(0, num, dtype=dt, index_map=index_map)
+    if div > 0:
+        step = delta / div
+        if step == 0:
+            y = (y / div) * delta
+        else:
+            y = y * step
+    else:
+        step = _numpy.nan
+        y = y * delta
+    y = y + start
+    if endpoint and num > 1:
+        _core._fill(y, 0, _numpy.asarray(stop, dtype=y.dtype), None, 0,
+                    ((num - 1, num, 1),))
+    if _numpy.dtype(dtype).kind in "iu":
+        y = _numpy.floor(y)
+    if _numpy.dtype(dtype) != y.dtype:
+        y = y.astype(dtype)
+    if retstep:
+        return y, step
+    return y
+
+
+def eye(N, M=None, k=0, dtype=float, order="C", *, index_map=None):
+    """A 2-d array with ones on the k-th diagonal and zeros elsewhere."""
+    N = _operator.index(N)
+    M = N if M is None else _operator.index(M)
+    a = _core._empty((N, M), _numpy.dtype(dtype), _layout_for((N, M), index_map), 0)
+    _core._fill(a, 2, 1, None, _operator.index(k), None)
+    return a
+
+
+def identity(n, dtype=float, *, index_map=None):
+    """The n x n identity matrix."""
+    return eye(n, dtype=dtype, index_map=index_map)
+
+
+def copy(a, order="K", subok=False):
+    """A copy of ``a`` with the same layout."""
+    if isinstance(a, DistributedArray):
+        return a.copy()
+    return asarray(_numpy.array(a))
+
+
+def asnumpy(a, stream=None, order="C", out=None, blocking=True):
+    """``a``'s values as a NumPy array on the host."""
+    if isinstance(a, DistributedArray):
+        return a.get(out=out)
+    return _numpy.asarray(a)
+
+
+# ---- NumPy's names: ufuncs dispatch to DistributedArray.__array_ufunc__ -------------------
+
+def _forward_numpy_names():
+    g = globals()
+    for name in dir(_numpy):
+        obj = getattr(_numpy, name)
+        if isinstance(obj, _numpy.ufunc) and name not in g:
+            g[name] = obj
+    for name in ("pi", "e", "inf", "nan", "newaxis", "euler_gamma", "dtype", "finfo",
+                 "iinfo", "bool_", "bool", "int8", "int16", "int32", "int64", "uint8",
+                 "uint16", "uint32", "uint64", "float16", "float32", "float64",
+                 "complex64", "complex128", "intp", "uintp", "integer", "floating",
+                 "complexfloating", "number", "generic", "result_type", "can_cast",
+                 "promote_types", "errstate", "printoptions", "set_printoptions",
+                 "get_printoptions"):
+        if hasattr(_numpy, name) and name not in g:
+            g[name] = getattr(_numpy, name)
+
+
+_forward_numpy_names()

@@ -1,0 +1,128 @@
+"""Builds dgarray's extensions.
+
+dgarray._core  (always): src/core, src/backend/cpu and src/py, C11, against
+               NumPy's C-API.
+dgarray._cuda  (when nvcc is found): src/backend/cuda and kernels/, linked with
+               cudart, cuBLAS and NCCL.  DGARRAY_CUDA=0 skips it, DGARRAY_CUDA=1
+               makes a missing nvcc an error; DGARRAY_CUDA_ARCHS chooses the
+               targets ("80;90" by default).
+"""
+import os
+import shutil
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from glob import glob
+
+import numpy
+from setuptools import Extension, setup
+from setuptools.command.build_ext import build_ext
+
+C_FLAGS = ["-std=c11", "-O3", "-Wall", "-Wextra", "-fvisibility=hidden",
+           "-ffp-contract=off", "-fno-math-errno", "-pthread"]
+
+core = Extension(
+    "dgarray._core",
+    sources=sorted(glob("src/core/*.c") + glob("src/backend/cpu/*.c") + glob("src/py/*.c")),
+    include_dirs=["src/core", "src/backend/cpu", "src/py", "kernels", numpy.get_include()],
+    define_macros=[("NPY_NO_DEPRECATED_API", "NPY_2_0_API_VERSION")],
+    extra_compile_args=C_FLAGS,
+    extra_link_args=["-pthread", "-lm"],
+)
+
+
+def find_cuda_home():
+    """The CUDA toolkit's root: CUDA_HOME / CUDA_PATH, else nvcc on PATH."""
+    for var in ("CUDA_HOME", "CUDA_PATH"):
+        home = os.environ.get(var)
+        if home and os.path.exists(os.path.join(home, "bin", "nvcc")):
+            return home
+    nvcc = shutil.which("nvcc")
+    if nvcc:
+        return os.path.dirname(os.path.dirname(os.path.realpath(nvcc)))
+    if os.path.exists("/usr/local/cuda/bin/nvcc"):
+        return "/usr/local/cuda"
+    return None
+
+
+def cuda_wanted():
+    """None: skip CUDA; else the toolkit root.  Raises if DGARRAY_CUDA=1 and none."""
+    flag = os.environ.get("DGARRAY_CUDA", "auto").strip().lower()
+    if flag in ("0", "no", "off", "false"):
+        return None
+    home = find_cuda_home()
+    if home is None and flag in ("1", "yes", "on", "true"):
+        raise RuntimeError("DGARRAY_CUDA=1 but nvcc was not found: set CUDA_HOME "
+                           "or put nvcc on PATH")
+    return home
+
+
+class BuildExt(build_ext):
+    """Compiles .cu sources of an extension with nvcc, in parallel."""
+
+    def build_extension(self, ext):
+        cu = [s for s in ext.sources if s.endswith(".cu")]
+        if not cu:
+            return super().build_extension(ext)
+        home = ext.cuda_home
+        nvcc = os.path.join(home, "bin", "nvcc")
+        archs = os.environ.get("DGARRAY_CUDA_ARCHS", "80;90").replace(",", ";").split(";")
+        gencode = []
+        for a in (x.strip() for x in archs if x.strip()):
+            gencode += ["-gencode", f"arch=compute_{a},code=sm_{a}"]
+        objdir = os.path.join(self.build_temp, "cuda")
+        os.makedirs(objdir, exist_ok=True)
+        incs = [f"-I{d}" for d in ext.include_dirs]
+
+        def compile_one(src):
+            obj = os.path.join(objdir, src.replace("/", "_") + ".o")
+            if (os.path.exists(obj) and os.path.getmtime(obj) >= max(
+                    os.path.getmtime(p) for p in [src] + glob("kernels/*.h")
+                    + glob("src/core/*.h") + glob("src/backend/cuda/*.h"))):
+                return obj
+            cmd = [nvcc, "-c", src, "-o", obj, "-O3", "-std=c++17",
+                   "-Xcompiler", "-fPIC,-fvisibility=hidden", "--fmad=false",
+                   "-DNDEBUG"] + gencode + incs
+            print(" ".join(cmd), flush=True)
+            subprocess.check_call(cmd)
+            return obj
+
+        jobs = int(os.environ.get("DGARRAY_BUILD_JOBS", os.cpu_count() or 2))
+        with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+            objs = list(pool.map(compile_one, cu))
+        ext.sources = [s for s in ext.sources if not s.endswith(".cu")]
+        ext.extra_objects = list(ext.extra_objects or []) + objs
+        super().build_extension(ext)
+
+
+def cuda_extension(home):
+    """dgarray._cuda: the CUDA backend, or None if its sources are absent."""
+    sources = sorted(glob("src/backend/cuda/*.c") + glob("src/backend/cuda/*.cu")
+                     + glob("kernels/*.cu"))
+    if not sources:
+        return None
+    libdirs = [os.path.join(home, d) for d in ("lib64", "lib", "targets/x86_64-linux/lib")]
+    libdirs = [d for d in libdirs if os.path.isdir(d)]
+    ext = Extension(
+        "dgarray._cuda",
+        sources=sources,
+        include_dirs=["src/core", "src/backend/cuda", "kernels",
+                      os.path.join(home, "include")],
+        library_dirs=libdirs,
+        runtime_library_dirs=libdirs,
+        libraries=["cudart", "cublas", "nccl"],
+        extra_compile_args=C_FLAGS,
+        extra_link_args=["-pthread"],
+    )
+    ext.cuda_home = home
+    return ext
+
+
+ext_modules = [core]
+_home = cuda_wanted()
+if _home is not None:
+    _cu = cuda_extension(_home)
+    if _cu is not None:
+        ext_modules.append(_cu)
+
+setup(ext_modules=ext_modules, cmdclass={"build_ext": BuildExt})

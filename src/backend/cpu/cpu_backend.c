@@ -1,0 +1,619 @@
+/* The CPU backend: virtual devices on host memory.
+ *
+ * Each virtual device has its own memory pool and one worker thread draining a
+ * FIFO queue, which serves as both of its streams (compute and transfer alias).
+ * A dg_pos is (device, seq): seq counts the tasks enqueued on that device; the
+ * worker publishes `completed`, and waiting for a pos is waiting until
+ * completed >= seq.  Cross-device waits are tasks that block the waiting
+ * device's worker; since a wait only names work enqueued before it, waits never
+ * form a cycle.
+ *
+ * Small tasks on an idle device run at once on the caller's thread (the queue
+ * order is kept: only when nothing is queued or running), so one small op costs
+ * about what a function call costs; large ones go to the worker, so several
+ * virtual devices compute on several cores. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <pthread.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "cpu_loops.h"
+#include "dg_backend.h"
+
+/* Work below this many elements runs inline when the device is idle. */
+#define CPU_INLINE_ELEMS 65536
+/* Freed blocks kept per device for reuse, at most (bytes). */
+#define CPU_POOL_KEEP ((size_t)1 << 30)
+/* Blocks at least this large are page-aligned and advised to use huge pages. */
+#define CPU_BIG_BLOCK ((size_t)1 << 21)
+#define CPU_NCLASSES 200
+
+typedef enum { T_EW, T_COPY, T_FILL, T_WAIT, T_FREE } task_kind;
+
+typedef struct cpu_task {
+    struct cpu_task *next;
+    task_kind kind;
+    union {
+        dg_ew_desc ew;
+        dg_copy_desc copy;
+        dg_fill_desc fill;
+        dg_pos wait;
+        void *free;
+    } u;
+} cpu_task;
+
+/* A block header sits in front of every allocation. */
+typedef struct blk {
+    struct blk *next; /* in a free list */
+    size_t cls_size;  /* usable bytes */
+    int cls;
+    int big;
+    char pad[64 - sizeof(void *) - sizeof(size_t) - 2 * sizeof(int)];
+} blk;
+
+typedef struct cpu_dev {
+    struct cpu_be *be;
+    int id;
+    pthread_mutex_t mu;
+    pthread_cond_t cv_work; /* the worker waits for tasks */
+    pthread_cond_t cv_done; /* waiters wait for `completed` to grow */
+    cpu_task *head, *tail;
+    uint64_t enqueued;  /* seq of the last task enqueued */
+    uint64_t completed; /* every task with seq <= completed has run */
+    int inline_running;
+    int stop;
+    int started;
+    pthread_t thread;
+    cpu_task *task_free; /* recycled task records */
+    /* memory */
+    blk *pool[CPU_NCLASSES];
+    size_t pool_bytes; /* bytes held in free lists */
+    size_t in_use;     /* bytes handed out and not released */
+} cpu_dev;
+
+typedef struct cpu_be {
+    dg_backend_i iface;
+    int ndev;
+    cpu_dev *devs;
+} cpu_be;
+
+static cpu_be *impl_of(dg_backend_i *be) { return (cpu_be *)be->impl; }
+
+/* ---- memory pool ------------------------------------------------------- */
+
+/* Size class of n bytes: four classes per power of two from 64 bytes, so a
+ * block wastes at most a quarter of its size. */
+static int size_class(size_t n, size_t *cls_size)
+{
+    size_t s = 64;
+    int c = 0;
+    if (n <= 64) {
+        *cls_size = 64;
+        return 0;
+    }
+    while (s < n) {
+        size_t q = s / 4;
+        int k;
+        for (k = 1; k <= 4; k++) {
+            c++;
+            if (s + k * q >= n) {
+                *cls_size = s + k * q;
+                return c < CPU_NCLASSES ? c : -1;
+            }
+        }
+        s *= 2;
+    }
+    *cls_size = s;
+    return c < CPU_NCLASSES ? c : -1;
+}
+
+static void blk_os_free(blk *b)
+{
+    if (b->big)
+        munmap(b, b->cls_size + sizeof(blk));
+    else
+        free(b);
+}
+
+/* A fresh block of cls_size usable bytes from the OS, or NULL. */
+static blk *blk_os_alloc(size_t cls_size, int cls)
+{
+    blk *b;
+    size_t total = cls_size + sizeof(blk);
+    int big = total >= CPU_BIG_BLOCK;
+    if (big) {
+        void *p = mmap(NULL, total, PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (p == MAP_FAILED)
+            return NULL;
+#ifdef MADV_HUGEPAGE
+        madvise(p, total, MADV_HUGEPAGE);
+#endif
+        b = (blk *)p;
+    } else {
+        b = (blk *)malloc(total);
+        if (!b)
+            return NULL;
+    }
+    b->next = NULL;
+    b->cls_size = cls_size;
+    b->cls = cls;
+    b->big = big;
+    return b;
+}
+
+static dg_status cpu_alloc(dg_backend_i *be, int dev, size_t nbytes, void **ptr,
+                           dg_error *err)
+{
+    cpu_be *cb = impl_of(be);
+    cpu_dev *d;
+    size_t cls_size;
+    int cls;
+    blk *b = NULL;
+
+    if (dev < 0 || dev >= cb->ndev)
+        return dg_error_set(err, DG_ERR_INTERNAL, dev, "alloc on a device that does not exist");
+    d = &cb->devs[dev];
+    cls = size_class(nbytes ? nbytes : 1, &cls_size);
+    if (cls < 0)
+        cls_size = nbytes;
+    pthread_mutex_lock(&d->mu);
+    if (cls >= 0 && d->pool[cls]) {
+        b = d->pool[cls];
+        d->pool[cls] = b->next;
+        d->pool_bytes -= b->cls_size;
+    }
+    pthread_mutex_unlock(&d->mu);
+    if (!b) {
+        b = blk_os_alloc(cls_size, cls);
+        if (!b) {
+            dg_error_set(err, DG_ERR_DEVICE_NOMEM, dev,
+                         "out of memory on virtual device cpu:%d: could not allocate "
+                         "%zu bytes", dev, nbytes);
+            if (err)
+                err->bytes = nbytes;
+            return DG_ERR_DEVICE_NOMEM;
+        }
+    }
+    pthread_mutex_lock(&d->mu);
+    d->in_use += b->cls_size;
+    pthread_mutex_unlock(&d->mu);
+    *ptr = (void *)(b + 1);
+    return DG_OK;
+}
+
+/* Puts a block back in its device's pool (or to the OS past the keep limit).
+ * Runs on the worker (or inline); takes the device lock. */
+static void pool_put(cpu_dev *d, void *ptr)
+{
+    blk *b = (blk *)ptr - 1;
+    int to_os = 0;
+    pthread_mutex_lock(&d->mu);
+    d->in_use -= b->cls_size;
+    if (b->cls < 0 || d->pool_bytes + b->cls_size > CPU_POOL_KEEP) {
+        to_os = 1;
+    } else {
+        b->next = d->pool[b->cls];
+        d->pool[b->cls] = b;
+        d->pool_bytes += b->cls_size;
+    }
+    pthread_mutex_unlock(&d->mu);
+    if (to_os)
+        blk_os_free(b);
+}
+
+static size_t cpu_bytes_in_use(dg_backend_i *be, int dev)
+{
+    cpu_dev *d = &impl_of(be)->devs[dev];
+    size_t n;
+    pthread_mutex_lock(&d->mu);
+    n = d->in_use;
+    pthread_mutex_unlock(&d->mu);
+    return n;
+}
+
+/* ---- copies -------------------------------------------------------------- */
+
+/* Strided N-d copy on the host.  The innermost axis is copied with memcpy when
+ * both sides are dense along it. */
+static void run_copy(const dg_copy_desc *c)
+{
+    int nd = c->ndim, a;
+    int64_t idx[DG_MAXDIM];
+    size_t isz = (size_t)c->itemsize;
+    int64_t n, i;
+    const char *s;
+    char *t;
+
+    for (a = 0; a < nd; a++)
+        if (c->shape[a] == 0)
+            return;
+    if (nd == 0) {
+        memcpy(c->dst, c->src, isz);
+        return;
+    }
+    n = c->shape[nd - 1];
+    memset(idx, 0, sizeof(idx));
+    for (;;) {
+        s = c->src;
+        t = c->dst;
+        for (a = 0; a < nd - 1; a++) {
+            s += idx[a] * c->src_strides[a];
+            t += idx[a] * c->dst_strides[a];
+        }
+        if (c->src_strides[nd - 1] == (int64_t)isz && c->dst_strides[nd - 1] == (int64_t)isz) {
+            memcpy(t, s, (size_t)n * isz);
+        } else {
+            int64_t ss = c->src_strides[nd - 1], ts = c->dst_strides[nd - 1];
+            switch (isz) {
+#define CPY(T)                                                        \
+    for (i = 0; i < n; i++) *(T *)(t + i * ts) = *(const T *)(s + i * ss); \
+    break;
+            case 1: CPY(uint8_t)
+            case 2: CPY(uint16_t)
+            case 4: CPY(uint32_t)
+            case 8: CPY(uint64_t)
+#undef CPY
+            default:
+                for (i = 0; i < n; i++)
+                    memcpy(t + i * ts, s + i * ss, isz);
+            }
+        }
+        for (a = nd - 2; a >= 0; a--) {
+            if (++idx[a] < c->shape[a])
+                break;
+            idx[a] = 0;
+        }
+        if (a < 0)
+            break;
+    }
+}
+
+/* ---- queue --------------------------------------------------------------- */
+
+static void run_task(cpu_be *cb, cpu_dev *d, cpu_task *t)
+{
+    switch (t->kind) {
+    case T_EW: dg_cpu_ew_run(&t->u.ew); break;
+    case T_COPY: run_copy(&t->u.copy); break;
+    case T_FILL: dg_cpu_fill_run(&t->u.fill); break;
+    case T_FREE: pool_put(d, t->u.free); break;
+    case T_WAIT: {
+        cpu_dev *o = &cb->devs[t->u.wait.dev];
+        pthread_mutex_lock(&o->mu);
+        while (o->completed < t->u.wait.seq)
+            pthread_cond_wait(&o->cv_done, &o->mu);
+        pthread_mutex_unlock(&o->mu);
+        break;
+    }
+    }
+}
+
+static void *worker_main(void *arg)
+{
+    cpu_dev *d = (cpu_dev *)arg;
+    cpu_task *t;
+    pthread_mutex_lock(&d->mu);
+    for (;;) {
+        while ((!d->head || d->inline_running) && !d->stop)
+            pthread_cond_wait(&d->cv_work, &d->mu);
+        if (!d->head && d->stop)
+            break;
+        if (!d->head || d->inline_running)
+            continue;
+        t = d->head;
+        d->head = t->next;
+        if (!d->head)
+            d->tail = NULL;
+        pthread_mutex_unlock(&d->mu);
+        run_task(d->be, d, t);
+        pthread_mutex_lock(&d->mu);
+        d->completed++;
+        t->next = d->task_free;
+        d->task_free = t;
+        pthread_cond_broadcast(&d->cv_done);
+    }
+    pthread_mutex_unlock(&d->mu);
+    return NULL;
+}
+
+/* A task record for `d`, uninitialised but for `next`; NULL if out of memory.
+ * Called with d->mu held. */
+static cpu_task *task_get(cpu_dev *d)
+{
+    cpu_task *t = d->task_free;
+    if (t) {
+        d->task_free = t->next;
+    } else {
+        t = (cpu_task *)malloc(sizeof(*t));
+        if (!t)
+            return NULL;
+    }
+    t->next = NULL;
+    return t;
+}
+
+/* Enqueues task `proto` on device `dev`, or runs it on the caller's thread if
+ * the device is idle and the work is small (`small`).  The task is copied. */
+static dg_status submit(cpu_be *cb, int dev, const cpu_task *proto, size_t size,
+                        int small, dg_error *err)
+{
+    cpu_dev *d;
+    cpu_task *t;
+    if (dev < 0 || dev >= cb->ndev)
+        return dg_error_set(err, DG_ERR_INTERNAL, dev,
+                            "work submitted to virtual device %d, which does not exist", dev);
+    d = &cb->devs[dev];
+    pthread_mutex_lock(&d->mu);
+    if (small && !d->head && !d->inline_running && d->completed == d->enqueued) {
+        cpu_task local;
+        uint64_t seq = ++d->enqueued;
+        d->inline_running = 1;
+        pthread_mutex_unlock(&d->mu);
+        memcpy(&local, proto, size);
+        run_task(cb, d, &local);
+        pthread_mutex_lock(&d->mu);
+        d->completed = seq;
+        d->inline_running = 0;
+        pthread_cond_broadcast(&d->cv_done);
+        if (d->head)
+            pthread_cond_signal(&d->cv_work);
+        pthread_mutex_unlock(&d->mu);
+        return DG_OK;
+    }
+    t = task_get(d);
+    if (!t) {
+        pthread_mutex_unlock(&d->mu);
+        return dg_error_set(err, DG_ERR_NOMEM, dev, "out of host memory queueing work");
+    }
+    memcpy(t, proto, size);
+    t->next = NULL;
+    if (d->tail)
+        d->tail->next = t;
+    else
+        d->head = t;
+    d->tail = t;
+    d->enqueued++;
+    pthread_cond_signal(&d->cv_work);
+    pthread_mutex_unlock(&d->mu);
+    return DG_OK;
+}
+
+#define TASK_SIZE(field) (offsetof(cpu_task, u) + sizeof(((cpu_task *)0)->u.field))
+
+static int64_t shape_count(int ndim, const int64_t *shape)
+{
+    int64_t n = 1;
+    int a;
+    for (a = 0; a < ndim; a++)
+        n *= shape[a];
+    return n;
+}
+
+static void cpu_release(dg_backend_i *be, int dev, void *ptr)
+{
+    cpu_be *cb = impl_of(be);
+    cpu_task t;
+    dg_error e = DG_ERROR_INIT;
+    if (!ptr)
+        return;
+    t.kind = T_FREE;
+    t.u.free = ptr;
+    if (submit(cb, dev, &t, TASK_SIZE(free), 1, &e) != DG_OK) {
+        /* No memory for a task record: wait for the device, then free now. */
+        cpu_dev *d = &cb->devs[dev];
+        pthread_mutex_lock(&d->mu);
+        while (d->completed < d->enqueued)
+            pthread_cond_wait(&d->cv_done, &d->mu);
+        pthread_mutex_unlock(&d->mu);
+        pool_put(d, ptr);
+    }
+}
+
+static dg_status cpu_copy(dg_backend_i *be, int dev, int stream, const dg_copy_desc *c,
+                          dg_error *err)
+{
+    cpu_task t;
+    (void)stream;
+    t.kind = T_COPY;
+    t.u.copy = *c;
+    return submit(impl_of(be), dev, &t, TASK_SIZE(copy),
+                  shape_count(c->ndim, c->shape) * c->itemsize < CPU_INLINE_ELEMS * 8, err);
+}
+
+static dg_status cpu_elementwise(dg_backend_i *be, int dev, int stream,
+                                 const dg_ew_desc *d, dg_error *err)
+{
+    cpu_task t;
+    (void)stream;
+    t.kind = T_EW;
+    t.u.ew = *d;
+    return submit(impl_of(be), dev, &t, TASK_SIZE(ew),
+                  shape_count(d->ndim, d->shape) < CPU_INLINE_ELEMS, err);
+}
+
+static dg_status cpu_fill(dg_backend_i *be, int dev, int stream, const dg_fill_desc *f,
+                          dg_error *err)
+{
+    cpu_task t;
+    (void)stream;
+    t.kind = T_FILL;
+    t.u.fill = *f;
+    return submit(impl_of(be), dev, &t, TASK_SIZE(fill),
+                  shape_count(f->ndim, f->shape) < CPU_INLINE_ELEMS, err);
+}
+
+/* ---- positions ------------------------------------------------------------ */
+
+static dg_pos cpu_pos(dg_backend_i *be, int dev, int stream)
+{
+    cpu_dev *d = &impl_of(be)->devs[dev];
+    dg_pos p;
+    (void)stream;
+    pthread_mutex_lock(&d->mu);
+    p.seq = d->enqueued;
+    pthread_mutex_unlock(&d->mu);
+    p.dev = dev;
+    p.stream = 0;
+    return p;
+}
+
+static dg_status cpu_wait(dg_backend_i *be, int dev, int stream, dg_pos p, dg_error *err)
+{
+    cpu_be *cb = impl_of(be);
+    cpu_dev *o;
+    cpu_task t;
+    int done;
+    (void)stream;
+    if (p.seq == 0 || p.dev == dev)
+        return DG_OK;
+    if (p.dev < 0 || p.dev >= cb->ndev)
+        return dg_error_set(err, DG_ERR_INTERNAL, p.dev, "wait on a device that does not exist");
+    o = &cb->devs[p.dev];
+    pthread_mutex_lock(&o->mu);
+    done = o->completed >= p.seq;
+    pthread_mutex_unlock(&o->mu);
+    if (done)
+        return DG_OK;
+    t.kind = T_WAIT;
+    t.u.wait = p;
+    return submit(cb, dev, &t, TASK_SIZE(wait), 0, err);
+}
+
+static dg_status cpu_sync(dg_backend_i *be, dg_pos p, dg_error *err)
+{
+    cpu_be *cb = impl_of(be);
+    cpu_dev *d;
+    if (p.seq == 0)
+        return DG_OK;
+    if (p.dev < 0 || p.dev >= cb->ndev)
+        return dg_error_set(err, DG_ERR_INTERNAL, p.dev, "sync on a device that does not exist");
+    d = &cb->devs[p.dev];
+    pthread_mutex_lock(&d->mu);
+    while (d->completed < p.seq)
+        pthread_cond_wait(&d->cv_done, &d->mu);
+    pthread_mutex_unlock(&d->mu);
+    return DG_OK;
+}
+
+static dg_status cpu_sync_all(dg_backend_i *be, dg_error *err)
+{
+    cpu_be *cb = impl_of(be);
+    int i;
+    for (i = 0; i < cb->ndev; i++)
+        DG_CHECK(cpu_sync(be, cpu_pos(be, i, 0), err));
+    return DG_OK;
+}
+
+static dg_status cpu_device_info(dg_backend_i *be, int dev, char *name, size_t cap,
+                                 size_t *total, size_t *freeb, dg_error *err)
+{
+    long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGE_SIZE);
+    long avail = sysconf(_SC_AVPHYS_PAGES);
+    (void)err;
+    (void)be;
+    if (name && cap)
+        snprintf(name, cap, "cpu:%d", dev);
+    if (total)
+        *total = pages > 0 && psz > 0 ? (size_t)pages * (size_t)psz : 0;
+    if (freeb)
+        *freeb = avail > 0 && psz > 0 ? (size_t)avail * (size_t)psz : 0;
+    return DG_OK;
+}
+
+static void cpu_destroy(dg_backend_i *be)
+{
+    cpu_be *cb = impl_of(be);
+    int i, c;
+    if (!cb)
+        return;
+    for (i = 0; i < cb->ndev; i++) {
+        cpu_dev *d = &cb->devs[i];
+        if (!d->started)
+            continue;
+        pthread_mutex_lock(&d->mu);
+        d->stop = 1;
+        pthread_cond_broadcast(&d->cv_work);
+        pthread_mutex_unlock(&d->mu);
+        pthread_join(d->thread, NULL);
+    }
+    for (i = 0; i < cb->ndev; i++) {
+        cpu_dev *d = &cb->devs[i];
+        while (d->task_free) {
+            cpu_task *t = d->task_free;
+            d->task_free = t->next;
+            free(t);
+        }
+        for (c = 0; c < CPU_NCLASSES; c++) {
+            while (d->pool[c]) {
+                blk *b = d->pool[c];
+                d->pool[c] = b->next;
+                blk_os_free(b);
+            }
+        }
+        pthread_mutex_destroy(&d->mu);
+        pthread_cond_destroy(&d->cv_work);
+        pthread_cond_destroy(&d->cv_done);
+    }
+    free(cb->devs);
+    free(cb);
+}
+
+dg_status dg_cpu_backend_create(int ndevices, dg_backend_i **out, dg_error *err)
+{
+    cpu_be *cb;
+    int i;
+    if (ndevices < 1 || ndevices > 1024)
+        return dg_error_set(err, DG_ERR_VALUE, -1,
+                            "DGARRAY_CPU_DEVICES must be between 1 and 1024, not %d",
+                            ndevices);
+    cb = (cpu_be *)calloc(1, sizeof(*cb));
+    if (!cb)
+        return dg_error_set(err, DG_ERR_NOMEM, -1, "out of host memory");
+    cb->devs = (cpu_dev *)calloc((size_t)ndevices, sizeof(cpu_dev));
+    if (!cb->devs) {
+        free(cb);
+        return dg_error_set(err, DG_ERR_NOMEM, -1, "out of host memory");
+    }
+    cb->ndev = ndevices;
+    cb->iface.version = DG_BACKEND_VERSION;
+    cb->iface.name = "cpu";
+    cb->iface.ndevices = ndevices;
+    cb->iface.impl = cb;
+    cb->iface.device_info = cpu_device_info;
+    cb->iface.alloc = cpu_alloc;
+    cb->iface.release = cpu_release;
+    cb->iface.bytes_in_use = cpu_bytes_in_use;
+    cb->iface.pos = cpu_pos;
+    cb->iface.wait = cpu_wait;
+    cb->iface.sync = cpu_sync;
+    cb->iface.sync_all = cpu_sync_all;
+    cb->iface.copy = cpu_copy;
+    cb->iface.elementwise = cpu_elementwise;
+    cb->iface.fill = cpu_fill;
+    cb->iface.destroy = cpu_destroy;
+    for (i = 0; i < ndevices; i++) {
+        cpu_dev *d = &cb->devs[i];
+        d->be = cb;
+        d->id = i;
+        pthread_mutex_init(&d->mu, NULL);
+        pthread_cond_init(&d->cv_work, NULL);
+        pthread_cond_init(&d->cv_done, NULL);
+    }
+    for (i = 0; i < ndevices; i++) {
+        cpu_dev *d = &cb->devs[i];
+        if (pthread_create(&d->thread, NULL, worker_main, d) != 0) {
+            cpu_destroy(&cb->iface);
+            return dg_error_set(err, DG_ERR_NOMEM, -1,
+                                "could not start the worker thread of virtual device %d", i);
+        }
+        d->started = 1;
+    }
+    *out = &cb->iface;
+    return DG_OK;
+}

@@ -1,0 +1,417 @@
+/* Distributed arrays: buffers, chunks, layouts and host transfers.
+ * (Elementwise work, reshard and modes are in dg_exec.c.) */
+#include <stdlib.h>
+#include <string.h>
+
+#include "dg_array.h"
+#include "dg_array_impl.h"
+
+/* ---- buffers --------------------------------------------------------------- */
+
+dg_status dg_buffer_new(dg_backend_i *be, int dev, size_t nbytes, dg_buffer **out,
+                        dg_error *err)
+{
+    int nreads = be->ndevices * DG_NSTREAMS;
+    dg_buffer *b = (dg_buffer *)calloc(1, sizeof(dg_buffer) + (size_t)nreads * sizeof(dg_pos));
+    dg_status st;
+    if (!b)
+        return dg_error_set(err, DG_ERR_NOMEM, dev, "out of host memory");
+    b->refcnt = 1;
+    b->device = dev;
+    b->nbytes = nbytes;
+    b->nreads = nreads;
+    if (nbytes) {
+        st = be->alloc(be, dev, nbytes, &b->ptr, err);
+        if (st != DG_OK) {
+            free(b);
+            return st;
+        }
+        b->write = be->pos(be, dev, DG_STREAM_COMPUTE);
+    }
+    *out = b;
+    return DG_OK;
+}
+
+void dg_buffer_decref(dg_backend_i *be, dg_buffer *b)
+{
+    int i;
+    dg_error e = DG_ERROR_INIT;
+    if (!b || --b->refcnt > 0)
+        return;
+    if (b->ptr) {
+        /* The release is ordered on the compute stream: first make it wait for
+         * every other stream that wrote or read this memory. */
+        if (dg_buffer_use_write(be, b, b->device, DG_STREAM_COMPUTE, &e) != DG_OK) {
+            dg_error_clear(&e);
+            be->sync(be, b->write, &e);
+            for (i = 0; i < b->nreads; i++)
+                be->sync(be, b->reads[i], &e);
+        }
+        be->release(be, b->device, b->ptr);
+    }
+    free(b);
+}
+
+static int same_stream(dg_pos p, int dev, int stream)
+{
+    return p.dev == dev && p.stream == stream;
+}
+
+dg_status dg_buffer_use_read(dg_backend_i *be, dg_buffer *b, int dev, int stream,
+                             dg_error *err)
+{
+    if (b->write.seq && !same_stream(b->write, dev, stream))
+        return be->wait(be, dev, stream, b->write, err);
+    return DG_OK;
+}
+
+dg_status dg_buffer_use_write(dg_backend_i *be, dg_buffer *b, int dev, int stream,
+                              dg_error *err)
+{
+    int i;
+    DG_CHECK(dg_buffer_use_read(be, b, dev, stream, err));
+    for (i = 0; i < b->nreads; i++)
+        if (b->reads[i].seq && !same_stream(b->reads[i], dev, stream))
+            DG_CHECK(be->wait(be, dev, stream, b->reads[i], err));
+    return DG_OK;
+}
+
+void dg_buffer_mark_read(dg_buffer *b, dg_pos p)
+{
+    int slot = p.dev * DG_NSTREAMS + p.stream;
+    if (slot >= 0 && slot < b->nreads)
+        b->reads[slot] = p;
+}
+
+void dg_buffer_mark_write(dg_buffer *b, dg_pos p)
+{
+    int i;
+    b->write = p;
+    for (i = 0; i < b->nreads; i++)
+        b->reads[i].seq = 0;
+}
+
+/* ---- chunk views ------------------------------------------------------------- */
+
+void dg_chunk_view(const dg_chunk *c, const dg_box *region, char **ptr,
+                   int64_t *strides)
+{
+    int a;
+    int64_t off = c->offset;
+    for (a = 0; a < region->ndim; a++) {
+        int64_t n = dg_range_len(region->r[a]);
+        if (n > 0)
+            off += dg_box_pos(&c->box, a, region->r[a].start) * c->strides[a];
+        strides[a] = n > 1 ? c->strides[a] * (region->r[a].step / c->box.r[a].step) : 0;
+    }
+    *ptr = c->buf->ptr ? (char *)c->buf->ptr + off : NULL;
+}
+
+/* ---- arrays -------------------------------------------------------------------- */
+
+void dg_array_decref(dg_array *a)
+{
+    int i;
+    if (!a || --a->refcnt > 0)
+        return;
+    for (i = 0; i < a->nchunks; i++)
+        dg_buffer_decref(a->be, a->chunks[i].buf);
+    free(a->chunks);
+    free(a);
+}
+
+dg_status dg_array_alloc_shell(dg_backend_i *be, int dtype, int ndim,
+                               const int64_t *shape, int nchunks, int mode,
+                               dg_array **out, dg_error *err)
+{
+    dg_array *a = (dg_array *)calloc(1, sizeof(dg_array));
+    if (!a)
+        return dg_error_set(err, DG_ERR_NOMEM, -1, "out of host memory");
+    a->chunks = (dg_chunk *)calloc(nchunks > 0 ? (size_t)nchunks : 1, sizeof(dg_chunk));
+    if (!a->chunks) {
+        free(a);
+        return dg_error_set(err, DG_ERR_NOMEM, -1, "out of host memory");
+    }
+    a->refcnt = 1;
+    a->be = be;
+    a->dtype = dtype;
+    a->ndim = ndim;
+    if (ndim)
+        memcpy(a->shape, shape, (size_t)ndim * sizeof(int64_t));
+    a->mode = mode;
+    a->nchunks = 0; /* counts chunks filled in; set by the caller */
+    *out = a;
+    return DG_OK;
+}
+
+dg_status dg_array_empty(dg_backend_i *be, int dtype, int ndim, const int64_t *shape,
+                         const dg_plan_chunk *layout, int nchunks, int mode,
+                         dg_array **out, dg_error *err)
+{
+    dg_array *a;
+    dg_status st;
+    int i, ax;
+    int isz = dg_dtype_size(dtype);
+
+    if (isz == 0)
+        return dg_error_set(err, DG_ERR_TYPE, -1, "unsupported dtype number %d", dtype);
+    if (mode < 0 || mode >= DG_NMODES)
+        return dg_error_set(err, DG_ERR_VALUE, -1, "unknown mode %d", mode);
+    DG_CHECK(dg_layout_validate(be->ndevices, ndim, shape, layout, nchunks, err));
+    DG_CHECK(dg_array_alloc_shell(be, dtype, ndim, shape, nchunks, mode, &a, err));
+    for (i = 0; i < nchunks; i++) {
+        dg_chunk *c = &a->chunks[i];
+        int64_t n = dg_box_size(&layout[i].box);
+        int64_t stride = isz;
+        c->device = layout[i].device;
+        c->box = layout[i].box;
+        dg_box_canon(&c->box);
+        for (ax = ndim - 1; ax >= 0; ax--) {
+            c->strides[ax] = stride;
+            stride *= dg_range_len(c->box.r[ax]);
+        }
+        st = dg_buffer_new(be, c->device, (size_t)n * (size_t)isz, &c->buf, err);
+        if (st != DG_OK) {
+            dg_array_decref(a);
+            return st;
+        }
+        a->nchunks = i + 1;
+    }
+    *out = a;
+    return DG_OK;
+}
+
+/* ---- layouts ----------------------------------------------------------------- */
+
+dg_status dg_layout_default(int ndevices, int ndim, const int64_t *shape,
+                            size_t itemsize, size_t min_split_bytes,
+                            dg_plan_chunk **out, int *n, dg_error *err)
+{
+    int64_t size = 1;
+    int ax, k, i;
+    dg_plan_chunk *l;
+
+    for (ax = 0; ax < ndim; ax++)
+        size *= shape[ax];
+    k = 1;
+    if (ndim > 0 && size > 0 && (size_t)size * itemsize >= min_split_bytes)
+        k = (int)(shape[0] < ndevices ? shape[0] : ndevices);
+    if (k < 1)
+        k = 1;
+    l = (dg_plan_chunk *)calloc((size_t)k, sizeof(dg_plan_chunk));
+    if (!l)
+        return dg_error_set(err, DG_ERR_NOMEM, -1, "out of host memory");
+    for (i = 0; i < k; i++) {
+        l[i].device = i;
+        dg_box_full(&l[i].box, ndim, shape);
+        if (ndim > 0 && k > 1)
+            l[i].box.r[0] = dg_range_make(shape[0] * i / k, shape[0] * (i + 1) / k, 1);
+    }
+    *out = l;
+    *n = k;
+    return DG_OK;
+}
+
+dg_status dg_layout_validate(int ndevices, int ndim, const int64_t *shape,
+                             const dg_plan_chunk *layout, int n, dg_error *err)
+{
+    int i, ax;
+    int64_t size = 1;
+    dg_box whole;
+
+    if (ndim < 0 || ndim > DG_MAXDIM)
+        return dg_error_set(err, DG_ERR_VALUE, -1,
+                            "dgarray supports at most %d dimensions, not %d", DG_MAXDIM, ndim);
+    for (ax = 0; ax < ndim; ax++) {
+        if (shape[ax] < 0)
+            return dg_error_set(err, DG_ERR_VALUE, -1,
+                                "negative dimensions are not allowed");
+        size *= shape[ax];
+    }
+    if (n < 1)
+        return dg_error_set(err, DG_ERR_VALUE, -1,
+                            "an index map must name at least one device");
+    for (i = 0; i < n; i++) {
+        const dg_box *b = &layout[i].box;
+        if (layout[i].device < 0 || layout[i].device >= ndevices)
+            return dg_error_set(err, DG_ERR_VALUE, layout[i].device,
+                                "device %d does not exist: this backend has devices 0 to %d",
+                                layout[i].device, ndevices - 1);
+        if (b->ndim != ndim)
+            return dg_error_set(err, DG_ERR_INTERNAL, -1, "chunk box of %d axes for a %d-d array",
+                                b->ndim, ndim);
+        for (ax = 0; ax < ndim; ax++) {
+            const dg_range *r = &b->r[ax];
+            if (r->step < 1 || r->start < 0 || r->stop > shape[ax] ||
+                (r->stop > r->start && r->start >= shape[ax]))
+                return dg_error_set(err, DG_ERR_INDEX, -1,
+                                    "chunk %d reaches outside axis %d of size %lld", i, ax,
+                                    (long long)shape[ax]);
+        }
+    }
+    if (size == 0)
+        return DG_OK;
+    dg_box_full(&whole, ndim, shape);
+    return dg_plan_check_cover(layout, n, &whole, err);
+}
+
+dg_status dg_array_layout(const dg_array *a, dg_plan_chunk **out, dg_error *err)
+{
+    int i;
+    dg_plan_chunk *l = (dg_plan_chunk *)malloc((size_t)(a->nchunks ? a->nchunks : 1) *
+                                               sizeof(dg_plan_chunk));
+    if (!l)
+        return dg_error_set(err, DG_ERR_NOMEM, -1, "out of host memory");
+    for (i = 0; i < a->nchunks; i++) {
+        l[i].device = a->chunks[i].device;
+        l[i].box = a->chunks[i].box;
+    }
+    *out = l;
+    return DG_OK;
+}
+
+int dg_array_same_layout(const dg_array *a, const dg_array *b)
+{
+    int i, ax;
+    if (a->ndim != b->ndim || a->nchunks != b->nchunks)
+        return 0;
+    for (ax = 0; ax < a->ndim; ax++)
+        if (a->shape[ax] != b->shape[ax])
+            return 0;
+    for (i = 0; i < a->nchunks; i++)
+        if (a->chunks[i].device != b->chunks[i].device ||
+            !dg_box_equal(&a->chunks[i].box, &b->chunks[i].box))
+            return 0;
+    return 1;
+}
+
+/* ---- host transfers ------------------------------------------------------------ */
+
+/* Host waits for the last work enqueued on every device in `used`. */
+static dg_status sync_devices(dg_backend_i *be, const char *used, dg_error *err)
+{
+    int d;
+    dg_status st = DG_OK, s2;
+    for (d = 0; d < be->ndevices; d++) {
+        if (!used[d])
+            continue;
+        s2 = be->sync(be, be->pos(be, d, DG_STREAM_COMPUTE), err);
+        if (st == DG_OK)
+            st = s2;
+    }
+    return st;
+}
+
+dg_status dg_array_scatter(dg_array *a, const char *host, const int64_t *hstrides,
+                           dg_error *err)
+{
+    dg_backend_i *be = a->be;
+    int i, ax;
+    dg_status st = DG_OK;
+    char *used = (char *)calloc((size_t)be->ndevices, 1);
+    if (!used)
+        return dg_error_set(err, DG_ERR_NOMEM, -1, "out of host memory");
+    for (i = 0; i < a->nchunks && st == DG_OK; i++) {
+        dg_chunk *c = &a->chunks[i];
+        dg_copy_desc cp;
+        const char *src = host;
+        if (dg_box_size(&c->box) == 0)
+            continue;
+        memset(&cp, 0, sizeof(cp));
+        cp.ndim = a->ndim;
+        cp.itemsize = dg_dtype_size(a->dtype);
+        for (ax = 0; ax < a->ndim; ax++) {
+            cp.shape[ax] = dg_range_len(c->box.r[ax]);
+            src += c->box.r[ax].start * hstrides[ax];
+            cp.src_strides[ax] = hstrides[ax] * c->box.r[ax].step;
+        }
+        cp.src_dev = DG_HOST;
+        cp.src = src;
+        cp.dst_dev = c->device;
+        dg_chunk_view(c, &c->box, &cp.dst, cp.dst_strides);
+        st = dg_buffer_use_write(be, c->buf, c->device, DG_STREAM_COMPUTE, err);
+        if (st == DG_OK)
+            st = be->copy(be, c->device, DG_STREAM_COMPUTE, &cp, err);
+        if (st == DG_OK)
+            dg_buffer_mark_write(c->buf, be->pos(be, c->device, DG_STREAM_COMPUTE));
+        used[c->device] = 1;
+    }
+    /* Even after a failure, wait: the host memory must not be freed while
+     * copies already queued read it. */
+    {
+        dg_error e2 = DG_ERROR_INIT;
+        dg_status s2 = sync_devices(be, used, st == DG_OK ? err : &e2);
+        if (st == DG_OK)
+            st = s2;
+    }
+    free(used);
+    return st;
+}
+
+dg_status dg_array_gather(dg_array *a, const dg_box *region, char *host,
+                          const int64_t *hstrides, dg_error *err)
+{
+    dg_backend_i *be = a->be;
+    dg_plan_chunk *src = NULL;
+    dg_plan_chunk dst;
+    dg_plan plan = {0, 0, NULL};
+    dg_status st;
+    int i, ax;
+    char *used = NULL;
+
+    if (a->mode != DG_MODE_REPLICA)
+        return dg_error_set(err, DG_ERR_INTERNAL, -1, "gather of an array not in replica mode");
+    if (dg_box_size(region) == 0)
+        return DG_OK;
+    used = (char *)calloc((size_t)be->ndevices, 1);
+    if (!used)
+        return dg_error_set(err, DG_ERR_NOMEM, -1, "out of host memory");
+    DG_CHECK_GOTO(dg_array_layout(a, &src, err), st, done);
+    dst.device = DG_HOST;
+    dst.box = *region;
+    DG_CHECK_GOTO(dg_plan_build(src, a->nchunks, &dst, 1, &plan, err), st, done);
+    for (i = 0; i < plan.ncopies && st == DG_OK; i++) {
+        const dg_plan_copy *pc = &plan.copies[i];
+        dg_chunk *c = &a->chunks[pc->src];
+        dg_copy_desc cp;
+        char *dptr = host;
+        memset(&cp, 0, sizeof(cp));
+        cp.ndim = a->ndim;
+        cp.itemsize = dg_dtype_size(a->dtype);
+        for (ax = 0; ax < a->ndim; ax++) {
+            cp.shape[ax] = dg_range_len(pc->box.r[ax]);
+            dptr += dg_box_pos(region, ax, pc->box.r[ax].start) * hstrides[ax];
+            cp.dst_strides[ax] = cp.shape[ax] > 1
+                ? hstrides[ax] * (pc->box.r[ax].step / region->r[ax].step) : 0;
+        }
+        cp.src_dev = c->device;
+        dg_chunk_view(c, &pc->box, (char **)&cp.src, cp.src_strides);
+        cp.dst_dev = DG_HOST;
+        cp.dst = dptr;
+        st = dg_buffer_use_read(be, c->buf, c->device, DG_STREAM_COMPUTE, err);
+        if (st == DG_OK)
+            st = be->copy(be, c->device, DG_STREAM_COMPUTE, &cp, err);
+        if (st == DG_OK)
+            dg_buffer_mark_read(c->buf, be->pos(be, c->device, DG_STREAM_COMPUTE));
+        used[c->device] = 1;
+    }
+    {
+        dg_error e2 = DG_ERROR_INIT;
+        dg_status s2 = sync_devices(be, used, st == DG_OK ? err : &e2);
+        if (st == DG_OK)
+            st = s2;
+    }
+done:
+    dg_plan_free(&plan);
+    free(src);
+    free(used);
+    return st;
+}
+
+dg_status dg_array_sync(dg_array *a, dg_error *err)
+{
+    int i;
+    for (i = 0; i < a->nchunks; i++)
+        DG_CHECK(a->be->sync(a->be, a->chunks[i].buf->write, err));
+    return DG_OK;
+}

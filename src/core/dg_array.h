@@ -1,0 +1,154 @@
+/* Distributed arrays: refcounted lists of chunks on devices.
+ *
+ * A dg_array has a global shape, a dtype, a mode and chunks.  A chunk is
+ * (device, box, buffer view): the box holds global indices; the view is a
+ * byte offset into a refcounted device buffer plus a byte stride per axis of
+ * the box (dense C order for chunks the core allocates; views of other arrays
+ * may be strided).  Buffers remember the stream position of their last write
+ * and of their last read on each stream, so that work on another stream waits
+ * for exactly what it needs (DESIGN.md: execution model).
+ *
+ * All functions here are called with one thread at a time per array (the
+ * binding holds the GIL around them, or owns the arrays it passes). */
+#ifndef DG_ARRAY_H
+#define DG_ARRAY_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "dg_backend.h"
+#include "dg_box.h"
+#include "dg_plan.h"
+#include "dg_status.h"
+
+typedef enum dg_mode {
+    DG_MODE_REPLICA = 0,
+    DG_MODE_SUM,
+    DG_MODE_PROD,
+    DG_MODE_MAX,
+    DG_MODE_MIN,
+    DG_NMODES
+} dg_mode;
+
+typedef struct dg_buffer {
+    int refcnt;
+    int device;
+    void *ptr; /* NULL for an empty buffer */
+    size_t nbytes;
+    dg_pos write;  /* last write */
+    int nreads;    /* ndevices * DG_NSTREAMS */
+    dg_pos reads[]; /* last read by each (device, stream) */
+} dg_buffer;
+
+typedef struct dg_chunk {
+    int device;
+    dg_box box;
+    dg_buffer *buf;  /* strong reference */
+    int64_t offset;  /* bytes from buf->ptr to the box's first element */
+    int64_t strides[DG_MAXDIM]; /* bytes per step of the box on each axis */
+} dg_chunk;
+
+typedef struct dg_array {
+    int refcnt;
+    dg_backend_i *be; /* borrowed: outlives every array */
+    int dtype;
+    int ndim;
+    int64_t shape[DG_MAXDIM];
+    int mode;
+    int nchunks;
+    dg_chunk *chunks;
+} dg_array;
+
+/* ---- life ---------------------------------------------------------------- */
+
+/* New array of `shape` with one freshly allocated dense chunk per entry of
+ * `layout` (uninitialised values).  The layout is validated first (devices
+ * exist, boxes inside the shape, every element covered).  New reference. */
+dg_status dg_array_empty(dg_backend_i *be, int dtype, int ndim, const int64_t *shape,
+                         const dg_plan_chunk *layout, int nchunks, int mode,
+                         dg_array **out, dg_error *err);
+
+static inline void dg_array_incref(dg_array *a) { a->refcnt++; }
+/* Drops a reference; the last one releases the buffers (stream-ordered). */
+void dg_array_decref(dg_array *a);
+
+/* ---- layouts ------------------------------------------------------------- */
+
+/* The default layout (DESIGN.md): the first axis split into near-equal
+ * contiguous blocks, one per device; arrays smaller than min_split_bytes, 0-d
+ * and empty arrays on device 0 alone.  *out is malloc'ed (caller frees). */
+dg_status dg_layout_default(int ndevices, int ndim, const int64_t *shape,
+                            size_t itemsize, size_t min_split_bytes,
+                            dg_plan_chunk **out, int *n, dg_error *err);
+
+/* Checks a layout against a shape: devices in range, boxes of the right ndim
+ * inside the shape, every element of a non-empty shape covered. */
+dg_status dg_layout_validate(int ndevices, int ndim, const int64_t *shape,
+                             const dg_plan_chunk *layout, int n, dg_error *err);
+
+/* The (device, box) list of `a`; *out malloc'ed, caller frees. */
+dg_status dg_array_layout(const dg_array *a, dg_plan_chunk **out, dg_error *err);
+
+/* 1 if a and b have the same shape and the same chunks in the same order. */
+int dg_array_same_layout(const dg_array *a, const dg_array *b);
+
+/* ---- host transfers -------------------------------------------------------- */
+
+/* Copies, for every chunk, its box of the host array `host` (global index 0 at
+ * `host`, byte strides `hstrides`) into the chunk, then waits for the copies.
+ * Call without the GIL; `host` must not change meanwhile. */
+dg_status dg_array_scatter(dg_array *a, const char *host, const int64_t *hstrides,
+                           dg_error *err);
+
+/* Copies the elements of `region` (a box of global indices) into the host
+ * array `host` of region's shape (byte strides hstrides), each element from
+ * one chunk, then waits.  `a` must be in REPLICA mode.  Call without the GIL. */
+dg_status dg_array_gather(dg_array *a, const dg_box *region, char *host,
+                          const int64_t *hstrides, dg_error *err);
+
+/* Waits until every chunk's last write has completed. */
+dg_status dg_array_sync(dg_array *a, dg_error *err);
+
+/* ---- device work ----------------------------------------------------------- */
+
+/* Fills every chunk (or only its part inside `region`, if not NULL): `proto`
+ * gives kind, value, delta and k; the core sets dtype, shape, dst, strides,
+ * origin and gstep per chunk. */
+dg_status dg_array_fill(dg_array *a, const dg_fill_desc *proto, const dg_box *region,
+                        dg_error *err);
+
+/* One operand of an elementwise call: an array (in the loop's dtype, REPLICA
+ * mode, broadcastable to the call's shape) or a scalar value. */
+typedef struct dg_operand {
+    dg_array *arr; /* borrowed; NULL for a scalar */
+    unsigned char scalar[16];
+} dg_operand;
+
+typedef struct dg_ew_call {
+    int loop;                  /* dg_loops index */
+    int ndim;
+    int64_t shape[DG_MAXDIM];  /* the broadcast shape = every output's shape */
+    dg_operand in[2];
+    dg_array *out[2];          /* borrowed; loop's output dtypes, same layout */
+    dg_array *where;           /* borrowed bool array or NULL */
+} dg_ew_call;
+
+/* Runs the loop for every chunk of out[0], where that chunk lives: each input
+ * region is read in place when one chunk on that device holds it, else
+ * assembled there by the planner's copies. */
+dg_status dg_ew_apply(const dg_ew_call *call, dg_error *err);
+
+/* A new array with `layout` holding a's values (mode kept). New reference. */
+dg_status dg_array_reshard(dg_array *a, const dg_plan_chunk *layout, int n,
+                           dg_array **out, dg_error *err);
+
+/* A new array with a's layout and values in `mode` (CuPy's semantics: to
+ * REPLICA combines overlapping chunks with the mode's op; to an op mode keeps
+ * each element in one chunk and sets the other copies to the identity).
+ * Same mode: a new reference to a itself. */
+dg_status dg_array_change_mode(dg_array *a, int mode, dg_array **out, dg_error *err);
+
+/* Copies src's values into dst (same shape and dtype, any layouts); dst's
+ * chunks are overwritten, each element from one source chunk.  src REPLICA. */
+dg_status dg_array_assign(dg_array *dst, dg_array *src, dg_error *err);
+
+#endif /* DG_ARRAY_H */

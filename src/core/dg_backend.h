@@ -1,0 +1,151 @@
+/* The backend interface: one function table per backend (cpu, cuda).
+ *
+ * Core code calls only through this table and never asks which backend runs.
+ * Callers hold an opaque `dg_backend_i *`; the slots are for core code and
+ * backend implementations.  Every slot states its contract in one line;
+ * slots marked OPTIONAL may be NULL, and the core then falls back or raises
+ * DG_ERR_NOTIMPL.
+ *
+ * Devices are numbered 0..ndevices-1.  DG_HOST (-1) names host memory in a
+ * copy.  Each device has DG_NSTREAMS ordered queues ("streams"): work enqueued
+ * on one stream runs in order; work on different streams or devices is ordered
+ * only by `wait`.  A dg_pos names a point in one stream (the last work enqueued
+ * at the time it was taken); seq 0 means "nothing" and is always complete.
+ *
+ * Memory from `alloc` is stream-ordered on the device's compute stream: it may
+ * be used by work enqueued on that stream after the alloc, or on another stream
+ * after that stream waited for a pos taken after the alloc.  `release` is
+ * stream-ordered too: the memory returns to the pool once the work enqueued
+ * before it on the compute stream has run.  The core makes the compute stream
+ * wait for every other stream that used the memory before it releases it. */
+#ifndef DG_BACKEND_H
+#define DG_BACKEND_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "dg_box.h"
+#include "dg_dtype.h"
+#include "dg_status.h"
+
+#define DG_BACKEND_VERSION 1
+#define DG_HOST (-1)
+#define DG_MAXOPS 5 /* operands of one loop: nin + nout <= 4, plus the where mask */
+
+enum { DG_STREAM_COMPUTE = 0, DG_STREAM_TRANSFER = 1, DG_NSTREAMS = 2 };
+
+typedef struct dg_pos {
+    int32_t dev;
+    int32_t stream;
+    uint64_t seq; /* 0: nothing to wait for */
+} dg_pos;
+
+/* One elementwise loop over an N-d strided iteration space.
+ * Operands 0..nin-1 are inputs, nin..nop-1 outputs, in the loop's dtypes
+ * (dg_loops[loop].dtypes).  An input whose data pointer is NULL is a scalar
+ * whose value is in scalar[i] (stored as the loop's dtype).  Strides are in
+ * bytes and may be 0 (broadcast) or negative.  Where `where` is non-NULL, an
+ * output element is written only where the mask (dg_bool) is non-zero. */
+typedef struct dg_ew_desc {
+    int loop;
+    int ndim;
+    int64_t shape[DG_MAXDIM];
+    int nop;
+    char *data[DG_MAXOPS];
+    int64_t strides[DG_MAXOPS][DG_MAXDIM];
+    unsigned char scalar[DG_MAXOPS][16];
+    const dg_bool *where;
+    int64_t where_strides[DG_MAXDIM];
+} dg_ew_desc;
+
+/* A strided N-d copy of `shape` elements of `itemsize` bytes.  Either side may
+ * be host memory (dev DG_HOST); strides are in bytes. */
+typedef struct dg_copy_desc {
+    int ndim;
+    int64_t shape[DG_MAXDIM];
+    int itemsize;
+    int src_dev;
+    const char *src;
+    int64_t src_strides[DG_MAXDIM];
+    int dst_dev;
+    char *dst;
+    int64_t dst_strides[DG_MAXDIM];
+} dg_copy_desc;
+
+typedef enum dg_fill_kind {
+    DG_FILL_CONST,  /* every element = value */
+    DG_FILL_ARANGE, /* 1-d: element with global index i = value + i * delta,
+                       computed in the dtype as NumPy's arange fill does */
+    DG_FILL_EYE     /* 2-d: element (i, j) = value if j - i == k, else 0 */
+} dg_fill_kind;
+
+/* Fills a strided N-d block.  Global index of the element at position p on
+ * axis a is origin[a] + p * gstep[a] (used by ARANGE and EYE). */
+typedef struct dg_fill_desc {
+    int kind;
+    int dtype;
+    int ndim;
+    int64_t shape[DG_MAXDIM];
+    char *dst;
+    int64_t strides[DG_MAXDIM];
+    unsigned char value[16];
+    unsigned char delta[16];
+    int64_t origin[DG_MAXDIM];
+    int64_t gstep[DG_MAXDIM];
+    int64_t k;
+} dg_fill_desc;
+
+typedef struct dg_backend_i dg_backend_i;
+
+struct dg_backend_i {
+    int version; /* DG_BACKEND_VERSION */
+    const char *name;
+    int ndevices;
+    void *impl; /* the implementation's own state */
+
+    /* Writes a short device name ("cpu:0", "NVIDIA H200") and memory figures. */
+    dg_status (*device_info)(dg_backend_i *be, int dev, char *name, size_t cap,
+                             size_t *total_bytes, size_t *free_bytes, dg_error *err);
+
+    /* Allocates nbytes (>0) on dev, stream-ordered on its compute stream.
+     * Out of memory: DG_ERR_DEVICE_NOMEM with device and bytes set. */
+    dg_status (*alloc)(dg_backend_i *be, int dev, size_t nbytes, void **ptr,
+                       dg_error *err);
+    /* Returns ptr to dev's pool, stream-ordered on the compute stream; never fails. */
+    void (*release)(dg_backend_i *be, int dev, void *ptr);
+    /* Bytes currently allocated (not released) on dev. */
+    size_t (*bytes_in_use)(dg_backend_i *be, int dev);
+
+    /* Position of the last work enqueued on (dev, stream). */
+    dg_pos (*pos)(dg_backend_i *be, int dev, int stream);
+    /* Work enqueued later on (dev, stream) starts after `p` has completed. */
+    dg_status (*wait)(dg_backend_i *be, int dev, int stream, dg_pos p, dg_error *err);
+    /* The host blocks until `p` has completed.  Called without the GIL. */
+    dg_status (*sync)(dg_backend_i *be, dg_pos p, dg_error *err);
+    /* The host blocks until all work on all devices has completed. */
+    dg_status (*sync_all)(dg_backend_i *be, dg_error *err);
+
+    /* Enqueues a copy on (dev, stream); dev is src_dev or dst_dev.  Host memory
+     * named in the copy must stay valid until the copy has completed. */
+    dg_status (*copy)(dg_backend_i *be, int dev, int stream, const dg_copy_desc *d,
+                      dg_error *err);
+    /* Enqueues an elementwise loop on (dev, stream); all data is on dev. */
+    dg_status (*elementwise)(dg_backend_i *be, int dev, int stream,
+                             const dg_ew_desc *d, dg_error *err);
+    /* Enqueues a fill on (dev, stream). */
+    dg_status (*fill)(dg_backend_i *be, int dev, int stream, const dg_fill_desc *d,
+                      dg_error *err);
+
+    /* OPTIONAL slots for later issues ([reductions], [matmul], [reshard]). */
+    void *reduce;
+    void *gemm;
+    void *collective;
+
+    /* Waits for all work, frees every resource; `be` is invalid afterwards. */
+    void (*destroy)(dg_backend_i *be);
+};
+
+/* The CPU backend with `ndevices` virtual devices (each with its own memory
+ * pool and a worker thread per device).  New reference in *out. */
+dg_status dg_cpu_backend_create(int ndevices, dg_backend_i **out, dg_error *err);
+
+#endif /* DG_BACKEND_H */

@@ -1,0 +1,396 @@
+/* Box algebra: canonical strided ranges and boxes, their intersection and
+ * difference (see dg_box.h).
+ *
+ * Two strided ranges meet on a lattice found by the Chinese remainder theorem:
+ * x = s0 (mod p) and x = s1 (mod q) has a solution iff gcd(p, q) divides
+ * s1 - s0, and the solutions step by lcm(p, q).  Every product below is
+ * either checked before it is formed or reduced modulo a bound, so no int64
+ * overflows for indices and steps of magnitude below 2^62 (array indices are
+ * far below that).
+ *
+ * The difference a \ b of boxes is cut axis by axis: piece j keeps a ∩ b on
+ * the axes before j, takes a_j \ b_j on axis j and keeps a whole on the axes
+ * after j.  The pieces are disjoint (they differ on the first axis where one
+ * leaves a ∩ b) and their union is a \ b. */
+#include "dg_box.h"
+
+#include <assert.h>
+#include <string.h>
+
+#define DG_RANGE_EMPTY_AT(s) ((dg_range){(s), (s), 1})
+
+/* a / b rounded up, for a >= 0 and b >= 1. */
+static int64_t ceil_div_nonneg(int64_t a, int64_t b)
+{
+    assert(a >= 0 && b >= 1);
+    return a / b + (a % b != 0);
+}
+
+/* Greatest common divisor of a, b >= 0 (gcd(0, 0) == 0). */
+static int64_t gcd64(int64_t a, int64_t b)
+{
+    assert(a >= 0 && b >= 0);
+    while (b != 0) {
+        int64_t t = a % b;
+        a = b;
+        b = t;
+    }
+    return a;
+}
+
+/* (x + y) mod m for x, y in [0, m); never forms x + y >= 2^64. */
+static uint64_t addmod_u64(uint64_t x, uint64_t y, uint64_t m)
+{
+    assert(x < m && y < m);
+    return x >= m - y ? x - (m - y) : x + y;
+}
+
+/* (x * y) mod m by doubling, for m >= 1: no wider integer type needed. */
+static uint64_t mulmod_u64(uint64_t x, uint64_t y, uint64_t m)
+{
+    uint64_t res = 0;
+
+    assert(m >= 1);
+    x %= m;
+    y %= m;
+    while (y != 0) {
+        if (y & 1u)
+            res = addmod_u64(res, x, m);
+        x = addmod_u64(x, x, m);
+        y >>= 1;
+    }
+    return res;
+}
+
+/* The inverse of a modulo m, in [0, m), for m >= 1 and gcd(a, m) == 1.  The
+ * Bezout coefficients of the extended Euclid stay below m in magnitude. */
+static int64_t modinv64(int64_t a, int64_t m)
+{
+    int64_t r0 = m, r1 = a % m, t0 = 0, t1 = 1;
+
+    assert(m >= 1 && a >= 0);
+    if (m == 1)
+        return 0;
+    while (r1 != 0) {
+        int64_t qt = r0 / r1, tmp;
+        tmp = r0 - qt * r1;
+        r0 = r1;
+        r1 = tmp;
+        tmp = t0 - qt * t1;
+        t0 = t1;
+        t1 = tmp;
+    }
+    assert(r0 == 1);
+    return t0 < 0 ? t0 + m : t0;
+}
+
+/* Canonical form of the indices start, start+step, ... below stop.  A step
+ * below 1 is a caller bug; it is asserted and treated as 1. */
+dg_range dg_range_make(int64_t start, int64_t stop, int64_t step)
+{
+    int64_t last_off;
+
+    assert(step >= 1);
+    if (step < 1)
+        step = 1;
+    if (stop <= start)
+        return DG_RANGE_EMPTY_AT(start);
+    last_off = (stop - start - 1) / step * step; /* <= stop - start - 1 */
+    if (last_off == 0)
+        return (dg_range){start, start + 1, 1};
+    return (dg_range){start, start + last_off + 1, step};
+}
+
+/* r0 ∩ r1 as one canonical range (the intersection of two arithmetic
+ * progressions is one).  Inputs need not be canonical. */
+dg_range dg_range_intersect(dg_range r0, dg_range r1)
+{
+    int64_t lo, hi, p, q, g, a0, d, qg, k, x, pg;
+
+    r0 = dg_range_make(r0.start, r0.stop, r0.step);
+    r1 = dg_range_make(r1.start, r1.stop, r1.step);
+    lo = r0.start > r1.start ? r0.start : r1.start;
+    hi = r0.stop < r1.stop ? r0.stop : r1.stop;
+    if (dg_range_len(r0) == 0 || dg_range_len(r1) == 0 || hi <= lo)
+        return DG_RANGE_EMPTY_AT(lo);
+    p = r0.step;
+    q = r1.step;
+    /* a0: first index of r0 at or after lo.  Any common index >= lo is >= a0,
+     * and an index >= lo >= r1.start on r1's lattice is in r1 below hi. */
+    a0 = r0.start + ceil_div_nonneg(lo - r0.start, p) * p;
+    if (a0 >= hi)
+        return DG_RANGE_EMPTY_AT(lo);
+    g = gcd64(p, q);
+    d = (r1.start - a0) % q;
+    if (d < 0)
+        d += q;
+    if (d % g != 0)
+        return DG_RANGE_EMPTY_AT(lo);
+    /* Solve a0 + p*k = r1.start (mod q): (p/g) k = d/g (mod q/g). */
+    qg = q / g;
+    pg = (p / g) % qg;
+    k = (int64_t)mulmod_u64((uint64_t)(d / g), (uint64_t)modinv64(pg, qg),
+                            (uint64_t)qg);
+    /* x = a0 + p*k, the first common index >= lo; it is past hi when p*k
+     * exceeds hi - 1 - a0, which is tested without forming p*k. */
+    if (k > 0 && p > (hi - 1 - a0) / k)
+        return DG_RANGE_EMPTY_AT(lo);
+    x = a0 + p * k;
+    assert(x >= lo && x < hi);
+    /* lcm = (p/g)*q; when it overflows it exceeds hi - x: one index. */
+    if (p / g > INT64_MAX / q)
+        return (dg_range){x, x + 1, 1};
+    return dg_range_make(x, hi, (p / g) * q);
+}
+
+/* Canonicalises axes 0..ndim-1 of b (borrowed) in place. */
+void dg_box_canon(dg_box *b)
+{
+    assert(b != NULL && b->ndim >= 0 && b->ndim <= DG_MAXDIM);
+    for (int i = 0; i < b->ndim; i++)
+        b->r[i] = dg_range_make(b->r[i].start, b->r[i].stop, b->r[i].step);
+}
+
+/* Fills *b (borrowed) with the whole array of the given shape (borrowed,
+ * ndim entries, each >= 0).  Unused axes are zeroed so that boxes built here
+ * compare bytewise. */
+void dg_box_full(dg_box *b, int ndim, const int64_t *shape)
+{
+    assert(b != NULL && ndim >= 0 && ndim <= DG_MAXDIM);
+    assert(ndim == 0 || shape != NULL);
+    memset(b, 0, sizeof *b);
+    b->ndim = ndim;
+    for (int i = 0; i < ndim; i++) {
+        assert(shape[i] >= 0);
+        b->r[i] = dg_range_make(0, shape[i], 1);
+    }
+}
+
+/* Number of indices in b (borrowed); saturates at INT64_MAX rather than
+ * overflow, which no real array reaches. */
+int64_t dg_box_size(const dg_box *b)
+{
+    int64_t n = 1;
+
+    assert(b != NULL && b->ndim >= 0 && b->ndim <= DG_MAXDIM);
+    for (int i = 0; i < b->ndim; i++) {
+        int64_t len = dg_range_len(b->r[i]);
+        if (len == 0)
+            return 0;
+        n = n > INT64_MAX / len ? INT64_MAX : n * len;
+    }
+    return n;
+}
+
+/* 1 if a and b (borrowed) hold the same indices: both empty with the same
+ * ndim, or the same canonical range on every axis. */
+int dg_box_equal(const dg_box *a, const dg_box *b)
+{
+    int64_t na, nb;
+
+    assert(a != NULL && b != NULL);
+    if (a->ndim != b->ndim)
+        return 0;
+    na = dg_box_size(a);
+    nb = dg_box_size(b);
+    if (na == 0 || nb == 0)
+        return na == nb;
+    for (int i = 0; i < a->ndim; i++) {
+        dg_range ra = dg_range_make(a->r[i].start, a->r[i].stop, a->r[i].step);
+        dg_range rb = dg_range_make(b->r[i].start, b->r[i].stop, b->r[i].step);
+        if (ra.start != rb.start || ra.stop != rb.stop || ra.step != rb.step)
+            return 0;
+    }
+    return 1;
+}
+
+/* 1 if the canonical, non-empty range `in` lies in the canonical range
+ * `out`: its ends are in `out` and, if it has two or more indices, its step
+ * is a multiple of out's step (then every index between is in `out` too). */
+static int range_contains(dg_range out, dg_range in)
+{
+    int64_t last = in.stop - 1;
+
+    assert(dg_range_len(in) > 0);
+    if (in.start < out.start || last >= out.stop)
+        return 0;
+    if ((in.start - out.start) % out.step != 0)
+        return 0;
+    return dg_range_len(in) == 1 || in.step % out.step == 0;
+}
+
+/* 1 if every index of `inner` is in `outer` (both borrowed).  An empty inner
+ * box is contained in any box of its ndim. */
+int dg_box_contains(const dg_box *outer, const dg_box *inner)
+{
+    assert(outer != NULL && inner != NULL);
+    if (outer->ndim != inner->ndim)
+        return 0;
+    if (dg_box_size(inner) == 0)
+        return 1;
+    for (int i = 0; i < inner->ndim; i++) {
+        dg_range ro = dg_range_make(outer->r[i].start, outer->r[i].stop,
+                                    outer->r[i].step);
+        dg_range ri = dg_range_make(inner->r[i].start, inner->r[i].stop,
+                                    inner->r[i].step);
+        if (!range_contains(ro, ri))
+            return 0;
+    }
+    return 1;
+}
+
+/* *out = a ∩ b (all borrowed; out may alias a or b).  A disjoint result is
+ * written in the one canonical empty form, (0, 0, 1) on every axis, so that
+ * empty boxes compare bytewise too.  Boxes of different ndim are disjoint. */
+int dg_box_intersect(const dg_box *a, const dg_box *b, dg_box *out)
+{
+    dg_box res;
+
+    assert(a != NULL && b != NULL && out != NULL);
+    assert(a->ndim == b->ndim);
+    assert(a->ndim >= 0 && a->ndim <= DG_MAXDIM);
+    memset(&res, 0, sizeof res);
+    res.ndim = a->ndim;
+    if (a->ndim == b->ndim) {
+        int i;
+        for (i = 0; i < a->ndim; i++) {
+            res.r[i] = dg_range_intersect(a->r[i], b->r[i]);
+            if (dg_range_len(res.r[i]) == 0)
+                break;
+        }
+        if (i == a->ndim) {
+            *out = res;
+            return 1;
+        }
+    }
+    for (int i = 0; i < res.ndim; i++)
+        res.r[i] = DG_RANGE_EMPTY_AT(0);
+    *out = res;
+    return 0;
+}
+
+/* x + y for counts >= 0, saturating at INT64_MAX. */
+static int64_t add_sat(int64_t x, int64_t y)
+{
+    assert(x >= 0 && y >= 0);
+    return x > INT64_MAX - y ? INT64_MAX : x + y;
+}
+
+/* The indices of a \ in, for canonical non-empty ranges with `in` inside
+ * `a` (so in's step is a multiple of a's), as a list of ranges numbered
+ * 0..range_diff_count()-1, each built on demand by range_diff_piece.
+ *
+ * The indices of a before in's first and after in's last make one range
+ * each.  Between the two ends, a's lattice holds m = in.step / a.step residue
+ * classes modulo in.step, of which `in` is one: the rest is either the other
+ * m - 1 classes (step in.step) or the len(in) - 1 gaps between consecutive
+ * indices of `in` (step a.step), whichever is fewer. */
+static int64_t range_diff_middle(dg_range a, dg_range in)
+{
+    int64_t len_in = dg_range_len(in), m;
+
+    if (len_in < 2 || in.step == a.step)
+        return 0;
+    assert(in.step % a.step == 0);
+    m = in.step / a.step;
+    return m - 1 <= len_in - 1 ? m - 1 : len_in - 1;
+}
+
+static int64_t range_diff_count(dg_range a, dg_range in)
+{
+    assert(dg_range_len(a) > 0 && dg_range_len(in) > 0);
+    assert(range_contains(a, in));
+    return (in.start > a.start) + range_diff_middle(a, in) +
+           (in.stop < a.stop);
+}
+
+static dg_range range_diff_piece(dg_range a, dg_range in, int64_t i)
+{
+    int64_t p = a.step, last = in.stop - 1, mid = range_diff_middle(a, in);
+
+    assert(i >= 0 && i < range_diff_count(a, in));
+    if (in.start > a.start) {
+        if (i == 0)
+            return dg_range_make(a.start, in.start, p);
+        i--;
+    }
+    if (i < mid) {
+        int64_t L = in.step, m = L / p;
+        if (m - 1 == mid) /* residue class i + 1 of a's lattice modulo L */
+            return dg_range_make(in.start + (i + 1) * p, last, L);
+        /* gap i: strictly between in's indices i and i + 1 */
+        return dg_range_make(in.start + i * L + p, in.start + (i + 1) * L, p);
+    }
+    assert(i == mid && in.stop < a.stop);
+    return dg_range_make(last + p, a.stop, p);
+}
+
+/* Number of pieces dg_box_subtract writes for a \ b (a, b borrowed, same
+ * ndim): 0 if a is empty or inside b, 1 if they are disjoint, else the sum
+ * over the axes of the ranges of a_j \ b_j.  Saturates at INT64_MAX. */
+int64_t dg_box_subtract_count(const dg_box *a, const dg_box *b)
+{
+    dg_box ca, in;
+    int64_t n = 0;
+
+    assert(a != NULL && b != NULL && a->ndim == b->ndim);
+    if (a->ndim != b->ndim)
+        return 0;
+    if (dg_box_size(a) == 0)
+        return 0;
+    if (!dg_box_intersect(a, b, &in))
+        return 1;
+    ca = *a;
+    dg_box_canon(&ca);
+    for (int j = 0; j < ca.ndim; j++)
+        n = add_sat(n, range_diff_count(ca.r[j], in.r[j]));
+    return n;
+}
+
+/* Writes into out[0..*n) disjoint canonical non-empty boxes whose union is
+ * a \ b (a, b borrowed; out borrowed, room for `cap` boxes, may not alias a
+ * or b).  Fails with DG_ERR_INTERNAL and *n = 0 if the boxes differ in ndim
+ * or more than cap pieces are needed (dg_box_subtract_count says how many). */
+dg_status dg_box_subtract(const dg_box *a, const dg_box *b, dg_box *out,
+                          int cap, int *n, dg_error *err)
+{
+    dg_box ca, in;
+    int64_t need;
+    int k = 0;
+
+    assert(a != NULL && b != NULL && n != NULL && cap >= 0);
+    assert(cap == 0 || out != NULL);
+    *n = 0;
+    if (a->ndim != b->ndim)
+        return dg_error_set(err, DG_ERR_INTERNAL, -1,
+                            "box difference of a %d-d and a %d-d box",
+                            a->ndim, b->ndim);
+    need = dg_box_subtract_count(a, b);
+    if (need > cap)
+        return dg_error_set(err, DG_ERR_INTERNAL, -1,
+                            "box difference needs %lld pieces, room for %d",
+                            (long long)need, cap);
+    if (need == 0)
+        return DG_OK;
+    ca = *a;
+    dg_box_canon(&ca);
+    if (!dg_box_intersect(&ca, b, &in)) {
+        out[0] = ca;
+        *n = 1;
+        return DG_OK;
+    }
+    for (int j = 0; j < ca.ndim; j++) {
+        int64_t np = range_diff_count(ca.r[j], in.r[j]);
+        for (int64_t i = 0; i < np; i++) {
+            dg_box *o = &out[k++];
+            *o = ca;
+            for (int t = 0; t < j; t++)
+                o->r[t] = in.r[t];
+            o->r[j] = range_diff_piece(ca.r[j], in.r[j], i);
+            assert(dg_range_len(o->r[j]) > 0);
+        }
+    }
+    assert((int64_t)k == need);
+    *n = k;
+    return DG_OK;
+}

@@ -1,0 +1,73 @@
+/* Boxes: strided rectangular sets of global indices, the unit of layouts.
+ *
+ * A box holds, per axis, a range (start, stop, step) with step >= 1.  Boxes are
+ * kept canonical so that two boxes holding the same indices compare equal:
+ *   - an empty axis has stop == start and step 1;
+ *   - a non-empty axis has stop == start + (n - 1) * step + 1 (tight), and
+ *     step == 1 when n == 1.
+ * dg_range_make and dg_box_canon establish this. */
+#ifndef DG_BOX_H
+#define DG_BOX_H
+
+#include <stdint.h>
+#include "dg_status.h"
+
+#define DG_MAXDIM 32
+
+typedef struct dg_range {
+    int64_t start, stop, step;
+} dg_range;
+
+typedef struct dg_box {
+    int ndim;
+    dg_range r[DG_MAXDIM];
+} dg_box;
+
+/* Canonical range of the indices start, start+step, ... below stop (step>=1). */
+dg_range dg_range_make(int64_t start, int64_t stop, int64_t step);
+
+/* r0 ∩ r1, canonical (an empty result is (s, s, 1) for some s).  The inputs
+ * need not be canonical. */
+dg_range dg_range_intersect(dg_range r0, dg_range r1);
+
+/* Number of indices in r. */
+static inline int64_t dg_range_len(dg_range r)
+{
+    return r.stop > r.start ? (r.stop - r.start - 1) / r.step + 1 : 0;
+}
+
+/* Canonicalises every axis of b in place. */
+void dg_box_canon(dg_box *b);
+
+/* The whole array of this shape: (0, shape[i], 1) on each axis. */
+void dg_box_full(dg_box *b, int ndim, const int64_t *shape);
+
+/* Number of indices in b (product of the axes' lengths; 1 for ndim 0). */
+int64_t dg_box_size(const dg_box *b);
+
+/* 1 if the boxes hold the same indices. */
+int dg_box_equal(const dg_box *a, const dg_box *b);
+
+/* 1 if every index of `inner` is in `outer`. */
+int dg_box_contains(const dg_box *outer, const dg_box *inner);
+
+/* out = a ∩ b (canonical; empty if disjoint).  Returns 1 if non-empty. */
+int dg_box_intersect(const dg_box *a, const dg_box *b, dg_box *out);
+
+/* Writes into out[0..*n) disjoint boxes whose union is a \ b, at most `cap`.
+ * Returns DG_ERR_INTERNAL (through err) if more than cap pieces are needed. */
+dg_status dg_box_subtract(const dg_box *a, const dg_box *b, dg_box *out,
+                          int cap, int *n, dg_error *err);
+
+/* Number of boxes dg_box_subtract(a, b, ...) writes (saturating at
+ * INT64_MAX), so that a caller can size `out` before the call. */
+int64_t dg_box_subtract_count(const dg_box *a, const dg_box *b);
+
+/* Position of index `idx` (on axis `ax`) inside box b, counted in steps:
+ * (idx - b->r[ax].start) / b->r[ax].step.  idx must lie in b. */
+static inline int64_t dg_box_pos(const dg_box *b, int ax, int64_t idx)
+{
+    return (idx - b->r[ax].start) / b->r[ax].step;
+}
+
+#endif /* DG_BOX_H */

@@ -1,0 +1,866 @@
+/* NumPy ufuncs on DistributedArrays: operands, type resolution (NumPy's
+ * answer, cached), broadcasting, out= / where= / dtype= / casting=, and the
+ * core call. */
+#include "dgpy.h"
+
+/* Markers for weak Python scalars in type-resolution keys (NEP 50). */
+enum { WEAK_INT = 100, WEAK_FLOAT, WEAK_COMPLEX };
+
+enum { OP_ARRAY, OP_HOST, OP_SCALAR };
+
+typedef struct operand {
+    int kind;
+    PyObject *obj;      /* borrowed: the caller's object */
+    PyObject *host;     /* OP_HOST / OP_SCALAR: owned ndarray or NULL */
+    int dtype;          /* dg dtype, or a WEAK_* marker */
+    int ndim;
+    int64_t shape[DG_MAXDIM];
+} operand;
+
+static void operands_clear(operand *ops, int n)
+{
+    int i;
+    for (i = 0; i < n; i++)
+        Py_CLEAR(ops[i].host);
+}
+
+/* Sorts an input object into array / host array / scalar.  Returns 0, or 1
+ * if the type is foreign (the caller returns NotImplemented), or -1. */
+static int classify(PyObject *o, operand *op)
+{
+    memset(op, 0, sizeof(*op));
+    op->obj = o;
+    if (DgArray_Check(o)) {
+        dg_array *a = ((DgArrayObject *)o)->arr;
+        op->kind = OP_ARRAY;
+        op->dtype = a->dtype;
+        op->ndim = a->ndim;
+        memcpy(op->shape, a->shape, sizeof(int64_t) * (size_t)a->ndim);
+        return 0;
+    }
+    if (PyBool_Check(o)) {
+        op->kind = OP_SCALAR;
+        op->dtype = DG_BOOL;
+        return 0;
+    }
+    if (!dgpy_is_npscalar(o) && !dgpy_is_ndarray(o)) {
+        if (PyLong_Check(o)) { op->kind = OP_SCALAR; op->dtype = WEAK_INT; return 0; }
+        if (PyFloat_Check(o)) { op->kind = OP_SCALAR; op->dtype = WEAK_FLOAT; return 0; }
+        if (PyComplex_Check(o)) { op->kind = OP_SCALAR; op->dtype = WEAK_COMPLEX; return 0; }
+        if (!PyList_Check(o) && !PyTuple_Check(o))
+            return 1;
+    }
+    op->host = dgpy_as_ndarray(o, -1);
+    if (!op->host)
+        return -1;
+    {
+        int64_t strides[DG_MAXDIM];
+        char *data;
+        dgpy_ndarray_info(op->host, &op->ndim, op->shape, strides, &data, &op->dtype);
+    }
+    op->kind = op->ndim == 0 ? OP_SCALAR : OP_HOST;
+    return 0;
+}
+
+/* ---- type resolution ---------------------------------------------------------- */
+
+static PyObject *marker_obj(int m)
+{
+    if (m == WEAK_INT) return (PyObject *)&PyLong_Type;
+    if (m == WEAK_FLOAT) return (PyObject *)&PyFloat_Type;
+    if (m == WEAK_COMPLEX) return (PyObject *)&PyComplex_Type;
+    if (m < 0) return Py_None;
+    return dgpy_st->descrs[m];
+}
+
+/* NumPy's loop dtypes for these operand dtypes: fills loop_dt[nin+nout] and
+ * returns the dg loop id, or -1 with an exception (NumPy's). */
+static int resolve(int id, PyObject *ufunc, int nin, int nout, const int *in_dt,
+                   const int *out_dt, int sig_dt, PyObject *casting, int *loop_dt)
+{
+    PyObject *key, *hit, *dts = NULL, *res = NULL, *kw = NULL, *f = NULL;
+    int i, loop = -1, n = nin + nout;
+
+    key = PyTuple_New(n + 3);
+    if (!key)
+        return -1;
+    PyTuple_SET_ITEM(key, 0, PyLong_FromLong(id));
+    for (i = 0; i < nin; i++)
+        PyTuple_SET_ITEM(key, 1 + i, PyLong_FromLong(in_dt[i]));
+    for (i = 0; i < nout; i++)
+        PyTuple_SET_ITEM(key, 1 + nin + i, PyLong_FromLong(out_dt[i]));
+    PyTuple_SET_ITEM(key, 1 + n, PyLong_FromLong(sig_dt));
+    PyTuple_SET_ITEM(key, 2 + n, Py_NewRef(casting));
+    hit = PyDict_GetItemWithError(dgpy_st->resolve_cache, key);
+    if (hit) {
+        PyObject *dt = PyTuple_GET_ITEM(hit, 1);
+        loop = (int)PyLong_AsLong(PyTuple_GET_ITEM(hit, 0));
+        for (i = 0; i < n; i++)
+            loop_dt[i] = (int)PyLong_AsLong(PyTuple_GET_ITEM(dt, i));
+        Py_DECREF(key);
+        return loop;
+    }
+    if (PyErr_Occurred())
+        goto done;
+
+    dts = PyTuple_New(n);
+    if (!dts)
+        goto done;
+    for (i = 0; i < nin; i++)
+        PyTuple_SET_ITEM(dts, i, Py_NewRef(marker_obj(in_dt[i])));
+    for (i = 0; i < nout; i++)
+        PyTuple_SET_ITEM(dts, nin + i, Py_NewRef(marker_obj(out_dt[i])));
+    kw = PyDict_New();
+    if (!kw || PyDict_SetItemString(kw, "casting", casting) < 0)
+        goto done;
+    if (sig_dt >= 0) {
+        PyObject *sig = PyTuple_New(n);
+        if (!sig)
+            goto done;
+        for (i = 0; i < n; i++)
+            PyTuple_SET_ITEM(sig, i, Py_NewRef(i < nin ? Py_None : dgpy_st->descrs[sig_dt]));
+        if (PyDict_SetItemString(kw, "signature", sig) < 0) {
+            Py_DECREF(sig);
+            goto done;
+        }
+        Py_DECREF(sig);
+    }
+    f = PyObject_GetAttrString(ufunc, "resolve_dtypes");
+    if (!f)
+        goto done;
+    {
+        PyObject *args = PyTuple_Pack(1, dts);
+        if (!args)
+            goto done;
+        res = PyObject_Call(f, args, kw);
+        Py_DECREF(args);
+    }
+    if (!res)
+        goto done;
+    for (i = 0; i < n; i++) {
+        int dt = dgpy_dtype_of_descr(PyTuple_GET_ITEM(res, i));
+        if (dt < 0) {
+            PyErr_Format(PyExc_TypeError,
+                         "ufunc '%s' resolves to dtype %R, which dgarray does not support",
+                         dg_ufunc_name(id), PyTuple_GET_ITEM(res, i));
+            goto done;
+        }
+        loop_dt[i] = dt;
+    }
+    loop = dg_loop_find(id, loop_dt);
+    if (loop < 0) {
+        PyErr_Format(PyExc_TypeError, "dgarray has no loop for ufunc '%s' with dtypes %R",
+                     dg_ufunc_name(id), res);
+        goto done;
+    }
+    {
+        PyObject *dtl = PyTuple_New(n), *val;
+        if (!dtl) {
+            loop = -1;
+            goto done;
+        }
+        for (i = 0; i < n; i++)
+            PyTuple_SET_ITEM(dtl, i, PyLong_FromLong(loop_dt[i]));
+        val = Py_BuildValue("(iN)", loop, dtl);
+        if (!val || PyDict_SetItem(dgpy_st->resolve_cache, key, val) < 0) {
+            Py_XDECREF(val);
+            loop = -1;
+            goto done;
+        }
+        Py_DECREF(val);
+    }
+done:
+    Py_XDECREF(key);
+    Py_XDECREF(dts);
+    Py_XDECREF(kw);
+    Py_XDECREF(f);
+    Py_XDECREF(res);
+    if (loop < 0 && !PyErr_Occurred())
+        PyErr_SetString(PyExc_RuntimeError, "ufunc type resolution failed");
+    return loop;
+}
+
+/* ---- shapes --------------------------------------------------------------------- */
+
+static PyObject *shape_str(int ndim, const int64_t *shape)
+{
+    PyObject *t = PyTuple_New(ndim), *s;
+    int i;
+    if (!t)
+        return NULL;
+    for (i = 0; i < ndim; i++)
+        PyTuple_SET_ITEM(t, i, PyLong_FromLongLong(shape[i]));
+    s = PyObject_Str(t);
+    Py_DECREF(t);
+    return s;
+}
+
+/* Broadcasts shape (nd, sh) into (*bnd, bsh).  Returns 0, or -1 if the shapes
+ * do not broadcast. */
+static int broadcast_into(int *bnd, int64_t *bsh, int nd, const int64_t *sh)
+{
+    int i;
+    if (nd > *bnd) {
+        int shift = nd - *bnd;
+        memmove(bsh + shift, bsh, sizeof(int64_t) * (size_t)*bnd);
+        for (i = 0; i < shift; i++)
+            bsh[i] = 1;
+        *bnd = nd;
+    }
+    for (i = 0; i < nd; i++) {
+        int64_t *b = &bsh[*bnd - nd + i];
+        int64_t s = sh[i];
+        if (*b == s || s == 1)
+            continue;
+        if (*b == 1)
+            *b = s;
+        else
+            return -1;
+    }
+    return 0;
+}
+
+static void broadcast_error(operand *ops, int n)
+{
+    PyObject *parts = PyUnicode_FromString("");
+    int i;
+    for (i = 0; i < n && parts; i++) {
+        PyObject *s;
+        if (ops[i].kind == OP_SCALAR)
+            continue;
+        s = shape_str(ops[i].ndim, ops[i].shape);
+        if (!s) {
+            Py_CLEAR(parts);
+            break;
+        }
+        PyUnicode_Append(&parts, s);
+        Py_DECREF(s);
+        if (parts)
+            PyUnicode_Append(&parts, PyUnicode_FromString(" "));
+    }
+    if (parts) {
+        PyErr_Format(PyExc_ValueError,
+                     "operands could not be broadcast together with shapes %U", parts);
+        Py_DECREF(parts);
+    }
+}
+
+/* ---- arrays for operands ---------------------------------------------------------- */
+
+dg_status dgpy_cast(dg_array *a, int dtype, dg_array **out, dg_error *err)
+{
+    dg_plan_chunk *l = NULL;
+    dg_array *r = NULL;
+    dg_ew_call call;
+    dg_status st;
+    if (a->dtype == dtype) {
+        /* a copy with the same layout */
+        DG_CHECK(dg_array_layout(a, &l, err));
+        st = dg_array_reshard(a, l, a->nchunks, out, err);
+        free(l);
+        return st;
+    }
+    DG_CHECK(dg_array_layout(a, &l, err));
+    st = dg_array_empty(a->be, dtype, a->ndim, a->shape, l, a->nchunks, DG_MODE_REPLICA, &r,
+                        err);
+    free(l);
+    if (st != DG_OK)
+        return st;
+    memset(&call, 0, sizeof(call));
+    call.loop = dg_loop_cast(a->dtype, dtype);
+    call.ndim = a->ndim;
+    memcpy(call.shape, a->shape, sizeof(int64_t) * (size_t)a->ndim);
+    call.in[0].arr = a;
+    call.out[0] = r;
+    st = dg_ew_apply(&call, err);
+    if (st != DG_OK) {
+        dg_array_decref(r);
+        return st;
+    }
+    *out = r;
+    return DG_OK;
+}
+
+/* A layout for a host operand of shape (nd, sh): the reference array's own
+ * layout if the shapes agree, else a full copy on each device the reference
+ * uses.  *out is PyMem-allocated. */
+static int host_layout(const dg_array *ref, int nd, const int64_t *sh, dg_plan_chunk **out,
+                       int *n)
+{
+    int i, k = 0, same = ref->ndim == nd;
+    dg_plan_chunk *l;
+    for (i = 0; same && i < nd; i++)
+        same = ref->shape[i] == sh[i];
+    l = (dg_plan_chunk *)PyMem_Calloc((size_t)ref->nchunks, sizeof(dg_plan_chunk));
+    if (!l) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (i = 0; i < ref->nchunks; i++) {
+        int dev = ref->chunks[i].device, j, seen = 0;
+        if (same) {
+            l[k].device = dev;
+            l[k].box = ref->chunks[i].box;
+            k++;
+            continue;
+        }
+        for (j = 0; j < k; j++)
+            seen |= l[j].device == dev;
+        if (seen)
+            continue;
+        l[k].device = dev;
+        dg_box_full(&l[k].box, nd, sh);
+        k++;
+    }
+    *out = l;
+    *n = k;
+    return 0;
+}
+
+/* A core array in dtype dt and REPLICA mode for an array or host operand, laid
+ * out near `ref` when it comes from the host.  New reference in *out. */
+static int operand_array(operand *op, int dt, const dg_array *ref, dg_array **out)
+{
+    dg_error err = DG_ERROR_INIT;
+    if (op->kind == OP_ARRAY) {
+        DgArrayObject *a = (DgArrayObject *)op->obj;
+        dg_array *rep = NULL;
+        dg_status st = dgpy_replica(a, &rep, &err);
+        if (st != DG_OK)
+            return dgpy_raise_int(&err);
+        if (rep->dtype == dt) {
+            *out = rep;
+            return 0;
+        }
+        st = dgpy_cast(rep, dt, out, &err);
+        dg_array_decref(rep);
+        return st == DG_OK ? 0 : dgpy_raise_int(&err);
+    } else {
+        PyObject *h = dgpy_as_ndarray(op->host, dt), *w;
+        dg_plan_chunk *l;
+        int n;
+        if (!h)
+            return -1;
+        if (host_layout(ref, op->ndim, op->shape, &l, &n) < 0) {
+            Py_DECREF(h);
+            return -1;
+        }
+        w = dgpy_from_host(h, l, n, DG_MODE_REPLICA);
+        PyMem_Free(l);
+        Py_DECREF(h);
+        if (!w)
+            return -1;
+        *out = ((DgArrayObject *)w)->arr;
+        dg_array_incref(*out);
+        Py_DECREF(w);
+        return 0;
+    }
+}
+
+/* ---- the call ----------------------------------------------------------------------- */
+
+static const char *const known_kw[] = {"out", "where", "dtype", "casting", "signature",
+                                       "order", "subok", NULL};
+
+/* Parses out= into outs[nout] (borrowed, NULL for none). */
+static int parse_out(PyObject *out, int nout, PyObject **outs)
+{
+    int i;
+    for (i = 0; i < nout; i++)
+        outs[i] = NULL;
+    if (!out || out == Py_None)
+        return 0;
+    if (PyTuple_Check(out)) {
+        if (PyTuple_GET_SIZE(out) != nout) {
+            PyErr_SetString(PyExc_ValueError,
+                            "The 'out' tuple must have exactly one entry per ufunc output");
+            return -1;
+        }
+        for (i = 0; i < nout; i++)
+            outs[i] = PyTuple_GET_ITEM(out, i) == Py_None ? NULL : PyTuple_GET_ITEM(out, i);
+        return 0;
+    }
+    if (nout != 1) {
+        PyErr_SetString(PyExc_TypeError,
+                        "'out' must be a tuple of arrays for a ufunc with several outputs");
+        return -1;
+    }
+    outs[0] = out;
+    return 0;
+}
+
+/* Applies ufunc `id` to inputs args[0..nin) with the keyword arguments. */
+static PyObject *ufunc_apply(int id, PyObject *ufunc, PyObject *const *args, int nargs,
+                             PyObject *kwargs)
+{
+    int nin = dg_ufunc_nin(id), nout = dg_ufunc_nout(id);
+    operand ops[2];
+    PyObject *outs[2] = {NULL, NULL}, *wherep = NULL, *dtypep = NULL, *castingp = NULL;
+    PyObject *signature = NULL, *outp = NULL;
+    int in_dt[2], out_dt[2] = {-1, -1}, sig_dt = -1, loop_dt[DG_MAXLOOPOPS];
+    int loop, i, nops = 0, bnd = 0, r;
+    int64_t bsh[DG_MAXDIM];
+    dg_array *ref = NULL, *inarr[2] = {NULL, NULL}, *res[2] = {NULL, NULL};
+    dg_array *warr = NULL;
+    dg_ew_call call;
+    dg_error err = DG_ERROR_INIT;
+    PyObject *ret = NULL;
+    int where_false = 0;
+
+    if (nargs < nin || nargs > nin + nout) {
+        PyErr_Format(PyExc_TypeError, "%s() takes from %d to %d positional arguments but %d "
+                     "were given", dg_ufunc_name(id), nin, nin + nout, nargs);
+        return NULL;
+    }
+    if (kwargs) {
+        Py_ssize_t pos = 0;
+        PyObject *k, *v;
+        while (PyDict_Next(kwargs, &pos, &k, &v)) {
+            const char *ks = PyUnicode_AsUTF8(k);
+            int j, ok = 0;
+            if (!ks)
+                return NULL;
+            for (j = 0; known_kw[j]; j++)
+                ok |= strcmp(ks, known_kw[j]) == 0;
+            if (!ok) {
+                PyErr_Format(PyExc_TypeError, "'%s' is an invalid keyword to ufunc '%s'", ks,
+                             dg_ufunc_name(id));
+                return NULL;
+            }
+        }
+        outp = PyDict_GetItemString(kwargs, "out");
+        wherep = PyDict_GetItemString(kwargs, "where");
+        dtypep = PyDict_GetItemString(kwargs, "dtype");
+        castingp = PyDict_GetItemString(kwargs, "casting");
+        signature = PyDict_GetItemString(kwargs, "signature");
+    }
+    if (nargs > nin) {
+        if (outp) {
+            PyErr_SetString(PyExc_TypeError,
+                            "cannot specify 'out' as both a positional and keyword argument");
+            return NULL;
+        }
+        for (i = nin; i < nargs; i++)
+            outs[i - nin] = args[i] == Py_None ? NULL : args[i];
+    } else if (parse_out(outp, nout, outs) < 0) {
+        return NULL;
+    }
+    if (dtypep && dtypep != Py_None) {
+        if (dgpy_dtype_from_obj(dtypep, &sig_dt) < 0)
+            return NULL;
+    } else if (signature && signature != Py_None) {
+        PyObject *last = signature;
+        if (PyTuple_Check(signature) && PyTuple_GET_SIZE(signature) > 0)
+            last = PyTuple_GET_ITEM(signature, PyTuple_GET_SIZE(signature) - 1);
+        if (dgpy_dtype_from_obj(last, &sig_dt) < 0)
+            return NULL;
+    }
+
+    for (i = 0; i < nin; i++) {
+        r = classify(args[i], &ops[i]);
+        nops = i + 1;
+        if (r < 0)
+            goto done;
+        if (r > 0) {
+            ret = Py_NewRef(Py_NotImplemented);
+            goto done;
+        }
+        in_dt[i] = ops[i].dtype;
+    }
+    for (i = 0; i < nout; i++) {
+        if (!outs[i])
+            continue;
+        if (DgArray_Check(outs[i])) {
+            out_dt[i] = ((DgArrayObject *)outs[i])->arr->dtype;
+        } else if (dgpy_is_ndarray(outs[i])) {
+            int64_t sh[DG_MAXDIM], st[DG_MAXDIM];
+            char *data;
+            int nd;
+            dgpy_ndarray_info(outs[i], &nd, sh, st, &data, &out_dt[i]);
+            if (out_dt[i] < 0) {
+                PyErr_SetString(PyExc_TypeError, "out= array has a dtype dgarray does not "
+                                "support");
+                goto done;
+            }
+        } else {
+            PyErr_SetString(PyExc_TypeError, "return arrays must be of ArrayType");
+            goto done;
+        }
+    }
+
+    {
+        PyObject *cast_obj = castingp ? castingp : NULL;
+        PyObject *default_casting = NULL;
+        if (!cast_obj) {
+            default_casting = PyUnicode_InternFromString("same_kind");
+            cast_obj = default_casting;
+        }
+        loop = resolve(id, ufunc, nin, nout, in_dt, out_dt, sig_dt, cast_obj, loop_dt);
+        Py_XDECREF(default_casting);
+        if (loop < 0)
+            goto done;
+    }
+
+    /* broadcast inputs, outputs and the mask */
+    for (i = 0; i < nin; i++)
+        if (ops[i].kind != OP_SCALAR && broadcast_into(&bnd, bsh, ops[i].ndim, ops[i].shape) < 0) {
+            broadcast_error(ops, nin);
+            goto done;
+        }
+    if (wherep && wherep != Py_True) {
+        if (wherep == Py_False) {
+            where_false = 1;
+        } else {
+            operand w;
+            r = classify(wherep, &w);
+            if (r != 0) {
+                if (r > 0)
+                    PyErr_SetString(PyExc_TypeError, "where= must be a boolean array");
+                operands_clear(&w, 1);
+                goto done;
+            }
+            if (w.dtype != DG_BOOL) {
+                PyErr_Format(PyExc_TypeError, "Cannot cast array data from %R to "
+                             "dtype('bool') according to the rule 'safe'",
+                             w.dtype >= 0 && w.dtype < DG_NDTYPES ? dgpy_st->descrs[w.dtype]
+                                                                   : Py_None);
+                operands_clear(&w, 1);
+                goto done;
+            }
+            if (w.kind == OP_SCALAR) {
+                unsigned char v[16];
+                if (dgpy_scalar_bytes(w.host ? w.host : w.obj, DG_BOOL, v) < 0) {
+                    operands_clear(&w, 1);
+                    goto done;
+                }
+                where_false = !v[0];
+                operands_clear(&w, 1);
+                wherep = NULL;
+            } else {
+                if (broadcast_into(&bnd, bsh, w.ndim, w.shape) < 0) {
+                    operand both[3] = {ops[0], nin > 1 ? ops[1] : w, w};
+                    broadcast_error(both, nin + 1);
+                    operands_clear(&w, 1);
+                    goto done;
+                }
+                operands_clear(&w, 1);
+            }
+        }
+    } else {
+        wherep = NULL;
+    }
+    for (i = 0; i < nout; i++) {
+        int64_t osh[DG_MAXDIM];
+        int ond, j, same;
+        if (!outs[i])
+            continue;
+        if (DgArray_Check(outs[i])) {
+            dg_array *oa = ((DgArrayObject *)outs[i])->arr;
+            ond = oa->ndim;
+            memcpy(osh, oa->shape, sizeof(int64_t) * (size_t)ond);
+        } else {
+            int64_t st[DG_MAXDIM];
+            char *data;
+            int dt;
+            dgpy_ndarray_info(outs[i], &ond, osh, st, &data, &dt);
+        }
+        {
+            int tnd = bnd;
+            int64_t tsh[DG_MAXDIM];
+            memcpy(tsh, bsh, sizeof(int64_t) * (size_t)bnd);
+            same = broadcast_into(&tnd, tsh, ond, osh) == 0 && tnd == ond;
+            for (j = 0; same && j < ond; j++)
+                same = tsh[j] == osh[j];
+            if (same) {
+                bnd = tnd;
+                memcpy(bsh, tsh, sizeof(int64_t) * (size_t)tnd);
+            }
+        }
+        if (!same) {
+            PyObject *s1 = shape_str(ond, osh), *s2 = shape_str(bnd, bsh);
+            if (s1 && s2)
+                PyErr_Format(PyExc_ValueError, "non-broadcastable output operand with shape "
+                             "%U doesn't match the broadcast shape %U", s1, s2);
+            Py_XDECREF(s1);
+            Py_XDECREF(s2);
+            goto done;
+        }
+    }
+    if (bnd > DG_MAXDIM) {
+        PyErr_Format(PyExc_ValueError, "dgarray supports at most %d dimensions", DG_MAXDIM);
+        goto done;
+    }
+
+    /* the reference layout: out[0], else the first distributed input of the
+     * full shape, else a default layout */
+    for (i = 0; i < nout && !ref; i++)
+        if (outs[i] && DgArray_Check(outs[i]))
+            ref = ((DgArrayObject *)outs[i])->arr;
+    for (i = 0; i < nin && !ref; i++) {
+        if (ops[i].kind == OP_ARRAY && ops[i].ndim == bnd) {
+            int j, same = 1;
+            for (j = 0; j < bnd && same; j++)
+                same = ops[i].shape[j] == bsh[j];
+            if (same)
+                ref = ((DgArrayObject *)ops[i].obj)->arr;
+        }
+    }
+    /* results: into out directly when it is a replica of the loop's dtype */
+    for (i = 0; i < nout; i++) {
+        dg_plan_chunk *l = NULL;
+        int n;
+        dg_status st;
+        if (outs[i] && DgArray_Check(outs[i]) && i == 0) {
+            DgArrayObject *oo = (DgArrayObject *)outs[i];
+            if (oo->arr->mode != DG_MODE_REPLICA) {
+                dg_array *rep = NULL;
+                if (dgpy_replica(oo, &rep, &err) != DG_OK) {
+                    dgpy_raise(&err);
+                    goto done;
+                }
+                dg_array_decref(oo->arr);
+                oo->arr = rep;
+                ref = rep;
+            }
+            if (oo->arr->dtype == loop_dt[nin + i]) {
+                res[i] = oo->arr;
+                dg_array_incref(res[i]);
+                continue;
+            }
+        }
+        if (i > 0 && outs[i] && DgArray_Check(outs[i]) && res[0] &&
+            ((DgArrayObject *)outs[i])->arr->dtype == loop_dt[nin + i] &&
+            ((DgArrayObject *)outs[i])->arr->mode == DG_MODE_REPLICA &&
+            dg_array_same_layout(((DgArrayObject *)outs[i])->arr, res[0])) {
+            res[i] = ((DgArrayObject *)outs[i])->arr;
+            dg_array_incref(res[i]);
+            continue;
+        }
+        if (ref) {
+            int ok = 1, j;
+            ok = ref->ndim == bnd;
+            for (j = 0; ok && j < bnd; j++)
+                ok = ref->shape[j] == bsh[j];
+            if (ok)
+                st = dg_array_layout(ref, &l, &err), n = ref->nchunks;
+            else
+                st = DG_OK, ok = 0;
+            if (st != DG_OK) {
+                dgpy_raise(&err);
+                goto done;
+            }
+            if (!ok) {
+                if (dgpy_default_layout(bnd, bsh, loop_dt[nin + i], &l, &n) < 0)
+                    goto done;
+                st = dg_array_empty(dgpy_st->be, loop_dt[nin + i], bnd, bsh, l, n,
+                                    DG_MODE_REPLICA, &res[i], &err);
+                free(l);
+            } else {
+                st = dg_array_empty(dgpy_st->be, loop_dt[nin + i], bnd, bsh, l, n,
+                                    DG_MODE_REPLICA, &res[i], &err);
+                free(l);
+            }
+        } else {
+            if (dgpy_default_layout(bnd, bsh, loop_dt[nin + i], &l, &n) < 0)
+                goto done;
+            st = dg_array_empty(dgpy_st->be, loop_dt[nin + i], bnd, bsh, l, n,
+                                DG_MODE_REPLICA, &res[i], &err);
+            free(l);
+        }
+        if (st != DG_OK) {
+            dgpy_raise(&err);
+            goto done;
+        }
+        if (!ref)
+            ref = res[i];
+    }
+    if (!ref)
+        ref = res[0];
+
+    /* inputs in the loop's dtypes */
+    memset(&call, 0, sizeof(call));
+    call.loop = loop;
+    call.ndim = bnd;
+    memcpy(call.shape, bsh, sizeof(int64_t) * (size_t)bnd);
+    for (i = 0; i < nin; i++) {
+        if (ops[i].kind == OP_SCALAR) {
+            if (dgpy_scalar_bytes(ops[i].host ? ops[i].host : ops[i].obj, loop_dt[i],
+                                  call.in[i].scalar) < 0)
+                goto done;
+            continue;
+        }
+        if (operand_array(&ops[i], loop_dt[i], res[0], &inarr[i]) < 0)
+            goto done;
+        call.in[i].arr = inarr[i];
+    }
+    if (wherep) {
+        operand w;
+        if (classify(wherep, &w) != 0)
+            goto done;
+        r = operand_array(&w, DG_BOOL, res[0], &warr);
+        operands_clear(&w, 1);
+        if (r < 0)
+            goto done;
+        call.where = warr;
+    }
+    for (i = 0; i < nout; i++)
+        call.out[i] = res[i];
+    if (!where_false) {
+        dg_status st = dg_ew_apply(&call, &err);
+        if (st != DG_OK) {
+            dgpy_raise(&err);
+            goto done;
+        }
+    }
+
+    /* results that still have to reach the caller's out= */
+    for (i = 0; i < nout; i++) {
+        if (!outs[i])
+            continue;
+        if (DgArray_Check(outs[i])) {
+            DgArrayObject *oo = (DgArrayObject *)outs[i];
+            if (res[i] == oo->arr)
+                continue;
+            if (oo->arr->mode != DG_MODE_REPLICA) {
+                dg_array *rep = NULL;
+                if (dgpy_replica(oo, &rep, &err) != DG_OK) {
+                    dgpy_raise(&err);
+                    goto done;
+                }
+                dg_array_decref(oo->arr);
+                oo->arr = rep;
+            }
+            if (!where_false) {
+                dg_ew_call cc;
+                dg_status st;
+                memset(&cc, 0, sizeof(cc));
+                cc.loop = dg_loop_cast(res[i]->dtype, oo->arr->dtype);
+                cc.ndim = bnd;
+                memcpy(cc.shape, bsh, sizeof(int64_t) * (size_t)bnd);
+                cc.in[0].arr = res[i];
+                cc.out[0] = oo->arr;
+                cc.where = warr;
+                st = dg_ew_apply(&cc, &err);
+                if (st != DG_OK) {
+                    dgpy_raise(&err);
+                    goto done;
+                }
+            }
+        } else {
+            /* a NumPy out=: gather the result and copy it in */
+            PyObject *tmp = dgpy_wrap(res[i]), *host, *f, *rr;
+            res[i] = NULL;
+            if (!tmp)
+                goto done;
+            host = dgpy_gather((DgArrayObject *)tmp);
+            Py_DECREF(tmp);
+            if (!host)
+                goto done;
+            f = dgpy_impl("copy_into_host");
+            rr = f ? PyObject_CallFunctionObjArgs(f, outs[i], host, wherep ? wherep : Py_True,
+                                                  NULL) : NULL;
+            Py_DECREF(host);
+            if (!rr)
+                goto done;
+            Py_DECREF(rr);
+        }
+    }
+
+    /* the return value */
+    {
+        PyObject *vals[2] = {NULL, NULL};
+        for (i = 0; i < nout; i++) {
+            if (outs[i]) {
+                vals[i] = Py_NewRef(outs[i]);
+            } else {
+                vals[i] = dgpy_wrap(res[i]);
+                res[i] = NULL;
+                if (!vals[i]) {
+                    Py_XDECREF(vals[0]);
+                    goto done;
+                }
+            }
+        }
+        ret = nout == 1 ? vals[0] : PyTuple_Pack(2, vals[0], vals[1]);
+        if (nout != 1) {
+            Py_DECREF(vals[0]);
+            Py_DECREF(vals[1]);
+        }
+    }
+done:
+    for (i = 0; i < 2; i++) {
+        if (inarr[i])
+            dg_array_decref(inarr[i]);
+        if (res[i])
+            dg_array_decref(res[i]);
+    }
+    if (warr)
+        dg_array_decref(warr);
+    operands_clear(ops, nops);
+    return ret;
+}
+
+PyObject *dgpy_ufunc_call(int id, PyObject *ufunc, PyObject *args, PyObject *kwargs)
+{
+    return ufunc_apply(id, ufunc, &PyTuple_GET_ITEM(args, 0), (int)PyTuple_GET_SIZE(args),
+                       kwargs);
+}
+
+PyObject *dgpy_binop(int id, PyObject *a, PyObject *b)
+{
+    PyObject *args[2] = {a, b};
+    /* NumPy arrays on the left defer to us through __array_ufunc__; anything
+     * we cannot take gives NotImplemented so Python tries the other side. */
+    return ufunc_apply(id, dgpy_st->ufuncs[id], args, 2, NULL);
+}
+
+PyObject *dgpy_inplace(int id, PyObject *a, PyObject *b)
+{
+    PyObject *args[3] = {a, b, a};
+    PyObject *r;
+    if (!DgArray_Check(a))
+        Py_RETURN_NOTIMPLEMENTED;
+    r = ufunc_apply(id, dgpy_st->ufuncs[id], args, 3, NULL);
+    return r;
+}
+
+PyObject *dgpy_unop(int id, PyObject *a)
+{
+    PyObject *args[1] = {a};
+    return ufunc_apply(id, dgpy_st->ufuncs[id], args, 1, NULL);
+}
+
+PyObject *dgpy_array_ufunc(PyObject *self, PyObject *args, PyObject *kwargs)
+{
+    PyObject *ufunc, *method, *id_obj, *inputs;
+    const char *m;
+    int id;
+    (void)self;
+    if (PyTuple_GET_SIZE(args) < 2) {
+        PyErr_SetString(PyExc_TypeError, "__array_ufunc__ needs a ufunc and a method");
+        return NULL;
+    }
+    ufunc = PyTuple_GET_ITEM(args, 0);
+    method = PyTuple_GET_ITEM(args, 1);
+    m = PyUnicode_AsUTF8(method);
+    if (!m)
+        return NULL;
+    if (strcmp(m, "__call__") != 0)
+        Py_RETURN_NOTIMPLEMENTED; /* reduce, accumulate, ...: issue [reductions] */
+    id_obj = PyDict_GetItemWithError(dgpy_st->ufunc_ids, ufunc);
+    if (!id_obj) {
+        if (PyErr_Occurred())
+            return NULL;
+        Py_RETURN_NOTIMPLEMENTED;
+    }
+    id = (int)PyLong_AsLong(id_obj);
+    inputs = PyTuple_GetSlice(args, 2, PyTuple_GET_SIZE(args));
+    if (!inputs)
+        return NULL;
+    {
+        PyObject *r = ufunc_apply(id, ufunc, &PyTuple_GET_ITEM(inputs, 0),
+                                  (int)PyTuple_GET_SIZE(inputs), kwargs);
+        Py_DECREF(inputs);
+        return r;
+    }
+}

@@ -1,0 +1,24 @@
+"""Test set-up: 4 virtual CPU devices unless the environment says otherwise,
+and small arrays split by default so that sharding is exercised."""
+import os
+
+os.environ.setdefault("DGARRAY_CPU_DEVICES", "4")
+os.environ.setdefault("DGARRAY_MIN_SPLIT_BYTES", "0")
+
+import pytest  # noqa: E402
+
+import dgarray  # noqa: E402
+
+NDEV_TOTAL = dgarray._core._ndevices()
+NDEVS = sorted({1, min(4, NDEV_TOTAL)})
+
+
+@pytest.fixture(params=NDEVS, ids=lambda n: f"{n}dev")
+def ndev(request):
+    """How many devices a test's index maps may use: 1 and up to 4."""
+    return request.param
+
+
+def pytest_report_header(config):
+    return (f"dgarray backend: {dgarray.backend()}, {NDEV_TOTAL} device(s); "
+            f"tests use {NDEVS}")
