@@ -193,7 +193,7 @@ def test_bad_out(ndev):
         np.add(a, a, out=dg.zeros((2, 6))[0] if False else dg.zeros(3))
     with pytest.raises(TypeError):
         np.add(a, a, out=[1, 2])
-    with pytest.raises(TypeError, match="invalid keyword"):
+    with pytest.raises(TypeError, match="bogus"):
         np.add(a, a, bogus=1)
     with pytest.raises(TypeError, match="bool"):
         np.add(a, a, where=dg.arange(6))

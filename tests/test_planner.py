@@ -28,19 +28,18 @@ def layouts(draw, shape, ndev):
             box = ((r, n0, k),) + tuple((0, n, 1) for n in shape[1:])
             chunks.append((draw(st.integers(0, ndev - 1)), box))
     else:
-        for r in range(2):
-            for c in range(2):
-                rows = (0, (n0 + 1) // 2, 1) if r == 0 else ((n0 + 1) // 2, n0, 1)
-                if len(shape) > 1:
-                    n1 = shape[1]
-                    cols = (0, (n1 + 1) // 2, 1) if c == 0 else ((n1 + 1) // 2, n1, 1)
-                    box = (rows, cols) + tuple((0, n, 1) for n in shape[2:])
-                else:
-                    box = (rows,)
-                if rows[0] < rows[1] and (len(shape) == 1 or box[1][0] < box[1][1]):
+        h0 = (n0 + 1) // 2
+        row_parts = [(0, h0, 1), (h0, n0, 1)]
+        col_parts = [None]
+        if len(shape) > 1:
+            h1 = (shape[1] + 1) // 2
+            col_parts = [(0, h1, 1), (h1, shape[1], 1)]
+        for rows in row_parts:
+            for cols in col_parts:
+                box = (rows,) if cols is None else (rows, cols)
+                box = box + tuple((0, n, 1) for n in shape[len(box):])
+                if all(r[0] < r[1] for r in box):
                     chunks.append((draw(st.integers(0, ndev - 1)), box))
-            if len(shape) == 1:
-                break
     for _ in range(draw(st.integers(0, 3))):
         box = []
         for n in shape:

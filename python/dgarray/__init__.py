@@ -199,8 +199,9 @@ def arange(start, stop=None, step=None, dtype=None, *, index_map=None):
         step = 1
     if step == 0:
         raise ZeroDivisionError("division by zero")
-    # NumPy's own result dtype, from a one-element range
-    dt = _numpy.arange(start, start + step, step, dtype=dtype).dtype
+    # NumPy's own result dtype, from a one-element range whose bounds have the
+    # types of start, stop and step
+    dt = _numpy.arange(start, (stop - stop) + start + step, step, dtype=dtype).dtype
     n = _math.ceil((stop - start) / step)
     n = max(0, int(n))
     if dt.kind in "c?" or dt == _numpy.float16:

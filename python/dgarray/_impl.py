@@ -130,12 +130,41 @@ def _summary_array(a):
     return out, True
 
 
+def _dtype_suffix(dtype):
+    """NumPy's dtype=... text for a repr, or None when the dtype is implied."""
+    try:
+        from numpy._core.arrayprint import dtype_is_implied, dtype_short_repr
+    except ImportError:  # older layouts of NumPy's private modules
+        from numpy.core.arrayprint import dtype_is_implied, dtype_short_repr
+    return None if dtype_is_implied(dtype) else f"dtype={dtype_short_repr(dtype)}"
+
+
 def array_repr(a):
+    """repr(a) as NumPy writes it for the same values: only the summary's
+    corners are gathered; the shape it names and the line it breaks at are
+    those of the whole array."""
     data, summarised = _summary_array(a)
-    if summarised:
-        with numpy.printoptions(threshold=0):
-            return numpy.array_repr(data)
-    return numpy.array_repr(data)
+    if not summarised:
+        return numpy.array_repr(data)
+    opts = numpy.get_printoptions()
+    prefix = "array("
+    with numpy.printoptions(threshold=0):
+        body = numpy.array2string(data, separator=", ", prefix=prefix, suffix=")")
+    extras = []
+    legacy = opts.get("legacy", False)
+    if legacy is False or float(legacy) > 2.1:
+        extras.append(f"shape={a.shape}")
+    dt = _dtype_suffix(data.dtype)
+    if dt:
+        extras.append(dt)
+    if not extras:
+        return prefix + body + ")"
+    head = prefix + body + ","
+    tail = ", ".join(extras) + ")"
+    last_line = len(head) - (head.rfind("\n") + 1)
+    spacer = " " if last_line + 1 + len(tail) <= opts["linewidth"] else \
+        "\n" + " " * len(prefix)
+    return head + spacer + tail
 
 
 def array_str(a):

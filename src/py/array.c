@@ -49,13 +49,17 @@ PyObject *dgpy_impl(const char *name)
     return f;
 }
 
-/* Calls dgarray._impl.<name>(*args). */
+/* Calls dgarray._impl.<name>(*args); `args` is a new reference this call
+ * consumes (NULL: an error is already set). */
 static PyObject *call_impl(const char *name, PyObject *args)
 {
-    PyObject *f = dgpy_impl(name);
-    if (!f)
+    PyObject *f, *res;
+    if (!args)
         return NULL;
-    return PyObject_CallObject(f, args);
+    f = dgpy_impl(name);
+    res = f ? PyObject_CallObject(f, args) : NULL;
+    Py_DECREF(args);
+    return res;
 }
 
 dg_status dgpy_replica(DgArrayObject *a, dg_array **out, dg_error *err)
@@ -521,10 +525,12 @@ static PyObject *m_copy(DgArrayObject *self, PyObject *args, PyObject *kw)
 #define IMPL_METHOD(cname, pyname)                                              \
     static PyObject *cname(DgArrayObject *self, PyObject *args, PyObject *kw)   \
     {                                                                           \
-        PyObject *f = dgpy_impl(pyname), *full, *res;                           \
+        PyObject *f = dgpy_impl(pyname), *head, *full, *res;                    \
         if (!f)                                                                 \
             return NULL;                                                        \
-        full = PySequence_Concat(Py_BuildValue("(O)", self), args);             \
+        head = PyTuple_Pack(1, (PyObject *)self);                               \
+        full = head ? PySequence_Concat(head, args) : NULL;                     \
+        Py_XDECREF(head);                                                       \
         if (!full)                                                              \
             return NULL;                                                        \
         res = PyObject_Call(f, full, kw);                                       \

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# The whole check on the GPU machine, in one command: build with CUDA, run the
+# test suite on the CUDA backend, run the benchmarks.  Logs and results go to
+# $OUT (the device tool brings that folder back).
+#
+#   bash benchmarks/gpu_check.sh [build] [test] [sanitize] [bench]   (default: all but sanitize)
+set -uo pipefail
+export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
+export DGARRAY_CUDA=1 DGARRAY_CUDA_ARCHS="${DGARRAY_CUDA_ARCHS:-90}"
+export PYTHONUNBUFFERED=1
+OUT="${OUT:-/tmp/dgarray-out}"
+mkdir -p "$OUT"
+steps="${*:-build test bench}"
+cd "$(dirname "$0")/.."
+nvidia-smi -L || true
+rc=0
+if [[ " $steps " == *" build "* ]]; then
+  t0=$(date +%s)
+  if ! python3 -m pip install --no-build-isolation --no-deps -v . > "$OUT/build.log" 2>&1; then
+    tail -40 "$OUT/build.log"; echo "BUILD FAILED"; exit 1
+  fi
+  echo "build: $(( $(date +%s) - t0 )) s"
+  python3 -c "import dgarray as d; print('backend', d.backend(), [x.name for x in d.devices()])"
+fi
+if [[ " $steps " == *" test "* ]]; then
+  DGARRAY_BACKEND=cuda timeout 420 python3 -m pytest tests -q -x -p no:cacheprovider \
+      2>&1 | tee "$OUT/tests.log" | tail -25
+  rc=${PIPESTATUS[0]}
+fi
+if [[ " $steps " == *" sanitize "* ]]; then
+  for tool in memcheck racecheck; do
+    DGARRAY_BACKEND=cuda timeout 300 compute-sanitizer --tool $tool --error-exitcode 9 \
+      python3 -m pytest tests/test_dispatch.py -q -x -p no:cacheprovider -k "broadcasting or out_where" \
+      > "$OUT/sanitize-$tool.log" 2>&1
+    echo "compute-sanitizer $tool: exit $? ($(grep -c 'ERROR SUMMARY: 0' "$OUT/sanitize-$tool.log") clean summaries)"
+    tail -3 "$OUT/sanitize-$tool.log"
+  done
+fi
+if [[ " $steps " == *" bench "* ]]; then
+  timeout 400 python3 benchmarks/run.py --machine nvidia-h200-x2 --out "$OUT" 2>&1 | tee "$OUT/bench.log" | tail -20
+fi
+exit $rc

@@ -1,0 +1,329 @@
+"""dgarray's benchmark suite, side by side with the peers present.
+
+Runs each workload for dgarray and, in the same process, for NumPy, CuPy (one
+GPU), cupyx.distributed.array and JAX (all GPUs) where they are installed,
+plus the hardware ceiling where one applies (a plain vectorised CUDA kernel
+run on every GPU at once).  Writes benchmarks/results/<date>-<machine>.json
+(rows {"workload", "unit", "dgarray", "peers": {name: value}, "ceiling"}) and
+the same table as Markdown, and prints it.
+
+    python benchmarks/run.py [--only add_f32_2p28,sin_f32_2p28] [--machine NAME]
+"""
+import argparse
+import datetime
+import json
+import os
+import socket
+import sys
+import time
+
+import numpy as np
+
+os.environ.setdefault("NCCL_NVLS_ENABLE", "0")
+
+import dgarray as dg  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+N28 = 1 << 28
+
+
+def log(msg):
+    print(msg, file=sys.stderr, flush=True)
+
+
+def best_of(f, reps=5, warm=2):
+    for _ in range(warm):
+        f()
+    ts = []
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        f()
+        ts.append(time.perf_counter() - t0)
+    return min(ts)
+
+
+# ---- peers, each optional ---------------------------------------------------------------
+
+def try_import(name):
+    try:
+        return __import__(name)
+    except Exception:  # noqa: BLE001 - a peer that does not load is just absent
+        return None
+
+
+cp = try_import("cupy")
+jax = try_import("jax")
+if cp is not None:
+    try:
+        NGPU = cp.cuda.runtime.getDeviceCount()
+    except Exception:  # noqa: BLE001
+        cp, NGPU = None, 0
+else:
+    NGPU = 0
+try:
+    import cupyx.distributed.array as cda  # noqa: E402
+except Exception:  # noqa: BLE001
+    cda = None
+
+
+def cp_sync_all():
+    for d in range(NGPU):
+        with cp.cuda.Device(d):
+            cp.cuda.Device(d).synchronize()
+
+
+def cda_rows_map(n, ndev):
+    return {d: slice(n * d // ndev, n * (d + 1) // ndev) for d in range(ndev)}
+
+
+_ADD4 = r"""
+extern "C" __global__ void add4(const float4* a, const float4* b, float4* c, long long n) {
+    long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+    if (i < n) { float4 x = a[i], y = b[i];
+        c[i] = make_float4(x.x + y.x, x.y + y.y, x.z + y.z, x.w + y.w); }
+}
+extern "C" __global__ void sin4(const float4* a, float4* c, long long n) {
+    long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+    if (i < n) { float4 x = a[i];
+        c[i] = make_float4(sinf(x.x), sinf(x.y), sinf(x.z), sinf(x.w)); }
+}
+"""
+
+
+def ceiling_kernel(kind, n):
+    """Seconds for a plain float4 kernel over n float32 split over all GPUs."""
+    if cp is None or NGPU == 0:
+        return None
+    per = n // NGPU
+    bufs, kern = [], []
+    for d in range(NGPU):
+        with cp.cuda.Device(d):
+            mod = cp.RawModule(code=_ADD4)
+            a = cp.ones(per, cp.float32)
+            b = cp.ones(per, cp.float32)
+            c = cp.empty(per, cp.float32)
+            bufs.append((a, b, c))
+            kern.append(mod.get_function("add4" if kind == "add" else "sin4"))
+    n4 = per // 4
+    grid = ((n4 + 255) // 256,)
+
+    def run():
+        for d in range(NGPU):
+            with cp.cuda.Device(d):
+                a, b, c = bufs[d]
+                if kind == "add":
+                    kern[d](grid, (256,), (a, b, c, np.int64(n4)))
+                else:
+                    kern[d](grid, (256,), (a, c, np.int64(n4)))
+        cp_sync_all()
+    t = best_of(run, 10)
+    del bufs
+    return t
+
+
+# ---- workloads ------------------------------------------------------------------------------
+
+def w_add(n=N28):
+    nbytes = 3 * 4 * n
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal(n, dtype=np.float32)
+    y = rng.standard_normal(n, dtype=np.float32)
+    a, b = dg.asarray(x), dg.asarray(y)
+
+    def f():
+        c = a + b
+        c._sync()
+    res = {"workload": "add_f32_2p28", "unit": "GB/s", "peers": {}}
+    res["dgarray"] = nbytes / best_of(f, 10) / 1e9
+    c = (a + b).get()
+    assert np.array_equal(c, x + y), "dgarray add differs from NumPy"
+    del a, b
+    res["peers"]["numpy"] = nbytes / best_of(lambda: x + y, 3, 1) / 1e9
+    if cp is not None:
+        ga, gb = cp.asarray(x), cp.asarray(y)
+        res["peers"]["cupy"] = nbytes / best_of(lambda: (ga + gb, cp_sync_all()), 10) / 1e9
+        del ga, gb
+    if cda is not None and NGPU > 1:
+        m = cda_rows_map(n, NGPU)
+        da, db = cda.distributed_array(x, m), cda.distributed_array(y, m)
+        res["peers"]["cupyx.distributed"] = nbytes / best_of(
+            lambda: (da + db, cp_sync_all()), 10) / 1e9
+        del da, db
+    if jax is not None:
+        res["peers"]["jax"] = jax_binary(x, y, nbytes)
+    t = ceiling_kernel("add", n)
+    res["ceiling"] = nbytes / t / 1e9 if t else None
+    return res
+
+
+def jax_binary(x, y, nbytes, fn=None):
+    try:
+        import jax.numpy as jnp
+        from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+        devs = jax.devices()
+        mesh = Mesh(np.array(devs), ("d",))
+        sh = NamedSharding(mesh, P("d"))
+        ja = jax.device_put(x, sh)
+        jb = jax.device_put(y, sh) if y is not None else None
+        if fn is None:
+            f = jax.jit(lambda p, q: p + q)
+            run = lambda: f(ja, jb).block_until_ready()  # noqa: E731
+        else:
+            f = jax.jit(fn)
+            run = lambda: f(ja).block_until_ready()  # noqa: E731
+        return nbytes / best_of(run, 10) / 1e9
+    except Exception as e:  # noqa: BLE001
+        log(f"  jax failed: {e}")
+        return None
+
+
+def w_sin(n=N28):
+    nbytes = 2 * 4 * n
+    x = np.random.default_rng(0).standard_normal(n, dtype=np.float32)
+    a = dg.asarray(x)
+
+    def f():
+        c = dg.sin(a)
+        c._sync()
+    res = {"workload": "sin_f32_2p28", "unit": "GB/s", "peers": {}}
+    res["dgarray"] = nbytes / best_of(f, 10) / 1e9
+    got = dg.sin(a).get()
+    np.testing.assert_array_max_ulp(got, np.sin(x), maxulp=4)
+    del a
+    if cp is not None:
+        ga = cp.asarray(x)
+        res["peers"]["cupy"] = nbytes / best_of(lambda: (cp.sin(ga), cp_sync_all()), 10) / 1e9
+        del ga
+    if cda is not None and NGPU > 1:
+        da = cda.distributed_array(x, cda_rows_map(n, NGPU))
+        res["peers"]["cupyx.distributed"] = nbytes / best_of(
+            lambda: (cp.sin(da), cp_sync_all()), 10) / 1e9
+        del da
+    if jax is not None:
+        import jax.numpy as jnp
+        res["peers"]["jax"] = jax_binary(x, None, nbytes, fn=jnp.sin)
+    t = ceiling_kernel("sin", n)
+    res["ceiling"] = nbytes / t / 1e9 if t else None
+    return res
+
+
+def w_latency(n=1000, iters=20000):
+    x = np.arange(n, dtype=np.float32)
+    a, b = dg.asarray(x), dg.asarray(x)
+
+    def f():
+        for _ in range(iters):
+            c = a + b
+        c._sync()
+    res = {"workload": "add_f32_1000_latency", "unit": "us", "peers": {}, "ceiling": None}
+    res["dgarray"] = 1e6 * best_of(f, 5, 1) / iters
+    res["peers"]["numpy"] = 1e6 * best_of(lambda: [x + x for _ in range(iters)], 5, 1) / iters
+    if cp is not None:
+        g = cp.asarray(x)
+
+        def fc():
+            for _ in range(iters):
+                c = g + g
+            cp_sync_all()
+        res["peers"]["cupy"] = 1e6 * best_of(fc, 5, 1) / iters
+    if cda is not None and NGPU > 1:
+        da = cda.distributed_array(x, cda_rows_map(n, NGPU))
+
+        def fd():
+            for _ in range(iters // 10):
+                c = da + da
+            cp_sync_all()
+        res["peers"]["cupyx.distributed"] = 1e6 * best_of(fd, 3, 1) / (iters // 10)
+    return res
+
+
+def w_h2d_d2h(nbytes=1 << 30):
+    x = np.random.default_rng(0).standard_normal(nbytes // 4, dtype=np.float32)
+    rows = []
+    t_h2d = best_of(lambda: dg.asarray(x)._sync(), 5)
+    a = dg.asarray(x)
+    t_d2h = best_of(lambda: a.get(), 5)
+    assert np.array_equal(a.get(), x)
+    h2d = {"workload": "h2d_1GiB", "unit": "s", "dgarray": t_h2d, "peers": {}, "ceiling": None}
+    d2h = {"workload": "d2h_1GiB", "unit": "s", "dgarray": t_d2h, "peers": {}, "ceiling": None}
+    if cp is not None:
+        h2d["peers"]["cupy"] = best_of(lambda: (cp.asarray(x), cp_sync_all()), 5)
+        g = cp.asarray(x)
+        d2h["peers"]["cupy"] = best_of(lambda: g.get(), 5)
+        del g
+    if cda is not None and NGPU > 1:
+        m = cda_rows_map(x.size, NGPU)
+        h2d["peers"]["cupyx.distributed"] = best_of(
+            lambda: (cda.distributed_array(x, m), cp_sync_all()), 3)
+        da = cda.distributed_array(x, m)
+        d2h["peers"]["cupyx.distributed"] = best_of(lambda: da.asnumpy(), 3)
+        del da
+    if jax is not None:
+        try:
+            from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+            sh = NamedSharding(Mesh(np.array(jax.devices()), ("d",)), P("d"))
+            h2d["peers"]["jax"] = best_of(
+                lambda: jax.device_put(x, sh).block_until_ready(), 3)
+            j = jax.device_put(x, sh)
+            d2h["peers"]["jax"] = best_of(lambda: np.asarray(j), 3)
+        except Exception as e:  # noqa: BLE001
+            log(f"  jax failed: {e}")
+    rows += [h2d, d2h]
+    return rows
+
+
+WORKLOADS = {
+    "add_f32_2p28": w_add,
+    "sin_f32_2p28": w_sin,
+    "add_f32_1000_latency": w_latency,
+    "h2d_d2h_1GiB": w_h2d_d2h,
+}
+
+
+def fmt(v):
+    if v is None:
+        return "-"
+    return f"{v:,.1f}" if v >= 10 else f"{v:.3g}"
+
+
+def table(rows):
+    peers = sorted({p for r in rows for p in r["peers"]})
+    head = ["workload", "unit", "dgarray"] + peers + ["ceiling"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for r in rows:
+        vals = [r["workload"], r["unit"], fmt(r["dgarray"])]
+        vals += [fmt(r["peers"].get(p)) for p in peers] + [fmt(r.get("ceiling"))]
+        lines.append("| " + " | ".join(vals) + " |")
+    return "\n".join(lines)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--only", help="comma-separated workloads (default: all)")
+    ap.add_argument("--machine", default=os.environ.get("DGARRAY_MACHINE", socket.gethostname()))
+    ap.add_argument("--out", default=os.path.join(HERE, "results"))
+    args = ap.parse_args()
+    names = args.only.split(",") if args.only else list(WORKLOADS)
+    log(f"dgarray on {dg.backend()} with {len(dg.devices())} device(s); peers: "
+        f"numpy{', cupy' if cp else ''}{', cupyx.distributed' if cda else ''}"
+        f"{', jax' if jax else ''}")
+    rows = []
+    for i, name in enumerate(names, 1):
+        log(f"[{i}/{len(names)}] {name} ...")
+        t0 = time.perf_counter()
+        r = WORKLOADS[name]()
+        rows += r if isinstance(r, list) else [r]
+        log(f"    done in {time.perf_counter() - t0:.1f} s")
+    os.makedirs(args.out, exist_ok=True)
+    stem = os.path.join(args.out, f"{datetime.date.today().isoformat()}-{args.machine}")
+    with open(stem + ".json", "w") as f:
+        json.dump(rows, f, indent=1)
+    md = table(rows)
+    with open(stem + ".md", "w") as f:
+        f.write(f"# dgarray benchmarks, {args.machine}, {datetime.date.today()}\n\n"
+                f"backend {dg.backend()}, {len(dg.devices())} device(s)\n\n{md}\n")
+    print(md)
+
+
+if __name__ == "__main__":
+    main()
