@@ -1,0 +1,82 @@
+"""Errors that come from the devices: out of device memory and the state the
+arrays are left in; the CUDA backend's own checks (skipped without a GPU)."""
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import dgarray as dg
+
+cuda_only = pytest.mark.skipif(dg.backend() != "cuda",
+                               reason="needs the CUDA backend (no GPU on this machine)")
+
+
+def test_out_of_device_memory_is_a_clear_error_and_leaves_arrays_intact():
+    x = np.arange(100.0)
+    a = dg.asarray(x)
+    before = dg._core._bytes_in_use()
+    with pytest.raises(dg.OutOfDeviceMemoryError) as info:
+        dg.empty((1 << 47,), dtype=np.uint8, index_map={0: slice(None)})
+    e = info.value
+    assert isinstance(e, MemoryError)
+    assert e.device == 0 and e.bytes >= 1 << 47
+    assert "device" in str(e) and str(1 << 47) in str(e)
+    assert dg._core._bytes_in_use() == before
+    np.testing.assert_array_equal((a + 1).get(), x + 1)
+
+
+def test_backend_can_be_forced_to_cpu():
+    code = "import dgarray as d; print(d.backend(), len(d.devices()))"
+    env = dict(os.environ, DGARRAY_BACKEND="cpu", DGARRAY_CPU_DEVICES="3")
+    r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split() == ["cpu", "3"]
+
+
+@pytest.mark.parametrize("env, words", [({"DGARRAY_BACKEND": "tpu"}, "must be 'cpu' or 'cuda'"),
+                                        ({"DGARRAY_CPU_DEVICES": "zero"}, "DGARRAY_CPU_DEVICES")])
+def test_bad_settings_are_named(env, words):
+    r = subprocess.run([sys.executable, "-c", "import dgarray"],
+                       env={**os.environ, "DGARRAY_BACKEND": "cpu", **env},
+                       capture_output=True, text=True)
+    assert r.returncode != 0 and words in r.stderr
+
+
+def test_forcing_cuda_without_gpu_fails_clearly():
+    if dg.backend() == "cuda":
+        pytest.skip("this machine has a GPU")
+    r = subprocess.run([sys.executable, "-c", "import dgarray"],
+                       env=dict(os.environ, DGARRAY_BACKEND="cuda"),
+                       capture_output=True, text=True)
+    assert r.returncode != 0
+    assert "DGARRAY_BACKEND=cuda" in r.stderr
+
+
+def test_exit_with_work_queued_does_not_crash():
+    code = ("import numpy as np, dgarray as d\n"
+            "a = d.asarray(np.ones(1 << 22))\n"
+            "for _ in range(50): a = a * 1.0001 + 1\n")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                       timeout=120)
+    assert r.returncode == 0, r.stderr
+
+
+@cuda_only
+def test_cuda_devices_are_gpus():
+    devs = dg.devices()
+    assert all(d.backend == "cuda" for d in devs)
+    assert all(d.total_memory > 1 << 30 for d in devs)
+
+
+@cuda_only
+def test_peer_copies_between_gpus():
+    if len(dg.devices()) < 2:
+        pytest.skip("needs 2 GPUs")
+    x = np.arange(1 << 20, dtype=np.float32).reshape(1024, 1024)
+    a = dg.distributed_array(x, {0: slice(None)})
+    b = a.reshard({1: slice(None)})
+    c = a.reshard({0: slice(0, 512), 1: slice(512, None)})
+    np.testing.assert_array_equal(b.get(), x)
+    np.testing.assert_array_equal((a + c).get(), x + x)
