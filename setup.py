@@ -77,7 +77,7 @@ class BuildExt(build_ext):
         def compile_one(src):
             obj = os.path.join(objdir, src.replace("/", "_") + ".o")
             if (os.path.exists(obj) and os.path.getmtime(obj) >= max(
-                    os.path.getmtime(p) for p in [src] + glob("kernels/*.h")
+                    os.path.getmtime(p) for p in [src] + glob("kernels/*.h") + glob("kernels/*.cuh")
                     + glob("src/core/*.h") + glob("src/backend/cuda/*.h"))):
                 return obj
             cmd = [nvcc, "-c", src, "-o", obj, "-O3", "-std=c++17",
@@ -96,23 +96,50 @@ class BuildExt(build_ext):
 
 
 def cuda_extension(home):
-    """dgarray._cuda: the CUDA backend, or None if its sources are absent."""
+    """dgarray._cuda: the CUDA backend, or None if its sources are absent.
+
+    Its C files (src/backend/cuda) are compiled by the C compiler like _core's;
+    its kernels (kernels/*.cu, templates in kernels/*.cuh) by nvcc.  It also
+    needs the core's status records and loop tables (src/core), linked in its
+    own copy so that the two extensions share no symbols."""
     sources = sorted(glob("src/backend/cuda/*.c") + glob("src/backend/cuda/*.cu")
                      + glob("kernels/*.cu"))
     if not sources:
         return None
+    sources += [f for f in ("src/core/dg_status.c", "src/core/dg_ufunc.c")
+                if os.path.exists(f)]
     libdirs = [os.path.join(home, d) for d in ("lib64", "lib", "targets/x86_64-linux/lib")]
+    nccl_home = os.environ.get("NCCL_HOME")
+    if nccl_home:
+        libdirs = [os.path.join(nccl_home, "lib")] + libdirs
     libdirs = [d for d in libdirs if os.path.isdir(d)]
+    incdirs = [os.path.join(home, "include")]
+    if nccl_home:
+        incdirs.append(os.path.join(nccl_home, "include"))
+
+    def link_flag(name):
+        """-l<name>, or -l:lib<name>.so.N where only the versioned library is
+        installed (NCCL from a runtime package has no lib<name>.so)."""
+        sysdirs = ["/usr/lib/x86_64-linux-gnu", "/usr/lib64", "/usr/lib"]
+        for d in libdirs + sysdirs:
+            if os.path.exists(os.path.join(d, f"lib{name}.so")):
+                return f"-l{name}"
+        for d in libdirs + sysdirs:
+            versioned = sorted(glob(os.path.join(d, f"lib{name}.so.[0-9]*")), key=len)
+            if versioned:
+                return "-l:" + os.path.basename(versioned[0])
+        return f"-l{name}"
+
     ext = Extension(
         "dgarray._cuda",
         sources=sources,
-        include_dirs=["src/core", "src/backend/cuda", "kernels",
-                      os.path.join(home, "include")],
+        include_dirs=["src/core", "src/backend/cuda", "kernels"] + incdirs,
         library_dirs=libdirs,
         runtime_library_dirs=libdirs,
-        libraries=["cudart", "cublas", "nccl"],
         extra_compile_args=C_FLAGS,
-        extra_link_args=["-pthread"],
+        # the nvcc objects are C++: their runtime (exception personality) too
+        extra_link_args=["-pthread"] + [link_flag(n) for n in ("cudart", "cublas", "nccl")]
+        + ["-lstdc++"],
     )
     ext.cuda_home = home
     return ext

@@ -1,0 +1,385 @@
+/* Elementwise kernels, generated from DG_LOOP_LIST (src/core/dg_loops.h).
+ *
+ * Each loop of the list becomes one specialisation dg_ew_loop<I> (I its
+ * position in the list) holding the operand types and an `eval` that calls
+ * the loop's scalar function of kernels/dg_scalar.h.  Two kernel templates run
+ * any loop:
+ *   - dg_ew_contig_k: every operand dense (or a scalar), `vec` elements per
+ *     thread moved with one aligned load/store of up to 16 bytes per operand;
+ *   - dg_ew_strided_k: N-d strided and broadcast operands (byte strides, 0 to
+ *     broadcast), scalars passed by value, the where mask.
+ * The host (src/backend/cuda/cuda_ew.c) chooses between them.
+ *
+ * The kernels are compiled in DG_CU_EW_NPARTS translation units
+ * (kernels/ew_<k>.cu) so that the build runs in parallel: a part defines
+ * DG_EW_PART and includes this file, which instantiates the kernels of the
+ * loops I with I % DG_CU_EW_NPARTS == DG_EW_PART only, and exports their
+ * launchers as dg_cu_ew_part_<k>[I / DG_CU_EW_NPARTS].  kernels/ew_table.cu
+ * includes this file without DG_EW_PART: it instantiates no kernel and only
+ * builds the info table and the dispatch over the parts.
+ *
+ * The loops are numbered with __COUNTER__ as the list expands (checked
+ * against DG_NLOOPS below), and every launcher entry carries the number it
+ * was made for, which the backend checks when it starts. */
+#ifndef DG_EW_CUH
+#define DG_EW_CUH
+
+#include <stddef.h>
+#include <stdint.h>
+#include <utility>
+
+#include "cu_kernels.h"
+#include "dg_dtype.h"
+#include "dg_loops.h"
+#include "dg_scalar.h"
+
+/* The type of an operand slot a loop does not use. */
+struct dg_ew_none {};
+
+template <class T> struct dg_ew_size { static constexpr int value = (int)sizeof(T); };
+template <> struct dg_ew_size<dg_ew_none> { static constexpr int value = 0; };
+
+/* dg_ew_loop<I>: loop I of DG_LOOP_LIST, of the ufunc NAME.  NIN inputs, NOUT outputs; operand
+ * types T0..T3 (inputs first, dg_ew_none past NIN + NOUT); eval reads the
+ * inputs and writes the outputs of one element. */
+template <int I> struct dg_ew_loop;
+
+enum { dg_ew_counter_base = __COUNTER__ };
+/* The position of the loop being expanded: __COUNTER__ grows by one per use,
+ * and each entry of the list uses it once. */
+#define DG_EW_IDX (__COUNTER__ - dg_ew_counter_base - 1)
+
+#define DG_EW_L1(uf, ti, to, fn)                                               \
+    template <> struct dg_ew_loop<DG_EW_IDX> {                                 \
+        enum { NIN = 1, NOUT = 1 };                                            \
+        static constexpr const char *NAME = #uf;                               \
+        typedef dg_ct_##ti T0;                                                 \
+        typedef dg_ct_##to T1;                                                 \
+        typedef dg_ew_none T2;                                                 \
+        typedef dg_ew_none T3;                                                 \
+        static __device__ __forceinline__ void eval(T0 &a, T1 &o, T2 &, T3 &)  \
+        {                                                                      \
+            o = fn(a);                                                         \
+        }                                                                      \
+    };
+#define DG_EW_L2(uf, ta, tb, to, fn)                                           \
+    template <> struct dg_ew_loop<DG_EW_IDX> {                                 \
+        enum { NIN = 2, NOUT = 1 };                                            \
+        static constexpr const char *NAME = #uf;                               \
+        typedef dg_ct_##ta T0;                                                 \
+        typedef dg_ct_##tb T1;                                                 \
+        typedef dg_ct_##to T2;                                                 \
+        typedef dg_ew_none T3;                                                 \
+        static __device__ __forceinline__ void eval(T0 &a, T1 &b, T2 &o, T3 &) \
+        {                                                                      \
+            o = fn(a, b);                                                      \
+        }                                                                      \
+    };
+#define DG_EW_L12(uf, ti, to0, to1, fn)                                        \
+    template <> struct dg_ew_loop<DG_EW_IDX> {                                 \
+        enum { NIN = 1, NOUT = 2 };                                            \
+        static constexpr const char *NAME = #uf;                               \
+        typedef dg_ct_##ti T0;                                                 \
+        typedef dg_ct_##to0 T1;                                                \
+        typedef dg_ct_##to1 T2;                                                \
+        typedef dg_ew_none T3;                                                 \
+        static __device__ __forceinline__ void eval(T0 &a, T1 &o0, T2 &o1, T3 &) \
+        {                                                                      \
+            fn(a, &o0, &o1);                                                   \
+        }                                                                      \
+    };
+#define DG_EW_L22(uf, ta, tb, to0, to1, fn)                                    \
+    template <> struct dg_ew_loop<DG_EW_IDX> {                                 \
+        enum { NIN = 2, NOUT = 2 };                                            \
+        static constexpr const char *NAME = #uf;                               \
+        typedef dg_ct_##ta T0;                                                 \
+        typedef dg_ct_##tb T1;                                                 \
+        typedef dg_ct_##to0 T2;                                                \
+        typedef dg_ct_##to1 T3;                                                \
+        static __device__ __forceinline__ void eval(T0 &a, T1 &b, T2 &o0, T3 &o1) \
+        {                                                                      \
+            fn(a, b, &o0, &o1);                                                \
+        }                                                                      \
+    };
+
+DG_LOOP_LIST(DG_EW_L1, DG_EW_L2, DG_EW_L12, DG_EW_L22)
+
+/* Number of loops in the list. */
+enum { dg_ew_nloops = DG_EW_IDX };
+static_assert((int)dg_ew_nloops == (int)DG_NLOOPS,
+              "__COUNTER__ numbered the loops wrongly");
+
+#undef DG_EW_L1
+#undef DG_EW_L2
+#undef DG_EW_L12
+#undef DG_EW_L22
+#undef DG_EW_IDX
+
+/* Compile-time facts about a loop: operand sizes, and the elements per thread
+ * of the contiguous path (16 bytes of the widest operand, at most
+ * DG_CU_MAXVEC). */
+template <class L> struct dg_ew_traits {
+    static constexpr int s0 = dg_ew_size<typename L::T0>::value;
+    static constexpr int s1 = dg_ew_size<typename L::T1>::value;
+    static constexpr int s2 = dg_ew_size<typename L::T2>::value;
+    static constexpr int s3 = dg_ew_size<typename L::T3>::value;
+    static constexpr int m01 = s0 > s1 ? s0 : s1;
+    static constexpr int m23 = s2 > s3 ? s2 : s3;
+    static constexpr int maxsize = m01 > m23 ? m01 : m23;
+    static constexpr int vec0 = 16 / maxsize;
+    static constexpr int vec = vec0 > DG_CU_MAXVEC ? DG_CU_MAXVEC : (vec0 < 1 ? 1 : vec0);
+};
+
+#ifdef DG_EW_PART
+
+/* An unsigned integer of B bytes (B a power of two up to 16), for moving B
+ * bytes with one aligned memory access. */
+template <int B> struct dg_ew_raw;
+template <> struct dg_ew_raw<1> { typedef uint8_t type; };
+template <> struct dg_ew_raw<2> { typedef uint16_t type; };
+template <> struct dg_ew_raw<4> { typedef uint32_t type; };
+template <> struct dg_ew_raw<8> { typedef uint2 type; };
+template <> struct dg_ew_raw<16> { typedef uint4 type; };
+
+/* V elements of T, viewed as one B-byte word. */
+template <class T, int V> union dg_ew_pack {
+    typename dg_ew_raw<sizeof(T) * V>::type raw;
+    T v[V];
+};
+
+/* Operand K (an input) of a contiguous kernel: x[0..V) = the V elements of
+ * vector j, or the scalar value s. */
+template <int K, class L, class T, int V>
+__device__ __forceinline__ void dg_ew_load_vec(T (&x)[V], const dg_cu_ew_contig &a,
+                                               int64_t j, bool dense, const T &s)
+{
+    if constexpr (K < L::NIN) {
+        if (dense) {
+            dg_ew_pack<T, V> p;
+            p.raw = reinterpret_cast<const decltype(p.raw) *>(a.data[K])[j];
+#pragma unroll
+            for (int e = 0; e < V; e++)
+                x[e] = p.v[e];
+        } else {
+#pragma unroll
+            for (int e = 0; e < V; e++)
+                x[e] = s;
+        }
+    }
+}
+
+/* Operand K (an output) of a contiguous kernel: stores vector j. */
+template <int K, class L, class T, int V>
+__device__ __forceinline__ void dg_ew_store_vec(const T (&x)[V], const dg_cu_ew_contig &a,
+                                                int64_t j)
+{
+    if constexpr (K >= L::NIN && K < L::NIN + L::NOUT) {
+        dg_ew_pack<T, V> p;
+#pragma unroll
+        for (int e = 0; e < V; e++)
+            p.v[e] = x[e];
+        reinterpret_cast<decltype(p.raw) *>(a.data[K])[j] = p.raw;
+    }
+}
+
+/* The value of input K that is the same for every element: the scalar passed
+ * by value, or the one element a broadcast operand points at. */
+template <int K, class L, class T>
+__device__ __forceinline__ void dg_ew_scalar(T &s, const unsigned char (*scalar)[16],
+                                             char *const *data, uint32_t scalar_mask,
+                                             uint32_t bcast_mask)
+{
+    if constexpr (K < L::NIN) {
+        if (scalar_mask >> K & 1u)
+            s = *reinterpret_cast<const T *>(scalar[K]);
+        else if (bcast_mask >> K & 1u)
+            s = *reinterpret_cast<const T *>(data[K]);
+    }
+}
+
+/* All operands dense or uniform: V elements per thread and iteration, one
+ * memory access per dense operand; the n % V last elements one each. */
+template <class L, int V>
+__global__ void __launch_bounds__(DG_CU_THREADS)
+dg_ew_contig_k(const __grid_constant__ dg_cu_ew_contig a)
+{
+    typedef typename L::T0 T0;
+    typedef typename L::T1 T1;
+    typedef typename L::T2 T2;
+    typedef typename L::T3 T3;
+    const uint32_t uni = a.scalar_mask | a.bcast_mask;
+    T0 s0{};
+    T1 s1{};
+    T2 s2{};
+    T3 s3{};
+    dg_ew_scalar<0, L>(s0, a.scalar, a.data, a.scalar_mask, a.bcast_mask);
+    dg_ew_scalar<1, L>(s1, a.scalar, a.data, a.scalar_mask, a.bcast_mask);
+    const bool d0 = !(uni & 1u), d1 = !(uni & 2u);
+    const int64_t nvec = a.n / V;
+    const int64_t first = (int64_t)blockIdx.x * DG_CU_THREADS + threadIdx.x;
+    const int64_t step = (int64_t)gridDim.x * DG_CU_THREADS;
+
+    for (int64_t j = first; j < nvec; j += step) {
+        T0 x0[V];
+        T1 x1[V];
+        T2 x2[V];
+        T3 x3[V];
+        dg_ew_load_vec<0, L>(x0, a, j, d0, s0);
+        dg_ew_load_vec<1, L>(x1, a, j, d1, s1);
+#pragma unroll
+        for (int e = 0; e < V; e++)
+            L::eval(x0[e], x1[e], x2[e], x3[e]);
+        dg_ew_store_vec<1, L>(x1, a, j);
+        dg_ew_store_vec<2, L>(x2, a, j);
+        dg_ew_store_vec<3, L>(x3, a, j);
+    }
+    if (first < a.n - nvec * V) {
+        const int64_t i = nvec * V + first;
+        T0 x0 = s0;
+        T1 x1 = s1;
+        T2 x2{};
+        T3 x3{};
+        if (d0)
+            x0 = reinterpret_cast<const T0 *>(a.data[0])[i];
+        if constexpr (L::NIN > 1) {
+            if (d1)
+                x1 = reinterpret_cast<const T1 *>(a.data[1])[i];
+        }
+        L::eval(x0, x1, x2, x3);
+        if constexpr (L::NIN == 1)
+            reinterpret_cast<T1 *>(a.data[1])[i] = x1;
+        if constexpr (L::NIN + L::NOUT > 2)
+            reinterpret_cast<T2 *>(a.data[2])[i] = x2;
+        if constexpr (L::NIN + L::NOUT > 3)
+            reinterpret_cast<T3 *>(a.data[3])[i] = x3;
+    }
+}
+
+/* Byte offsets of element i of the iteration space in every operand (and the
+ * where mask, slot DG_CU_WHERE).  IDX is uint32_t when n < 2^32 (cheaper
+ * division), else uint64_t. */
+template <class IDX>
+__device__ __forceinline__ void dg_ew_offsets(const dg_cu_ew_strided &a, IDX r,
+                                              int64_t (&off)[DG_MAXOPS])
+{
+#pragma unroll
+    for (int k = 0; k < DG_MAXOPS; k++)
+        off[k] = 0;
+    for (int d = a.ndim - 1; d > 0; d--) {
+        const IDX sh = (IDX)a.shape[d];
+        const IDX q = r / sh;
+        const int64_t c = (int64_t)(r - q * sh);
+        r = q;
+#pragma unroll
+        for (int k = 0; k < DG_MAXOPS; k++)
+            off[k] += c * a.strides[d][k];
+    }
+#pragma unroll
+    for (int k = 0; k < DG_MAXOPS; k++)
+        off[k] += (int64_t)r * a.strides[0][k];
+}
+
+/* Any strides (0: broadcast; negative), scalars by value, the where mask.
+ * One element per thread and iteration; a.ndim >= 1. */
+template <class L>
+__global__ void __launch_bounds__(DG_CU_THREADS)
+dg_ew_strided_k(const __grid_constant__ dg_cu_ew_strided a)
+{
+    typedef typename L::T0 T0;
+    typedef typename L::T1 T1;
+    typedef typename L::T2 T2;
+    typedef typename L::T3 T3;
+    T0 s0{};
+    T1 s1{};
+    dg_ew_scalar<0, L>(s0, a.scalar, a.data, a.scalar_mask, 0u);
+    dg_ew_scalar<1, L>(s1, a.scalar, a.data, a.scalar_mask, 0u);
+    const bool d0 = !(a.scalar_mask & 1u), d1 = !(a.scalar_mask & 2u);
+    const char *where = a.data[DG_CU_WHERE];
+    const bool small = a.n <= (int64_t)UINT32_MAX;
+    const int64_t step = (int64_t)gridDim.x * DG_CU_THREADS;
+
+    for (int64_t i = (int64_t)blockIdx.x * DG_CU_THREADS + threadIdx.x; i < a.n; i += step) {
+        int64_t off[DG_MAXOPS];
+        if (small)
+            dg_ew_offsets<uint32_t>(a, (uint32_t)i, off);
+        else
+            dg_ew_offsets<uint64_t>(a, (uint64_t)i, off);
+        if (where != NULL && !*(const dg_bool *)(where + off[DG_CU_WHERE]))
+            continue;
+        T0 x0 = s0;
+        T1 x1 = s1;
+        T2 x2{};
+        T3 x3{};
+        if (d0)
+            x0 = *reinterpret_cast<const T0 *>(a.data[0] + off[0]);
+        if constexpr (L::NIN > 1) {
+            if (d1)
+                x1 = *reinterpret_cast<const T1 *>(a.data[1] + off[1]);
+        }
+        L::eval(x0, x1, x2, x3);
+        if constexpr (L::NIN == 1)
+            *reinterpret_cast<T1 *>(a.data[1] + off[1]) = x1;
+        if constexpr (L::NIN + L::NOUT > 2)
+            *reinterpret_cast<T2 *>(a.data[2] + off[2]) = x2;
+        if constexpr (L::NIN + L::NOUT > 3)
+            *reinterpret_cast<T3 *>(a.data[3] + off[3]) = x3;
+    }
+}
+
+template <int I>
+static cudaError_t dg_ew_launch_contig(const dg_cu_ew_contig *a, unsigned blocks,
+                                       cudaStream_t s)
+{
+    typedef dg_ew_loop<I> L;
+    void *args[] = {(void *)a};
+    return cudaLaunchKernel(dg_ew_contig_k<L, dg_ew_traits<L>::vec>, dim3(blocks),
+                            dim3(DG_CU_THREADS), args, 0, s);
+}
+
+template <int I>
+static cudaError_t dg_ew_launch_strided(const dg_cu_ew_strided *a, unsigned blocks,
+                                        cudaStream_t s)
+{
+    void *args[] = {(void *)a};
+    return cudaLaunchKernel(dg_ew_strided_k<dg_ew_loop<I> >, dim3(blocks), dim3(DG_CU_THREADS),
+                            args, 0, s);
+}
+
+/* The launchers of loop I (instantiated only for this part's loops). */
+template <int I> constexpr dg_cu_ew_entry dg_ew_entry()
+{
+    if constexpr (dg_ew_traits<dg_ew_loop<I> >::vec > 1)
+        return dg_cu_ew_entry{&dg_ew_launch_contig<I>, &dg_ew_launch_strided<I>, I};
+    else
+        return dg_cu_ew_entry{NULL, &dg_ew_launch_strided<I>, I};
+}
+
+/* This part's loops: I = DG_EW_PART, DG_EW_PART + NPARTS, ...; one extra
+ * empty entry keeps the array non-empty. */
+enum {
+    dg_ew_part_count = dg_ew_nloops > DG_EW_PART
+                           ? (dg_ew_nloops - DG_EW_PART + DG_CU_EW_NPARTS - 1) / DG_CU_EW_NPARTS
+                           : 0
+};
+
+/* The part number is a template parameter so that each part's table is a
+ * distinct entity: parts with as many loops would otherwise share one
+ * (inline variables of equal types are merged at link time). */
+template <int P, class Seq> struct dg_ew_part_table;
+template <int P, size_t... J> struct dg_ew_part_table<P, std::index_sequence<J...> > {
+    static constexpr dg_cu_ew_entry entries[] = {
+        dg_ew_entry<(int)J * DG_CU_EW_NPARTS + P>()..., dg_cu_ew_entry{NULL, NULL, -1}};
+};
+
+#define DG_EW_CAT2(a, b) a##b
+#define DG_EW_CAT(a, b) DG_EW_CAT2(a, b)
+
+extern "C" {
+extern const dg_cu_ew_entry *const DG_EW_CAT(dg_cu_ew_part_, DG_EW_PART);
+const dg_cu_ew_entry *const DG_EW_CAT(dg_cu_ew_part_, DG_EW_PART) =
+    dg_ew_part_table<DG_EW_PART, std::make_index_sequence<dg_ew_part_count> >::entries;
+}
+
+#endif /* DG_EW_PART */
+
+#endif /* DG_EW_CUH */

@@ -1,0 +1,182 @@
+/* Fill kernels: DG_FILL_CONST, DG_FILL_EYE and DG_FILL_ARANGE (dg_backend.h),
+ * matching the CPU backend (src/backend/cpu/cpu_loops.c).
+ *
+ * CONST and EYE write bit patterns, so they depend only on the itemsize;
+ * a dense CONST is a byte-pattern fill with 16-byte stores.  ARANGE computes
+ * value + g * delta in the dtype, g the element's global index, as NumPy's
+ * arange fill functions do (float16 through float, complex per component,
+ * integers modulo 2^bits), with the conversions of kernels/dg_scalar.h. */
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "cu_kernels.h"
+#include "dg_scalar.h"
+
+/* ---- dense byte-pattern fill ------------------------------------------- */
+
+typedef struct dg_fp_args {
+    uint4 vec;              /* the 16 bytes every aligned 16-byte word gets */
+    unsigned char value[16];
+    char *dst;
+    int64_t nbytes;
+    int64_t head;           /* bytes before the first 16-byte aligned address */
+    int64_t nvec;           /* aligned 16-byte words after the head */
+    int32_t itemsize;
+} dg_fp_args;
+
+__global__ void __launch_bounds__(DG_CU_THREADS) dg_fill_pattern_k(const __grid_constant__ dg_fp_args a)
+{
+    const int64_t first = (int64_t)blockIdx.x * DG_CU_THREADS + threadIdx.x;
+    const int64_t step = (int64_t)gridDim.x * DG_CU_THREADS;
+    uint4 *v = reinterpret_cast<uint4 *>(a.dst + a.head);
+    int64_t i;
+
+    for (i = first; i < a.nvec; i += step)
+        v[i] = a.vec;
+    /* the unaligned bytes at both ends: fewer than 32, block 0 only */
+    if (first < 16 && first < a.head)
+        a.dst[first] = a.value[first % a.itemsize];
+    i = a.head + a.nvec * 16 + first;
+    if (first < 16 && i < a.nbytes)
+        a.dst[i] = a.value[i % a.itemsize];
+}
+
+extern "C" cudaError_t dg_cu_fill_pattern(char *dst, int64_t nbytes, const unsigned char *value,
+                                          int itemsize, unsigned blocks, cudaStream_t s)
+{
+    dg_fp_args a;
+    unsigned char pat[16];
+    int64_t j;
+
+    if (itemsize < 1 || itemsize > 16 || 16 % itemsize != 0)
+        return cudaErrorInvalidValue;
+    memset(&a, 0, sizeof a);
+    memcpy(a.value, value, (size_t)itemsize);
+    a.dst = dst;
+    a.nbytes = nbytes;
+    a.itemsize = itemsize;
+    a.head = (int64_t)((16 - (uintptr_t)dst % 16) % 16);
+    if (a.head > nbytes)
+        a.head = nbytes;
+    a.nvec = (nbytes - a.head) / 16;
+    /* the word at offset head + 16 k starts with byte (head % itemsize) of
+     * the pattern, since itemsize divides 16 */
+    for (j = 0; j < 16; j++)
+        pat[j] = value[(a.head + j) % itemsize];
+    memcpy(&a.vec, pat, 16);
+    void *args[] = {&a};
+    return cudaLaunchKernel((const void *)dg_fill_pattern_k, dim3(blocks), dim3(DG_CU_THREADS),
+                            args, 0, s);
+}
+
+/* ---- strided CONST and EYE ---------------------------------------------- */
+
+struct dg_fl_pair {
+    uint64_t a, b;
+};
+
+template <class T>
+__global__ void __launch_bounds__(DG_CU_THREADS)
+dg_fill_k(const __grid_constant__ dg_fill_desc d, int64_t n)
+{
+    const T v = *reinterpret_cast<const T *>(d.value);
+    const bool eye = d.kind == DG_FILL_EYE;
+    const int64_t step = (int64_t)gridDim.x * DG_CU_THREADS;
+    for (int64_t i = (int64_t)blockIdx.x * DG_CU_THREADS + threadIdx.x; i < n; i += step) {
+        int64_t r = i, off = 0, c0 = 0, c1 = 0;
+        for (int a = d.ndim - 1; a >= 0; a--) {
+            const int64_t c = a > 0 ? r % d.shape[a] : r;
+            r = a > 0 ? r / d.shape[a] : 0;
+            off += c * d.strides[a];
+            if (a == 0)
+                c0 = c;
+            else if (a == 1)
+                c1 = c;
+        }
+        T x = v;
+        if (eye) {
+            const int64_t gi = d.origin[0] + c0 * d.gstep[0];
+            const int64_t gj = d.origin[1] + c1 * d.gstep[1];
+            if (gj - gi != d.k)
+                x = T{};
+        }
+        *reinterpret_cast<T *>(d.dst + off) = x;
+    }
+}
+
+/* ---- ARANGE ---------------------------------------------------------------- */
+
+/* value + g * delta in dtype DT (C type T), as the CPU backend computes it
+ * (src/backend/cpu/cpu_loops.c, dg_cpu_arange_at): element 0 is the start
+ * itself for the floating types (so -0.0 stays -0.0, and an infinite delta
+ * does not turn it into NaN). */
+template <int DT, class T>
+__device__ __forceinline__ T dg_arange_at(const T &s, const T &dl, int64_t g)
+{
+    if constexpr (DT == DG_BOOL) {
+        return (T)((int64_t)(s != 0) + g * (int64_t)(dl != 0) != 0);
+    } else if constexpr (DT == DG_FLOAT16) {
+        if (g == 0)
+            return s;
+        return dg_float_to_half(dg_half_to_float(s) + (float)g * dg_half_to_float(dl));
+    } else if constexpr (DT == DG_FLOAT32 || DT == DG_FLOAT64) {
+        return g == 0 ? s : s + (T)g * dl;
+    } else if constexpr (DT == DG_COMPLEX64 || DT == DG_COMPLEX128) {
+        typedef decltype(s.re) R;
+        T r = s;
+        if (g != 0) {
+            r.re = s.re + (R)g * dl.re;
+            r.im = s.im + (R)g * dl.im;
+        }
+        return r;
+    } else {
+        /* integers: modulo 2^bits, as the C loop's wrap-around gives */
+        return (T)((uint64_t)(int64_t)s + (uint64_t)g * (uint64_t)(int64_t)dl);
+    }
+}
+
+/* 1-d (or 0-d: one element, global index origin[0] or 0). */
+template <int DT, class T>
+__global__ void __launch_bounds__(DG_CU_THREADS)
+dg_arange_k(const __grid_constant__ dg_fill_desc d, int64_t n)
+{
+    const T s = *reinterpret_cast<const T *>(d.value);
+    const T dl = *reinterpret_cast<const T *>(d.delta);
+    const int64_t stride = d.ndim > 0 ? d.strides[0] : 0;
+    const int64_t gstep = d.ndim > 0 ? d.gstep[0] : 0;
+    const int64_t origin = d.ndim > 0 ? d.origin[0] : 0;
+    const int64_t step = (int64_t)gridDim.x * DG_CU_THREADS;
+    for (int64_t i = (int64_t)blockIdx.x * DG_CU_THREADS + threadIdx.x; i < n; i += step)
+        *reinterpret_cast<T *>(d.dst + i * stride) = dg_arange_at<DT, T>(s, dl, origin + i * gstep);
+}
+
+extern "C" cudaError_t dg_cu_fill_launch(const dg_fill_desc *d, int64_t n, unsigned blocks,
+                                         cudaStream_t s)
+{
+    void *args[] = {(void *)d, &n};
+    const void *k;
+    if (d->kind == DG_FILL_ARANGE) {
+        switch (d->dtype) {
+#define DG_FL_X(E, sfx, ct, sz, ch, nm, kd)                    \
+    case DG_##E:                                               \
+        k = (const void *)dg_arange_k<DG_##E, ct>;             \
+        break;
+            DG_DTYPE_LIST(DG_FL_X)
+#undef DG_FL_X
+        default: return cudaErrorInvalidValue;
+        }
+    } else if (d->kind == DG_FILL_CONST || d->kind == DG_FILL_EYE) {
+        switch (dg_dtype_size(d->dtype)) {
+        case 1: k = (const void *)dg_fill_k<uint8_t>; break;
+        case 2: k = (const void *)dg_fill_k<uint16_t>; break;
+        case 4: k = (const void *)dg_fill_k<uint32_t>; break;
+        case 8: k = (const void *)dg_fill_k<uint64_t>; break;
+        case 16: k = (const void *)dg_fill_k<dg_fl_pair>; break;
+        default: return cudaErrorInvalidValue;
+        }
+    } else {
+        return cudaErrorInvalidValue;
+    }
+    return cudaLaunchKernel(k, dim3(blocks), dim3(DG_CU_THREADS), args, 0, s);
+}

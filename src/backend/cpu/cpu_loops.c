@@ -1,0 +1,427 @@
+/* The CPU backend's elementwise loops, generated from DG_LOOP_LIST, and fills.
+ *
+ * One kernel per loop runs the innermost axis: a contiguous fast path (every
+ * operand dense, or a broadcast scalar input) written as a plain indexed loop
+ * that gcc -O3 vectorises for the simple ops, and a strided path (any byte
+ * strides, the where mask).  dg_cpu_ew_run drops length-1 axes, merges axes
+ * that are contiguous with each other, and walks the outer axes with an index
+ * counter.  The scalar math is kernels/dg_scalar.h, shared with CUDA.  One
+ * loop depends on strides as NumPy's does (see dg_loops.h): float power with
+ * a stride-0 exponent. */
+#include <stdalign.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "cpu_loops.h"
+#include "../../core/dg_loops.h"
+#include "../../core/dg_ufunc.h"
+#include "../../../kernels/dg_scalar.h"
+
+/* Runs one loop over n elements of the innermost axis: operand k at p[k] with
+ * byte stride s[k]; w (may be NULL) the where mask with byte stride ws. */
+typedef void (*dg_cpu_kernel)(char *const *p, const int64_t *s, int64_t n,
+                              const char *w, int64_t ws);
+
+#define DG_SZ(t) ((int64_t)sizeof(dg_ct_##t))
+#define DG_AT(t, ptr) (*(dg_ct_##t *)(ptr))
+
+#define DG_CPU_K1(uf, ti, to, fn)                                              \
+    static void fn##_loop(char *const *p, const int64_t *s, int64_t n,         \
+                          const char *w, int64_t ws)                           \
+    {                                                                          \
+        if (w == NULL && s[0] == DG_SZ(ti) && s[1] == DG_SZ(to)) {             \
+            const dg_ct_##ti *a = (const dg_ct_##ti *)p[0];                    \
+            dg_ct_##to *o = (dg_ct_##to *)p[1];                                \
+            for (int64_t i = 0; i < n; i++)                                    \
+                o[i] = fn(a[i]);                                               \
+            return;                                                            \
+        }                                                                      \
+        const char *a = p[0];                                                  \
+        char *o = p[1];                                                        \
+        for (int64_t i = 0; i < n; i++) {                                      \
+            if (w == NULL || w[i * ws])                                        \
+                DG_AT(to, o + i * s[1]) = fn(DG_AT(ti, a + i * s[0]));         \
+        }                                                                      \
+    }
+
+#define DG_CPU_K2(uf, ta, tb, to, fn)                                          \
+    static void fn##_loop(char *const *p, const int64_t *s, int64_t n,         \
+                          const char *w, int64_t ws)                           \
+    {                                                                          \
+        if (w == NULL && s[2] == DG_SZ(to)) {                                  \
+            dg_ct_##to *o = (dg_ct_##to *)p[2];                                \
+            if (s[0] == DG_SZ(ta) && s[1] == DG_SZ(tb)) {                      \
+                const dg_ct_##ta *a = (const dg_ct_##ta *)p[0];                \
+                const dg_ct_##tb *b = (const dg_ct_##tb *)p[1];                \
+                for (int64_t i = 0; i < n; i++)                                \
+                    o[i] = fn(a[i], b[i]);                                     \
+                return;                                                        \
+            }                                                                  \
+            if (s[0] == 0 && s[1] == DG_SZ(tb)) {                              \
+                const dg_ct_##ta a = DG_AT(ta, p[0]);                          \
+                const dg_ct_##tb *b = (const dg_ct_##tb *)p[1];                \
+                for (int64_t i = 0; i < n; i++)                                \
+                    o[i] = fn(a, b[i]);                                        \
+                return;                                                        \
+            }                                                                  \
+            if (s[0] == DG_SZ(ta) && s[1] == 0) {                              \
+                const dg_ct_##ta *a = (const dg_ct_##ta *)p[0];                \
+                const dg_ct_##tb b = DG_AT(tb, p[1]);                          \
+                for (int64_t i = 0; i < n; i++)                                \
+                    o[i] = fn(a[i], b);                                        \
+                return;                                                        \
+            }                                                                  \
+        }                                                                      \
+        const char *a = p[0], *b = p[1];                                       \
+        char *o = p[2];                                                        \
+        for (int64_t i = 0; i < n; i++) {                                      \
+            if (w == NULL || w[i * ws])                                        \
+                DG_AT(to, o + i * s[2]) =                                      \
+                    fn(DG_AT(ta, a + i * s[0]), DG_AT(tb, b + i * s[1]));      \
+        }                                                                      \
+    }
+
+/* Two outputs: written through temporaries, so that an output aliasing an
+ * input is read before it is written. */
+#define DG_CPU_K12(uf, ti, to0, to1, fn)                                       \
+    static void fn##_loop(char *const *p, const int64_t *s, int64_t n,         \
+                          const char *w, int64_t ws)                           \
+    {                                                                          \
+        for (int64_t i = 0; i < n; i++) {                                      \
+            if (w == NULL || w[i * ws]) {                                      \
+                dg_ct_##to0 r0;                                                \
+                dg_ct_##to1 r1;                                                \
+                fn(DG_AT(ti, p[0] + i * s[0]), &r0, &r1);                      \
+                DG_AT(to0, p[1] + i * s[1]) = r0;                              \
+                DG_AT(to1, p[2] + i * s[2]) = r1;                              \
+            }                                                                  \
+        }                                                                      \
+    }
+
+#define DG_CPU_K22(uf, ta, tb, to0, to1, fn)                                   \
+    static void fn##_loop(char *const *p, const int64_t *s, int64_t n,         \
+                          const char *w, int64_t ws)                           \
+    {                                                                          \
+        for (int64_t i = 0; i < n; i++) {                                      \
+            if (w == NULL || w[i * ws]) {                                      \
+                dg_ct_##to0 r0;                                                \
+                dg_ct_##to1 r1;                                                \
+                fn(DG_AT(ta, p[0] + i * s[0]), DG_AT(tb, p[1] + i * s[1]),     \
+                   &r0, &r1);                                                  \
+                DG_AT(to0, p[2] + i * s[2]) = r0;                              \
+                DG_AT(to1, p[3] + i * s[3]) = r1;                              \
+            }                                                                  \
+        }                                                                      \
+    }
+
+DG_LOOP_LIST(DG_CPU_K1, DG_CPU_K2, DG_CPU_K12, DG_CPU_K22)
+
+/* power of float32/float64 with a stride-0 exponent: NumPy's fast path
+ * (dg_power_<t>_sexp); any other strides take the generated kernel. */
+#define DG_CPU_POWER_SEXP(t)                                                   \
+    static void dg_power_##t##_sexp_loop(char *const *p, const int64_t *s,     \
+                                         int64_t n, const char *w, int64_t ws) \
+    {                                                                          \
+        if (s[1] != 0) {                                                       \
+            dg_power_##t##_loop(p, s, n, w, ws);                               \
+            return;                                                            \
+        }                                                                      \
+        const dg_ct_##t b = DG_AT(t, p[1]);                                    \
+        if (w == NULL && s[0] == DG_SZ(t) && s[2] == DG_SZ(t)) {               \
+            const dg_ct_##t *a = (const dg_ct_##t *)p[0];                      \
+            dg_ct_##t *o = (dg_ct_##t *)p[2];                                  \
+            for (int64_t i = 0; i < n; i++)                                    \
+                o[i] = dg_power_##t##_sexp(a[i], b);                           \
+            return;                                                            \
+        }                                                                      \
+        for (int64_t i = 0; i < n; i++) {                                      \
+            if (w == NULL || w[i * ws])                                        \
+                DG_AT(t, p[2] + i * s[2]) =                                    \
+                    dg_power_##t##_sexp(DG_AT(t, p[0] + i * s[0]), b);         \
+        }                                                                      \
+    }
+DG_CPU_POWER_SEXP(f4)
+DG_CPU_POWER_SEXP(f8)
+
+#define DG_CPU_PTR1(uf, ti, to, fn) fn##_loop,
+#define DG_CPU_PTR2(uf, ta, tb, to, fn) fn##_loop,
+#define DG_CPU_PTR12(uf, ti, to0, to1, fn) fn##_loop,
+#define DG_CPU_PTR22(uf, ta, tb, to0, to1, fn) fn##_loop,
+
+/* Indexed by loop id: the same order as dg_loops[]. */
+static const dg_cpu_kernel dg_cpu_kernels[] = {
+    DG_LOOP_LIST(DG_CPU_PTR1, DG_CPU_PTR2, DG_CPU_PTR12, DG_CPU_PTR22)
+};
+
+_Static_assert(sizeof dg_cpu_kernels / sizeof dg_cpu_kernels[0] == DG_NLOOPS,
+               "one CPU kernel per loop of DG_LOOP_LIST");
+
+/* Operands of the where mask and the loop, as one strided space. */
+#define DG_CPU_NOPS (DG_MAXLOOPOPS + 1)
+
+/* Drops length-1 axes and merges each axis into the next inner one when every
+ * operand steps over the inner axis exactly once per outer step.  On return
+ * shape[0..*ndim) and st[k][0..*ndim) describe the same elements; *ndim >= 1. */
+static void dg_cpu_coalesce(int *ndim, int64_t *shape, int nops,
+                            int64_t st[][DG_MAXDIM])
+{
+    int nd = 0;
+    for (int a = 0; a < *ndim; a++) {
+        if (shape[a] == 1)
+            continue;
+        int merge = nd > 0;
+        for (int k = 0; merge && k < nops; k++)
+            merge = st[k][nd - 1] == st[k][a] * shape[a];
+        if (merge) {
+            shape[nd - 1] *= shape[a];
+            for (int k = 0; k < nops; k++)
+                st[k][nd - 1] = st[k][a];
+        } else {
+            shape[nd] = shape[a];
+            for (int k = 0; k < nops; k++)
+                st[k][nd] = st[k][a];
+            nd++;
+        }
+    }
+    if (nd == 0) {
+        shape[0] = 1;
+        for (int k = 0; k < nops; k++)
+            st[k][0] = 0;
+        nd = 1;
+    }
+    *ndim = nd;
+}
+
+void dg_cpu_ew_run(const dg_ew_desc *d)
+{
+    if (d->loop < 0 || d->loop >= DG_NLOOPS || d->ndim < 0 || d->ndim > DG_MAXDIM)
+        return;
+    const dg_loop_info *li = &dg_loops[d->loop];
+    const int nin = li->nin, nop = li->nin + li->nout;
+    const int wk = nop; /* index of the where mask among the operands */
+    const int nops = d->where ? nop + 1 : nop;
+    alignas(16) unsigned char scalars[DG_MAXLOOPOPS][16];
+    char *ptr[DG_CPU_NOPS];
+    int64_t st[DG_CPU_NOPS][DG_MAXDIM];
+    int64_t shape[DG_MAXDIM];
+    int ndim = d->ndim;
+
+    for (int a = 0; a < ndim; a++) {
+        if (d->shape[a] <= 0)
+            return;
+        shape[a] = d->shape[a];
+    }
+    for (int k = 0; k < nop; k++) {
+        int scalar = k < nin && d->data[k] == NULL;
+        if (scalar) {
+            memcpy(scalars[k], d->scalar[k], sizeof scalars[k]);
+            ptr[k] = (char *)scalars[k];
+        } else {
+            ptr[k] = d->data[k];
+        }
+        for (int a = 0; a < ndim; a++)
+            st[k][a] = scalar ? 0 : d->strides[k][a];
+    }
+    if (d->where) {
+        ptr[wk] = (char *)d->where;
+        for (int a = 0; a < ndim; a++)
+            st[wk][a] = d->where_strides[a];
+    }
+    dg_cpu_coalesce(&ndim, shape, nops, st);
+
+    dg_cpu_kernel kern = dg_cpu_kernels[d->loop];
+    if (li->ufunc == DG_UF_power && li->dtypes[0] == DG_FLOAT32)
+        kern = dg_power_f4_sexp_loop;
+    else if (li->ufunc == DG_UF_power && li->dtypes[0] == DG_FLOAT64)
+        kern = dg_power_f8_sexp_loop;
+    const int inner = ndim - 1;
+    int64_t s_in[DG_MAXLOOPOPS];
+    for (int k = 0; k < nop; k++)
+        s_in[k] = st[k][inner];
+    const int64_t ws = d->where ? st[wk][inner] : 0;
+    int64_t idx[DG_MAXDIM] = {0};
+
+    for (;;) {
+        kern(ptr, s_in, shape[inner], d->where ? ptr[wk] : NULL, ws);
+        /* next outer index; back at the start means done */
+        int a = inner - 1;
+        for (; a >= 0; a--) {
+            for (int k = 0; k < nops; k++)
+                ptr[k] += st[k][a];
+            if (++idx[a] < shape[a])
+                break;
+            for (int k = 0; k < nops; k++)
+                ptr[k] -= st[k][a] * shape[a];
+            idx[a] = 0;
+        }
+        if (a < 0)
+            return;
+    }
+}
+
+/* ---- fills --------------------------------------------------------------- */
+
+/* NumPy's arange fill of element i (dtype arithmetic; float16 via float;
+ * complex part by part); element 0 is the start itself. */
+static void dg_cpu_arange_at(int dtype, const unsigned char *start,
+                             const unsigned char *delta, int64_t i, void *out)
+{
+#define DG_AR_INT(t, W)                                                        \
+    {                                                                          \
+        dg_ct_##t s0, dl;                                                      \
+        memcpy(&s0, start, sizeof s0);                                         \
+        memcpy(&dl, delta, sizeof dl);                                         \
+        dg_ct_##t v = (dg_ct_##t)((W)s0 + (W)i * (W)dl);                       \
+        memcpy(out, &v, sizeof v);                                             \
+        return;                                                                \
+    }
+#define DG_AR_FLT(t)                                                           \
+    {                                                                          \
+        dg_ct_##t s0, dl;                                                      \
+        memcpy(&s0, start, sizeof s0);                                         \
+        memcpy(&dl, delta, sizeof dl);                                         \
+        dg_ct_##t v = i == 0 ? s0 : s0 + (dg_ct_##t)i * dl;                    \
+        memcpy(out, &v, sizeof v);                                             \
+        return;                                                                \
+    }
+#define DG_AR_CPX(t, T)                                                        \
+    {                                                                          \
+        dg_ct_##t s0, dl, v;                                                   \
+        memcpy(&s0, start, sizeof s0);                                         \
+        memcpy(&dl, delta, sizeof dl);                                         \
+        v = s0;                                                                \
+        if (i != 0) {                                                          \
+            v.re = s0.re + (T)i * dl.re;                                       \
+            v.im = s0.im + (T)i * dl.im;                                       \
+        }                                                                      \
+        memcpy(out, &v, sizeof v);                                             \
+        return;                                                                \
+    }
+    switch (dtype) {
+    case DG_BOOL: {
+        dg_bool v = (dg_bool)((start[0] != 0) + i * (delta[0] != 0) != 0);
+        memcpy(out, &v, 1);
+        return;
+    }
+    case DG_INT8: DG_AR_INT(i1, uint64_t)
+    case DG_UINT8: DG_AR_INT(u1, uint64_t)
+    case DG_INT16: DG_AR_INT(i2, uint64_t)
+    case DG_UINT16: DG_AR_INT(u2, uint64_t)
+    case DG_INT32: DG_AR_INT(i4, uint64_t)
+    case DG_UINT32: DG_AR_INT(u4, uint64_t)
+    case DG_INT64: DG_AR_INT(i8, uint64_t)
+    case DG_UINT64: DG_AR_INT(u8, uint64_t)
+    case DG_FLOAT16: {
+        dg_half s0, dl, v;
+        memcpy(&s0, start, sizeof s0);
+        memcpy(&dl, delta, sizeof dl);
+        v = i == 0 ? s0
+                   : dg_float_to_half(dg_half_to_float(s0)
+                                      + (float)i * dg_half_to_float(dl));
+        memcpy(out, &v, sizeof v);
+        return;
+    }
+    case DG_FLOAT32: DG_AR_FLT(f4)
+    case DG_FLOAT64: DG_AR_FLT(f8)
+    case DG_COMPLEX64: DG_AR_CPX(c8, float)
+    case DG_COMPLEX128: DG_AR_CPX(c16, double)
+    default: return;
+    }
+#undef DG_AR_INT
+#undef DG_AR_FLT
+#undef DG_AR_CPX
+}
+
+/* Stores `val` (isz bytes) at n elements of stride s (bytes) from dst. */
+static void dg_cpu_fill_row(char *dst, int64_t s, int64_t n, const unsigned char *val,
+                            int isz)
+{
+#define DG_FILL_T(T)                                                           \
+    {                                                                          \
+        T v;                                                                   \
+        memcpy(&v, val, sizeof v);                                             \
+        if (s == (int64_t)sizeof v) {                                          \
+            T *o = (T *)dst;                                                   \
+            for (int64_t i = 0; i < n; i++)                                    \
+                o[i] = v;                                                      \
+        } else {                                                               \
+            for (int64_t i = 0; i < n; i++)                                    \
+                *(T *)(dst + i * s) = v;                                       \
+        }                                                                      \
+        return;                                                                \
+    }
+    switch (isz) {
+    case 1: DG_FILL_T(uint8_t)
+    case 2: DG_FILL_T(uint16_t)
+    case 4: DG_FILL_T(uint32_t)
+    case 8: DG_FILL_T(uint64_t)
+    default:
+        for (int64_t i = 0; i < n; i++)
+            memcpy(dst + i * s, val, (size_t)isz);
+        return;
+    }
+#undef DG_FILL_T
+}
+
+void dg_cpu_fill_run(const dg_fill_desc *d)
+{
+    const int isz = dg_dtype_size(d->dtype);
+    if (isz == 0 || d->ndim < 0 || d->ndim > DG_MAXDIM)
+        return;
+    const int ndim = d->ndim;
+    for (int a = 0; a < ndim; a++)
+        if (d->shape[a] <= 0)
+            return;
+    const unsigned char zero[16] = {0};
+    unsigned char buf[16];
+
+    if (d->kind == DG_FILL_ARANGE && ndim <= 1) {
+        int64_t n = ndim ? d->shape[0] : 1;
+        int64_t s = ndim ? d->strides[0] : 0;
+        int64_t o = ndim ? d->origin[0] : 0, g = ndim ? d->gstep[0] : 1;
+        for (int64_t p = 0; p < n; p++) {
+            dg_cpu_arange_at(d->dtype, d->value, d->delta, o + p * g, buf);
+            memcpy(d->dst + p * s, buf, (size_t)isz);
+        }
+        return;
+    }
+    if (d->kind == DG_FILL_EYE && ndim == 2) {
+        for (int64_t p = 0; p < d->shape[0]; p++) {
+            int64_t gi = d->origin[0] + p * d->gstep[0];
+            char *row = d->dst + p * d->strides[0];
+            dg_cpu_fill_row(row, d->strides[1], d->shape[1], zero, isz);
+            /* the one column j = gi + k, if this block holds it */
+            int64_t dj = gi + d->k - d->origin[1];
+            if (d->gstep[1] > 0 && dj >= 0 && dj % d->gstep[1] == 0) {
+                int64_t q = dj / d->gstep[1];
+                if (q < d->shape[1])
+                    memcpy(row + q * d->strides[1], d->value, (size_t)isz);
+            }
+        }
+        return;
+    }
+    if (d->kind != DG_FILL_CONST)
+        return;
+    /* constant: rows of the innermost axis, outer axes by index counter */
+    if (ndim == 0) {
+        memcpy(d->dst, d->value, (size_t)isz);
+        return;
+    }
+    int64_t idx[DG_MAXDIM] = {0};
+    char *p = d->dst;
+    const int inner = ndim - 1;
+    for (;;) {
+        dg_cpu_fill_row(p, d->strides[inner], d->shape[inner], d->value, isz);
+        int a = inner - 1;
+        for (; a >= 0; a--) {
+            p += d->strides[a];
+            if (++idx[a] < d->shape[a])
+                break;
+            p -= d->strides[a] * d->shape[a];
+            idx[a] = 0;
+        }
+        if (a < 0)
+            return;
+    }
+}

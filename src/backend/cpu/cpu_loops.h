@@ -1,0 +1,24 @@
+/* The CPU backend's elementwise loops and fills.
+ *
+ * Both run synchronously on the calling thread (a virtual device's worker)
+ * and cannot fail: the descriptor was validated by the core before it was
+ * enqueued (loop id in range, operands matching the loop's dtypes, shapes and
+ * strides addressing memory the operands own). */
+#ifndef DG_CPU_LOOPS_H
+#define DG_CPU_LOOPS_H
+
+#include "../../core/dg_backend.h"
+
+/* Runs loop d->loop (an index of dg_loops) over the N-d strided space of `d`.
+ * An input with data == NULL is the scalar d->scalar[i], stored in the loop's
+ * input dtype; byte strides may be 0 or negative; where d->where is set, an
+ * output element is written only where the mask is non-zero.  An output may be
+ * the same memory as an input (same pointer and strides).  `d` is borrowed. */
+void dg_cpu_ew_run(const dg_ew_desc *d);
+
+/* Fills the N-d strided block of `d` with a constant, NumPy's arange values or
+ * an identity-like diagonal (dg_fill_kind); values are in d->dtype.  `d` is
+ * borrowed. */
+void dg_cpu_fill_run(const dg_fill_desc *d);
+
+#endif /* DG_CPU_LOOPS_H */

@@ -1,0 +1,128 @@
+/* The C interface of the CUDA kernels (the .cu files of kernels/): argument
+ * blocks and launchers.
+ *
+ * The backend (C, src/backend/cuda) prepares an argument block on the host
+ * (dimensions coalesced, fast path chosen) and calls a launcher, which enqueues
+ * one kernel on the given stream of the current device (cudaLaunchKernel) and
+ * returns that launch's status; on failure the caller clears the runtime's
+ * last error (cu_fail).
+ * The blocks are passed to the kernels by value, so the caller's copy may go
+ * as soon as the launcher returns.  Launchers never synchronise.
+ *
+ * This header is included by C (the backend) and by C++ (nvcc): the layouts
+ * of the blocks must agree between the two, hence plain fixed-width fields and
+ * explicit alignment. */
+#ifndef DG_CU_KERNELS_H
+#define DG_CU_KERNELS_H
+
+#include <stdint.h>
+#include <cuda_runtime_api.h>
+
+#include "dg_backend.h"
+#include "dg_ufunc.h"
+
+#ifdef __cplusplus
+#define DG_CU_ALIGN16 alignas(16)
+extern "C" {
+#else
+#define DG_CU_ALIGN16 _Alignas(16)
+#endif
+
+/* Threads per block of every kernel. */
+#define DG_CU_THREADS 256
+/* Index of the where mask in dg_cu_ew_strided.data / strides. */
+#define DG_CU_WHERE (DG_MAXOPS - 1)
+/* Elements per thread of the contiguous path are at most this many. */
+#define DG_CU_MAXVEC 8
+/* The elementwise kernels are compiled in this many parts (kernels/ew_<k>.cu);
+ * loop `i` lives in part i % DG_CU_EW_NPARTS. */
+#define DG_CU_EW_NPARTS 6
+
+/* An elementwise loop over an N-d strided space, after coalescing.  Operand k
+ * of the loop (inputs, then outputs) is at data[k] with byte strides
+ * strides[*][k]; an input whose bit is set in scalar_mask is the value
+ * scalar[k] instead.  data[DG_CU_WHERE] is the where mask (dg_bool) or NULL.
+ * Axis ndim-1 is the innermost. */
+typedef struct dg_cu_ew_strided {
+    DG_CU_ALIGN16 unsigned char scalar[DG_MAXLOOPOPS][16];
+    int64_t n; /* product of shape */
+    int32_t ndim;
+    uint32_t scalar_mask;
+    char *data[DG_MAXOPS];
+    int64_t shape[DG_MAXDIM];
+    int64_t strides[DG_MAXDIM][DG_MAXOPS];
+} dg_cu_ew_strided;
+
+/* An elementwise loop over n contiguous elements: operand k at data[k], dense;
+ * an input with its bit in scalar_mask is the value scalar[k]; an input with
+ * its bit in bcast_mask is the one element at data[k].  Every dense operand is
+ * aligned to vec * its itemsize (dg_cu_ew_info.vec). */
+typedef struct dg_cu_ew_contig {
+    DG_CU_ALIGN16 unsigned char scalar[DG_MAXLOOPOPS][16];
+    int64_t n;
+    char *data[DG_MAXLOOPOPS];
+    uint32_t scalar_mask;
+    uint32_t bcast_mask;
+} dg_cu_ew_contig;
+
+/* What the kernels know of loop i (same order as DG_LOOP_LIST). */
+typedef struct dg_cu_ew_info {
+    const char *name;              /* the ufunc's name, for messages */
+    int8_t nin, nout;
+    int8_t vec;                    /* elements per thread of the contiguous path;
+                                      1: no contiguous kernel, use the strided one */
+    int8_t size[DG_MAXLOOPOPS];    /* itemsize of each operand, 0 past nin+nout */
+} dg_cu_ew_info;
+
+typedef cudaError_t (*dg_cu_ew_contig_fn)(const dg_cu_ew_contig *a, unsigned blocks,
+                                          cudaStream_t s);
+typedef cudaError_t (*dg_cu_ew_strided_fn)(const dg_cu_ew_strided *a, unsigned blocks,
+                                           cudaStream_t s);
+
+/* The launchers of one loop; contig is NULL where info.vec == 1.  `loop` is
+ * the id they were generated for (checked when the backend starts). */
+typedef struct dg_cu_ew_entry {
+    dg_cu_ew_contig_fn contig;
+    dg_cu_ew_strided_fn strided;
+    int loop;
+} dg_cu_ew_entry;
+
+/* Number of loops the kernels were generated for (DG_LOOP_LIST's length). */
+extern const int dg_cu_ew_nloops;
+/* dg_cu_ew_infos[i]: loop i's operand sizes and vector width (static). */
+extern const dg_cu_ew_info *const dg_cu_ew_infos;
+/* The launchers of loop i (0 <= i < dg_cu_ew_nloops); borrowed, static. */
+const dg_cu_ew_entry *dg_cu_ew_entry_get(int i);
+
+/* A strided N-d copy of the elements [base, base + n) of the C-order
+ * iteration over `shape`, each of `itemsize` bytes (1, 2, 4, 8 or 16).  The
+ * element with coordinates c is read at src + sum c[a] * src_strides[a] and
+ * written at dst + sum c[a] * dst_strides[a]; either pointer may be on a peer
+ * device that the current device can access. */
+typedef struct dg_cu_copy_args {
+    int64_t n, base;
+    int32_t ndim, itemsize;
+    const char *src;
+    char *dst;
+    int64_t shape[DG_MAXDIM];
+    int64_t strides[DG_MAXDIM][2]; /* [a][0]: source, [a][1]: destination */
+} dg_cu_copy_args;
+
+cudaError_t dg_cu_copy_launch(const dg_cu_copy_args *a, unsigned blocks, cudaStream_t s);
+
+/* Fills nbytes bytes at dst (no alignment needed) with the repeated
+ * `itemsize`-byte pattern `value` (itemsize 1, 2, 4, 8 or 16), the pattern
+ * starting at dst. */
+cudaError_t dg_cu_fill_pattern(char *dst, int64_t nbytes, const unsigned char *value,
+                               int itemsize, unsigned blocks, cudaStream_t s);
+
+/* Fills the block described by `d` (DG_FILL_CONST, DG_FILL_EYE or
+ * DG_FILL_ARANGE, see dg_backend.h) of n elements (n = product of d->shape). */
+cudaError_t dg_cu_fill_launch(const dg_fill_desc *d, int64_t n, unsigned blocks,
+                              cudaStream_t s);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* DG_CU_KERNELS_H */

@@ -1,0 +1,791 @@
+/* The CUDA backend: devices, streams, positions, events and memory.
+ *
+ * Every GPU gets a non-blocking compute stream and a transfer stream and its
+ * own stream-ordered memory pool (cudaMemPoolCreate, release threshold at the
+ * maximum so that freed memory stays in the pool), readable by every peer
+ * that has peer access.  A dg_pos is (device, stream, seq): seq counts the
+ * operations enqueued on the stream; waiting for one records an event on its
+ * stream only if the last event recorded there does not already cover it
+ * (see cuda_internal.h).  Copies, elementwise loops and fills live in
+ * cuda_copy.c, cuda_hostcopy.c, cuda_ew.c and cuda_fill.c.
+ *
+ * Nothing here aborts: every CUDA call is checked and turned into a dg_error
+ * by cu_fail, which also clears the runtime's last error. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cuda_internal.h"
+
+/* ---- errors ------------------------------------------------------------- */
+
+dg_status cu_fail(dg_error *err, cudaError_t e, int dev, size_t bytes, const char *what)
+{
+    dg_status st;
+    (void)cudaGetLastError(); /* clear the error state the runtime keeps */
+    if (e == cudaErrorMemoryAllocation) {
+        size_t freeb = 0, total = 0;
+        if (cudaMemGetInfo(&freeb, &total) != cudaSuccess) {
+            (void)cudaGetLastError();
+            freeb = total = 0;
+        }
+        if (bytes > 0)
+            st = dg_error_set(err, DG_ERR_DEVICE_NOMEM, dev,
+                              "out of memory on device %d: could not allocate %zu bytes "
+                              "(free: %zu of %zu bytes)",
+                              dev, bytes, freeb, total);
+        else
+            st = dg_error_set(err, DG_ERR_DEVICE_NOMEM, dev,
+                              "out of memory on device %d in %s (free: %zu of %zu bytes)",
+                              dev, what, freeb, total);
+        if (err != NULL && err->code == DG_ERR_DEVICE_NOMEM && err->backend_code == 0) {
+            err->bytes = bytes;
+            err->backend_code = (long)e;
+        }
+        return st;
+    }
+    st = dg_error_set(err, DG_ERR_DEVICE, dev, "CUDA error in %s on device %d: %s (%s)", what,
+                      dev, cudaGetErrorString(e), cudaGetErrorName(e));
+    if (err != NULL && err->code == DG_ERR_DEVICE && err->backend_code == 0)
+        err->backend_code = (long)e;
+    return st;
+}
+
+dg_status cu_set_device(cu_be *b, int dev, dg_error *err)
+{
+    CU_CHECK(cudaSetDevice(b->devs[dev].id), err, dev, "cudaSetDevice");
+    return DG_OK;
+}
+
+dg_status cu_check_stream(cu_be *b, int dev, int stream, const char *op, dg_error *err)
+{
+    if (dev < 0 || dev >= b->ndev)
+        return dg_error_set(err, DG_ERR_INTERNAL, dev, "%s on GPU %d, which does not exist "
+                            "(%d in use)", op, dev, b->ndev);
+    if (stream < 0 || stream >= DG_NSTREAMS)
+        return dg_error_set(err, DG_ERR_INTERNAL, dev, "%s on stream %d, which does not exist",
+                            op, stream);
+    return DG_OK;
+}
+
+/* ---- live allocations ------------------------------------------------------- */
+
+/* Slot of pointer p in a table of `cap` (a power of two) slots. */
+static size_t live_slot(uintptr_t p, size_t cap)
+{
+    uint64_t x = (uint64_t)p * UINT64_C(0x9E3779B97F4A7C15);
+    return (size_t)(x >> 32) & (cap - 1);
+}
+
+/* Doubles d's table (or makes the first one).  0 if out of host memory.
+ * Called with d->mu held. */
+static int live_grow(cu_dev *d)
+{
+    size_t cap = d->live_cap ? d->live_cap * 2 : 1024, i;
+    cu_live *t = (cu_live *)calloc(cap, sizeof(cu_live));
+    if (t == NULL)
+        return 0;
+    for (i = 0; i < d->live_cap; i++) {
+        if (d->live[i].ptr != 0) {
+            size_t j = live_slot(d->live[i].ptr, cap);
+            while (t[j].ptr != 0)
+                j = (j + 1) & (cap - 1);
+            t[j] = d->live[i];
+        }
+    }
+    free(d->live);
+    d->live = t;
+    d->live_cap = cap;
+    return 1;
+}
+
+/* Records allocation p of `size` bytes.  0 if out of host memory.  [mu] */
+static int live_put(cu_dev *d, void *p, size_t size)
+{
+    size_t j;
+    if ((d->live_n + 1) * 2 > d->live_cap && !live_grow(d))
+        return 0;
+    j = live_slot((uintptr_t)p, d->live_cap);
+    while (d->live[j].ptr != 0)
+        j = (j + 1) & (d->live_cap - 1);
+    d->live[j].ptr = (uintptr_t)p;
+    d->live[j].size = size;
+    d->live_n++;
+    return 1;
+}
+
+/* Forgets allocation p and returns its size (0 if p is not live).  [mu] */
+static size_t live_take(cu_dev *d, void *p)
+{
+    size_t mask, i, j, size;
+    if (d->live_cap == 0)
+        return 0;
+    mask = d->live_cap - 1;
+    i = live_slot((uintptr_t)p, d->live_cap);
+    while (d->live[i].ptr != (uintptr_t)p) {
+        if (d->live[i].ptr == 0)
+            return 0;
+        i = (i + 1) & mask;
+    }
+    size = d->live[i].size;
+    /* backward-shift deletion keeps every probe chain unbroken */
+    j = i;
+    for (;;) {
+        size_t k;
+        j = (j + 1) & mask;
+        if (d->live[j].ptr == 0)
+            break;
+        k = live_slot(d->live[j].ptr, d->live_cap);
+        if ((j > i && (k <= i || k > j)) || (j < i && k <= i && k > j)) {
+            d->live[i] = d->live[j];
+            i = j;
+        }
+    }
+    d->live[i].ptr = 0;
+    d->live[i].size = 0;
+    d->live_n--;
+    return size;
+}
+
+/* ---- events and positions ------------------------------------------------- */
+
+/* Drops one reference to e; the last one returns it to the free list.  [mu] */
+static void ev_unref(cu_dev *d, cu_event *e)
+{
+    if (--e->refs == 0) {
+        e->next = d->ev_free;
+        d->ev_free = e;
+    }
+}
+
+/* An event of (dev, stream) that covers operation `want`, with a reference
+ * for the caller (drop it with ev_release).  Records a new event now unless
+ * the stream's last one covers `want`.  Makes dev current. */
+static dg_status ev_cover(cu_be *b, int dev, int stream, uint64_t want, cu_event **out,
+                          dg_error *err)
+{
+    cu_dev *d = &b->devs[dev];
+    cu_stream *s = &d->st[stream];
+    cu_event *e;
+    cudaError_t ce;
+
+    DG_CHECK(cu_set_device(b, dev, err));
+    pthread_mutex_lock(&d->mu);
+    if (want > s->seq) {
+        pthread_mutex_unlock(&d->mu);
+        return dg_error_set(err, DG_ERR_INTERNAL, dev,
+                            "a position (%llu) past the work enqueued on GPU %d stream %d (%llu)",
+                            (unsigned long long)want, dev, stream,
+                            (unsigned long long)s->seq);
+    }
+    if (s->last != NULL && s->last->seq >= want) {
+        e = s->last;
+        e->refs++;
+        pthread_mutex_unlock(&d->mu);
+        *out = e;
+        return DG_OK;
+    }
+    e = d->ev_free;
+    if (e != NULL) {
+        d->ev_free = e->next;
+    } else {
+        e = (cu_event *)calloc(1, sizeof(*e));
+        if (e == NULL) {
+            pthread_mutex_unlock(&d->mu);
+            return dg_error_set(err, DG_ERR_NOMEM, dev, "out of host memory for a CUDA event");
+        }
+        ce = cudaEventCreateWithFlags(&e->ev, cudaEventDisableTiming);
+        if (ce != cudaSuccess) {
+            pthread_mutex_unlock(&d->mu);
+            free(e);
+            return cu_fail(err, ce, dev, 0, "cudaEventCreateWithFlags");
+        }
+    }
+    ce = cudaEventRecord(e->ev, s->s);
+    if (ce != cudaSuccess) {
+        e->refs = 0;
+        e->next = d->ev_free;
+        d->ev_free = e;
+        pthread_mutex_unlock(&d->mu);
+        return cu_fail(err, ce, dev, 0, "cudaEventRecord");
+    }
+    e->seq = s->seq;
+    e->refs = 2; /* the stream's `last`, and the caller */
+    if (s->last != NULL)
+        ev_unref(d, s->last);
+    s->last = e;
+    pthread_mutex_unlock(&d->mu);
+    *out = e;
+    return DG_OK;
+}
+
+static void ev_release(cu_be *b, int dev, cu_event *e)
+{
+    cu_dev *d = &b->devs[dev];
+    pthread_mutex_lock(&d->mu);
+    ev_unref(d, e);
+    pthread_mutex_unlock(&d->mu);
+}
+
+void cu_bump(cu_be *b, int dev, int stream)
+{
+    cu_dev *d = &b->devs[dev];
+    pthread_mutex_lock(&d->mu);
+    d->st[stream].seq++;
+    pthread_mutex_unlock(&d->mu);
+}
+
+dg_pos cu_pos(dg_backend_i *be, int dev, int stream)
+{
+    cu_be *b = cu_of(be);
+    dg_pos p;
+    p.dev = dev;
+    p.stream = stream;
+    p.seq = 0;
+    if (dev < 0 || dev >= b->ndev || stream < 0 || stream >= DG_NSTREAMS)
+        return p;
+    pthread_mutex_lock(&b->devs[dev].mu);
+    p.seq = b->devs[dev].st[stream].seq;
+    pthread_mutex_unlock(&b->devs[dev].mu);
+    return p;
+}
+
+/* 1 if p is known complete (no CUDA call). */
+static int pos_done(cu_be *b, dg_pos p)
+{
+    cu_dev *d = &b->devs[p.dev];
+    int done;
+    pthread_mutex_lock(&d->mu);
+    done = p.seq <= d->st[p.stream].done;
+    pthread_mutex_unlock(&d->mu);
+    return done;
+}
+
+dg_status cu_wait(dg_backend_i *be, int dev, int stream, dg_pos p, dg_error *err)
+{
+    cu_be *b = cu_of(be);
+    cu_event *e;
+    cudaError_t ce;
+
+    DG_CHECK(cu_check_stream(b, dev, stream, "wait", err));
+    if (p.seq == 0 || (p.dev == dev && p.stream == stream))
+        return DG_OK;
+    DG_CHECK(cu_check_stream(b, p.dev, p.stream, "wait for a position", err));
+    if (pos_done(b, p))
+        return DG_OK;
+    DG_CHECK(ev_cover(b, p.dev, p.stream, p.seq, &e, err));
+    ce = cudaSetDevice(b->devs[dev].id);
+    if (ce == cudaSuccess)
+        ce = cudaStreamWaitEvent(b->devs[dev].st[stream].s, e->ev, 0);
+    ev_release(b, p.dev, e);
+    if (ce != cudaSuccess)
+        return cu_fail(err, ce, dev, 0, "cudaStreamWaitEvent");
+    /* later positions of this stream include the wait, so that waiting for
+     * them waits for p too */
+    cu_bump(b, dev, stream);
+    return DG_OK;
+}
+
+static dg_status cu_sync(dg_backend_i *be, dg_pos p, dg_error *err)
+{
+    cu_be *b = cu_of(be);
+    cu_dev *d;
+    cu_event *e;
+    cudaError_t ce;
+
+    if (p.seq == 0)
+        return DG_OK;
+    DG_CHECK(cu_check_stream(b, p.dev, p.stream, "sync", err));
+    if (pos_done(b, p))
+        return DG_OK;
+    DG_CHECK(ev_cover(b, p.dev, p.stream, p.seq, &e, err));
+    ce = cudaEventSynchronize(e->ev);
+    d = &b->devs[p.dev];
+    pthread_mutex_lock(&d->mu);
+    if (ce == cudaSuccess && e->seq > d->st[p.stream].done)
+        d->st[p.stream].done = e->seq;
+    ev_unref(d, e);
+    pthread_mutex_unlock(&d->mu);
+    if (ce != cudaSuccess)
+        return cu_fail(err, ce, p.dev, 0, "cudaEventSynchronize (waiting for the GPU's work)");
+    return DG_OK;
+}
+
+static dg_status cu_sync_all(dg_backend_i *be, dg_error *err)
+{
+    cu_be *b = cu_of(be);
+    dg_status st = DG_OK;
+    int i, k;
+
+    for (i = 0; i < b->ndev; i++) {
+        cu_dev *d = &b->devs[i];
+        if (cu_set_device(b, i, err) != DG_OK) {
+            st = err ? err->code : DG_ERR_DEVICE;
+            continue;
+        }
+        for (k = 0; k < DG_NSTREAMS; k++) {
+            uint64_t seq;
+            cudaError_t ce;
+            pthread_mutex_lock(&d->mu);
+            seq = d->st[k].seq;
+            pthread_mutex_unlock(&d->mu);
+            ce = cudaStreamSynchronize(d->st[k].s);
+            if (ce != cudaSuccess) {
+                st = cu_fail(err, ce, i, 0, "cudaStreamSynchronize");
+                continue;
+            }
+            pthread_mutex_lock(&d->mu);
+            if (seq > d->st[k].done)
+                d->st[k].done = seq;
+            pthread_mutex_unlock(&d->mu);
+        }
+    }
+    return st;
+}
+
+/* ---- memory ------------------------------------------------------------------ */
+
+static dg_status cu_alloc(dg_backend_i *be, int dev, size_t nbytes, void **ptr, dg_error *err)
+{
+    cu_be *b = cu_of(be);
+    cu_dev *d;
+    void *p = NULL;
+    cudaError_t ce;
+    int ok;
+
+    DG_CHECK(cu_check_stream(b, dev, DG_STREAM_COMPUTE, "alloc", err));
+    d = &b->devs[dev];
+    if (nbytes == 0)
+        nbytes = 1;
+    DG_CHECK(cu_set_device(b, dev, err));
+    ce = cudaMallocFromPoolAsync(&p, nbytes, d->pool, d->st[DG_STREAM_COMPUTE].s);
+    if (ce == cudaErrorMemoryAllocation) {
+        /* Memory released on the other stream, or held by the pool in pieces
+         * too small: let pending frees finish, hand unused memory back to the
+         * device, and try once more. */
+        int k;
+        (void)cudaGetLastError();
+        for (k = 0; k < DG_NSTREAMS; k++)
+            if (cudaStreamSynchronize(d->st[k].s) != cudaSuccess)
+                (void)cudaGetLastError();
+        if (cudaMemPoolTrimTo(d->pool, 0) != cudaSuccess)
+            (void)cudaGetLastError();
+        p = NULL;
+        ce = cudaMallocFromPoolAsync(&p, nbytes, d->pool, d->st[DG_STREAM_COMPUTE].s);
+    }
+    if (ce != cudaSuccess)
+        return cu_fail(err, ce, dev, nbytes, "cudaMallocFromPoolAsync");
+    pthread_mutex_lock(&d->mu);
+    ok = live_put(d, p, nbytes);
+    if (ok)
+        d->in_use += nbytes;
+    pthread_mutex_unlock(&d->mu);
+    if (!ok) {
+        if (cudaFreeAsync(p, d->st[DG_STREAM_COMPUTE].s) != cudaSuccess)
+            (void)cudaGetLastError();
+        cu_bump(b, dev, DG_STREAM_COMPUTE);
+        return dg_error_set(err, DG_ERR_NOMEM, dev, "out of host memory");
+    }
+    cu_bump(b, dev, DG_STREAM_COMPUTE);
+    *ptr = p;
+    return DG_OK;
+}
+
+static void cu_release(dg_backend_i *be, int dev, void *ptr)
+{
+    cu_be *b = cu_of(be);
+    cu_dev *d;
+    size_t size;
+
+    if (ptr == NULL || dev < 0 || dev >= b->ndev)
+        return;
+    d = &b->devs[dev];
+    if (cudaSetDevice(d->id) != cudaSuccess ||
+        cudaFreeAsync(ptr, d->st[DG_STREAM_COMPUTE].s) != cudaSuccess)
+        (void)cudaGetLastError(); /* never fails: at worst the memory is lost */
+    pthread_mutex_lock(&d->mu);
+    size = live_take(d, ptr);
+    d->in_use -= size;
+    d->st[DG_STREAM_COMPUTE].seq++;
+    pthread_mutex_unlock(&d->mu);
+}
+
+static size_t cu_bytes_in_use(dg_backend_i *be, int dev)
+{
+    cu_be *b = cu_of(be);
+    size_t n;
+    if (dev < 0 || dev >= b->ndev)
+        return 0;
+    pthread_mutex_lock(&b->devs[dev].mu);
+    n = b->devs[dev].in_use;
+    pthread_mutex_unlock(&b->devs[dev].mu);
+    return n;
+}
+
+static dg_status cu_device_info(dg_backend_i *be, int dev, char *name, size_t cap,
+                                size_t *total_bytes, size_t *free_bytes, dg_error *err)
+{
+    cu_be *b = cu_of(be);
+    size_t freeb = 0, total = 0;
+
+    DG_CHECK(cu_check_stream(b, dev, 0, "device_info", err));
+    if (name != NULL && cap > 0)
+        snprintf(name, cap, "%s", b->devs[dev].name);
+    if (total_bytes != NULL || free_bytes != NULL) {
+        DG_CHECK(cu_set_device(b, dev, err));
+        CU_CHECK(cudaMemGetInfo(&freeb, &total), err, dev, "cudaMemGetInfo");
+    }
+    if (total_bytes != NULL)
+        *total_bytes = total;
+    if (free_bytes != NULL)
+        *free_bytes = freeb;
+    return DG_OK;
+}
+
+/* ---- life cycle ------------------------------------------------------------------ */
+
+/* Waits for the device's work and frees what it holds.  Errors are ignored:
+ * at interpreter exit the runtime may already be unloading, and every call
+ * then fails fast. */
+static void dev_teardown(cu_dev *d)
+{
+    size_t i;
+    int k;
+
+    if (cudaSetDevice(d->id) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return;
+    }
+    for (k = 0; k < DG_NSTREAMS; k++)
+        if (d->st[k].s != NULL && cudaStreamSynchronize(d->st[k].s) != cudaSuccess)
+            (void)cudaGetLastError();
+    /* allocations the core did not release */
+    if (d->live != NULL && d->st[DG_STREAM_COMPUTE].s != NULL) {
+        for (i = 0; i < d->live_cap; i++)
+            if (d->live[i].ptr != 0 &&
+                cudaFreeAsync((void *)d->live[i].ptr, d->st[DG_STREAM_COMPUTE].s) != cudaSuccess)
+                (void)cudaGetLastError();
+        if (cudaStreamSynchronize(d->st[DG_STREAM_COMPUTE].s) != cudaSuccess)
+            (void)cudaGetLastError();
+    }
+    free(d->live);
+    d->live = NULL;
+    d->live_cap = d->live_n = 0;
+    d->in_use = 0;
+    for (k = 0; k < DG_NSTREAMS; k++) {
+        if (d->st[k].last != NULL) {
+            ev_unref(d, d->st[k].last);
+            d->st[k].last = NULL;
+        }
+    }
+    while (d->ev_free != NULL) {
+        cu_event *e = d->ev_free;
+        d->ev_free = e->next;
+        if (cudaEventDestroy(e->ev) != cudaSuccess)
+            (void)cudaGetLastError();
+        free(e);
+    }
+    for (k = 0; k < DG_NSTREAMS; k++) {
+        if (d->st[k].s != NULL && cudaStreamDestroy(d->st[k].s) != cudaSuccess)
+            (void)cudaGetLastError();
+        d->st[k].s = NULL;
+    }
+    if (d->pool != NULL && cudaMemPoolDestroy(d->pool) != cudaSuccess)
+        (void)cudaGetLastError();
+    d->pool = NULL;
+}
+
+static void cu_destroy(dg_backend_i *be)
+{
+    cu_be *b;
+    int i, k;
+
+    if (be == NULL || be->impl == NULL)
+        return;
+    b = cu_of(be);
+    /* first let every queued operation finish, on all devices: host copies
+     * and peer copies may involve several of them */
+    for (i = 0; i < b->ndev; i++) {
+        cu_dev *d = &b->devs[i];
+        if (!d->started || cudaSetDevice(d->id) != cudaSuccess) {
+            (void)cudaGetLastError();
+            continue;
+        }
+        for (k = 0; k < DG_NSTREAMS; k++)
+            if (d->st[k].s != NULL && cudaStreamSynchronize(d->st[k].s) != cudaSuccess)
+                (void)cudaGetLastError();
+    }
+    cu_hc_destroy(b);
+    for (i = 0; i < b->ndev; i++) {
+        cu_dev *d = &b->devs[i];
+        if (!d->started)
+            continue;
+        dev_teardown(d);
+        pthread_mutex_destroy(&d->mu);
+    }
+    pthread_mutex_destroy(&b->hc_mu);
+    free(b->peer);
+    free(b->devs);
+    be->impl = NULL;
+    free(b);
+}
+
+/* ---- the table's slots ----------------------------------------------------- */
+
+/* Every slot leaves the calling thread's current device as it found it, so
+ * that CuPy or PyTorch code running in the same thread keeps its device. */
+static int dev_save(void)
+{
+    int d = -1;
+    if (cudaGetDevice(&d) != cudaSuccess) {
+        (void)cudaGetLastError();
+        d = -1;
+    }
+    return d;
+}
+
+static void dev_restore(int d)
+{
+    if (d >= 0 && cudaSetDevice(d) != cudaSuccess)
+        (void)cudaGetLastError();
+}
+
+#define KEEP_DEVICE(call)               \
+    do {                                \
+        int prev_ = dev_save();         \
+        st = (call);                    \
+        dev_restore(prev_);             \
+    } while (0)
+
+static dg_status slot_device_info(dg_backend_i *be, int dev, char *name, size_t cap,
+                                  size_t *total, size_t *freeb, dg_error *err)
+{
+    dg_status st;
+    KEEP_DEVICE(cu_device_info(be, dev, name, cap, total, freeb, err));
+    return st;
+}
+
+static dg_status slot_alloc(dg_backend_i *be, int dev, size_t n, void **ptr, dg_error *err)
+{
+    dg_status st;
+    KEEP_DEVICE(cu_alloc(be, dev, n, ptr, err));
+    return st;
+}
+
+static void slot_release(dg_backend_i *be, int dev, void *ptr)
+{
+    int prev = dev_save();
+    cu_release(be, dev, ptr);
+    dev_restore(prev);
+}
+
+static dg_status slot_wait(dg_backend_i *be, int dev, int stream, dg_pos p, dg_error *err)
+{
+    dg_status st;
+    KEEP_DEVICE(cu_wait(be, dev, stream, p, err));
+    return st;
+}
+
+static dg_status slot_sync(dg_backend_i *be, dg_pos p, dg_error *err)
+{
+    dg_status st;
+    KEEP_DEVICE(cu_sync(be, p, err));
+    return st;
+}
+
+static dg_status slot_sync_all(dg_backend_i *be, dg_error *err)
+{
+    dg_status st;
+    KEEP_DEVICE(cu_sync_all(be, err));
+    return st;
+}
+
+static dg_status slot_copy(dg_backend_i *be, int dev, int stream, const dg_copy_desc *d,
+                           dg_error *err)
+{
+    dg_status st;
+    KEEP_DEVICE(cu_copy(be, dev, stream, d, err));
+    return st;
+}
+
+static dg_status slot_elementwise(dg_backend_i *be, int dev, int stream, const dg_ew_desc *d,
+                                  dg_error *err)
+{
+    dg_status st;
+    KEEP_DEVICE(cu_elementwise(be, dev, stream, d, err));
+    return st;
+}
+
+static dg_status slot_fill(dg_backend_i *be, int dev, int stream, const dg_fill_desc *d,
+                           dg_error *err)
+{
+    dg_status st;
+    KEEP_DEVICE(cu_fill(be, dev, stream, d, err));
+    return st;
+}
+
+static void slot_destroy(dg_backend_i *be)
+{
+    int prev = dev_save();
+    cu_destroy(be);
+    dev_restore(prev);
+}
+
+/* Streams and memory pool of device i. */
+static dg_status dev_setup(cu_be *b, int i, dg_error *err)
+{
+    cu_dev *d = &b->devs[i];
+    struct cudaDeviceProp prop;
+    struct cudaMemPoolProps pp;
+    uint64_t threshold = UINT64_MAX;
+    int v = 0, k;
+
+    DG_CHECK(cu_set_device(b, i, err));
+    CU_CHECK(cudaGetDeviceProperties(&prop, d->id), err, i, "cudaGetDeviceProperties");
+    snprintf(d->name, sizeof d->name, "%s", prop.name);
+    d->nsm = prop.multiProcessorCount > 0 ? prop.multiProcessorCount : 1;
+    d->total_mem = prop.totalGlobalMem;
+    CU_CHECK(cudaDeviceGetAttribute(&v, cudaDevAttrMemoryPoolsSupported, d->id), err, i,
+             "cudaDeviceGetAttribute");
+    if (!v)
+        return dg_error_set(err, DG_ERR_DEVICE, i,
+                            "GPU %d (%s) has no stream-ordered memory pools "
+                            "(cudaMallocAsync), which dgarray needs", i, d->name);
+    for (k = 0; k < DG_NSTREAMS; k++)
+        CU_CHECK(cudaStreamCreateWithFlags(&d->st[k].s, cudaStreamNonBlocking), err, i,
+                 "cudaStreamCreateWithFlags");
+    memset(&pp, 0, sizeof pp);
+    pp.allocType = cudaMemAllocationTypePinned;
+    pp.handleTypes = cudaMemHandleTypeNone;
+    pp.location.type = cudaMemLocationTypeDevice;
+    pp.location.id = d->id;
+    CU_CHECK(cudaMemPoolCreate(&d->pool, &pp), err, i, "cudaMemPoolCreate");
+    CU_CHECK(cudaMemPoolSetAttribute(d->pool, cudaMemPoolAttrReleaseThreshold, &threshold), err,
+             i, "cudaMemPoolSetAttribute(ReleaseThreshold)");
+    return DG_OK;
+}
+
+/* Peer access from i to j's memory, where the hardware allows it: i can then
+ * run kernels reading and writing j's buffers. */
+static dg_status peer_setup(cu_be *b, int i, int j, dg_error *err)
+{
+    struct cudaMemAccessDesc acc;
+    int can = 0;
+    cudaError_t ce;
+
+    CU_CHECK(cudaDeviceCanAccessPeer(&can, b->devs[i].id, b->devs[j].id), err, i,
+             "cudaDeviceCanAccessPeer");
+    if (!can)
+        return DG_OK;
+    DG_CHECK(cu_set_device(b, i, err));
+    ce = cudaDeviceEnablePeerAccess(b->devs[j].id, 0);
+    if (ce != cudaSuccess && ce != cudaErrorPeerAccessAlreadyEnabled) {
+        /* e.g. too many peers: copies between i and j then go through the
+         * driver (cudaMemcpyPeerAsync) or the host */
+        (void)cudaGetLastError();
+        return DG_OK;
+    }
+    (void)cudaGetLastError(); /* AlreadyEnabled: someone else (CuPy, torch) did it */
+    memset(&acc, 0, sizeof acc);
+    acc.location.type = cudaMemLocationTypeDevice;
+    acc.location.id = b->devs[i].id;
+    acc.flags = cudaMemAccessFlagsProtReadWrite;
+    ce = cudaMemPoolSetAccess(b->devs[j].pool, &acc, 1);
+    if (ce != cudaSuccess) {
+        (void)cudaGetLastError();
+        return DG_OK;
+    }
+    b->peer[i * b->ndev + j] = 1;
+    return DG_OK;
+}
+
+static dg_status backend_create(int ndevices, dg_backend_i **out, dg_error *err)
+{
+    cu_be *b;
+    dg_status st = DG_OK;
+    cudaError_t ce;
+    int n = 0, i, j;
+
+    /* the kernel table must be the loop list's, entry i for loop i */
+    for (i = 0; i < dg_cu_ew_nloops; i++) {
+        const dg_cu_ew_entry *ent = dg_cu_ew_entry_get(i);
+        if (ent == NULL || ent->loop != i || ent->strided == NULL)
+            return dg_error_set(err, DG_ERR_INTERNAL, -1,
+                                "the CUDA elementwise kernels are out of order at loop %d "
+                                "(a stale build?)", i);
+    }
+    if (dg_cu_ew_nloops != dg_nloops)
+        return dg_error_set(err, DG_ERR_INTERNAL, -1,
+                            "the CUDA kernels have %d elementwise loops, the core %d "
+                            "(a stale build?)", dg_cu_ew_nloops, dg_nloops);
+    ce = cudaGetDeviceCount(&n);
+    if (ce != cudaSuccess || n <= 0) {
+        (void)cudaGetLastError();
+        st = dg_error_set(err, DG_ERR_DEVICE, -1, "no usable CUDA GPU: %s",
+                          ce != cudaSuccess ? cudaGetErrorString(ce) : "none found");
+        if (err != NULL && err->backend_code == 0)
+            err->backend_code = (long)ce;
+        return st;
+    }
+    if (ndevices <= 0)
+        ndevices = n;
+    if (ndevices > n)
+        return dg_error_set(err, DG_ERR_VALUE, -1, "%d GPUs asked for, but only %d present",
+                            ndevices, n);
+    b = (cu_be *)calloc(1, sizeof(*b));
+    if (b == NULL)
+        return dg_error_set(err, DG_ERR_NOMEM, -1, "out of host memory");
+    b->devs = (cu_dev *)calloc((size_t)ndevices, sizeof(cu_dev));
+    b->peer = (unsigned char *)calloc((size_t)ndevices * (size_t)ndevices, 1);
+    if (b->devs == NULL || b->peer == NULL) {
+        free(b->devs);
+        free(b->peer);
+        free(b);
+        return dg_error_set(err, DG_ERR_NOMEM, -1, "out of host memory");
+    }
+    b->ndev = ndevices;
+    b->iface.version = DG_BACKEND_VERSION;
+    b->iface.name = "cuda";
+    b->iface.ndevices = ndevices;
+    b->iface.impl = b;
+    b->iface.device_info = slot_device_info;
+    b->iface.alloc = slot_alloc;
+    b->iface.release = slot_release;
+    b->iface.bytes_in_use = cu_bytes_in_use;
+    b->iface.pos = cu_pos;
+    b->iface.wait = slot_wait;
+    b->iface.sync = slot_sync;
+    b->iface.sync_all = slot_sync_all;
+    b->iface.copy = slot_copy;
+    b->iface.elementwise = slot_elementwise;
+    b->iface.fill = slot_fill;
+    b->iface.reduce = NULL;
+    b->iface.gemm = NULL;
+    b->iface.collective = NULL;
+    b->iface.destroy = slot_destroy;
+    pthread_mutex_init(&b->hc_mu, NULL);
+    for (i = 0; i < ndevices; i++) {
+        b->devs[i].id = i;
+        pthread_mutex_init(&b->devs[i].mu, NULL);
+        b->devs[i].started = 1;
+    }
+    for (i = 0; i < ndevices && st == DG_OK; i++)
+        st = dev_setup(b, i, err);
+    for (i = 0; i < ndevices && st == DG_OK; i++)
+        for (j = 0; j < ndevices && st == DG_OK; j++)
+            if (i != j)
+                st = peer_setup(b, i, j, err);
+    if (st != DG_OK) {
+        cu_destroy(&b->iface);
+        return st;
+    }
+    *out = &b->iface;
+    return DG_OK;
+}
+
+dg_status dg_cuda_backend_create(int ndevices, dg_backend_i **out, dg_error *err)
+{
+    dg_status st;
+    KEEP_DEVICE(backend_create(ndevices, out, err));
+    return st;
+}

@@ -1,0 +1,169 @@
+/* The CUDA backend's shared state (the .c files of src/backend/cuda only).
+ *
+ * One cu_be per backend; one cu_dev per GPU with its two streams, its memory
+ * pool, its event pool and its table of live allocations.  Each stream keeps
+ * `seq`, the number of operations enqueued on it so far (a dg_pos names one of
+ * them), and the last event recorded on it with the seq it covers: a wait or
+ * sync for a pos reuses that event when it covers the pos, else records a new
+ * one (lazily, so that enqueueing work costs no event).
+ *
+ * Locking: cu_dev.mu guards the fields marked [mu].  An operation enqueues its
+ * work first and then bumps seq under mu, so an event recorded after seq
+ * reached s always covers operations 1..s (it may cover more: waiting longer
+ * is correct).  CUDA calls that only enqueue run outside mu, except event
+ * records, which run under mu to pair the record with the seq it covers. */
+#ifndef DG_CUDA_INTERNAL_H
+#define DG_CUDA_INTERNAL_H
+
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cuda_runtime_api.h>
+
+#include "cu_kernels.h"
+#include "dg_backend.h"
+#include "dg_cuda.h"
+
+/* An event of the pool of one device.  refs counts the holders: the stream
+ * whose `last` it is, and each wait/sync using it at the moment. */
+typedef struct cu_event {
+    cudaEvent_t ev;
+    uint64_t seq;           /* operations of its stream it covers [mu] */
+    int refs;               /* [mu] */
+    struct cu_event *next;  /* in the device's free list [mu] */
+} cu_event;
+
+typedef struct cu_stream {
+    cudaStream_t s;
+    uint64_t seq;    /* operations enqueued so far [mu] */
+    uint64_t done;   /* operations 1..done are known complete [mu] */
+    cu_event *last;  /* the newest event recorded on s, or NULL [mu] */
+} cu_stream;
+
+/* One live allocation: address and size (open addressing, key 0 = empty). */
+typedef struct cu_live {
+    uintptr_t ptr;
+    size_t size;
+} cu_live;
+
+typedef struct cu_dev {
+    int id;                      /* CUDA device ordinal */
+    int nsm;                     /* multiprocessors */
+    int started;                 /* mu initialised */
+    pthread_mutex_t mu;
+    cu_stream st[DG_NSTREAMS];
+    cudaMemPool_t pool;          /* NULL until created */
+    cu_event *ev_free;           /* [mu] */
+    cu_live *live;               /* [mu] */
+    size_t live_n, live_cap;     /* [mu] */
+    size_t in_use;               /* bytes of live allocations [mu] */
+    size_t total_mem;
+    char name[256];
+} cu_dev;
+
+struct cu_hc;
+
+typedef struct cu_be {
+    dg_backend_i iface;
+    int ndev;
+    cu_dev *devs;
+    unsigned char *peer;         /* peer[i * ndev + j]: i can access j's memory */
+    pthread_mutex_t hc_mu;       /* serialises host copies; guards hc */
+    struct cu_hc *hc;            /* host copy engine, made at the first host copy */
+} cu_be;
+
+static inline cu_be *cu_of(dg_backend_i *be) { return (cu_be *)be->impl; }
+
+/* ---- errors (cuda_backend.c) ------------------------------------------- */
+
+/* Records the failure `e` of the CUDA call doing `what` on device dev in err
+ * (the first error is kept) and clears the runtime's last error.
+ * cudaErrorMemoryAllocation gives DG_ERR_DEVICE_NOMEM with err->bytes =
+ * `bytes`; any other error DG_ERR_DEVICE naming `what` and the CUDA message.
+ * Returns the status recorded. */
+dg_status cu_fail(dg_error *err, cudaError_t e, int dev, size_t bytes, const char *what);
+
+/* Evaluates a CUDA call; on failure records it (see cu_fail) in `err`, sets
+ * `st` and jumps to `label`. */
+#define CU_CHECK_GOTO(call, st, err, dev, what, label)                 \
+    do {                                                               \
+        cudaError_t cu_e_ = (call);                                    \
+        if (cu_e_ != cudaSuccess) {                                    \
+            (st) = cu_fail((err), cu_e_, (dev), 0, (what));            \
+            goto label;                                                \
+        }                                                              \
+    } while (0)
+
+/* Evaluates a CUDA call; on failure records it and returns the status. */
+#define CU_CHECK(call, err, dev, what)                                 \
+    do {                                                               \
+        cudaError_t cu_e_ = (call);                                    \
+        if (cu_e_ != cudaSuccess)                                      \
+            return cu_fail((err), cu_e_, (dev), 0, (what));            \
+    } while (0)
+
+/* Makes device `dev` current for the calling thread. */
+dg_status cu_set_device(cu_be *b, int dev, dg_error *err);
+
+/* Checks that (dev, stream) names a stream of b. */
+dg_status cu_check_stream(cu_be *b, int dev, int stream, const char *op, dg_error *err);
+
+/* ---- positions (cuda_backend.c) ----------------------------------------- */
+
+/* Counts one more operation enqueued on (dev, stream); call after enqueueing. */
+void cu_bump(cu_be *b, int dev, int stream);
+
+/* The backend's wait: (dev, stream) waits for p. */
+dg_status cu_wait(dg_backend_i *be, int dev, int stream, dg_pos p, dg_error *err);
+dg_pos cu_pos(dg_backend_i *be, int dev, int stream);
+
+/* ---- launch geometry ------------------------------------------------------ */
+
+/* Blocks of DG_CU_THREADS threads for `work` items, at most `cap` (>= 1). */
+static inline unsigned cu_blocks(int64_t work, int64_t cap)
+{
+    int64_t nb = (work + DG_CU_THREADS - 1) / DG_CU_THREADS;
+    if (nb > cap)
+        nb = cap;
+    if (nb < 1)
+        nb = 1;
+    return (unsigned)nb;
+}
+
+/* ---- dims ------------------------------------------------------------------ */
+
+/* Coalesces an N-d iteration space over `nop` operands in place: drops axes
+ * of length 1 and merges neighbouring axes that every operand walks as one
+ * (stride[a] == stride[a+1] * shape[a+1]).  strides[k] holds operand k's byte
+ * strides.  Returns the new ndim (>= 1: a 0-d or all-ones space becomes
+ * shape [1] with strides 0).  No axis may have length 0. */
+int cu_coalesce(int ndim, int64_t *shape, int nop, int64_t (*strides)[DG_MAXDIM]);
+
+/* ---- entry points in other files ----------------------------------------- */
+
+dg_status cu_copy(dg_backend_i *be, int dev, int stream, const dg_copy_desc *d,
+                  dg_error *err);                                   /* cuda_copy.c */
+dg_status cu_elementwise(dg_backend_i *be, int dev, int stream, const dg_ew_desc *d,
+                         dg_error *err);                            /* cuda_ew.c */
+dg_status cu_fill(dg_backend_i *be, int dev, int stream, const dg_fill_desc *d,
+                  dg_error *err);                                   /* cuda_fill.c */
+/* A copy with one side in host memory, on (dev, stream), dev being the
+ * device side (cuda_hostcopy.c).  shape and strides are coalesced; st[0] are
+ * the source strides, st[1] the destination's.  h2d: src is host memory, else
+ * dst is.  Returns when the host memory is no longer needed: after the data
+ * was packed into pinned staging (h2d), or after it arrived (d2h). */
+dg_status cu_hc_copy(cu_be *b, int dev, int stream, int ndim, const int64_t *shape,
+                     int64_t (*st)[DG_MAXDIM], int isz, const char *src, char *dst, int h2d,
+                     dg_error *err);
+/* Enqueues on s (a stream of the current device `dev`) the strided copy
+ * kernel for the elements [base, base + count) of the C-order walk over
+ * shape (st as above); either pointer may be a peer's (cuda_copy.c). */
+dg_status cu_copy_kernel(cu_be *b, int dev, cudaStream_t s, int ndim, const int64_t *shape,
+                         int64_t (*st)[DG_MAXDIM], int isz, const char *src, char *dst,
+                         int64_t base, int64_t count, dg_error *err);
+/* Frees the host copy engine (threads, pinned buffers, events); b->hc NULL
+ * afterwards.  Called by destroy after every device was synchronised. */
+void cu_hc_destroy(cu_be *b);                                       /* cuda_hostcopy.c */
+
+#endif /* DG_CUDA_INTERNAL_H */

@@ -1,0 +1,100 @@
+/* dgarray._cuda: the CUDA backend as a Python extension module.
+ *
+ * The module only hands the backend to the core: `backend_create` is a
+ * PyCapsule named "dgarray._cuda.backend_create" holding a pointer to
+ * dg_cuda_backend_create (a dg_backend_create_fn, see dg_cuda.h), and
+ * `device_count()` says how many GPUs the driver shows.  Importing it makes no
+ * CUDA call, so that it imports on a machine without a GPU or a driver; the
+ * core keeps cudart, cuBLAS and NCCL out of `import dgarray` by importing this
+ * module only when it wants the CUDA backend.
+ *
+ * Multi-phase initialisation (PEP 489) with no module state: the backend
+ * objects belong to the core, which owns and destroys them.  This is the only
+ * file of the CUDA backend that includes Python.h. */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include <cuda_runtime_api.h>
+
+#include "dg_cuda.h"
+
+#define DG_CUDA_CAPSULE "dgarray._cuda.backend_create"
+
+/* device_count() -> int: usable GPUs, 0 (never an exception) when there is
+ * no driver, no device, or the driver cannot start. */
+static PyObject *cuda_device_count(PyObject *module, PyObject *noargs)
+{
+    int n = 0;
+    cudaError_t e;
+    (void)module;
+    (void)noargs;
+    Py_BEGIN_ALLOW_THREADS /* the first CUDA call loads the driver: slow */
+    e = cudaGetDeviceCount(&n);
+    if (e != cudaSuccess) {
+        n = 0;
+        (void)cudaGetLastError();
+    }
+    Py_END_ALLOW_THREADS
+    return PyLong_FromLong(n);
+}
+
+/* runtime_version() -> int: the CUDA runtime's version (12080 for 12.8),
+ * 0 if it cannot tell.  Needs no driver. */
+static PyObject *cuda_runtime_version(PyObject *module, PyObject *noargs)
+{
+    int v = 0;
+    (void)module;
+    (void)noargs;
+    if (cudaRuntimeGetVersion(&v) != cudaSuccess) {
+        v = 0;
+        (void)cudaGetLastError();
+    }
+    return PyLong_FromLong(v);
+}
+
+static PyMethodDef cuda_methods[] = {
+    {"device_count", cuda_device_count, METH_NOARGS,
+     PyDoc_STR("device_count()\n--\n\nNumber of usable CUDA GPUs; 0 without a driver "
+               "or a GPU.")},
+    {"runtime_version", cuda_runtime_version, METH_NOARGS,
+     PyDoc_STR("runtime_version()\n--\n\nVersion of the CUDA runtime dgarray was "
+               "built with (e.g. 13000).")},
+    {NULL, NULL, 0, NULL},
+};
+
+static int cuda_exec(PyObject *module)
+{
+    dg_backend_create_fn fn = dg_cuda_backend_create;
+    PyObject *cap = PyCapsule_New((void *)fn, DG_CUDA_CAPSULE, NULL);
+    if (cap == NULL)
+        return -1;
+    if (PyModule_AddObjectRef(module, "backend_create", cap) < 0) {
+        Py_DECREF(cap);
+        return -1;
+    }
+    Py_DECREF(cap);
+    return 0;
+}
+
+static PyModuleDef_Slot cuda_slots[] = {
+    {Py_mod_exec, (void *)cuda_exec},
+#ifdef Py_mod_multiple_interpreters
+    {Py_mod_multiple_interpreters, Py_MOD_PER_INTERPRETER_GIL_SUPPORTED},
+#endif
+    {0, NULL},
+};
+
+static struct PyModuleDef cuda_module = {
+    PyModuleDef_HEAD_INIT,
+    .m_name = "dgarray._cuda",
+    .m_doc = PyDoc_STR("The CUDA backend of dgarray: backend_create (a capsule for the "
+                       "core) and device_count()."),
+    .m_size = 0,
+    .m_methods = cuda_methods,
+    .m_slots = cuda_slots,
+};
+
+PyMODINIT_FUNC PyInit__cuda(void)
+{
+    return PyModuleDef_Init(&cuda_module);
+}

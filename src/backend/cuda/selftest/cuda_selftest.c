@@ -1,0 +1,888 @@
+/* Self-test of the CUDA backend on the GPUs present, against the CPU
+ * backend's loops and fills (src/backend/cpu/cpu_loops.c, the same scalar
+ * functions compiled for the host).  Build and run with run.sh beside it.
+ *
+ * Every elementwise loop runs on the contiguous path (n not a multiple of the
+ * vector width) and on the strided path (a row-strided input, a broadcast or
+ * scalar input, a reversed output, a where mask); its output must match the
+ * CPU's bit for bit, except the transcendental functions (device libm), which
+ * must lie within MAX_ULP.  Then fills, copies in every direction (dense,
+ * strided, small, large), waits between streams, out-of-memory, and a few
+ * timings.  Prints FAIL lines and a summary; exits 1 on any failure.
+ * With a loop id as argument, only that loop, the fills and the stream test
+ * run (short enough for compute-sanitizer). */
+#define _GNU_SOURCE
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cpu_loops.h"
+#include "dg_backend.h"
+#include "dg_cuda.h"
+#include "dg_loops.h"
+#include "dg_scalar.h"
+#include "dg_ufunc.h"
+
+#define MAX_ULP 4
+
+static dg_backend_i *be;
+static int nfail;
+
+#define FAIL(...)                      \
+    do {                               \
+        printf("FAIL: " __VA_ARGS__);  \
+        printf("\n");                  \
+        nfail++;                       \
+    } while (0)
+
+static dg_error gerr;
+#define E (dg_error_clear(&gerr), &gerr)
+#define DIE_ON(st)                                                            \
+    do {                                                                      \
+        if ((st) != DG_OK) {                                                  \
+            printf("FATAL %s:%d: status %d: %s\n", __FILE__, __LINE__, (int)(st), \
+                   gerr.msg);                                                 \
+            exit(2);                                                          \
+        }                                                                     \
+    } while (0)
+
+static double now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static uint64_t rng = 88172645463325252ull;
+static uint64_t rnd(void)
+{
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return rng;
+}
+static double rndu(void) { return (double)(rnd() >> 11) * (1.0 / 9007199254740992.0); }
+
+/* A random value of dtype dt into out: mostly moderate numbers, some specials. */
+static void rnd_value(int dt, void *out)
+{
+    static const double specials[] = {0.0, -0.0, 1.0, -1.0, 0.5, 2.0, 1e30, -1e-30,
+                                      INFINITY, -INFINITY, NAN, 3.0, 65504.0, 1e-6};
+    double v = (rndu() * 2 - 1) * 8;
+    double w = (rndu() * 2 - 1) * 8;
+    if (rnd() % 12 == 0)
+        v = specials[rnd() % (sizeof specials / sizeof specials[0])];
+    switch (dt) {
+    case DG_BOOL: *(uint8_t *)out = (uint8_t)(rnd() & 1); break;
+    case DG_INT8: case DG_UINT8: *(uint8_t *)out = (uint8_t)rnd(); break;
+    case DG_INT16: case DG_UINT16: *(uint16_t *)out = (uint16_t)rnd(); break;
+    case DG_INT32: case DG_UINT32: *(uint32_t *)out = (uint32_t)rnd(); break;
+    case DG_INT64: case DG_UINT64: *(uint64_t *)out = rnd() >> (rnd() % 64); break;
+    case DG_FLOAT16: *(dg_half *)out = dg_float_to_half((float)v); break;
+    case DG_FLOAT32: *(float *)out = (float)v; break;
+    case DG_FLOAT64: *(double *)out = v; break;
+    case DG_COMPLEX64: ((float *)out)[0] = (float)v; ((float *)out)[1] = (float)w; break;
+    case DG_COMPLEX128: ((double *)out)[0] = v; ((double *)out)[1] = w; break;
+    }
+    /* small shift counts, moderate exponents, small ints now and then */
+    if (dt >= DG_INT8 && dt <= DG_UINT64 && rnd() % 3 == 0) {
+        int64_t s = (int64_t)(rnd() % 70) - 5;
+        memcpy(out, &s, (size_t)dg_dtype_size(dt)); /* little-endian truncation */
+    }
+}
+
+/* ulp distance of two floats of kind 'f' of size sz (NaN == NaN). */
+static uint64_t ulp_f(const void *a, const void *b, int sz)
+{
+    if (sz == 2) {
+        float x = dg_half_to_float(*(const dg_half *)a), y = dg_half_to_float(*(const dg_half *)b);
+        int16_t ia = *(const int16_t *)a, ib = *(const int16_t *)b;
+        if (x != x && y != y)
+            return 0;
+        if (ia < 0) ia = (int16_t)(INT16_MIN - ia);
+        if (ib < 0) ib = (int16_t)(INT16_MIN - ib);
+        return (uint64_t)(ia > ib ? ia - ib : ib - ia);
+    }
+    if (sz == 4) {
+        float x, y;
+        int32_t ia, ib;
+        memcpy(&x, a, 4); memcpy(&y, b, 4);
+        if (x != x && y != y)
+            return 0;
+        memcpy(&ia, a, 4); memcpy(&ib, b, 4);
+        if (ia < 0) ia = INT32_MIN - ia;
+        if (ib < 0) ib = INT32_MIN - ib;
+        return (uint64_t)(ia > ib ? (int64_t)ia - ib : (int64_t)ib - ia);
+    }
+    {
+        double x, y;
+        int64_t ia, ib;
+        memcpy(&x, a, 8); memcpy(&y, b, 8);
+        if (x != x && y != y)
+            return 0;
+        memcpy(&ia, a, 8); memcpy(&ib, b, 8);
+        if (ia < 0) ia = INT64_MIN - ia;
+        if (ib < 0) ib = INT64_MIN - ib;
+        return ia > ib ? (uint64_t)(ia - ib) : (uint64_t)(ib - ia);
+    }
+}
+
+/* ufuncs whose results IEEE rounding fixes: these must match bit for bit.
+ * The others call libm (device libm on the GPU, glibc on the host), or, for
+ * complex sqrt and sign, hypot. */
+static int exact_ufunc(const char *name, int dt)
+{
+    if (dg_dtype_kind(dt) == 'c' && (strcmp(name, "sqrt") == 0 || strcmp(name, "sign") == 0))
+        return 0;
+    static const char *const inexact[] = {
+        "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "logaddexp",
+        "logaddexp2", "sin", "cos", "tan", "arcsin", "arccos", "arctan", "arctan2",
+        "hypot", "sinh", "cosh", "tanh", "arcsinh", "arccosh", "arctanh", "power",
+        "float_power", "cbrt", "absolute", NULL};
+    int i;
+    for (i = 0; inexact[i]; i++)
+        if (strcmp(inexact[i], name) == 0)
+            return 0;
+    return 1;
+}
+
+/* ---- helpers on the backend ------------------------------------------------ */
+
+static void *dalloc(int dev, size_t n)
+{
+    void *p = NULL;
+    dg_status st = be->alloc(be, dev, n, &p, E);
+    DIE_ON(st);
+    return p;
+}
+
+static void copy1(int dev, int sdev, const void *src, int ddev, void *dst, size_t bytes)
+{
+    dg_copy_desc c;
+    dg_status st;
+    memset(&c, 0, sizeof c);
+    c.ndim = 1;
+    c.shape[0] = (int64_t)bytes;
+    c.itemsize = 1;
+    c.src_dev = sdev;
+    c.src = (const char *)src;
+    c.src_strides[0] = 1;
+    c.dst_dev = ddev;
+    c.dst = (char *)dst;
+    c.dst_strides[0] = 1;
+    st = be->copy(be, dev, DG_STREAM_COMPUTE, &c, E);
+    DIE_ON(st);
+}
+
+static void sync_dev(int dev)
+{
+    dg_status st;
+    int k;
+    for (k = 0; k < DG_NSTREAMS; k++) {
+        st = be->sync(be, be->pos(be, dev, k), E);
+        DIE_ON(st);
+    }
+}
+
+/* ---- elementwise ------------------------------------------------------------- */
+
+/* Compares n elements of dtype dt; returns the worst ulp (UINT64_MAX: a
+ * mismatch where bits must agree). */
+static uint64_t compare(int dt, const char *g, const char *c, int64_t n, int64_t *where_bad)
+{
+    int sz = dg_dtype_size(dt);
+    char kind = dg_dtype_kind(dt);
+    uint64_t worst = 0;
+    int64_t i;
+    *where_bad = -1;
+    for (i = 0; i < n; i++) {
+        const char *x = g + i * sz, *y = c + i * sz;
+        uint64_t u = 0;
+        if (memcmp(x, y, (size_t)sz) == 0)
+            continue;
+        if (kind == 'f')
+            u = ulp_f(x, y, sz);
+        else if (kind == 'c') {
+            uint64_t u1 = ulp_f(x, y, sz / 2), u2 = ulp_f(x + sz / 2, y + sz / 2, sz / 2);
+            u = u1 > u2 ? u1 : u2;
+        } else
+            u = UINT64_MAX;
+        if (u > worst) {
+            worst = u;
+            *where_bad = i;
+        }
+    }
+    return worst;
+}
+
+static void fmt_value(int dt, const char *p, char *buf, size_t cap)
+{
+    switch (dg_dtype_kind(dt)) {
+    case 'f':
+        snprintf(buf, cap, "%.9g", dt == DG_FLOAT16 ? (double)dg_half_to_float(*(const dg_half *)p)
+                                   : dt == DG_FLOAT32 ? (double)*(const float *)p
+                                                      : *(const double *)p);
+        break;
+    case 'c':
+        if (dt == DG_COMPLEX64)
+            snprintf(buf, cap, "(%.9g,%.9g)", (double)((const float *)p)[0],
+                     (double)((const float *)p)[1]);
+        else
+            snprintf(buf, cap, "(%.17g,%.17g)", ((const double *)p)[0], ((const double *)p)[1]);
+        break;
+    default: {
+        uint64_t v = 0;
+        memcpy(&v, p, (size_t)dg_dtype_size(dt));
+        snprintf(buf, cap, "0x%llx", (unsigned long long)v);
+    }
+    }
+}
+
+/* Runs loop `loop` on the GPU and on the CPU with the same layout and
+ * compares the outputs.  mode 0: dense 1-d.  mode 1: 2-d space (R x C),
+ * input 0 every other row, input 1 broadcast along rows (or a scalar),
+ * outputs reversed along columns, a where mask.  mode 2: dense 1-d but input 1
+ * one element broadcast (stride 0). */
+static int worst_ulp_seen;
+static void ew_case(int dev, int loop, int mode)
+{
+    const int strided = mode == 1;
+    const dg_loop_info *li = &dg_loops[loop];
+    int nin = li->nin, nop = li->nin + li->nout, k;
+    const int64_t R = strided ? 37 : 1, C = strided ? 53 : 4099;
+    size_t bytes[DG_MAXLOOPOPS];
+    char *h[DG_MAXLOOPOPS], *d[DG_MAXLOOPOPS], *hg[DG_MAXLOOPOPS];
+    uint8_t *hw = NULL, *dw = NULL;
+    dg_ew_desc ed;
+    dg_status st;
+    int scalar1 = strided && nin > 1 && loop % 2 == 0;
+    int64_t i;
+
+    memset(&ed, 0, sizeof ed);
+    ed.loop = loop;
+    ed.nop = nop;
+    ed.ndim = strided ? 2 : 1;
+    if (strided) {
+        ed.shape[0] = R;
+        ed.shape[1] = C;
+    } else {
+        ed.shape[0] = C;
+    }
+    for (k = 0; k < nop; k++) {
+        int dt = li->dtypes[k], sz = dg_dtype_size(dt);
+        int64_t elems;
+        if (!strided)
+            elems = C;
+        else if (k == 0)
+            elems = 2 * R * C;
+        else if (k == 1 && k < nin)
+            elems = C;
+        else
+            elems = R * C;
+        if (mode == 2 && k == 1 && k < nin)
+            elems = 1;
+        bytes[k] = (size_t)(elems * sz);
+        h[k] = (char *)malloc(bytes[k]);
+        hg[k] = (char *)malloc(bytes[k]);
+        for (i = 0; i < elems; i++)
+            rnd_value(dt, h[k] + i * sz);
+        d[k] = (char *)dalloc(dev, bytes[k]);
+        copy1(dev, DG_HOST, h[k], dev, d[k], bytes[k]);
+        if (mode == 2 && k == 1 && k < nin) {
+            ed.strides[k][0] = 0;
+        } else if (!strided) {
+            ed.strides[k][0] = sz;
+        } else if (k == 0) {
+            ed.strides[k][0] = 2 * C * sz;
+            ed.strides[k][1] = sz;
+        } else if (k == 1 && k < nin) {
+            ed.strides[k][0] = 0;
+            ed.strides[k][1] = sz;
+        } else {
+            ed.strides[k][0] = C * sz;
+            ed.strides[k][1] = -sz; /* reversed columns: data points at the row's end */
+        }
+    }
+    if (strided) {
+        hw = (uint8_t *)malloc((size_t)(R * C));
+        for (i = 0; i < R * C; i++)
+            hw[i] = (uint8_t)(rnd() % 3 != 0);
+        dw = (uint8_t *)dalloc(dev, (size_t)(R * C));
+        copy1(dev, DG_HOST, hw, dev, dw, (size_t)(R * C));
+        ed.where_strides[0] = C;
+        ed.where_strides[1] = 1;
+    }
+    /* GPU */
+    for (k = 0; k < nop; k++) {
+        int sz = dg_dtype_size(li->dtypes[k]);
+        ed.data[k] = d[k] + (strided && k >= nin ? (C - 1) * sz : 0);
+    }
+    if (scalar1) {
+        ed.data[1] = NULL;
+        memcpy(ed.scalar[1], h[1] + 5 * dg_dtype_size(li->dtypes[1]),
+               (size_t)dg_dtype_size(li->dtypes[1]));
+    }
+    ed.where = strided ? dw : NULL;
+    st = be->elementwise(be, dev, DG_STREAM_COMPUTE, &ed, E);
+    DIE_ON(st);
+    for (k = nin; k < nop; k++)
+        copy1(dev, dev, d[k], DG_HOST, hg[k], bytes[k]);
+    sync_dev(dev);
+    /* CPU */
+    for (k = 0; k < nop; k++) {
+        int sz = dg_dtype_size(li->dtypes[k]);
+        ed.data[k] = h[k] + (strided && k >= nin ? (C - 1) * sz : 0);
+    }
+    if (scalar1)
+        ed.data[1] = NULL;
+    ed.where = strided ? hw : NULL;
+    dg_cpu_ew_run(&ed);
+    for (k = nin; k < nop; k++) {
+        int dt = li->dtypes[k];
+        int64_t bad;
+        uint64_t u = compare(dt, hg[k], h[k], (int64_t)(bytes[k] / (size_t)dg_dtype_size(dt)), &bad);
+        const char *name = dg_ufunc_name(li->ufunc);
+        int exact = exact_ufunc(name, dt);
+        int ok = u == 0 || (!exact && u <= MAX_ULP);
+        if (!exact && u > (uint64_t)worst_ulp_seen)
+            worst_ulp_seen = (int)(u > 1000000 ? 1000000 : u);
+        if (!ok) {
+            char gv[96], cv[96];
+            fmt_value(dt, hg[k] + bad * dg_dtype_size(dt), gv, sizeof gv);
+            fmt_value(dt, h[k] + bad * dg_dtype_size(dt), cv, sizeof cv);
+            if (!exact) /* the scalar functions' accuracy, not the backend's */
+                printf("WARN: ");
+            else
+                nfail++, printf("FAIL: ");
+            printf("loop %d %s (%s) %s output %d: element %lld gpu %s cpu %s (ulp %llu)\n", loop,
+                   name, mode == 1 ? "strided" : mode == 2 ? "bcast" : "contig",
+                   dg_dtype_name(li->dtypes[0]), k - nin, (long long)bad, gv, cv,
+                   (unsigned long long)(u == UINT64_MAX ? 0 : u));
+        }
+    }
+    for (k = 0; k < nop; k++) {
+        be->release(be, dev, d[k]);
+        free(h[k]);
+        free(hg[k]);
+    }
+    if (strided) {
+        be->release(be, dev, dw);
+        free(hw);
+    }
+}
+
+/* ---- fills --------------------------------------------------------------------- */
+
+/* Runs fill f on a buffer of `bytes` bytes whose contents are known, at
+ * byte offset `offset`, on the GPU and on the CPU; compares the buffers. */
+static void fill_case(int dev, dg_fill_desc *f, size_t bytes, size_t offset)
+{
+    char *hg = (char *)malloc(bytes), *hc = (char *)malloc(bytes);
+    char *dbuf = (char *)dalloc(dev, bytes);
+    dg_status st;
+    size_t i;
+    for (i = 0; i < bytes; i++)
+        hc[i] = (char)(i * 7);
+    copy1(dev, DG_HOST, hc, dev, dbuf, bytes);
+    f->dst = dbuf + offset;
+    st = be->fill(be, dev, DG_STREAM_COMPUTE, f, E);
+    DIE_ON(st);
+    copy1(dev, dev, dbuf, DG_HOST, hg, bytes);
+    sync_dev(dev);
+    f->dst = hc + offset;
+    dg_cpu_fill_run(f);
+    if (memcmp(hg, hc, bytes) != 0) {
+        for (i = 0; i < bytes && hg[i] == hc[i]; i++)
+            ;
+        FAIL("fill kind %d dtype %s ndim %d: byte %zu differs (gpu %02x cpu %02x)", f->kind,
+             dg_dtype_name(f->dtype), f->ndim, i, (unsigned char)hg[i], (unsigned char)hc[i]);
+    }
+    be->release(be, dev, dbuf);
+    free(hg);
+    free(hc);
+}
+
+static void fill_tests(int dev)
+{
+    int dt;
+    for (dt = 0; dt < DG_NDTYPES; dt++) {
+        int sz = dg_dtype_size(dt);
+        dg_fill_desc f;
+        /* dense const, odd offset in bytes of items and an odd count */
+        memset(&f, 0, sizeof f);
+        f.kind = DG_FILL_CONST;
+        f.dtype = dt;
+        f.ndim = 1;
+        f.shape[0] = 1001;
+        f.strides[0] = sz;
+        rnd_value(dt, f.value);
+        fill_case(dev, &f, (size_t)(1100 * sz), (size_t)(3 * sz));
+        /* all-equal bytes (memset path) */
+        memset(f.value, 0, 16);
+        fill_case(dev, &f, (size_t)(1100 * sz), 0);
+        /* strided 2-d const, reversed inner axis */
+        memset(&f, 0, sizeof f);
+        f.kind = DG_FILL_CONST;
+        f.dtype = dt;
+        f.ndim = 2;
+        f.shape[0] = 17;
+        f.shape[1] = 23;
+        f.strides[0] = 50 * sz;
+        f.strides[1] = -2 * sz;
+        rnd_value(dt, f.value);
+        fill_case(dev, &f, (size_t)(17 * 50 * sz), (size_t)(46 * sz));
+        /* arange, a strided block of a longer range */
+        memset(&f, 0, sizeof f);
+        f.kind = DG_FILL_ARANGE;
+        f.dtype = dt;
+        f.ndim = 1;
+        f.shape[0] = 777;
+        f.strides[0] = 2 * sz;
+        f.origin[0] = 10;
+        f.gstep[0] = 3;
+        rnd_value(dt, f.value);
+        rnd_value(dt, f.delta);
+        fill_case(dev, &f, (size_t)(1600 * sz), 0);
+        f.origin[0] = 0; /* element 0: the start itself */
+        fill_case(dev, &f, (size_t)(1600 * sz), 0);
+        /* eye block */
+        memset(&f, 0, sizeof f);
+        f.kind = DG_FILL_EYE;
+        f.dtype = dt;
+        f.ndim = 2;
+        f.shape[0] = 30;
+        f.shape[1] = 40;
+        f.strides[0] = 40 * sz;
+        f.strides[1] = sz;
+        f.origin[0] = 5;
+        f.origin[1] = 2;
+        f.gstep[0] = 1;
+        f.gstep[1] = 2;
+        f.k = 3;
+        rnd_value(dt, f.value);
+        fill_case(dev, &f, (size_t)(1200 * sz), 0);
+    }
+}
+
+/* ---- copies ---------------------------------------------------------------------- */
+
+/* Host reference of a strided copy. */
+static void ref_copy(const dg_copy_desc *c, const char *src, char *dst)
+{
+    int64_t idx[DG_MAXDIM] = {0}, n = 1, i;
+    int a;
+    for (a = 0; a < c->ndim; a++)
+        n *= c->shape[a];
+    for (i = 0; i < n; i++) {
+        int64_t so = 0, dof = 0;
+        for (a = 0; a < c->ndim; a++) {
+            so += idx[a] * c->src_strides[a];
+            dof += idx[a] * c->dst_strides[a];
+        }
+        memcpy(dst + dof, src + so, (size_t)c->itemsize);
+        for (a = c->ndim - 1; a >= 0; a--) {
+            if (++idx[a] < c->shape[a])
+                break;
+            idx[a] = 0;
+        }
+    }
+}
+
+/* A 3-d copy of shape sh between layouts: src transposed or dense, dst dense
+ * or strided, between `sdev` and `ddev` (DG_HOST allowed), enqueued on dev. */
+static void copy_case(int dev, int sdev, int ddev, const int64_t *sh, int isz, int src_t,
+                      int dst_s, const char *label)
+{
+    int64_t n = sh[0] * sh[1] * sh[2];
+    size_t sbytes = (size_t)(n * isz), dbytes = (size_t)(n * 2 * isz);
+    char *hs = (char *)malloc(sbytes), *href = (char *)malloc(dbytes),
+         *hout = (char *)malloc(dbytes);
+    char *ds = NULL, *dd = NULL;
+    dg_copy_desc c;
+    dg_status st;
+    size_t i;
+    double t0, t;
+
+    for (i = 0; i < sbytes; i++)
+        hs[i] = (char)rnd();
+    for (i = 0; i < dbytes; i++)
+        href[i] = hout[i] = (char)(i * 13);
+    memset(&c, 0, sizeof c);
+    c.ndim = 3;
+    c.itemsize = isz;
+    memcpy(c.shape, sh, 3 * sizeof(int64_t));
+    if (src_t) { /* memory laid out as (sh[2], sh[1], sh[0]) */
+        c.src_strides[0] = isz;
+        c.src_strides[1] = sh[0] * isz;
+        c.src_strides[2] = sh[0] * sh[1] * isz;
+    } else {
+        c.src_strides[2] = isz;
+        c.src_strides[1] = sh[2] * isz;
+        c.src_strides[0] = sh[1] * sh[2] * isz;
+    }
+    if (dst_s) { /* every other element of a buffer twice as large */
+        c.dst_strides[2] = 2 * isz;
+        c.dst_strides[1] = 2 * sh[2] * isz;
+        c.dst_strides[0] = 2 * sh[1] * sh[2] * isz;
+    } else {
+        c.dst_strides[2] = isz;
+        c.dst_strides[1] = sh[2] * isz;
+        c.dst_strides[0] = sh[1] * sh[2] * isz;
+    }
+    ref_copy(&c, hs, href);
+    /* the source where it lives */
+    if (sdev == DG_HOST) {
+        c.src = hs;
+    } else {
+        ds = (char *)dalloc(sdev, sbytes);
+        copy1(sdev, DG_HOST, hs, sdev, ds, sbytes);
+        sync_dev(sdev);
+        c.src = ds;
+    }
+    if (ddev == DG_HOST) {
+        c.dst = hout;
+    } else {
+        dd = (char *)dalloc(ddev, dbytes);
+        copy1(ddev, DG_HOST, hout, ddev, dd, dbytes);
+        sync_dev(ddev);
+        c.dst = dd;
+    }
+    c.src_dev = sdev;
+    c.dst_dev = ddev;
+    if (sdev != DG_HOST && ddev != DG_HOST && sdev != ddev) {
+        /* the other device's data must be ready before dev's stream runs */
+        st = be->wait(be, dev, DG_STREAM_COMPUTE, be->pos(be, dev == sdev ? ddev : sdev,
+                                                          DG_STREAM_COMPUTE), E);
+        DIE_ON(st);
+    }
+    t0 = now();
+    st = be->copy(be, dev, DG_STREAM_COMPUTE, &c, E);
+    DIE_ON(st);
+    sync_dev(dev);
+    t = now() - t0;
+    if (ddev != DG_HOST) {
+        copy1(ddev, ddev, dd, DG_HOST, hout, dbytes);
+        sync_dev(ddev);
+    }
+    if (memcmp(hout, href, dbytes) != 0) {
+        for (i = 0; i < dbytes && hout[i] == href[i]; i++)
+            ;
+        FAIL("copy %s (%d -> %d on %d, %lldx%lldx%lld of %d bytes): byte %zu differs", label,
+             sdev, ddev, dev, (long long)sh[0], (long long)sh[1], (long long)sh[2], isz, i);
+    } else if (sbytes >= ((size_t)32 << 20)) {
+        printf("  copy %-28s %5.0f MiB: %.4f s, %.1f GB/s\n", label, sbytes / 1048576.0, t,
+               sbytes / t / 1e9);
+    }
+    if (ds)
+        be->release(be, sdev, ds);
+    if (dd)
+        be->release(be, ddev, dd);
+    free(hs);
+    free(href);
+    free(hout);
+}
+
+static void copy_tests(int ndev)
+{
+    static const int64_t small[3] = {3, 5, 7}, mid[3] = {64, 33, 129}, big[3] = {64, 512, 1024};
+    static const int sizes[] = {1, 2, 4, 8, 16};
+    int si, dev = 0, other = ndev > 1 ? 1 : 0;
+    for (si = 0; si < 5; si++) {
+        int isz = sizes[si];
+        copy_case(dev, DG_HOST, dev, small, isz, 0, 0, "h2d small dense");
+        copy_case(dev, DG_HOST, dev, small, isz, 1, 1, "h2d small strided");
+        copy_case(dev, dev, DG_HOST, small, isz, 1, 1, "d2h small strided");
+        copy_case(dev, DG_HOST, dev, mid, isz, 1, 0, "h2d mid host-strided");
+        copy_case(dev, DG_HOST, dev, mid, isz, 0, 1, "h2d mid dev-strided");
+        copy_case(dev, dev, DG_HOST, mid, isz, 1, 0, "d2h mid dev-strided");
+        copy_case(dev, dev, DG_HOST, mid, isz, 0, 1, "d2h mid host-strided");
+        copy_case(dev, dev, dev, mid, isz, 1, 1, "d2d strided");
+        copy_case(dev, dev, dev, mid, isz, 0, 0, "d2d dense");
+        if (ndev > 1) {
+            copy_case(dev, dev, other, mid, isz, 1, 1, "peer strided (src side)");
+            copy_case(other, dev, other, mid, isz, 1, 1, "peer strided (dst side)");
+            copy_case(dev, dev, other, mid, isz, 0, 0, "peer dense");
+        }
+    }
+    copy_case(dev, DG_HOST, dev, big, 4, 0, 0, "h2d 128MiB dense");
+    copy_case(dev, dev, DG_HOST, big, 4, 0, 0, "d2h 128MiB dense");
+    copy_case(dev, DG_HOST, dev, big, 4, 1, 1, "h2d 128MiB both strided");
+    copy_case(dev, dev, DG_HOST, big, 4, 1, 1, "d2h 128MiB both strided");
+    copy_case(dev, DG_HOST, dev, big, 16, 0, 0, "h2d 512MiB dense c16");
+    copy_case(dev, dev, DG_HOST, big, 16, 0, 0, "d2h 512MiB dense c16");
+    if (ndev > 1) {
+        copy_case(dev, dev, other, big, 4, 0, 0, "peer 128MiB dense");
+        copy_case(other, dev, other, big, 4, 1, 0, "peer 128MiB transposed");
+    }
+}
+
+/* ---- streams ------------------------------------------------------------------ */
+
+/* Fill on the transfer stream, wait, compute on the compute stream, read back
+ * on the transfer stream: the order must hold without host syncs between. */
+static void stream_test(int dev)
+{
+    const int64_t n = (int64_t)1 << 24;
+    float *a = (float *)dalloc(dev, (size_t)n * 4), *b = (float *)dalloc(dev, (size_t)n * 4);
+    float *h = (float *)malloc((size_t)n * 4);
+    dg_fill_desc f;
+    dg_ew_desc ed;
+    dg_status st;
+    int loop = -1, i, rep;
+    int dts[3] = {DG_FLOAT32, DG_FLOAT32, DG_FLOAT32};
+    int64_t j;
+
+    loop = dg_loop_find(dg_ufunc_find("add"), dts);
+    /* the allocation is ordered on the compute stream: transfer waits for it */
+    st = be->wait(be, dev, DG_STREAM_TRANSFER, be->pos(be, dev, DG_STREAM_COMPUTE), E);
+    DIE_ON(st);
+    memset(&f, 0, sizeof f);
+    f.kind = DG_FILL_CONST;
+    f.dtype = DG_FLOAT32;
+    f.ndim = 1;
+    f.shape[0] = n;
+    f.strides[0] = 4;
+    *(float *)f.value = 1.5f;
+    f.dst = (char *)a;
+    st = be->fill(be, dev, DG_STREAM_TRANSFER, &f, E);
+    DIE_ON(st);
+    st = be->wait(be, dev, DG_STREAM_COMPUTE, be->pos(be, dev, DG_STREAM_TRANSFER), E);
+    DIE_ON(st);
+    memset(&ed, 0, sizeof ed);
+    ed.loop = loop;
+    ed.nop = 3;
+    ed.ndim = 1;
+    ed.shape[0] = n;
+    for (i = 0; i < 3; i++)
+        ed.strides[i][0] = 4;
+    ed.data[0] = (char *)a;
+    ed.data[1] = (char *)a;
+    ed.data[2] = (char *)b;
+    for (rep = 0; rep < 20; rep++) { /* b = a + a; a = b + b ... */
+        st = be->elementwise(be, dev, DG_STREAM_COMPUTE, &ed, E);
+        DIE_ON(st);
+        char *t = ed.data[0];
+        ed.data[0] = ed.data[1] = ed.data[2];
+        ed.data[2] = t;
+    }
+    st = be->wait(be, dev, DG_STREAM_TRANSFER, be->pos(be, dev, DG_STREAM_COMPUTE), E);
+    DIE_ON(st);
+    {
+        dg_copy_desc c;
+        memset(&c, 0, sizeof c);
+        c.ndim = 1;
+        c.shape[0] = n;
+        c.itemsize = 4;
+        c.src_dev = dev;
+        c.src = ed.data[0];
+        c.src_strides[0] = 4;
+        c.dst_dev = DG_HOST;
+        c.dst = (char *)h;
+        c.dst_strides[0] = 4;
+        st = be->copy(be, dev, DG_STREAM_TRANSFER, &c, E);
+        DIE_ON(st);
+    }
+    for (j = 0; j < n; j++)
+        if (h[j] != 1.5f * 1048576.0f) {
+            FAIL("stream order: element %lld is %g, not %g", (long long)j, (double)h[j],
+                 1.5 * 1048576.0);
+            break;
+        }
+    st = be->wait(be, dev, DG_STREAM_COMPUTE, be->pos(be, dev, DG_STREAM_TRANSFER), E);
+    DIE_ON(st);
+    be->release(be, dev, a);
+    be->release(be, dev, b);
+    free(h);
+}
+
+/* ---- timings ------------------------------------------------------------------- */
+
+static void bench(int ndev)
+{
+    const int64_t n = (int64_t)1 << 27; /* per device */
+    char *a[8], *b[8], *o[8];
+    dg_ew_desc ed;
+    dg_status st;
+    int dts[3] = {DG_FLOAT32, DG_FLOAT32, DG_FLOAT32}, dts1[2] = {DG_FLOAT32, DG_FLOAT32};
+    int add = dg_loop_find(dg_ufunc_find("add"), dts);
+    int sinl = dg_loop_find(dg_ufunc_find("sin"), dts1);
+    int d, rep, i;
+    double t = 0;
+
+    if (ndev > 8)
+        ndev = 8;
+    for (d = 0; d < ndev; d++) {
+        dg_fill_desc f;
+        a[d] = (char *)dalloc(d, (size_t)n * 4);
+        b[d] = (char *)dalloc(d, (size_t)n * 4);
+        o[d] = (char *)dalloc(d, (size_t)n * 4);
+        memset(&f, 0, sizeof f);
+        f.kind = DG_FILL_ARANGE;
+        f.dtype = DG_FLOAT32;
+        f.ndim = 1;
+        f.shape[0] = n;
+        f.strides[0] = 4;
+        f.gstep[0] = 1;
+        *(float *)f.delta = 1e-6f;
+        f.dst = a[d];
+        DIE_ON(be->fill(be, d, DG_STREAM_COMPUTE, &f, E));
+        f.dst = b[d];
+        DIE_ON(be->fill(be, d, DG_STREAM_COMPUTE, &f, E));
+    }
+    for (i = 0; i < 2; i++) {
+        int loop = i == 0 ? add : sinl;
+        memset(&ed, 0, sizeof ed);
+        ed.loop = loop;
+        ed.nop = i == 0 ? 3 : 2;
+        ed.ndim = 1;
+        ed.shape[0] = n;
+        ed.strides[0][0] = ed.strides[1][0] = ed.strides[2][0] = 4;
+        for (rep = -2; rep < 20; rep++) {
+            if (rep == 0) {
+                for (d = 0; d < ndev; d++)
+                    sync_dev(d);
+                t = now();
+            }
+            for (d = 0; d < ndev; d++) {
+                ed.data[0] = a[d];
+                ed.data[1] = i == 0 ? b[d] : o[d];
+                ed.data[2] = o[d];
+                st = be->elementwise(be, d, DG_STREAM_COMPUTE, &ed, E);
+                DIE_ON(st);
+            }
+        }
+        for (d = 0; d < ndev; d++)
+            sync_dev(d);
+        t = (now() - t) / 20;
+        printf("  %s f32 2^27 x %d GPUs: %.3f ms, %.0f GB/s\n", i == 0 ? "add" : "sin", ndev,
+               t * 1e3, (double)n * ndev * 4 * (i == 0 ? 3 : 2) / t / 1e9);
+    }
+    /* latency: 1000 elements */
+    ed.loop = add;
+    ed.nop = 3;
+    ed.shape[0] = 1000;
+    ed.data[0] = a[0];
+    ed.data[1] = b[0];
+    ed.data[2] = o[0];
+    sync_dev(0);
+    t = now();
+    for (rep = 0; rep < 20000; rep++)
+        DIE_ON(be->elementwise(be, 0, DG_STREAM_COMPUTE, &ed, E));
+    sync_dev(0);
+    printf("  add f32 1000 elements, 1 GPU: %.2f us per call (enqueue+run)\n",
+           (now() - t) / 20000 * 1e6);
+    /* alloc + add + release */
+    t = now();
+    for (rep = 0; rep < 20000; rep++) {
+        char *p = (char *)dalloc(0, 4000);
+        ed.data[2] = p;
+        DIE_ON(be->elementwise(be, 0, DG_STREAM_COMPUTE, &ed, E));
+        be->release(be, 0, p);
+    }
+    sync_dev(0);
+    printf("  alloc+add+release 1000 elements: %.2f us per op\n", (now() - t) / 20000 * 1e6);
+    for (d = 0; d < ndev; d++) {
+        be->release(be, d, a[d]);
+        be->release(be, d, b[d]);
+        be->release(be, d, o[d]);
+    }
+    /* 1 GiB host <-> all GPUs, one chunk per GPU, as the core's scatter does */
+    {
+        size_t total = (size_t)1 << 30, per = total / (size_t)ndev;
+        char *h = (char *)malloc(total), *h2;
+        for (i = 0; i < (int)(total / 4096); i++)
+            h[(size_t)i * 4096] = (char)i;
+        memset(h, 1, total);
+        for (d = 0; d < ndev; d++)
+            a[d] = (char *)dalloc(d, per);
+        for (rep = 0; rep < 3; rep++) {
+            t = now();
+            for (d = 0; d < ndev; d++)
+                copy1(d, DG_HOST, h + per * (size_t)d, d, a[d], per);
+            for (d = 0; d < ndev; d++)
+                sync_dev(d);
+            printf("  h2d 1 GiB to %d GPUs: %.4f s\n", ndev, now() - t);
+        }
+        for (rep = 0; rep < 3; rep++) {
+            h2 = (char *)malloc(total); /* fresh pages, as np.empty gives */
+            t = now();
+            for (d = 0; d < ndev; d++)
+                copy1(d, d, a[d], DG_HOST, h2 + per * (size_t)d, per);
+            printf("  d2h 1 GiB from %d GPUs into fresh memory: %.4f s\n", ndev, now() - t);
+            t = now();
+            for (d = 0; d < ndev; d++)
+                copy1(d, d, a[d], DG_HOST, h2 + per * (size_t)d, per);
+            printf("  d2h 1 GiB from %d GPUs into touched memory: %.4f s\n", ndev, now() - t);
+            if (memcmp(h, h2, total) != 0)
+                FAIL("1 GiB round trip differs");
+            free(h2);
+        }
+        for (d = 0; d < ndev; d++)
+            be->release(be, d, a[d]);
+        free(h);
+    }
+}
+
+int main(int argc, char **argv)
+{
+    int ndev, dev, loop, only = argc > 1 ? atoi(argv[1]) : -1;
+    dg_status st;
+    char name[256];
+    size_t total = 0, freeb = 0;
+    void *p = NULL;
+    double t0 = now();
+
+    st = dg_cuda_backend_create(0, &be, E);
+    DIE_ON(st);
+    ndev = be->ndevices;
+    for (dev = 0; dev < ndev; dev++) {
+        DIE_ON(be->device_info(be, dev, name, sizeof name, &total, &freeb, E));
+        printf("GPU %d: %s, %.1f GiB, %.1f GiB free\n", dev, name, total / 1073741824.0,
+               freeb / 1073741824.0);
+    }
+    printf("elementwise: %d loops x contig/strided on GPU 0\n", DG_NLOOPS);
+    for (loop = 0; loop < DG_NLOOPS; loop++) {
+        if (only >= 0 && loop != only)
+            continue;
+        ew_case(0, loop, 0);
+        ew_case(0, loop, 1);
+        if (dg_loops[loop].nin > 1)
+            ew_case(0, loop, 2);
+    }
+    printf("  worst ulp among the libm loops: %d (WARN lines: over %d; %.1f s)\n",
+           worst_ulp_seen, MAX_ULP, now() - t0);
+    printf("fills\n");
+    fill_tests(0);
+    if (only < 0) {
+        printf("copies\n");
+        copy_tests(ndev);
+    }
+    printf("streams\n");
+    stream_test(0);
+    printf("out of memory\n");
+    st = be->alloc(be, 0, (size_t)1 << 50, &p, E);
+    if (st != DG_ERR_DEVICE_NOMEM || gerr.bytes != ((size_t)1 << 50) || gerr.device != 0)
+        FAIL("a 1 PiB alloc gave status %d bytes %zu device %d: %s", (int)st, gerr.bytes,
+             gerr.device, gerr.msg);
+    else
+        printf("  ok: %s\n", gerr.msg);
+    p = dalloc(0, 1024); /* still works */
+    be->release(be, 0, p);
+    if (only < 0) {
+        printf("timings\n");
+        bench(ndev);
+    }
+    for (dev = 0; dev < ndev; dev++) {
+        sync_dev(dev);
+        if (be->bytes_in_use(be, dev) != 0)
+            FAIL("GPU %d: %zu bytes still in use", dev, be->bytes_in_use(be, dev));
+    }
+    st = be->sync_all(be, E);
+    DIE_ON(st);
+    be->destroy(be);
+    printf("%s: %d failures (%.1f s)\n", nfail ? "FAILED" : "PASSED", nfail, now() - t0);
+    return nfail ? 1 : 0;
+}
