@@ -23,7 +23,7 @@ if [[ " $steps " == *" build "* ]]; then
   python3 -c "import dgarray as d; print('backend', d.backend(), [x.name for x in d.devices()])"
 fi
 if [[ " $steps " == *" test "* ]]; then
-  DGARRAY_BACKEND=cuda timeout 420 python3 -m pytest tests -q -x -p no:cacheprovider \
+  DGARRAY_BACKEND=cuda timeout 420 python3 -m pytest tests -q -n 4 -p no:cacheprovider \
       2>&1 | tee "$OUT/tests.log" | tail -25
   rc=${PIPESTATUS[0]}
 fi

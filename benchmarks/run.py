@@ -256,7 +256,7 @@ def w_h2d_d2h(nbytes=1 << 30):
         h2d["peers"]["cupyx.distributed"] = best_of(
             lambda: (cda.distributed_array(x, m), cp_sync_all()), 3)
         da = cda.distributed_array(x, m)
-        d2h["peers"]["cupyx.distributed"] = best_of(lambda: da.asnumpy(), 3)
+        d2h["peers"]["cupyx.distributed"] = best_of(lambda: da.get(), 3)
         del da
     if jax is not None:
         try:
