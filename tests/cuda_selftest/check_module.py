@@ -1,7 +1,7 @@
 """Checks the extension module dgarray._cuda on its own (no dgarray core):
 device_count(), and a backend made and destroyed through the capsule.
 
-    python3 src/backend/cuda/selftest/check_module.py    (after build_ext --inplace)
+    python3 tests/cuda_selftest/check_module.py    (after build_ext --inplace)
 
 Without a GPU the backend must fail cleanly (DG_ERR_DEVICE) and device_count()
 must be 0; with GPUs it must start on all of them and stop again."""

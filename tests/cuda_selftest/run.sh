@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Builds the CUDA backend and its self-test straight with nvcc and gcc (no
 # Python, no setup.py) and runs it on the GPUs present:
-#   bash src/backend/cuda/selftest/run.sh [loop id]
+#   bash tests/cuda_selftest/run.sh [loop id]
 # DGARRAY_CUDA_ARCHS (one arch, default 90), CUDA_HOME, BUILD (object folder).
 set -euo pipefail
-cd "$(dirname "$0")/../../../.."
+cd "$(dirname "$0")/../.."
 arch="${DGARRAY_CUDA_ARCHS:-90}"
 cuda="${CUDA_HOME:-/usr/local/cuda}"
 b="${BUILD:-/tmp/dg_cuda_selftest}"
@@ -19,7 +19,7 @@ for f in kernels/*.cu; do
   pids+=($!)
 done
 for f in src/backend/cuda/*.c src/core/dg_status.c src/core/dg_ufunc.c \
-         src/backend/cpu/cpu_loops.c src/backend/cuda/selftest/cuda_selftest.c; do
+         src/backend/cpu/cpu_loops.c tests/cuda_selftest/cuda_selftest.c; do
   [ "$(basename "$f")" = module.c ] && continue
   gcc $cflags $inc -c "$f" -o "$b/$(basename "$f").o" &
   pids+=($!)
