@@ -26,6 +26,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <type_traits>
 #include <utility>
 
 #include "cu_kernels.h"
@@ -44,6 +45,17 @@ template <> struct dg_ew_size<dg_ew_none> { static constexpr int value = 0; };
  * inputs and writes the outputs of one element. */
 template <int I> struct dg_ew_loop;
 
+constexpr bool dg_ew_streq(const char *a, const char *b)
+{
+    return *a == *b && (*a == 0 || dg_ew_streq(a + 1, b + 1));
+}
+
+/* NumPy's float32/float64 power loop takes its own path when the exponent is
+ * one value for every element (dg_power_<t>_sexp, kernels/dg_scalar.h); SEXP
+ * marks those loops, and the kernels call dg_ew_power_sexp there. */
+__device__ __forceinline__ float dg_ew_power_sexp(float a, float b) { return dg_power_f4_sexp(a, b); }
+__device__ __forceinline__ double dg_ew_power_sexp(double a, double b) { return dg_power_f8_sexp(a, b); }
+
 enum { dg_ew_counter_base = __COUNTER__ };
 /* The position of the loop being expanded: __COUNTER__ grows by one per use,
  * and each entry of the list uses it once. */
@@ -53,6 +65,7 @@ enum { dg_ew_counter_base = __COUNTER__ };
     template <> struct dg_ew_loop<DG_EW_IDX> {                                 \
         enum { NIN = 1, NOUT = 1 };                                            \
         static constexpr const char *NAME = #uf;                               \
+        static constexpr bool SEXP = false;                                    \
         typedef dg_ct_##ti T0;                                                 \
         typedef dg_ct_##to T1;                                                 \
         typedef dg_ew_none T2;                                                 \
@@ -70,6 +83,9 @@ enum { dg_ew_counter_base = __COUNTER__ };
         typedef dg_ct_##tb T1;                                                 \
         typedef dg_ct_##to T2;                                                 \
         typedef dg_ew_none T3;                                                 \
+        static constexpr bool SEXP =                                           \
+            dg_ew_streq(#uf, "power") && std::is_same<T0, T1>::value &&        \
+            (std::is_same<T0, float>::value || std::is_same<T0, double>::value); \
         static __device__ __forceinline__ void eval(T0 &a, T1 &b, T2 &o, T3 &) \
         {                                                                      \
             o = fn(a, b);                                                      \
@@ -79,6 +95,7 @@ enum { dg_ew_counter_base = __COUNTER__ };
     template <> struct dg_ew_loop<DG_EW_IDX> {                                 \
         enum { NIN = 1, NOUT = 2 };                                            \
         static constexpr const char *NAME = #uf;                               \
+        static constexpr bool SEXP = false;                                    \
         typedef dg_ct_##ti T0;                                                 \
         typedef dg_ct_##to0 T1;                                                \
         typedef dg_ct_##to1 T2;                                                \
@@ -92,6 +109,7 @@ enum { dg_ew_counter_base = __COUNTER__ };
     template <> struct dg_ew_loop<DG_EW_IDX> {                                 \
         enum { NIN = 2, NOUT = 2 };                                            \
         static constexpr const char *NAME = #uf;                               \
+        static constexpr bool SEXP = false;                                    \
         typedef dg_ct_##ta T0;                                                 \
         typedef dg_ct_##tb T1;                                                 \
         typedef dg_ct_##to0 T2;                                                \
@@ -197,6 +215,19 @@ __device__ __forceinline__ void dg_ew_scalar(T &s, const unsigned char (*scalar)
     }
 }
 
+/* One element of loop L; `uexp`: input 1 is the same for every element. */
+template <class L, class T0, class T1, class T2, class T3>
+__device__ __forceinline__ void dg_ew_eval(bool uexp, T0 &a, T1 &b, T2 &o, T3 &o1)
+{
+    if constexpr (L::SEXP) {
+        if (uexp) {
+            o = dg_ew_power_sexp(a, b);
+            return;
+        }
+    }
+    L::eval(a, b, o, o1);
+}
+
 /* All operands dense or uniform: V elements per thread and iteration, one
  * memory access per dense operand; the n % V last elements one each. */
 template <class L, int V>
@@ -215,6 +246,7 @@ dg_ew_contig_k(const __grid_constant__ dg_cu_ew_contig a)
     dg_ew_scalar<0, L>(s0, a.scalar, a.data, a.scalar_mask, a.bcast_mask);
     dg_ew_scalar<1, L>(s1, a.scalar, a.data, a.scalar_mask, a.bcast_mask);
     const bool d0 = !(uni & 1u), d1 = !(uni & 2u);
+    const bool uexp = !d1;
     const int64_t nvec = a.n / V;
     const int64_t first = (int64_t)blockIdx.x * DG_CU_THREADS + threadIdx.x;
     const int64_t step = (int64_t)gridDim.x * DG_CU_THREADS;
@@ -228,7 +260,7 @@ dg_ew_contig_k(const __grid_constant__ dg_cu_ew_contig a)
         dg_ew_load_vec<1, L>(x1, a, j, d1, s1);
 #pragma unroll
         for (int e = 0; e < V; e++)
-            L::eval(x0[e], x1[e], x2[e], x3[e]);
+            dg_ew_eval<L>(uexp, x0[e], x1[e], x2[e], x3[e]);
         dg_ew_store_vec<1, L>(x1, a, j);
         dg_ew_store_vec<2, L>(x2, a, j);
         dg_ew_store_vec<3, L>(x3, a, j);
@@ -245,7 +277,7 @@ dg_ew_contig_k(const __grid_constant__ dg_cu_ew_contig a)
             if (d1)
                 x1 = reinterpret_cast<const T1 *>(a.data[1])[i];
         }
-        L::eval(x0, x1, x2, x3);
+        dg_ew_eval<L>(uexp, x0, x1, x2, x3);
         if constexpr (L::NIN == 1)
             reinterpret_cast<T1 *>(a.data[1])[i] = x1;
         if constexpr (L::NIN + L::NOUT > 2)
@@ -294,6 +326,8 @@ dg_ew_strided_k(const __grid_constant__ dg_cu_ew_strided a)
     dg_ew_scalar<0, L>(s0, a.scalar, a.data, a.scalar_mask, 0u);
     dg_ew_scalar<1, L>(s1, a.scalar, a.data, a.scalar_mask, 0u);
     const bool d0 = !(a.scalar_mask & 1u), d1 = !(a.scalar_mask & 2u);
+    /* NumPy decides per inner loop: by the stride of the innermost dimension */
+    const bool uexp = !d1 || a.strides[a.ndim - 1][1] == 0;
     const char *where = a.data[DG_CU_WHERE];
     const bool small = a.n <= (int64_t)UINT32_MAX;
     const int64_t step = (int64_t)gridDim.x * DG_CU_THREADS;
@@ -316,7 +350,7 @@ dg_ew_strided_k(const __grid_constant__ dg_cu_ew_strided a)
             if (d1)
                 x1 = *reinterpret_cast<const T1 *>(a.data[1] + off[1]);
         }
-        L::eval(x0, x1, x2, x3);
+        dg_ew_eval<L>(uexp, x0, x1, x2, x3);
         if constexpr (L::NIN == 1)
             *reinterpret_cast<T1 *>(a.data[1] + off[1]) = x1;
         if constexpr (L::NIN + L::NOUT > 2)

@@ -82,7 +82,8 @@ def test_binary_operators(op, dta, dtb, ndev):
 
 @pytest.mark.parametrize("op", INPLACE, ids=lambda f: f.__name__)
 @pytest.mark.parametrize("dta, other", [("i8", 3), ("f4", 2.5), ("i2", np.arange(5)),
-                                        ("f8", "self"), ("u1", 1.5), ("c16", 1j)])
+                                        ("f8", "self"), ("u1", 1.5), ("c16", 1j),
+                                        ("?", 2), ("c8", 0.5), ("f2", -1), ("i4", 2)])
 def test_inplace_operators(op, dta, other, ndev):
     x = (np.arange(30).reshape(6, 5) % 7 + 1).astype(dta)
     m = maps_for(x.shape, ndev)[3][1]

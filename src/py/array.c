@@ -607,17 +607,54 @@ INPLACE(nb_irshift, right_shift) INPLACE(nb_iand, bitwise_and)
 INPLACE(nb_ior, bitwise_or) INPLACE(nb_ixor, bitwise_xor)
 UNOP(nb_neg, negative) UNOP(nb_pos, positive) UNOP(nb_abs, absolute) UNOP(nb_inv, invert)
 
+/* NumPy's `array ** exponent` calls square for the Python int 2 and, for
+ * float and complex arrays, reciprocal for the int -1 and sqrt for the float
+ * 0.5 (exact Python types only); result dtypes and values follow those
+ * ufuncs (bool ** 2 is int8).  The ufunc id, or DG_UF_power. */
+static int pow_ufunc(PyObject *a, PyObject *b)
+{
+    char kind;
+    if (!DgArray_Check(a))
+        return DG_UF_power;
+    kind = dg_dtype_kind(((DgArrayObject *)a)->arr->dtype);
+    if (PyLong_CheckExact(b)) {
+        int overflow = 0;
+        long e = PyLong_AsLongAndOverflow(b, &overflow);
+        if (e == -1 && PyErr_Occurred()) {
+            PyErr_Clear();
+            return DG_UF_power;
+        }
+        if (!overflow && e == 2)
+            return DG_UF_square;
+        if (!overflow && e == -1 && (kind == 'f' || kind == 'c'))
+            return DG_UF_reciprocal;
+    } else if (PyFloat_CheckExact(b) && PyFloat_AS_DOUBLE(b) == 0.5 &&
+               (kind == 'f' || kind == 'c')) {
+        return DG_UF_sqrt;
+    }
+    return DG_UF_power;
+}
+
 static PyObject *nb_pow(PyObject *a, PyObject *b, PyObject *m)
 {
+    int id;
     if (m != Py_None)
         Py_RETURN_NOTIMPLEMENTED;
-    return dgpy_binop(DG_UF_power, a, b);
+    id = pow_ufunc(a, b);
+    return id == DG_UF_power ? dgpy_binop(id, a, b) : dgpy_unop(id, a);
 }
 static PyObject *nb_ipow(PyObject *a, PyObject *b, PyObject *m)
 {
+    int id;
+    PyObject *args[2];
     if (m != Py_None)
         Py_RETURN_NOTIMPLEMENTED;
-    return dgpy_inplace(DG_UF_power, a, b);
+    id = pow_ufunc(a, b);
+    if (id == DG_UF_power)
+        return dgpy_inplace(id, a, b);
+    args[0] = a;
+    args[1] = a;
+    return dgpy_ufunc_apply(id, args, 2);
 }
 
 /* matmul belongs to issue [matmul]: route through NumPy's protocol so that

@@ -824,6 +824,11 @@ PyObject *dgpy_inplace(int id, PyObject *a, PyObject *b)
     return r;
 }
 
+PyObject *dgpy_ufunc_apply(int id, PyObject *const *args, int nargs)
+{
+    return ufunc_apply(id, dgpy_st->ufuncs[id], (PyObject **)args, nargs, NULL);
+}
+
 PyObject *dgpy_unop(int id, PyObject *a)
 {
     PyObject *args[1] = {a};
