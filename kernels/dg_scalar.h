@@ -845,13 +845,15 @@ DG_HD dg_half dg_copysign_f2(dg_half a, dg_half b)
 {
     return (dg_half)((a & 0x7fffu) | (b & 0x8000u));
 }
-/* npy_half_nextafter: x == y (+0 == -0 too) gives x; NaN gives 0x7e00 */
+/* npy_half_nextafter: NaN gives 0x7e00; x == y gives y as C99 says (and
+ * NumPy since numpy/numpy#31475; before it, x: only nextafter(+-0, -+0)
+ * differs) */
 DG_HD dg_half dg_nextafter_f2(dg_half x, dg_half y)
 {
     if (dg_half_isnan(x) || dg_half_isnan(y))
         return 0x7e00u;
     if (dg_half_to_float(x) == dg_half_to_float(y))
-        return x;
+        return y;
     if ((x & 0x7fffu) == 0)
         return (dg_half)((y & 0x8000u) + 1u);
     if (!(x & 0x8000u))
