@@ -1847,4 +1847,55 @@ DG_CAST_ROW(f8, R)
 DG_CAST_ROW(c8, C)
 DG_CAST_ROW(c16, C)
 
+/* =========================================================================
+ * argmax / argmin order (NumPy's): a NaN beats every number (so the first
+ * NaN wins), else the larger / smaller; complex lexicographically, a NaN in
+ * either part making the value NaN.  dg_arg<max|min>_better_<t>(a, b): a is
+ * a strictly better pick than b.
+ * ========================================================================= */
+#define DG_ARG_BETTER(E, t, ct, sz, ch, nm, kd)                                 \
+    DG_HD int dg_argmax_better_##t(ct a, ct b)                                  \
+    {                                                                           \
+        return (dg_isnan_##t(a) && !dg_isnan_##t(b)) || dg_greater_##t(a, b);   \
+    }                                                                           \
+    DG_HD int dg_argmin_better_##t(ct a, ct b)                                  \
+    {                                                                           \
+        return (dg_isnan_##t(a) && !dg_isnan_##t(b)) || dg_less_##t(a, b);      \
+    }
+DG_DTYPE_LIST(DG_ARG_BETTER)
+
+#if !defined(__CUDACC__)
+/* The same on values stored at byte pointers, by dtype (host code). */
+typedef int (*dg_arg_better_fn)(const void *a, const void *b);
+#define DG_ARG_BETTER_PTR(E, t, ct, sz, ch, nm, kd)                             \
+    static inline int dg_argmax_better_p_##t(const void *a, const void *b)      \
+    {                                                                           \
+        ct x, y;                                                                \
+        memcpy(&x, a, sizeof x);                                                \
+        memcpy(&y, b, sizeof y);                                                \
+        return dg_argmax_better_##t(x, y);                                      \
+    }                                                                           \
+    static inline int dg_argmin_better_p_##t(const void *a, const void *b)      \
+    {                                                                           \
+        ct x, y;                                                                \
+        memcpy(&x, a, sizeof x);                                                \
+        memcpy(&y, b, sizeof y);                                                \
+        return dg_argmin_better_##t(x, y);                                      \
+    }
+DG_DTYPE_LIST(DG_ARG_BETTER_PTR)
+
+static inline dg_arg_better_fn dg_arg_better(int dtype, int is_min)
+{
+    switch (dtype) {
+#define DG_ARG_BETTER_CASE(E, t, ct, sz, ch, nm, kd)                            \
+    case DG_##E:                                                                \
+        return is_min ? dg_argmin_better_p_##t : dg_argmax_better_p_##t;
+        DG_DTYPE_LIST(DG_ARG_BETTER_CASE)
+#undef DG_ARG_BETTER_CASE
+    default:
+        return NULL;
+    }
+}
+#endif
+
 #endif /* DG_SCALAR_H */

@@ -203,7 +203,7 @@ def arange(start, stop=None, step=None, dtype=None, *, index_map=None):
     # types of start, stop and step
     dt = _numpy.arange(start, (stop - stop) + start + step, step, dtype=dtype).dtype
     n = _math.ceil((stop - start) / step)
-    n = max(0, int(n))
+    n = int(n) if int(n) > 0 else 0
     if dt.kind in "c?" or dt == _numpy.float16:
         host = _numpy.arange(start, stop, step, dtype=dt)
         return _core._from_host(host, _layout_for(host.shape, index_map), 0, None)
@@ -280,6 +280,13 @@ def asnumpy(a, stream=None, order="C", out=None, blocking=True):
     if isinstance(a, DistributedArray):
         return a.get(out=out)
     return _numpy.asarray(a)
+
+
+# ---- reductions ---------------------------------------------------------------------------
+
+from ._reductions import (all, amax, amin, any, argmax, argmin, cumprod, cumsum,  # noqa: E402
+                          max, mean, min, nanmax, nanmean, nanmin, nanprod, nansum, prod,
+                          ptp, std, sum, var)
 
 
 # ---- NumPy's names: ufuncs dispatch to DistributedArray.__array_ufunc__ -------------------

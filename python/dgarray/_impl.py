@@ -211,3 +211,50 @@ def check_astype_casting(src, dst, casting):
         raise TypeError(
             f"Cannot cast array data from {src!r} to {dst!r} according to the rule "
             f"{casting!r}")
+
+
+# ---- methods and protocols written in Python (called from src/py/array.c) -------------
+
+def method(name, self, *args, **kwargs):
+    """DistributedArray.<name>(*args, **kwargs) for the methods array.c forwards."""
+    if name == "__array_function__":
+        return array_function(*args, **kwargs)
+    from . import _reductions
+    return _reductions.FUNCTIONS[name](self, *args, **kwargs)
+
+
+def ufunc_method(ufunc, method_name, *inputs, **kwargs):
+    """__array_ufunc__ for the methods other than __call__."""
+    from . import _reductions
+    if method_name == "reduce":
+        return _reductions.ufunc_reduce(ufunc, *inputs, **kwargs)
+    if method_name == "accumulate":
+        return _reductions.ufunc_accumulate(ufunc, *inputs, **kwargs)
+    return NotImplemented
+
+
+def _numpy_functions():
+    """NumPy function -> dgarray's implementation, for __array_function__."""
+    from . import _reductions
+    table = {}
+    for name, f in _reductions.FUNCTIONS.items():
+        nf = getattr(numpy, name, None)
+        if nf is not None:
+            table[nf] = f
+    return table
+
+
+_NP_FUNCTIONS = None
+
+
+def array_function(func, types, args, kwargs):
+    """NEP 18: NumPy functions that dgarray implements run on the devices;
+    the others raise TypeError naming the function."""
+    global _NP_FUNCTIONS
+    if _NP_FUNCTIONS is None:
+        _NP_FUNCTIONS = _numpy_functions()
+    impl = _NP_FUNCTIONS.get(func)
+    if impl is None:
+        raise TypeError(f"dgarray does not implement numpy.{func.__name__} for "
+                        "DistributedArray yet; call .get() for a NumPy array first")
+    return impl(*args, **kwargs)

@@ -151,4 +151,26 @@ dg_status dg_array_change_mode(dg_array *a, int mode, dg_array **out, dg_error *
  * chunks are overwritten, each element from one source chunk.  src REPLICA. */
 dg_status dg_array_assign(dg_array *dst, dg_array *src, dg_error *err);
 
+/* A reduction (dg_array_reduce). */
+typedef struct dg_reduce_call {
+    int kind;                     /* dg_reduce_kind */
+    int loop;                     /* DG_RED_LOOP: a binary loop, dtypes all a's */
+    unsigned char red[DG_MAXDIM]; /* 1 for each reduced axis */
+    int keepdims;                 /* keep reduced axes as length 1 */
+    int has_init;                 /* start every fold from init */
+    unsigned char init[16];       /* in a's dtype */
+    dg_array *where;              /* borrowed bool array of a's shape, or NULL */
+    int lazy_mode;                /* SUM/PROD/MAX/MIN: partial results that overlap
+                                     may be left in this mode; REPLICA: combine them */
+} dg_reduce_call;
+
+/* Reduces a (REPLICA) over the axes c->red: each element read once where it
+ * lives, per-chunk partials combined as dg_reduce.c describes.  *out: the
+ * values, in a's dtype; for DG_RED_ARGMAX / ARGMIN also *out_idx (int64):
+ * the flat C-order index over the reduced axes of the element found (may be
+ * NULL otherwise).  Output shape: a's with the reduced axes dropped, or kept
+ * as length 1 with keepdims.  New references. */
+dg_status dg_array_reduce(dg_array *a, const dg_reduce_call *c, dg_array **out,
+                          dg_array **out_idx, dg_error *err);
+
 #endif /* DG_ARRAY_H */

@@ -32,4 +32,22 @@ dg_status dg_array_alloc_shell(dg_backend_i *be, int dtype, int ndim,
                                const int64_t *shape, int nchunks, int mode,
                                dg_array **out, dg_error *err);
 
+/* Where a loop reads one input region from. */
+typedef struct dg_region_src {
+    dg_buffer *buf; /* read from; a new reference */
+    char *ptr;
+    int64_t strides[DG_MAXDIM]; /* per axis of the region (0 for length 1) */
+} dg_region_src;
+
+/* Makes `region` of x (REPLICA) readable on device dev: in place when one
+ * chunk there holds it all, else in a dense temporary built by the planner's
+ * copies, enqueued on (dev, stream). */
+dg_status dg_fetch_region(dg_array *x, const dg_box *region, int dev, int stream,
+                          dg_region_src *out, dg_error *err);
+
+/* A REPLICA copy of a (same layout) in which every chunk holds its own values
+ * combined, with the binary loop `loop` (dtypes all a's), with those of every
+ * other chunk over their intersection: how op modes resolve.  New reference. */
+dg_status dg_array_combine(dg_array *a, int loop, dg_array **out, dg_error *err);
+
 #endif /* DG_ARRAY_IMPL_H */

@@ -94,6 +94,51 @@ typedef struct dg_fill_desc {
     int64_t k;
 } dg_fill_desc;
 
+/* What a reduction computes (dg_reduce_desc.kind). */
+typedef enum dg_reduce_kind {
+    DG_RED_LOOP,   /* fold with a binary elementwise loop */
+    DG_RED_ARGMAX, /* the largest value and its position */
+    DG_RED_ARGMIN  /* the smallest value and its position */
+} dg_reduce_kind;
+
+/* A reduction of an N-d strided input over its last `nred` dims (the caller
+ * orders the dims so) into an output over the first ndim - nred ("kept")
+ * dims, which may be none (one output element).  Strides are in bytes.
+ *   DG_RED_LOOP: `loop` is a binary loop of DG_LOOP_LIST whose three dtypes
+ *     are all `dtype`; dst[m] = the loop folded over the reduced elements of
+ *     m, in any order and grouping (the core only asks for loops that are
+ *     associative and commutative up to rounding), starting from `init` when
+ *     has_init, else from one of the elements (every reduced extent is then
+ *     >= 1).  With `where`, elements whose mask byte is 0 take no part
+ *     (has_init is then set).
+ *   DG_RED_ARGMAX / DG_RED_ARGMIN: dst[m] (of `dtype`) = the largest /
+ *     smallest reduced element, NaN counting as beyond every number (the
+ *     first NaN wins; complex compared as NumPy does, real part first);
+ *     idx[m] (int64) = sum over the reduced dims r of pos_r * idx_gstride[r]
+ *     for the element found; among equal candidates the smallest such value.
+ *     Every reduced extent is >= 1.
+ * An output element with no reduced element (a reduced extent of 0) gets
+ * `init`. */
+typedef struct dg_reduce_desc {
+    int kind;
+    int loop;
+    int dtype;
+    int ndim;
+    int nred;
+    int64_t shape[DG_MAXDIM];
+    const char *src;
+    int64_t src_strides[DG_MAXDIM];
+    char *dst;
+    int64_t dst_strides[DG_MAXDIM]; /* the kept dims */
+    int64_t *idx;
+    int64_t idx_strides[DG_MAXDIM]; /* the kept dims */
+    int64_t idx_gstride[DG_MAXDIM]; /* the reduced dims (index ndim - nred + r) */
+    const dg_bool *where;
+    int64_t where_strides[DG_MAXDIM];
+    int has_init;
+    unsigned char init[16];
+} dg_reduce_desc;
+
 typedef struct dg_backend_i dg_backend_i;
 
 struct dg_backend_i {
@@ -135,8 +180,10 @@ struct dg_backend_i {
     dg_status (*fill)(dg_backend_i *be, int dev, int stream, const dg_fill_desc *d,
                       dg_error *err);
 
-    /* OPTIONAL slots for later issues ([reductions], [matmul], [reshard]). */
-    void *reduce;
+    /* Enqueues a reduction on (dev, stream); all data is on dev. */
+    dg_status (*reduce)(dg_backend_i *be, int dev, int stream, const dg_reduce_desc *d,
+                        dg_error *err);
+    /* OPTIONAL slots for later issues ([matmul], [reshard]). */
     void *gemm;
     void *collective;
 

@@ -46,18 +46,11 @@ static dg_status run_copies_into(dg_array *src, const dg_plan *plan, int dsti,
     return DG_OK;
 }
 
-/* Where a loop reads one input region from. */
-typedef struct region_src {
-    dg_buffer *buf; /* read from; a new reference */
-    char *ptr;
-    int64_t strides[DG_MAXDIM]; /* per axis of the region */
-} region_src;
-
 /* Makes `region` of x readable on device dev: in place when one chunk there
  * holds it all, else in a dense temporary built by the planner's copies,
  * enqueued on (dev, stream). */
-static dg_status fetch_region(dg_array *x, const dg_box *region, int dev, int stream,
-                              region_src *out, dg_error *err)
+dg_status dg_fetch_region(dg_array *x, const dg_box *region, int dev, int stream,
+                              dg_region_src *out, dg_error *err)
 {
     dg_backend_i *be = x->be;
     int i, ax;
@@ -198,7 +191,7 @@ dg_status dg_ew_apply(const dg_ew_call *call, dg_error *err)
         dg_chunk *oc = &o0->chunks[ci];
         int dev = oc->device;
         const int stream = DG_STREAM_COMPUTE;
-        region_src rs[3];
+        dg_region_src rs[3];
         int nrs = 0;
         dg_ew_desc d;
         dg_box R;
@@ -223,7 +216,7 @@ dg_status dg_ew_apply(const dg_ew_call *call, dg_error *err)
                 continue;
             }
             input_region(x, &oc->box, call->ndim, &R, bcast);
-            st = fetch_region(x, &R, dev, stream, &rs[nrs], err);
+            st = dg_fetch_region(x, &R, dev, stream, &rs[nrs], err);
             if (st != DG_OK)
                 break;
             d.data[i] = rs[nrs].ptr;
@@ -234,7 +227,7 @@ dg_status dg_ew_apply(const dg_ew_call *call, dg_error *err)
             dg_array *w = call->where;
             int64_t ws[DG_MAXDIM];
             input_region(w, &oc->box, call->ndim, &R, bcast);
-            st = fetch_region(w, &R, dev, stream, &rs[nrs], err);
+            st = dg_fetch_region(w, &R, dev, stream, &rs[nrs], err);
             if (st == DG_OK) {
                 d.where = (const dg_bool *)rs[nrs].ptr;
                 loop_strides(w, bcast, rs[nrs].strides, call->ndim, ws);
@@ -463,22 +456,27 @@ fail:
  * combined with every other chunk's partial over their intersection. */
 static dg_status to_replica(dg_array *a, dg_array **out, dg_error *err)
 {
+    int dt[3] = {a->dtype, a->dtype, a->dtype};
+    int loop = dg_loop_find(mode_ufunc(a->mode), dt);
+    if (loop < 0)
+        return dg_error_set(err, DG_ERR_TYPE, -1, "mode %d has no loop for dtype %s", a->mode,
+                            dg_dtype_name(a->dtype));
+    return dg_array_combine(a, loop, out, err);
+}
+
+dg_status dg_array_combine(dg_array *a, int loop, dg_array **out, dg_error *err)
+{
     dg_backend_i *be = a->be;
     dg_array *r = NULL;
     dg_status st;
     int i, j, ax;
-    int dt[3] = {a->dtype, a->dtype, a->dtype};
-    int loop = dg_loop_find(mode_ufunc(a->mode), dt);
 
-    if (loop < 0)
-        return dg_error_set(err, DG_ERR_TYPE, -1, "mode %d has no loop for dtype %s", a->mode,
-                            dg_dtype_name(a->dtype));
     DG_CHECK(copy_same_layout(a, DG_MODE_REPLICA, &r, err));
     for (i = 0; i < a->nchunks; i++) {
         dg_chunk *rc = &r->chunks[i];
         for (j = 0; j < a->nchunks; j++) {
             dg_box I;
-            region_src rs;
+            dg_region_src rs;
             dg_ew_desc d;
             dg_pos p;
             dg_array tmp; /* a one-chunk view of a's chunk j, for fetch_region */
@@ -487,7 +485,7 @@ static dg_status to_replica(dg_array *a, dg_array **out, dg_error *err)
             tmp = *a;
             tmp.nchunks = 1;
             tmp.chunks = &a->chunks[j];
-            DG_CHECK_GOTO(fetch_region(&tmp, &I, rc->device, DG_STREAM_COMPUTE, &rs, err), st,
+            DG_CHECK_GOTO(dg_fetch_region(&tmp, &I, rc->device, DG_STREAM_COMPUTE, &rs, err), st,
                           fail);
             memset(&d, 0, sizeof(d));
             d.loop = loop;

@@ -557,7 +557,54 @@ static PyObject *m_sync(DgArrayObject *self, PyObject *unused)
 
 static PyObject *m_complex(PyObject *self, PyObject *unused);
 
+/* Methods written in Python: dgarray._impl.method(name, self, *args, **kw). */
+static PyObject *py_method(const char *name, PyObject *self, PyObject *args, PyObject *kw)
+{
+    PyObject *f = dgpy_impl("method"), *a2, *res;
+    Py_ssize_t i, n = PyTuple_GET_SIZE(args);
+    if (!f)
+        return NULL;
+    a2 = PyTuple_New(n + 2);
+    if (!a2)
+        return NULL;
+    PyTuple_SET_ITEM(a2, 0, PyUnicode_FromString(name));
+    PyTuple_SET_ITEM(a2, 1, Py_NewRef(self));
+    for (i = 0; i < n; i++)
+        PyTuple_SET_ITEM(a2, i + 2, Py_NewRef(PyTuple_GET_ITEM(args, i)));
+    res = PyTuple_GET_ITEM(a2, 0) ? PyObject_Call(f, a2, kw) : NULL;
+    Py_DECREF(a2);
+    return res;
+}
+
+#define PY_METHODS(X)                                                                     \
+    X(sum, "sum(axis=None, dtype=None, out=None, keepdims=False, initial=, where=True)")   \
+    X(prod, "prod(axis=None, dtype=None, out=None, keepdims=False, initial=, where=True)") \
+    X(max, "max(axis=None, out=None, keepdims=False, initial=, where=True)")             \
+    X(min, "min(axis=None, out=None, keepdims=False, initial=, where=True)")             \
+    X(mean, "mean(axis=None, dtype=None, out=None, keepdims=False, where=True)")         \
+    X(var, "var(axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=True)")   \
+    X(std, "std(axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=True)")   \
+    X(any, "any(axis=None, out=None, keepdims=False, where=True)")                       \
+    X(all, "all(axis=None, out=None, keepdims=False, where=True)")                       \
+    X(ptp, "ptp(axis=None, out=None, keepdims=False)")                                   \
+    X(argmax, "argmax(axis=None, out=None, keepdims=False)")                             \
+    X(argmin, "argmin(axis=None, out=None, keepdims=False)")                             \
+    X(cumsum, "cumsum(axis=None, dtype=None, out=None)")                                 \
+    X(cumprod, "cumprod(axis=None, dtype=None, out=None)")                               \
+    X(__array_function__, "NumPy functions that dgarray implements run on the devices")
+
+#define PY_METHOD_FN(name, doc)                                                    \
+    static PyObject *pm_##name(PyObject *self, PyObject *args, PyObject *kw)       \
+    {                                                                              \
+        return py_method(#name, self, args, kw);                                   \
+    }
+PY_METHODS(PY_METHOD_FN)
+
+#define PY_METHOD_DEF(name, doc) \
+    {#name, (PyCFunction)(void (*)(void))pm_##name, METH_VARARGS | METH_KEYWORDS, doc},
+
 static PyMethodDef array_methods[] = {
+    PY_METHODS(PY_METHOD_DEF)
     {"__complex__", (PyCFunction)m_complex, METH_NOARGS, "complex(a) for a size-1 array."},
     {"get", (PyCFunction)(void (*)(void))m_get, METH_VARARGS | METH_KEYWORDS,
      "get() -> numpy.ndarray: a copy of all values on the host."},

@@ -435,7 +435,148 @@ static PyObject *f_validate_layout(PyObject *mod, PyObject *args)
     Py_RETURN_NONE;
 }
 
+/* _reduce(a, kind, ufunc, axes, keepdims, initial, where, lazy_mode): the core
+ * reduction of `a` (a DistributedArray, any mode) over `axes` (a tuple of
+ * distinct non-negative ints).  kind 0: fold with the ufunc's loop for a's
+ * dtype (ufunc: a NumPy ufunc); 1 / 2: argmax / argmin (ufunc None), which
+ * return (values, indices).  `initial`: a Python scalar or None; `where`: a
+ * bool DistributedArray of a's shape or None; lazy_mode: the mode partial
+ * results may be left in ('sum', 'prod', 'max', 'min') or None.  Python's
+ * layer (dgarray._reductions) does NumPy's dtype rules and errors. */
+static PyObject *f_reduce(PyObject *mod, PyObject *args)
+{
+    PyObject *ao, *uf, *axes, *initial, *whereo, *lazyo, *res = NULL;
+    int kind, keepdims, i;
+    dg_reduce_call c;
+    dg_array *a = NULL, *w = NULL, *out = NULL, *idx = NULL;
+    dg_error err = DG_ERROR_INIT;
+    dg_status st;
+    (void)mod;
+    if (!PyArg_ParseTuple(args, "OiOO!pOOO", &ao, &kind, &uf, &PyTuple_Type, &axes, &keepdims,
+                          &initial, &whereo, &lazyo))
+        return NULL;
+    if (!DgArray_Check(ao)) {
+        PyErr_SetString(PyExc_TypeError, "_reduce needs a DistributedArray");
+        return NULL;
+    }
+    memset(&c, 0, sizeof(c));
+    c.kind = kind;
+    c.keepdims = keepdims;
+    c.loop = -1;
+    c.lazy_mode = DG_MODE_REPLICA;
+    if (kind < DG_RED_LOOP || kind > DG_RED_ARGMIN) {
+        PyErr_Format(PyExc_ValueError, "unknown reduction kind %d", kind);
+        return NULL;
+    }
+    if (dgpy_replica((DgArrayObject *)ao, &a, &err) != DG_OK)
+        return dgpy_raise(&err);
+    for (i = 0; i < PyTuple_GET_SIZE(axes); i++) {
+        long ax = PyLong_AsLong(PyTuple_GET_ITEM(axes, i));
+        if (ax == -1 && PyErr_Occurred())
+            goto done;
+        if (ax < 0 || ax >= a->ndim || c.red[ax]) {
+            PyErr_Format(PyExc_ValueError, "bad reduction axis %ld for %d dimensions", ax,
+                         a->ndim);
+            goto done;
+        }
+        c.red[ax] = 1;
+    }
+    if (kind == DG_RED_LOOP) {
+        PyObject *id_obj = PyDict_GetItemWithError(dgpy_st->ufunc_ids, uf);
+        int dt[3] = {a->dtype, a->dtype, a->dtype};
+        if (!id_obj) {
+            if (!PyErr_Occurred())
+                PyErr_Format(PyExc_TypeError, "dgarray cannot reduce with %R", uf);
+            goto done;
+        }
+        c.loop = dg_loop_find((int)PyLong_AsLong(id_obj), dt);
+        if (c.loop < 0) {
+            PyErr_Format(PyExc_TypeError, "%R has no loop that reduces %s to %s", uf,
+                         dg_dtype_name(a->dtype), dg_dtype_name(a->dtype));
+            goto done;
+        }
+    }
+    if (initial != Py_None) {
+        if (dgpy_scalar_bytes(initial, a->dtype, c.init) < 0)
+            goto done;
+        c.has_init = 1;
+    }
+    if (whereo != Py_None) {
+        if (!DgArray_Check(whereo)) {
+            PyErr_SetString(PyExc_TypeError, "where must be a DistributedArray here");
+            goto done;
+        }
+        if (dgpy_replica((DgArrayObject *)whereo, &w, &err) != DG_OK) {
+            dgpy_raise(&err);
+            goto done;
+        }
+        c.where = w;
+    }
+    if (lazyo != Py_None) {
+        for (i = 1; i < DG_NMODES; i++) {
+            int eq = PyUnicode_Check(lazyo) &&
+                     PyUnicode_Compare(lazyo, dgpy_st->mode_names[i]) == 0;
+            if (eq)
+                c.lazy_mode = i;
+        }
+        if (PyErr_Occurred())
+            goto done;
+    }
+    Py_BEGIN_ALLOW_THREADS
+    st = dg_array_reduce(a, &c, &out, kind == DG_RED_LOOP ? NULL : &idx, &err);
+    Py_END_ALLOW_THREADS
+    if (st != DG_OK) {
+        dgpy_raise(&err);
+        goto done;
+    }
+    if (kind == DG_RED_LOOP) {
+        res = dgpy_wrap(out);
+    } else {
+        PyObject *v = dgpy_wrap(out), *ix = dgpy_wrap(idx);
+        res = v && ix ? PyTuple_Pack(2, v, ix) : NULL;
+        Py_XDECREF(v);
+        Py_XDECREF(ix);
+    }
+    out = idx = NULL; /* dgpy_wrap took them */
+done:
+    if (a)
+        dg_array_decref(a);
+    if (w)
+        dg_array_decref(w);
+    return res;
+}
+
+/* _assign(dst, src): dst's values = src's (same shape and dtype, any layouts). */
+static PyObject *f_assign(PyObject *mod, PyObject *args)
+{
+    PyObject *d, *s;
+    dg_array *src = NULL;
+    dg_error err = DG_ERROR_INIT;
+    dg_status st;
+    (void)mod;
+    if (!PyArg_ParseTuple(args, "OO", &d, &s))
+        return NULL;
+    if (!DgArray_Check(d) || !DgArray_Check(s)) {
+        PyErr_SetString(PyExc_TypeError, "_assign needs two DistributedArrays");
+        return NULL;
+    }
+    if (dgpy_replica((DgArrayObject *)s, &src, &err) != DG_OK)
+        return dgpy_raise(&err);
+    if (((DgArrayObject *)d)->arr->mode != DG_MODE_REPLICA) {
+        dg_array_decref(src);
+        PyErr_SetString(PyExc_ValueError, "the output array must be in replica mode");
+        return NULL;
+    }
+    st = dg_array_assign(((DgArrayObject *)d)->arr, src, &err);
+    dg_array_decref(src);
+    if (st != DG_OK)
+        return dgpy_raise(&err);
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef module_methods[] = {
+    {"_assign", f_assign, METH_VARARGS, "dst's values = src's (same shape and dtype)"},
+    {"_reduce", f_reduce, METH_VARARGS, "core reduction: see f_reduce"},
     {"_from_host", f_from_host, METH_VARARGS, "array from host data: (obj, layout, mode, dtype)"},
     {"_empty", f_empty, METH_VARARGS, "uninitialised array: (shape, dtype, layout, mode)"},
     {"_fill", f_fill, METH_VARARGS, "fill in place: (array, kind, value, delta, k)"},

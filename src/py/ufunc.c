@@ -850,8 +850,11 @@ PyObject *dgpy_array_ufunc(PyObject *self, PyObject *args, PyObject *kwargs)
     m = PyUnicode_AsUTF8(method);
     if (!m)
         return NULL;
-    if (strcmp(m, "__call__") != 0)
-        Py_RETURN_NOTIMPLEMENTED; /* reduce, accumulate, ...: issue [reductions] */
+    if (strcmp(m, "__call__") != 0) {
+        /* reduce, accumulate, ...: dgarray._impl.ufunc_method(ufunc, method, *inputs, **kw) */
+        PyObject *f = dgpy_impl("ufunc_method");
+        return f ? PyObject_Call(f, args, kwargs) : NULL;
+    }
     id_obj = PyDict_GetItemWithError(dgpy_st->ufunc_ids, ufunc);
     if (!id_obj) {
         if (PyErr_Occurred())

@@ -24,6 +24,7 @@
 
 #include "cpu_loops.h"
 #include "dg_backend.h"
+#include "dg_ufunc.h"
 
 /* Work below this many elements runs inline when the device is idle. */
 #define CPU_INLINE_ELEMS 65536
@@ -33,7 +34,7 @@
 #define CPU_BIG_BLOCK ((size_t)1 << 21)
 #define CPU_NCLASSES 200
 
-typedef enum { T_EW, T_COPY, T_FILL, T_WAIT, T_FREE } task_kind;
+typedef enum { T_EW, T_COPY, T_FILL, T_REDUCE, T_WAIT, T_FREE } task_kind;
 
 typedef struct cpu_task {
     struct cpu_task *next;
@@ -42,6 +43,7 @@ typedef struct cpu_task {
         dg_ew_desc ew;
         dg_copy_desc copy;
         dg_fill_desc fill;
+        dg_reduce_desc reduce;
         dg_pos wait;
         void *free;
     } u;
@@ -282,6 +284,7 @@ static void run_task(cpu_be *cb, cpu_dev *d, cpu_task *t)
     case T_EW: dg_cpu_ew_run(&t->u.ew); break;
     case T_COPY: run_copy(&t->u.copy); break;
     case T_FILL: dg_cpu_fill_run(&t->u.fill); break;
+    case T_REDUCE: dg_cpu_reduce_run(&t->u.reduce); break;
     case T_FREE: pool_put(d, t->u.free); break;
     case T_WAIT: {
         cpu_dev *o = &cb->devs[t->u.wait.dev];
@@ -448,6 +451,24 @@ static dg_status cpu_fill(dg_backend_i *be, int dev, int stream, const dg_fill_d
                   shape_count(f->ndim, f->shape) < CPU_INLINE_ELEMS, err);
 }
 
+static dg_status cpu_reduce(dg_backend_i *be, int dev, int stream, const dg_reduce_desc *r,
+                            dg_error *err)
+{
+    cpu_task t;
+    (void)stream;
+    if (r->kind == DG_RED_LOOP &&
+        (r->loop < 0 || r->loop >= dg_nloops || dg_loops[r->loop].nin != 2 ||
+         dg_loops[r->loop].dtypes[0] != r->dtype || dg_loops[r->loop].dtypes[1] != r->dtype ||
+         dg_loops[r->loop].dtypes[2] != r->dtype))
+        return dg_error_set(err, DG_ERR_INTERNAL, dev,
+                            "reduction with loop %d, which is not a binary loop of %s",
+                            r->loop, dg_dtype_name(r->dtype));
+    t.kind = T_REDUCE;
+    t.u.reduce = *r;
+    return submit(impl_of(be), dev, &t, TASK_SIZE(reduce),
+                  shape_count(r->ndim, r->shape) < CPU_INLINE_ELEMS, err);
+}
+
 /* ---- positions ------------------------------------------------------------ */
 
 static dg_pos cpu_pos(dg_backend_i *be, int dev, int stream)
@@ -595,6 +616,7 @@ dg_status dg_cpu_backend_create(int ndevices, dg_backend_i **out, dg_error *err)
     cb->iface.sync_all = cpu_sync_all;
     cb->iface.copy = cpu_copy;
     cb->iface.elementwise = cpu_elementwise;
+    cb->iface.reduce = cpu_reduce;
     cb->iface.fill = cpu_fill;
     cb->iface.destroy = cpu_destroy;
     for (i = 0; i < ndevices; i++) {

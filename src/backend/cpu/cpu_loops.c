@@ -425,3 +425,146 @@ void dg_cpu_fill_run(const dg_fill_desc *d)
             return;
     }
 }
+
+/* ---- reductions ---------------------------------------------------------- */
+
+/* Runs of at most this many elements are folded one after the other; longer
+ * ones pairwise, which keeps float sums as accurate as NumPy's. */
+#define DG_CPU_RED_BLOCK 128
+
+/* Folds the n elements at x (byte stride s; where w, mask byte stride ws)
+ * into the value at acc with the binary kernel k: acc = k(acc, x[i]). */
+static void dg_cpu_fold(dg_cpu_kernel k, char *acc, const char *x, int64_t s, int64_t n,
+                        const char *w, int64_t ws, int isz)
+{
+    if (w == NULL && n > DG_CPU_RED_BLOCK) {
+        alignas(16) unsigned char acc2[16];
+        int64_t h = n / 2;
+        char *p[3] = {acc, (char *)acc2, acc};
+        const int64_t s0[3] = {0, 0, 0};
+        dg_cpu_fold(k, acc, x, s, h, NULL, 0, isz);
+        memcpy(acc2, x + h * s, (size_t)isz);
+        dg_cpu_fold(k, (char *)acc2, x + (h + 1) * s, s, n - h - 1, NULL, 0, isz);
+        k(p, s0, 1, NULL, 0);
+        return;
+    }
+    if (n <= 0)
+        return;
+    char *p[3] = {acc, (char *)x, acc};
+    const int64_t st[3] = {0, s, 0};
+    k(p, st, n, w, ws);
+}
+
+/* Steps the counter idx over dims [lo, hi) of shape (last fastest); returns
+ * 0 when it wrapped around to all zeros. */
+static int dg_cpu_next(int64_t *idx, const int64_t *shape, int lo, int hi)
+{
+    for (int a = hi - 1; a >= lo; a--) {
+        if (++idx[a] < shape[a])
+            return 1;
+        idx[a] = 0;
+    }
+    return 0;
+}
+
+void dg_cpu_reduce_run(const dg_reduce_desc *d)
+{
+    const int nd = d->ndim, nk = d->ndim - d->nred;
+    const int isz = dg_dtype_size(d->dtype);
+    int64_t nred = 1;
+    int64_t kidx[DG_MAXDIM] = {0};
+
+    if (nd < 0 || nd > DG_MAXDIM || d->nred < 0 || nk < 0 || isz == 0)
+        return;
+    for (int a = 0; a < nk; a++)
+        if (d->shape[a] <= 0)
+            return;
+    for (int a = nk; a < nd; a++)
+        nred *= d->shape[a];
+    const dg_cpu_kernel kern = d->kind == DG_RED_LOOP ? dg_cpu_kernels[d->loop] : NULL;
+    const dg_arg_better_fn better =
+        d->kind == DG_RED_LOOP ? NULL : dg_arg_better(d->dtype, d->kind == DG_RED_ARGMIN);
+    /* the innermost reduced dim is folded as one run; the others counted */
+    const int inner = nd - 1;
+    const int64_t run = nred ? d->shape[inner] : 0;
+    const int64_t rs = d->nred ? d->src_strides[inner] : 0;
+    const int64_t wrs = d->nred && d->where ? d->where_strides[inner] : 0;
+
+    do {
+        const char *src = d->src;
+        const char *w = (const char *)d->where;
+        char *dst = d->dst;
+        for (int a = 0; a < nk; a++) {
+            src += kidx[a] * d->src_strides[a];
+            dst += kidx[a] * d->dst_strides[a];
+            if (w)
+                w += kidx[a] * d->where_strides[a];
+        }
+        alignas(16) unsigned char acc[16];
+        if (nred == 0 || d->nred == 0) {
+            /* no reduced element (init), or no reduced dim (the element) */
+            if (nred == 0) {
+                memcpy(dst, d->init, (size_t)isz);
+            } else if (d->kind == DG_RED_LOOP && d->has_init) {
+                memcpy(acc, d->init, (size_t)isz);
+                dg_cpu_fold(kern, (char *)acc, src, 0, 1, w, 0, isz);
+                memcpy(dst, acc, (size_t)isz);
+            } else {
+                memcpy(dst, src, (size_t)isz);
+            }
+            if (d->kind != DG_RED_LOOP) {
+                char *ib = (char *)d->idx;
+                for (int a = 0; a < nk; a++)
+                    ib += kidx[a] * d->idx_strides[a];
+                *(int64_t *)ib = 0;
+            }
+            continue;
+        }
+        int64_t ridx[DG_MAXDIM] = {0};
+        int first = 1;
+        int64_t best_i = 0;
+        const char *best = NULL;
+        if (d->kind == DG_RED_LOOP && d->has_init) {
+            memcpy(acc, d->init, (size_t)isz);
+            first = 0;
+        }
+        do {
+            const char *x = src;
+            const char *wx = w;
+            int64_t g = 0;
+            for (int a = nk; a < inner; a++) {
+                x += ridx[a] * d->src_strides[a];
+                if (wx)
+                    wx += ridx[a] * d->where_strides[a];
+                g += ridx[a] * d->idx_gstride[a];
+            }
+            if (d->kind == DG_RED_LOOP) {
+                if (first) {
+                    memcpy(acc, x, (size_t)isz);
+                    dg_cpu_fold(kern, (char *)acc, x + rs, rs, run - 1, NULL, 0, isz);
+                    first = 0;
+                } else {
+                    dg_cpu_fold(kern, (char *)acc, x, rs, run, wx, wrs, isz);
+                }
+            } else {
+                const int64_t gs = d->idx_gstride[inner];
+                for (int64_t i = 0; i < run; i++) {
+                    const char *v = x + i * rs;
+                    if (best == NULL || better(v, best)) {
+                        best = v;
+                        best_i = g + i * gs;
+                    }
+                }
+            }
+        } while (dg_cpu_next(ridx, d->shape, nk, inner));
+        if (d->kind == DG_RED_LOOP) {
+            memcpy(dst, acc, (size_t)isz);
+        } else {
+            char *ib = (char *)d->idx;
+            for (int a = 0; a < nk; a++)
+                ib += kidx[a] * d->idx_strides[a];
+            memcpy(dst, best, (size_t)isz);
+            *(int64_t *)ib = best_i;
+        }
+    } while (dg_cpu_next(kidx, d->shape, 0, nk));
+}

@@ -21,4 +21,8 @@ void dg_cpu_ew_run(const dg_ew_desc *d);
  * borrowed. */
 void dg_cpu_fill_run(const dg_fill_desc *d);
 
+/* Runs the reduction of `d` (dg_reduce_desc in dg_backend.h); the loop of a
+ * DG_RED_LOOP is one whose three dtypes are d->dtype.  `d` is borrowed. */
+void dg_cpu_reduce_run(const dg_reduce_desc *d);
+
 #endif /* DG_CPU_LOOPS_H */

@@ -1,0 +1,317 @@
+"""Reductions against NumPy: every reduction x axis x dtype x layout.
+
+Layouts: split on the reduced axis (rows, uneven, strided), split on another
+(cols), replicated, overlapping blocks, and an input in SUM mode.  Results
+must have NumPy's dtype and shape; integer, bool, max/min and arg results
+exactly NumPy's values; float sums within a tolerance scaled by the sum of
+magnitudes (the order of additions differs from NumPy's pairwise one).
+"""
+import gc
+import sys
+import warnings
+
+import numpy as np
+import pytest
+
+import dgarray as dg
+from _maps import maps_for
+
+DTYPES = ["?", "i1", "u2", "i4", "i8", "u8", "f2", "f4", "f8", "c8", "c16"]
+AXES = [None, 0, 1, -1, (0, 1)]
+LAYOUTS = ["rows", "uneven", "strided", "cols", "replicated", "overlap", "sum_mode"]
+FUNCS = ["sum", "prod", "max", "min", "mean", "var", "std", "any", "all", "ptp",
+         "argmax", "argmin", "nansum", "nanprod", "nanmax", "nanmin", "nanmean"]
+EXACT = {"max", "min", "any", "all", "argmax", "argmin", "nanmax", "nanmin", "ptp"}
+
+
+def data(dtype, shape=(7, 6), nan=False):
+    """Values of `dtype` with ties, negative numbers and, for floats, +-inf
+    (nan=True: NaNs too, in every row but one whole row)."""
+    dt = np.dtype(dtype)
+    rng = np.random.default_rng(7 + dt.num)
+    if dt.kind == "b":
+        x = rng.integers(0, 2, shape).astype(bool)
+        x[0] = True
+        return x
+    if dt.kind in "iu":
+        lo = 0 if dt.kind == "u" else -5
+        return rng.integers(lo, 6, shape).astype(dt)
+    x = np.round(rng.standard_normal(shape) * 3, 1)
+    if dt.kind == "c":
+        x = x + 1j * np.round(rng.standard_normal(shape) * 3, 1)
+    x = x.astype(dt)
+    if nan:
+        x.flat[::5] = np.nan
+        x[-1] = np.nan
+    return x
+
+
+def distribute(x, layout, ndev):
+    if layout == "sum_mode":
+        return dg.distributed_array(x, {d: slice(None) for d in range(ndev)}).change_mode("sum")
+    return dg.distributed_array(x, dict(maps_for(x.shape, ndev))[layout])
+
+
+def numpy_or_error(f, *args, **kw):
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            return f(*args, **kw), None
+        except Exception as e:  # noqa: BLE001 - NumPy's error is the expectation
+            return None, type(e)
+
+
+def tolerance(dtype, name, x):
+    dt = np.dtype(dtype)
+    if dt.kind in "biu" and name not in ("mean", "var", "std", "nanmean"):
+        return 0
+    base = {"e": 2e-3, "f": 2e-6, "d": 1e-13, "F": 2e-6, "D": 1e-13}.get(dt.char, 1e-13)
+    if name in ("mean", "var", "std", "nanmean") and dt.kind in "biu":
+        base = 1e-13
+    return base
+
+
+def assert_same(got, ref, name, dtype, x):
+    g = got.get() if isinstance(got, dg.DistributedArray) else np.asarray(got)
+    r = np.asarray(ref)
+    assert g.dtype == r.dtype, f"{name}: dtype {g.dtype}, NumPy {r.dtype}"
+    assert g.shape == r.shape, f"{name}: shape {g.shape}, NumPy {r.shape}"
+    tol = 0 if name in EXACT else tolerance(r.dtype if r.dtype.kind in "fc" else dtype, name, x)
+    if tol == 0:
+        np.testing.assert_array_equal(g, r, err_msg=name)
+        return
+    np.testing.assert_array_equal(np.isnan(g), np.isnan(r), err_msg=f"{name}: NaN positions")
+    with np.errstate(all="ignore"):
+        scale = np.nansum(np.abs(x.astype(np.complex128)), dtype=np.float64) + 1
+        if name in ("prod", "nanprod"):
+            scale = np.abs(r).astype(np.float64) + 1
+        if name in ("var", "std"):
+            scale = np.abs(r).astype(np.float64) * 8 + 1e-6
+        ok = ~np.isnan(r)
+        err = np.abs(g[ok].astype(np.complex128) - r[ok].astype(np.complex128))
+        lim = tol * (scale[ok] if np.ndim(scale) else scale)
+        assert np.all((err <= lim) | (g[ok] == r[ok])), \
+            f"{name}: got {g[ok][err > lim][:5]}, NumPy {r[ok][err > lim][:5]}"
+
+
+def call(name, arr, **kw):
+    return getattr(np, name)(arr, **kw)
+
+
+def check(name, x, d, **kw):
+    ref, err = numpy_or_error(call, name, x, **kw)
+    if err is not None:
+        with pytest.raises(err), np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            call(name, d, **kw)
+        return
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        got = call(name, d, **kw)
+    assert isinstance(got, dg.DistributedArray), f"{name}: returned {type(got).__name__}"
+    assert_same(got, ref, name, x.dtype, x)
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("name, axis", [(n, a) for n in FUNCS for a in AXES
+                                        if not (n.startswith("arg") and isinstance(a, tuple))],
+                         ids=str)
+def test_reduction_matches_numpy(name, dtype, axis, layout, ndev):
+    x = data(dtype, nan=name.startswith("nan") or name in ("argmax", "max"))
+    d = distribute(x, layout, ndev)
+    check(name, x, d, axis=axis)
+    np.testing.assert_array_equal(d.get(), x)  # the input is unchanged
+
+
+@pytest.mark.parametrize("name, axis", [(n, a) for n in ("sum", "mean", "max", "argmin", "var",
+                                                           "any", "nansum")
+                                        for a in (None, 0, 2, (0, 2), (1, 2))
+                                        if not (n == "argmin" and isinstance(a, tuple))],
+                         ids=str)
+def test_keepdims_3d(name, axis, ndev):
+    x = data("f8", (5, 4, 3))
+    for layout, m in maps_for(x.shape, ndev):
+        d = dg.distributed_array(x, m)
+        for kd in (False, True):
+            check(name, x, d, axis=axis, keepdims=kd)
+
+
+@pytest.mark.parametrize("dtype", [None, "f4", "f8", "i8", "c16", "u1"])
+@pytest.mark.parametrize("name", ["sum", "prod", "mean", "var", "std"])
+def test_dtype_argument(name, dtype, ndev):
+    x = data("i2", (6, 5))
+    d = distribute(x, "rows", ndev)
+    check(name, x, d, axis=0, dtype=dtype)
+    check(name, x, d, dtype=dtype)
+
+
+@pytest.mark.parametrize("ddof", [0, 1, 5, 7])
+def test_var_std_ddof(ddof, ndev):
+    x = data("f8")
+    d = distribute(x, "uneven", ndev)
+    for name in ("var", "std"):
+        check(name, x, d, axis=0, ddof=ddof)
+        check(name, x, d, ddof=ddof)
+
+
+@pytest.mark.parametrize("name", ["sum", "prod", "max", "min", "mean", "nansum", "any"])
+def test_where(name, ndev):
+    x = data("f8", nan=name == "nansum")
+    mask = (np.arange(x.size).reshape(x.shape) % 3) != 0
+    d = distribute(x, "strided", ndev)
+    kw = {"initial": -100.0} if name in ("max", "min") else {}
+    for where in (mask, dg.asarray(mask), mask[0]):
+        wh = where.get() if isinstance(where, dg.DistributedArray) else where
+        ref, err = numpy_or_error(call, name, x, axis=0, where=wh, **kw)
+        got = call(name, d, axis=0, where=where, **kw)
+        assert_same(got, ref, name, x.dtype, x)
+
+
+def test_where_without_identity_needs_initial(ndev):
+    x = data("f4")
+    d = distribute(x, "rows", ndev)
+    with pytest.raises(ValueError, match="initial"):
+        np.max(d, where=x > 0)
+
+
+@pytest.mark.parametrize("name", ["sum", "prod", "max", "min", "mean", "argmax", "any", "all",
+                                  "var", "nanmax", "nansum"])
+@pytest.mark.parametrize("shape, axis", [((0,), None), ((0, 3), 0), ((0, 3), 1), ((3, 0), 1),
+                                         ((3, 0), 0), ((0, 3), None)])
+def test_empty(name, shape, axis, ndev):
+    """NumPy's results, warnings and errors for empty reductions."""
+    x = np.zeros(shape, np.float64)
+    d = dg.asarray(x)
+    ref, err = numpy_or_error(call, name, x, axis=axis)
+    if err is not None:
+        with pytest.raises(err):
+            call(name, d, axis=axis)
+        return
+    with warnings.catch_warnings(record=True) as rec:
+        warnings.simplefilter("always")
+        with np.errstate(all="ignore"):
+            got = call(name, d, axis=axis)
+    with warnings.catch_warnings(record=True) as rec_np:
+        warnings.simplefilter("always")
+        with np.errstate(all="ignore"):
+            call(name, x, axis=axis)
+    assert_same(got, ref, name, x.dtype, x)
+    assert bool(rec) == bool([w for w in rec_np if w.category is RuntimeWarning]), \
+        f"{name}: warnings {[str(w.message) for w in rec]}"
+
+
+def test_all_nan_slices_warn_like_numpy(ndev):
+    x = np.full((4, 3), np.nan)
+    x[0, 0] = 1.0
+    d = distribute(x, "rows", ndev)
+    for name in ("nanmax", "nanmin", "nanmean"):
+        with pytest.warns(RuntimeWarning):
+            got = call(name, d, axis=0)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            ref = call(name, x, axis=0)
+        assert_same(got, ref, name, x.dtype, x)
+
+
+@pytest.mark.parametrize("ufunc", [np.add, np.multiply, np.maximum, np.minimum, np.fmax,
+                                   np.logical_or, np.logical_and, np.bitwise_xor, np.bitwise_or])
+@pytest.mark.parametrize("dtype", ["?", "i4", "u8", "f4", "c16"])
+def test_ufunc_reduce(ufunc, dtype, ndev):
+    x = data(dtype)
+    d = distribute(x, "uneven", ndev)
+    for axis in (0, 1, None, (0, 1)):
+        ref, err = numpy_or_error(ufunc.reduce, x, axis=axis)
+        if err is not None:
+            with pytest.raises(err):
+                ufunc.reduce(d, axis=axis)
+            continue
+        got = ufunc.reduce(d, axis=axis)
+        exact = ufunc not in (np.add, np.multiply) or np.dtype(dtype).kind in "biu"
+        name = "max" if exact else ("sum" if ufunc is np.add else "prod")
+        assert_same(got, ref, name, x.dtype, x)
+
+
+def test_lazy_mode_and_zero_dim_results(ndev):
+    x = data("f8")
+    d = distribute(x, "rows", ndev)
+    s = d.sum(axis=0)
+    if ndev > 1:
+        assert s.mode == "sum"  # left as partial sums, as CuPy does
+    np.testing.assert_allclose(s.get(), x.sum(axis=0), rtol=1e-13)
+    np.testing.assert_allclose((s * 2).get(), x.sum(axis=0) * 2, rtol=1e-13)
+    t = d.sum()
+    assert isinstance(t, dg.DistributedArray) and t.shape == ()
+    assert abs(float(t) - x.sum()) <= 1e-12 * np.abs(x).sum()
+    assert bool(t > -1e9) and (d.max() == x.max())
+    u = t + d  # a 0-d result feeds more device work
+    np.testing.assert_allclose(u.get(), x.sum() + x, rtol=1e-12)
+
+
+def test_out_argument(ndev):
+    x = data("f4")
+    d = distribute(x, "rows", ndev)
+    out = dg.zeros(6, dtype=np.float32)
+    r = np.sum(d, axis=0, out=out)
+    assert r is out
+    np.testing.assert_allclose(out.get(), x.sum(axis=0), rtol=1e-5)
+    host = np.zeros(7, np.float64)
+    r = d.mean(axis=1, out=host)
+    assert r is host
+    np.testing.assert_allclose(host, x.mean(axis=1), rtol=1e-5)
+    with pytest.raises(ValueError):
+        np.sum(d, axis=0, out=dg.zeros(5, dtype=np.float32))
+
+
+def test_axis_errors(ndev):
+    d = distribute(data("f8"), "rows", ndev)
+    with pytest.raises(np.exceptions.AxisError):
+        d.sum(axis=2)
+    with pytest.raises(np.exceptions.AxisError):
+        np.argmax(d, axis=-3)
+    with pytest.raises(ValueError):
+        d.sum(axis=(0, 0))
+
+
+def test_methods_and_module_functions_agree(ndev):
+    x = data("i4")
+    d = distribute(x, "cols", ndev)
+    for name in ("sum", "prod", "max", "min", "mean", "argmax", "any", "ptp"):
+        a = getattr(d, name)(axis=1)
+        b = getattr(dg, name)(d, axis=1)
+        c = getattr(np, name)(d, axis=1)
+        np.testing.assert_array_equal(a.get(), b.get())
+        np.testing.assert_array_equal(a.get(), c.get())
+
+
+def test_unimplemented_numpy_function_raises_type_error():
+    d = dg.asarray(np.arange(4.0))
+    with pytest.raises(TypeError, match="median"):
+        np.median(d)
+
+
+@pytest.mark.parametrize("name", ["cumsum", "cumprod"])
+@pytest.mark.parametrize("dtype", ["i1", "i8", "f4", "f8", "c8", "?"])
+@pytest.mark.parametrize("axis", [None, 0, 1, -1], ids=str)
+def test_scans(name, dtype, axis, ndev):
+    x = data(dtype, (9, 5))
+    if name == "cumprod" and np.dtype(dtype).kind in "fc":
+        x = (x / 4).astype(dtype)
+    for layout in ("rows", "uneven", "cols", "replicated"):
+        d = distribute(x, layout, ndev)
+        check(name if np.dtype(dtype).kind in "biu" else name, x, d, axis=axis)
+
+
+def test_reductions_leak_nothing():
+    x = data("f8", (64, 8))
+    d = distribute(x, "overlap", 2 if dg._core._ndevices() > 1 else 1)
+    gc.collect()
+    base = dg._core._bytes_in_use()
+    refs = sys.getrefcount(d)
+    for _ in range(200):
+        r = [d.sum(axis=0), d.max(), d.argmax(axis=0), d.var(), np.nanmean(d, axis=1)]
+        float(r[1])
+        del r
+    gc.collect()
+    assert dg._core._bytes_in_use() == base
+    assert sys.getrefcount(d) == refs
