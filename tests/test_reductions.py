@@ -221,15 +221,20 @@ def test_ufunc_reduce(ufunc, dtype, ndev):
     x = data(dtype)
     d = distribute(x, "uneven", ndev)
     for axis in (0, 1, None, (0, 1)):
-        ref, err = numpy_or_error(ufunc.reduce, x, axis=axis)
-        if err is not None:
-            with pytest.raises(err):
-                ufunc.reduce(d, axis=axis)
-            continue
-        got = ufunc.reduce(d, axis=axis)
-        exact = ufunc not in (np.add, np.multiply) or np.dtype(dtype).kind in "biu"
-        name = "max" if exact else ("sum" if ufunc is np.add else "prod")
-        assert_same(got, ref, name, x.dtype, x)
+        check_method(ufunc, "reduce", x, d, axis)
+
+
+def check_method(ufunc, method, x, d, axis):
+    """ufunc.<method>(d, axis=axis) against NumPy's on x."""
+    ref, err = numpy_or_error(getattr(ufunc, method), x, axis=axis)
+    if err is not None:
+        with pytest.raises(err):
+            getattr(ufunc, method)(d, axis=axis)
+        return
+    got = getattr(ufunc, method)(d, axis=axis)
+    exact = ufunc not in (np.add, np.multiply) or x.dtype.kind in "biu"
+    name = "max" if exact else ("sum" if ufunc is np.add else "prod")
+    assert_same(got, ref, name, x.dtype, x)
 
 
 def test_lazy_mode_and_zero_dim_results(ndev):
@@ -297,9 +302,12 @@ def test_scans(name, dtype, axis, ndev):
     x = data(dtype, (9, 5))
     if name == "cumprod" and np.dtype(dtype).kind in "fc":
         x = (x / 4).astype(dtype)
-    for layout in ("rows", "uneven", "cols", "replicated"):
+    for layout in ("rows", "uneven", "strided", "overlap", "cols", "replicated", "sum_mode"):
         d = distribute(x, layout, ndev)
-        check(name if np.dtype(dtype).kind in "biu" else name, x, d, axis=axis)
+        check(name, x, d, axis=axis)
+    v = x[:, 0].copy()
+    for layout, m in maps_for(v.shape, ndev):  # 1-d: blocks pass their totals on
+        check(name, v, dg.distributed_array(v, m), axis=None if axis is None else 0)
 
 
 def test_reductions_leak_nothing():
@@ -315,3 +323,13 @@ def test_reductions_leak_nothing():
     gc.collect()
     assert dg._core._bytes_in_use() == base
     assert sys.getrefcount(d) == refs
+
+
+@pytest.mark.parametrize("ufunc", [np.add, np.multiply, np.maximum, np.minimum, np.logical_or])
+@pytest.mark.parametrize("dtype", ["?", "i2", "f8"])
+def test_ufunc_accumulate(ufunc, dtype, ndev):
+    x = data(dtype, (8, 5))
+    for layout in ("rows", "strided", "cols"):
+        d = distribute(x, layout, ndev)
+        for axis in (0, 1, -1):
+            check_method(ufunc, "accumulate", x, d, axis)

@@ -350,29 +350,31 @@ def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
 # ---- scans ----------------------------------------------------------------------------
 
 def _scan(ufunc, a, axis, dtype, out):
-    """ufunc.accumulate along one axis (None: the flattened array)."""
+    """ufunc.accumulate along one axis (None: the flattened array) on the devices."""
     a = _asdist(a)
     if axis is None:
-        host = a.get().ravel()
-        from . import asarray
-        a = asarray(host)
+        if a.ndim != 1:
+            a = _flatten(a)
         axis = 0
-    ax = normalize_axes(operator.index(axis), a.ndim)[0] if a.ndim else 0
-    if dtype is None and ufunc in (numpy.add, numpy.multiply) and a.dtype.kind in "biu":
-        dtype = _result_dtype(ufunc, a.dtype, None)
-    rdt = numpy.dtype(dtype) if dtype is not None else a.dtype
+    if a.ndim == 0:
+        raise ValueError("cannot accumulate on a scalar")
+    ax = normalize_axes(operator.index(axis), a.ndim)[0]
+    with numpy.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        rdt = ufunc.accumulate(numpy.ones(1, a.dtype), dtype=dtype).dtype
     x = a if a.dtype == rdt else a.astype(rdt)
-    res = _core._accumulate(x, ufunc, ax) if hasattr(_core, "_accumulate") else None
-    if res is None:
-        res = _host_scan(ufunc, x, ax)
+    if x.size == 0:
+        res = x.copy()
+    else:
+        res = _core._scan(x, ufunc, ax)
     return _write_out(res, out) if out is not None else res
 
 
-def _host_scan(ufunc, x, ax):
+def _flatten(a):
+    """a as 1-d (until reshape lands with issue [numpy]: through the host)."""
     from . import distributed_array
-    with numpy.errstate(all="ignore"):
-        host = ufunc.accumulate(x.get(), axis=ax, dtype=x.dtype)
-    return distributed_array(host, x.index_map)
+    host = a.get().ravel()
+    return distributed_array(host, None) if host.size else distributed_array(host)
 
 
 def cumsum(a, axis=None, dtype=None, out=None):

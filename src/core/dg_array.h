@@ -173,4 +173,10 @@ typedef struct dg_reduce_call {
 dg_status dg_array_reduce(dg_array *a, const dg_reduce_call *c, dg_array **out,
                           dg_array **out_idx, dg_error *err);
 
+/* The inclusive scan of a (REPLICA) along `axis` with `loop` (a binary loop,
+ * dtypes all a's): a new array with a's layout.  Chunks holding the whole
+ * axis scan alone; blocks tiling the axis scan alone and then fold in the
+ * totals of the blocks before them; other layouts go through one of those. */
+dg_status dg_array_scan(dg_array *a, int axis, int loop, dg_array **out, dg_error *err);
+
 #endif /* DG_ARRAY_H */

@@ -139,6 +139,26 @@ typedef struct dg_reduce_desc {
     unsigned char init[16];
 } dg_reduce_desc;
 
+/* An inclusive scan along the last dim of an N-d strided block, with a
+ * binary loop of DG_LOOP_LIST whose three dtypes are all `dtype`:
+ * dst[r, j] = src[r, 0] op src[r, 1] op ... op src[r, j], folded in that
+ * order (j ascending), for every row r over the first ndim - 1 dims; with
+ * `carry` (a value per row, byte strides carry_strides over the first
+ * ndim - 1 dims), the fold starts from carry[r]: dst[r, 0] = carry[r] op
+ * src[r, 0].  dst may be src itself (same pointer and strides). */
+typedef struct dg_scan_desc {
+    int loop;
+    int dtype;
+    int ndim;
+    int64_t shape[DG_MAXDIM];
+    const char *src;
+    int64_t src_strides[DG_MAXDIM];
+    char *dst;
+    int64_t dst_strides[DG_MAXDIM];
+    const char *carry;
+    int64_t carry_strides[DG_MAXDIM];
+} dg_scan_desc;
+
 typedef struct dg_backend_i dg_backend_i;
 
 struct dg_backend_i {
@@ -183,6 +203,9 @@ struct dg_backend_i {
     /* Enqueues a reduction on (dev, stream); all data is on dev. */
     dg_status (*reduce)(dg_backend_i *be, int dev, int stream, const dg_reduce_desc *d,
                         dg_error *err);
+    /* Enqueues a scan on (dev, stream); all data is on dev. */
+    dg_status (*scan)(dg_backend_i *be, int dev, int stream, const dg_scan_desc *d,
+                      dg_error *err);
     /* OPTIONAL slots for later issues ([matmul], [reshard]). */
     void *gemm;
     void *collective;

@@ -574,7 +574,56 @@ static PyObject *f_assign(PyObject *mod, PyObject *args)
     Py_RETURN_NONE;
 }
 
+/* _scan(a, ufunc, axis): the inclusive scan (ufunc.accumulate) of a along axis
+ * with the ufunc's loop for a's dtype; a new array with a's layout. */
+static PyObject *f_scan(PyObject *mod, PyObject *args)
+{
+    PyObject *ao, *uf, *id_obj;
+    int axis, loop;
+    dg_array *a = NULL, *out = NULL;
+    dg_error err = DG_ERROR_INIT;
+    dg_status st;
+    (void)mod;
+    if (!PyArg_ParseTuple(args, "OOi", &ao, &uf, &axis))
+        return NULL;
+    if (!DgArray_Check(ao)) {
+        PyErr_SetString(PyExc_TypeError, "_scan needs a DistributedArray");
+        return NULL;
+    }
+    id_obj = PyDict_GetItemWithError(dgpy_st->ufunc_ids, uf);
+    if (!id_obj) {
+        if (!PyErr_Occurred())
+            PyErr_Format(PyExc_TypeError, "dgarray cannot accumulate with %R", uf);
+        return NULL;
+    }
+    if (dgpy_replica((DgArrayObject *)ao, &a, &err) != DG_OK)
+        return dgpy_raise(&err);
+    {
+        int dt[3] = {a->dtype, a->dtype, a->dtype};
+        loop = dg_loop_find((int)PyLong_AsLong(id_obj), dt);
+    }
+    if (loop < 0) {
+        PyErr_Format(PyExc_TypeError, "%R has no loop that accumulates %s", uf,
+                     dg_dtype_name(a->dtype));
+        dg_array_decref(a);
+        return NULL;
+    }
+    if (axis < 0 || axis >= a->ndim) {
+        PyErr_Format(PyExc_ValueError, "bad scan axis %d for %d dimensions", axis, a->ndim);
+        dg_array_decref(a);
+        return NULL;
+    }
+    Py_BEGIN_ALLOW_THREADS
+    st = dg_array_scan(a, axis, loop, &out, &err);
+    Py_END_ALLOW_THREADS
+    dg_array_decref(a);
+    if (st != DG_OK)
+        return dgpy_raise(&err);
+    return dgpy_wrap(out);
+}
+
 static PyMethodDef module_methods[] = {
+    {"_scan", f_scan, METH_VARARGS, "inclusive scan along an axis: (a, ufunc, axis)"},
     {"_assign", f_assign, METH_VARARGS, "dst's values = src's (same shape and dtype)"},
     {"_reduce", f_reduce, METH_VARARGS, "core reduction: see f_reduce"},
     {"_from_host", f_from_host, METH_VARARGS, "array from host data: (obj, layout, mode, dtype)"},

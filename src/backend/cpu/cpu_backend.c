@@ -34,7 +34,7 @@
 #define CPU_BIG_BLOCK ((size_t)1 << 21)
 #define CPU_NCLASSES 200
 
-typedef enum { T_EW, T_COPY, T_FILL, T_REDUCE, T_WAIT, T_FREE } task_kind;
+typedef enum { T_EW, T_COPY, T_FILL, T_REDUCE, T_SCAN, T_WAIT, T_FREE } task_kind;
 
 typedef struct cpu_task {
     struct cpu_task *next;
@@ -44,6 +44,7 @@ typedef struct cpu_task {
         dg_copy_desc copy;
         dg_fill_desc fill;
         dg_reduce_desc reduce;
+        dg_scan_desc scan;
         dg_pos wait;
         void *free;
     } u;
@@ -285,6 +286,7 @@ static void run_task(cpu_be *cb, cpu_dev *d, cpu_task *t)
     case T_COPY: run_copy(&t->u.copy); break;
     case T_FILL: dg_cpu_fill_run(&t->u.fill); break;
     case T_REDUCE: dg_cpu_reduce_run(&t->u.reduce); break;
+    case T_SCAN: dg_cpu_scan_run(&t->u.scan); break;
     case T_FREE: pool_put(d, t->u.free); break;
     case T_WAIT: {
         cpu_dev *o = &cb->devs[t->u.wait.dev];
@@ -451,15 +453,20 @@ static dg_status cpu_fill(dg_backend_i *be, int dev, int stream, const dg_fill_d
                   shape_count(f->ndim, f->shape) < CPU_INLINE_ELEMS, err);
 }
 
+/* 1 if `loop` is a binary loop whose three dtypes are all dtype. */
+static int fold_loop_ok(int loop, int dtype)
+{
+    return loop >= 0 && loop < dg_nloops && dg_loops[loop].nin == 2 &&
+           dg_loops[loop].nout == 1 && dg_loops[loop].dtypes[0] == dtype &&
+           dg_loops[loop].dtypes[1] == dtype && dg_loops[loop].dtypes[2] == dtype;
+}
+
 static dg_status cpu_reduce(dg_backend_i *be, int dev, int stream, const dg_reduce_desc *r,
                             dg_error *err)
 {
     cpu_task t;
     (void)stream;
-    if (r->kind == DG_RED_LOOP &&
-        (r->loop < 0 || r->loop >= dg_nloops || dg_loops[r->loop].nin != 2 ||
-         dg_loops[r->loop].dtypes[0] != r->dtype || dg_loops[r->loop].dtypes[1] != r->dtype ||
-         dg_loops[r->loop].dtypes[2] != r->dtype))
+    if (r->kind == DG_RED_LOOP && !fold_loop_ok(r->loop, r->dtype))
         return dg_error_set(err, DG_ERR_INTERNAL, dev,
                             "reduction with loop %d, which is not a binary loop of %s",
                             r->loop, dg_dtype_name(r->dtype));
@@ -467,6 +474,21 @@ static dg_status cpu_reduce(dg_backend_i *be, int dev, int stream, const dg_redu
     t.u.reduce = *r;
     return submit(impl_of(be), dev, &t, TASK_SIZE(reduce),
                   shape_count(r->ndim, r->shape) < CPU_INLINE_ELEMS, err);
+}
+
+static dg_status cpu_scan(dg_backend_i *be, int dev, int stream, const dg_scan_desc *sc,
+                          dg_error *err)
+{
+    cpu_task t;
+    (void)stream;
+    if (!fold_loop_ok(sc->loop, sc->dtype))
+        return dg_error_set(err, DG_ERR_INTERNAL, dev,
+                            "scan with loop %d, which is not a binary loop of %s", sc->loop,
+                            dg_dtype_name(sc->dtype));
+    t.kind = T_SCAN;
+    t.u.scan = *sc;
+    return submit(impl_of(be), dev, &t, TASK_SIZE(scan),
+                  shape_count(sc->ndim, sc->shape) < CPU_INLINE_ELEMS, err);
 }
 
 /* ---- positions ------------------------------------------------------------ */
@@ -617,6 +639,7 @@ dg_status dg_cpu_backend_create(int ndevices, dg_backend_i **out, dg_error *err)
     cb->iface.copy = cpu_copy;
     cb->iface.elementwise = cpu_elementwise;
     cb->iface.reduce = cpu_reduce;
+    cb->iface.scan = cpu_scan;
     cb->iface.fill = cpu_fill;
     cb->iface.destroy = cpu_destroy;
     for (i = 0; i < ndevices; i++) {

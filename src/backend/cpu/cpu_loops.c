@@ -568,3 +568,47 @@ void dg_cpu_reduce_run(const dg_reduce_desc *d)
         }
     } while (dg_cpu_next(kidx, d->shape, 0, nk));
 }
+
+/* ---- scans --------------------------------------------------------------- */
+
+void dg_cpu_scan_run(const dg_scan_desc *d)
+{
+    const int nd = d->ndim, isz = dg_dtype_size(d->dtype);
+    const int inner = nd - 1;
+    int64_t ridx[DG_MAXDIM] = {0};
+
+    if (nd < 1 || nd > DG_MAXDIM || isz == 0 || d->loop < 0 || d->loop >= DG_NLOOPS)
+        return;
+    for (int a = 0; a < nd; a++)
+        if (d->shape[a] <= 0)
+            return;
+    const dg_cpu_kernel kern = dg_cpu_kernels[d->loop];
+    const int64_t n = d->shape[inner], ss = d->src_strides[inner], ds = d->dst_strides[inner];
+    do {
+        const char *src = d->src;
+        char *dst = d->dst;
+        const char *carry = d->carry;
+        for (int a = 0; a < inner; a++) {
+            src += ridx[a] * d->src_strides[a];
+            dst += ridx[a] * d->dst_strides[a];
+            if (carry)
+                carry += ridx[a] * d->carry_strides[a];
+        }
+        alignas(16) unsigned char acc[16];
+        char *p[3] = {(char *)acc, NULL, (char *)acc};
+        const int64_t s0[3] = {0, 0, 0};
+        int64_t j = 0;
+        if (carry) {
+            memcpy(acc, carry, (size_t)isz);
+        } else {
+            memcpy(acc, src, (size_t)isz);
+            memcpy(dst, acc, (size_t)isz);
+            j = 1;
+        }
+        for (; j < n; j++) {
+            p[1] = (char *)src + j * ss;
+            kern(p, s0, 1, NULL, 0);
+            memcpy(dst + j * ds, acc, (size_t)isz);
+        }
+    } while (dg_cpu_next(ridx, d->shape, 0, inner));
+}

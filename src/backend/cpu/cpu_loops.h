@@ -25,4 +25,8 @@ void dg_cpu_fill_run(const dg_fill_desc *d);
  * DG_RED_LOOP is one whose three dtypes are d->dtype.  `d` is borrowed. */
 void dg_cpu_reduce_run(const dg_reduce_desc *d);
 
+/* Runs the inclusive scan of `d` (dg_scan_desc in dg_backend.h).  `d` is
+ * borrowed. */
+void dg_cpu_scan_run(const dg_scan_desc *d);
+
 #endif /* DG_CPU_LOOPS_H */
