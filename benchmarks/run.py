@@ -272,11 +272,78 @@ def w_h2d_d2h(nbytes=1 << 30):
     return rows
 
 
+def done(r):
+    """Waits until a dgarray result is complete and readable (a result left in
+    an op mode is combined first: the time counts that too)."""
+    if isinstance(r, tuple):
+        for x in r:
+            done(x)
+        return
+    if r.mode != "replica":
+        r = r.change_mode("replica")
+    r._sync()
+
+
+def peer_times(name, x, dg_fn, np_fn, cp_fn, cda_fn, jax_fn, nbytes, cda_map):
+    """Rows of GB/s for one reduction: dgarray, then each peer present."""
+    res = {"workload": name, "unit": "GB/s", "peers": {}, "ceiling": None}
+    a = dg.distributed_array(x, cda_map)
+    res["dgarray"] = nbytes / best_of(lambda: done(dg_fn(a)), 10) / 1e9
+    got, want = dg_fn(a), np_fn(x)
+    got = got.get() if hasattr(got, "get") else got
+    np.testing.assert_allclose(got, want, rtol=1e-3, atol=1e-3 * np.abs(want).max())
+    del a
+    if cp is not None:
+        g = cp.asarray(x)
+        res["peers"]["cupy"] = nbytes / best_of(lambda: (cp_fn(g), cp_sync_all()), 10) / 1e9
+        del g
+    if cda is not None and NGPU > 1 and cda_fn is not None:
+        try:
+            da = cda.distributed_array(x, cda_map)
+            res["peers"]["cupyx.distributed"] = nbytes / best_of(
+                lambda: (cda_fn(da), cp_sync_all()), 5) / 1e9
+            del da
+        except Exception as e:  # noqa: BLE001
+            log(f"  cupyx.distributed failed: {e}")
+    if jax is not None and jax_fn is not None:
+        res["peers"]["jax"] = jax_binary(x, None, nbytes, fn=jax_fn)
+    return res
+
+
+def w_sum_argmax(n=N28):
+    x = np.random.default_rng(1).standard_normal(n, dtype=np.float32)
+    m = cda_rows_map(n, max(NGPU, 1)) if NGPU > 1 else None
+    jnp = __import__("jax.numpy").numpy if jax is not None else None
+    rows = [peer_times("sum_f32_2p28", x, lambda a: a.sum(), lambda h: h.sum(dtype=np.float64),
+                       lambda g: g.sum(), lambda d: d.sum(),
+                       (lambda v: jnp.sum(v)) if jnp else None, 4 * n, m),
+            peer_times("argmax_f32_2p28", x, lambda a: a.argmax(), lambda h: h.argmax(),
+                       lambda g: g.argmax(), None,
+                       (lambda v: jnp.argmax(v)) if jnp else None, 4 * n, m)]
+    return rows
+
+
+def w_sum_axes(n=16384):
+    x = np.random.default_rng(2).standard_normal((n, n), dtype=np.float32)
+    m = {d: slice(n * d // NGPU, n * (d + 1) // NGPU) for d in range(NGPU)} if NGPU > 1 else None
+    jnp = __import__("jax.numpy").numpy if jax is not None else None
+    rows = []
+    for ax in (0, 1):
+        rows.append(peer_times(
+            f"sum_axis{ax}_f32_16384sq", x, lambda a: a.sum(axis=ax),
+            lambda h: h.sum(axis=ax, dtype=np.float64), lambda g: g.sum(axis=ax),
+            lambda d: d.sum(axis=ax), (lambda v: jnp.sum(v, axis=ax)) if jnp else None,
+            4 * n * n, m))
+    return rows
+
+
 WORKLOADS = {
     "add_f32_2p28": w_add,
     "sin_f32_2p28": w_sin,
     "add_f32_1000_latency": w_latency,
     "h2d_d2h_1GiB": w_h2d_d2h,
+    "sum_argmax_f32_2p28": w_sum_argmax,
+    "sum_axes_f32_16384sq": w_sum_axes,
 }
 
 
