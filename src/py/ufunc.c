@@ -390,6 +390,74 @@ static int parse_out(PyObject *out, int nout, PyObject **outs)
 }
 
 /* Applies ufunc `id` to inputs args[0..nin) with the keyword arguments. */
+/* NumPy 2 compares integer arrays with Python ints outside their dtype
+ * (uint8_array < -1 is all False).  When the scalar of comparison `id` at
+ * position `pos` did not fit the loop's dtype (OverflowError set), rewrites
+ * the call into a comparison with the dtype's bound that gives the same
+ * constant; 0 done, -1 with the error kept otherwise. */
+static int out_of_range_compare(int id, int pos, const operand *op, const int *loop_dt,
+                                dg_ew_call *call)
+{
+    /* result of "array OP v" for v above the dtype / below it */
+    static const struct { int uf; char above, below; } table[] = {
+        {DG_UF_less, 1, 0}, {DG_UF_less_equal, 1, 0}, {DG_UF_greater, 0, 1},
+        {DG_UF_greater_equal, 0, 1}, {DG_UF_equal, 0, 0}, {DG_UF_not_equal, 1, 1}};
+    int dt = loop_dt[pos], k, above, c, uf, dts[3];
+    char kind = dg_dtype_kind(dt);
+    size_t n = sizeof table / sizeof table[0];
+    PyObject *obj = op->host ? op->host : op->obj;
+    if (!PyErr_ExceptionMatches(PyExc_OverflowError) || !PyLong_Check(obj) ||
+        (kind != 'i' && kind != 'u'))
+        return -1;
+    for (k = 0; k < (int)n && table[k].uf != id; k++)
+        ;
+    if (k == (int)n)
+        return -1;
+    PyErr_Clear();
+    {
+        PyObject *zero = PyLong_FromLong(0);
+        above = zero ? PyObject_RichCompareBool(obj, zero, Py_GT) : -1;
+        Py_XDECREF(zero);
+        if (above < 0)
+            return -1;
+    }
+    if (pos == 1) {
+        c = above ? table[k].above : table[k].below;
+    } else { /* "v OP array" is "array OP' v" with OP' mirrored */
+        int m = id == DG_UF_less ? DG_UF_greater : id == DG_UF_greater ? DG_UF_less :
+                id == DG_UF_less_equal ? DG_UF_greater_equal :
+                id == DG_UF_greater_equal ? DG_UF_less_equal : id;
+        for (k = 0; table[k].uf != m; k++)
+            ;
+        c = above ? table[k].above : table[k].below;
+    }
+    /* array <= max (always true), array > max (never), array >= min (always),
+     * array < min (never); mirrored when the scalar is on the left */
+    if (above)
+        uf = pos == 1 ? (c ? DG_UF_less_equal : DG_UF_greater)
+                      : (c ? DG_UF_greater_equal : DG_UF_less);
+    else
+        uf = pos == 1 ? (c ? DG_UF_greater_equal : DG_UF_less)
+                      : (c ? DG_UF_less_equal : DG_UF_greater);
+    dts[0] = dts[1] = dt;
+    dts[2] = DG_BOOL;
+    if (loop_dt[0] != loop_dt[1] || (call->loop = dg_loop_find(uf, dts)) < 0) {
+        PyErr_Format(PyExc_OverflowError, "Python integer out of bounds for %s",
+                     dg_dtype_name(dt));
+        return -1;
+    }
+    memset(call->in[pos].scalar, 0, sizeof call->in[pos].scalar);
+    if (kind == 'u') {
+        if (above)
+            memset(call->in[pos].scalar, 0xFF, (size_t)dg_dtype_size(dt));
+    } else {
+        int isz = dg_dtype_size(dt);
+        memset(call->in[pos].scalar, above ? 0xFF : 0x00, (size_t)isz);
+        call->in[pos].scalar[isz - 1] = above ? 0x7F : 0x80;
+    }
+    return 0;
+}
+
 static PyObject *ufunc_apply(int id, PyObject *ufunc, PyObject *const *args, int nargs,
                              PyObject *kwargs)
 {
@@ -685,7 +753,8 @@ static PyObject *ufunc_apply(int id, PyObject *ufunc, PyObject *const *args, int
     for (i = 0; i < nin; i++) {
         if (ops[i].kind == OP_SCALAR) {
             if (dgpy_scalar_bytes(ops[i].host ? ops[i].host : ops[i].obj, loop_dt[i],
-                                  call.in[i].scalar) < 0)
+                                  call.in[i].scalar) < 0 &&
+                out_of_range_compare(id, i, &ops[i], loop_dt, &call) < 0)
                 goto done;
             continue;
         }
