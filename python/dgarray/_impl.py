@@ -258,3 +258,13 @@ def array_function(func, types, args, kwargs):
         raise TypeError(f"dgarray does not implement numpy.{func.__name__} for "
                         "DistributedArray yet; call .get() for a NumPy array first")
     return impl(*args, **kwargs)
+
+
+def any_negative(x):
+    """True if any element of x (a DistributedArray or NumPy array) is < 0."""
+    if x.size == 0:
+        return False
+    if isinstance(x, _core.DistributedArray):
+        from . import _reductions
+        return bool(_reductions.min(x) < 0)
+    return bool((numpy.asarray(x) < 0).any())

@@ -458,6 +458,36 @@ static int out_of_range_compare(int id, int pos, const operand *op, const int *l
     return 0;
 }
 
+/* NumPy raises for an integer power with a negative exponent anywhere: the
+ * exponent `op` (a scalar already in `val`, of signed dtype dt, or an array,
+ * checked by a reduction: one synchronisation).  0 fine, -1 with ValueError. */
+static int negative_exponent(const operand *op, int dt, const unsigned char *val)
+{
+    int neg;
+    if (op->kind == OP_SCALAR) {
+        int64_t v = 0;
+        switch (dg_dtype_size(dt)) {
+        case 1: { int8_t x; memcpy(&x, val, 1); v = x; break; }
+        case 2: { int16_t x; memcpy(&x, val, 2); v = x; break; }
+        case 4: { int32_t x; memcpy(&x, val, 4); v = x; break; }
+        default: memcpy(&v, val, 8);
+        }
+        neg = v < 0;
+    } else {
+        PyObject *f = dgpy_impl("any_negative"), *r;
+        r = f ? PyObject_CallOneArg(f, op->host ? op->host : op->obj) : NULL;
+        neg = r ? PyObject_IsTrue(r) : -1;
+        Py_XDECREF(r);
+        if (neg < 0)
+            return -1;
+    }
+    if (neg) {
+        PyErr_SetString(PyExc_ValueError, "Integers to negative integer powers are not allowed.");
+        return -1;
+    }
+    return 0;
+}
+
 static PyObject *ufunc_apply(int id, PyObject *ufunc, PyObject *const *args, int nargs,
                              PyObject *kwargs)
 {
@@ -762,6 +792,9 @@ static PyObject *ufunc_apply(int id, PyObject *ufunc, PyObject *const *args, int
             goto done;
         call.in[i].arr = inarr[i];
     }
+    if (id == DG_UF_power && dg_dtype_kind(loop_dt[1]) == 'i' &&
+        negative_exponent(&ops[1], loop_dt[1], call.in[1].scalar) != 0)
+        goto done;
     if (wherep) {
         operand w;
         if (classify(wherep, &w) != 0)
