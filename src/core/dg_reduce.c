@@ -41,9 +41,43 @@ static dg_status push_part(part **parts, int *n, int *cap, int chunk, const dg_b
     return DG_OK;
 }
 
+/* The share of chunk i's box that i reduces when other chunks hold the very
+ * same box (replicas): the box split in near-equal slices along its longest
+ * kept axis (else its longest axis), one per holder, so that replicated data
+ * is reduced by every device holding it. */
+static void replica_share(const dg_array *a, int i, const unsigned char *red, dg_box *out)
+{
+    const dg_box *b = &a->chunks[i].box;
+    int h = 0, rank = 0, j, ax, best = -1;
+    int64_t n, len;
+    *out = *b;
+    for (j = 0; j < a->nchunks; j++)
+        if (dg_box_equal(&a->chunks[j].box, b)) {
+            if (j < i)
+                rank++;
+            h++;
+        }
+    if (h < 2)
+        return;
+    for (ax = 0; ax < b->ndim; ax++) {
+        len = dg_range_len(b->r[ax]);
+        if (best < 0 || (!red[ax] && (red[best] || len > dg_range_len(b->r[best]))) ||
+            (red[ax] == red[best] && len > dg_range_len(b->r[best])))
+            best = ax;
+    }
+    if (best < 0 || (n = dg_range_len(b->r[best])) < h)
+        return;
+    {
+        dg_range r = b->r[best];
+        int64_t lo = n * rank / h, hi = n * (rank + 1) / h;
+        out->r[best] = dg_range_make(r.start + lo * r.step, r.start + hi * r.step, r.step);
+    }
+}
+
 /* Disjoint non-empty boxes covering a, each inside one chunk: chunk i keeps
- * its box less the boxes of chunks 0..i-1.  *out malloc'ed. */
-static dg_status owner_cover(const dg_array *a, part **out, int *nout, dg_error *err)
+ * its share (replica_share) less the shares of chunks 0..i-1.  *out malloc'ed. */
+static dg_status owner_cover(const dg_array *a, const unsigned char *red, part **out,
+                             int *nout, dg_error *err)
 {
     part *res = NULL, *cur = NULL, *nxt = NULL;
     int nres = 0, capres = 0;
@@ -52,13 +86,17 @@ static dg_status owner_cover(const dg_array *a, part **out, int *nout, dg_error 
 
     for (i = 0; i < a->nchunks && st == DG_OK; i++) {
         int ncur = 0, capcur = 0;
+        dg_box share;
         if (dg_box_size(&a->chunks[i].box) == 0)
             continue;
-        st = push_part(&cur, &ncur, &capcur, i, &a->chunks[i].box, err);
+        replica_share(a, i, red, &share);
+        st = push_part(&cur, &ncur, &capcur, i, &share, err);
         for (j = 0; j < i && st == DG_OK && ncur > 0; j++) {
             int nn = 0, capn = 0;
+            dg_box sj;
+            replica_share(a, j, red, &sj);
             for (k = 0; k < ncur && st == DG_OK; k++) {
-                int64_t cnt = dg_box_subtract_count(&cur[k].box, &a->chunks[j].box);
+                int64_t cnt = dg_box_subtract_count(&cur[k].box, &sj);
                 dg_box *pieces;
                 int np = 0, q;
                 if (cnt > 1 << 20) {
@@ -72,8 +110,7 @@ static dg_status owner_cover(const dg_array *a, part **out, int *nout, dg_error 
                     st = dg_error_set(err, DG_ERR_NOMEM, -1, "out of host memory");
                     break;
                 }
-                st = dg_box_subtract(&cur[k].box, &a->chunks[j].box, pieces, (int)cnt, &np,
-                                     err);
+                st = dg_box_subtract(&cur[k].box, &sj, pieces, (int)cnt, &np, err);
                 for (q = 0; q < np && st == DG_OK; q++)
                     if (dg_box_size(&pieces[q]) > 0)
                         st = push_part(&nxt, &nn, &capn, i, &pieces[q], err);
@@ -364,7 +401,7 @@ dg_status dg_array_reduce(dg_array *a, const dg_reduce_call *c, dg_array **out,
     for (ax = 0; ax < nd; ax++)
         oshape[ax] = c->red[ax] ? 1 : a->shape[ax];
 
-    DG_CHECK(owner_cover(a, &parts, &nparts, err));
+    DG_CHECK(owner_cover(a, c->red, &parts, &nparts, err));
     if (nparts == 0) {
         /* an empty input: every output element (if any) is the start value */
         dg_plan_chunk one;
