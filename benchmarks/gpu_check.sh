@@ -30,8 +30,10 @@ fi
 if [[ " $steps " == *" sanitize "* ]]; then
   for tool in memcheck racecheck; do
     DGARRAY_BACKEND=cuda timeout 300 compute-sanitizer --tool $tool --error-exitcode 9 \
-      python3 -m pytest tests/test_dispatch.py tests/test_ufuncs.py -q -p no:cacheprovider \
-        -k "not 1dev and (test_dispatch or (matches_numpy and strided and (float16 or float32 or complex128 or int16)))" \
+      python3 -m pytest tests/test_dispatch.py tests/test_ufuncs.py tests/test_reductions.py \
+        -q -p no:cacheprovider -k "not 1dev and (test_dispatch or (matches_numpy and strided and \
+        (float16 or float32 or complex128 or int16)) or (reduction_matches and uneven and \
+        (f4 or c16 or i1)) or scans or accumulate or keepdims)" \
       > "$OUT/sanitize-$tool.log" 2>&1
     src=$?
     echo "compute-sanitizer $tool: exit $src"

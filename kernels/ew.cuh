@@ -133,6 +133,22 @@ static_assert((int)dg_ew_nloops == (int)DG_NLOOPS,
 #undef DG_EW_L22
 #undef DG_EW_IDX
 
+/* Loops that reductions and scans fold with: ufuncs that are associative and
+ * commutative (up to rounding), three equal dtypes. */
+template <int I> constexpr bool dg_ew_foldable()
+{
+    typedef dg_ew_loop<I> L;
+    const char *n = L::NAME;
+    return L::NIN == 2 && L::NOUT == 1 && std::is_same<typename L::T0, typename L::T1>::value &&
+           std::is_same<typename L::T0, typename L::T2>::value &&
+           (dg_ew_streq(n, "add") || dg_ew_streq(n, "multiply") ||
+            dg_ew_streq(n, "maximum") || dg_ew_streq(n, "minimum") || dg_ew_streq(n, "fmax") ||
+            dg_ew_streq(n, "fmin") || dg_ew_streq(n, "logical_and") ||
+            dg_ew_streq(n, "logical_or") || dg_ew_streq(n, "logical_xor") ||
+            dg_ew_streq(n, "bitwise_and") || dg_ew_streq(n, "bitwise_or") ||
+            dg_ew_streq(n, "bitwise_xor"));
+}
+
 /* Compile-time facts about a loop: operand sizes, and the elements per thread
  * of the contiguous path (16 bytes of the widest operand, at most
  * DG_CU_MAXVEC). */

@@ -94,6 +94,60 @@ extern const dg_cu_ew_info *const dg_cu_ew_infos;
 /* The launchers of loop i (0 <= i < dg_cu_ew_nloops); borrowed, static. */
 const dg_cu_ew_entry *dg_cu_ew_entry_get(int i);
 
+/* A reduction (the backend's reduce slot) after coalescing: m outputs over
+ * nk kept dims (kshape; byte strides kstr in src, kdst in dst, kidx in idx,
+ * kwhere in where) and k reduced elements each over nr reduced dims (rshape;
+ * rstr in src, rwhere in where; rgs: the index step of argmax / argmin).  The
+ * reduced elements of an output are cut into nsplit chunks of kchunk: with
+ * nsplit > 1 the first pass writes one partial per (output, chunk) into
+ * part / part_idx / part_have ([m][nsplit]) and the final pass folds them. */
+typedef struct dg_cu_red {
+    DG_CU_ALIGN16 unsigned char init[16];
+    int32_t nk, nr, has_init, nsplit;
+    int64_t m, k, kchunk;
+    const char *src;
+    char *dst;
+    int64_t *idx;
+    const unsigned char *where;
+    char *part;
+    int64_t *part_idx;
+    unsigned char *part_have;
+    int64_t kshape[DG_MAXDIM], kstr[DG_MAXDIM], kdst[DG_MAXDIM], kidx[DG_MAXDIM],
+        kwhere[DG_MAXDIM];
+    int64_t rshape[DG_MAXDIM], rstr[DG_MAXDIM], rwhere[DG_MAXDIM], rgs[DG_MAXDIM];
+} dg_cu_red;
+
+/* The passes of a reduction: one block per (output, chunk) reading along the
+ * reduced dims (inner), blocks of 32 outputs x 8 reduced rows (outer: the
+ * kept dims are the inner ones), and the fold of the partials (final; with
+ * nsplit 0 it writes init). */
+enum { DG_CU_RED_INNER, DG_CU_RED_OUTER, DG_CU_RED_FINAL };
+
+/* 1 if the kernels reduce (kind, loop, dtype) (dg_reduce_desc's fields). */
+int dg_cu_red_has(int kind, int loop, int dtype);
+/* Launches pass `which` of the reduction on a grid of gx x gy blocks. */
+cudaError_t dg_cu_red_launch(int kind, int loop, int dtype, int which, const dg_cu_red *a,
+                             unsigned gx, unsigned gy, cudaStream_t s);
+
+/* An inclusive scan (the backend's scan slot) after coalescing: `rows` rows
+ * over nrd dims (rshape; byte strides rsrc, rdst, rcarry), each of n elements
+ * along the scan dim (byte strides ss in src, ds in dst); carry NULL or one
+ * start value per row. */
+typedef struct dg_cu_scan {
+    int32_t nrd;
+    int64_t rows, n, ss, ds;
+    const char *src;
+    char *dst;
+    const char *carry;
+    int64_t rshape[DG_MAXDIM], rsrc[DG_MAXDIM], rdst[DG_MAXDIM], rcarry[DG_MAXDIM];
+} dg_cu_scan;
+
+/* Launches the scan with loop `loop` (dg_ew_foldable) on `blocks` blocks, one
+ * row per block at a time; cudaErrorInvalidValue for a loop without one. */
+cudaError_t dg_cu_scan_launch(int loop, const dg_cu_scan *a, unsigned blocks, cudaStream_t s);
+/* 1 if loop `loop` has a scan kernel. */
+int dg_cu_scan_has(int loop);
+
 /* A strided N-d copy of the elements [base, base + n) of the C-order
  * iteration over `shape`, each of `itemsize` bytes (1, 2, 4, 8 or 16).  The
  * element with coordinates c is read at src + sum c[a] * src_strides[a] and

@@ -624,6 +624,22 @@ static dg_status slot_fill(dg_backend_i *be, int dev, int stream, const dg_fill_
     return st;
 }
 
+static dg_status slot_reduce(dg_backend_i *be, int dev, int stream, const dg_reduce_desc *d,
+                             dg_error *err)
+{
+    dg_status st;
+    KEEP_DEVICE(cu_reduce(be, dev, stream, d, err));
+    return st;
+}
+
+static dg_status slot_scan(dg_backend_i *be, int dev, int stream, const dg_scan_desc *d,
+                           dg_error *err)
+{
+    dg_status st;
+    KEEP_DEVICE(cu_scan(be, dev, stream, d, err));
+    return st;
+}
+
 static void slot_destroy(dg_backend_i *be)
 {
     int prev = dev_save();
@@ -759,7 +775,8 @@ static dg_status backend_create(int ndevices, dg_backend_i **out, dg_error *err)
     b->iface.copy = slot_copy;
     b->iface.elementwise = slot_elementwise;
     b->iface.fill = slot_fill;
-    b->iface.reduce = NULL;
+    b->iface.reduce = slot_reduce;
+    b->iface.scan = slot_scan;
     b->iface.gemm = NULL;
     b->iface.collective = NULL;
     b->iface.destroy = slot_destroy;

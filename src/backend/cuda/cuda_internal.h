@@ -146,6 +146,10 @@ dg_status cu_copy(dg_backend_i *be, int dev, int stream, const dg_copy_desc *d,
                   dg_error *err);                                   /* cuda_copy.c */
 dg_status cu_elementwise(dg_backend_i *be, int dev, int stream, const dg_ew_desc *d,
                          dg_error *err);                            /* cuda_ew.c */
+dg_status cu_reduce(dg_backend_i *be, int dev, int stream, const dg_reduce_desc *d,
+                    dg_error *err);                                 /* cuda_reduce.c */
+dg_status cu_scan(dg_backend_i *be, int dev, int stream, const dg_scan_desc *d,
+                  dg_error *err);                                   /* cuda_scan.c */
 dg_status cu_fill(dg_backend_i *be, int dev, int stream, const dg_fill_desc *d,
                   dg_error *err);                                   /* cuda_fill.c */
 /* A copy with one side in host memory, on (dev, stream), dev being the
