@@ -6,6 +6,7 @@ fold where the data lives, then the step across devices (see
 src/core/dg_reduce.c).  A full reduction returns a 0-d DistributedArray;
 reading it (``float(x)``, ``x.get()``) is the only synchronisation.
 """
+import functools
 import operator
 import warnings
 
@@ -51,6 +52,7 @@ def normalize_axes(axis, ndim, allow_none=True):
     return tuple(sorted(out))
 
 
+@functools.lru_cache(maxsize=1024)
 def _result_dtype(ufunc, dt, dtype):
     """The dtype NumPy's ufunc.reduce gives for input dtype dt (and dtype=)."""
     probe = numpy.ones(1, dt)

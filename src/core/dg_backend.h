@@ -137,6 +137,11 @@ typedef struct dg_reduce_desc {
     int64_t where_strides[DG_MAXDIM];
     int has_init;
     unsigned char init[16];
+    /* ARGMAX / ARGMIN: when set, the index of each element is read here
+     * (int64, byte strides over all dims) instead of computed from its
+     * position: how partial (value, index) pairs are combined. */
+    const int64_t *idx_in;
+    int64_t idx_in_strides[DG_MAXDIM];
 } dg_reduce_desc;
 
 /* An inclusive scan along the last dim of an N-d strided block, with a

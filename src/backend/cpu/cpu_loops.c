@@ -548,11 +548,19 @@ void dg_cpu_reduce_run(const dg_reduce_desc *d)
                 }
             } else {
                 const int64_t gs = d->idx_gstride[inner];
+                const char *ii = NULL;
+                if (d->idx_in) {
+                    ii = (const char *)d->idx_in;
+                    for (int a = 0; a < inner; a++)
+                        ii += (a < nk ? kidx[a] : ridx[a]) * d->idx_in_strides[a];
+                }
                 for (int64_t i = 0; i < run; i++) {
                     const char *v = x + i * rs;
-                    if (best == NULL || better(v, best)) {
+                    int64_t gi = ii ? *(const int64_t *)(ii + i * d->idx_in_strides[inner])
+                                    : g + i * gs;
+                    if (best == NULL || better(v, best) || (!better(best, v) && gi < best_i)) {
                         best = v;
-                        best_i = g + i * gs;
+                        best_i = gi;
                     }
                 }
             }
