@@ -164,12 +164,18 @@ typedef struct dg_scan_desc {
     int64_t carry_strides[DG_MAXDIM];
 } dg_scan_desc;
 
+/* Capabilities a backend states in dg_backend_i.flags. */
+enum {
+    DG_BE_IDX_IN = 1u /* reduce honours dg_reduce_desc.idx_in */
+};
+
 typedef struct dg_backend_i dg_backend_i;
 
 struct dg_backend_i {
     int version; /* DG_BACKEND_VERSION */
     const char *name;
     int ndevices;
+    unsigned flags; /* DG_BE_* capabilities */
     void *impl; /* the implementation's own state */
 
     /* Writes a short device name ("cpu:0", "NVIDIA H200") and memory figures. */

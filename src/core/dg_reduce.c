@@ -267,6 +267,125 @@ done:
     return st;
 }
 
+/* Combines overlapping (value, index) partials of argmax / argmin on the
+ * device of the first, when every partial covers the same box: the pairs are
+ * stacked there ([part, box...]) and folded over the stack by the backend's
+ * reduce reading the indices (idx_in).  New one-chunk REPLICA arrays. */
+static dg_status combine_arg_on_device(dg_array *v, dg_array *ix, int kind, dg_array **vout,
+                                       dg_array **iout, dg_error *err)
+{
+    dg_backend_i *be = v->be;
+    const int isz = dg_dtype_size(v->dtype), nd = v->ndim, np = v->nchunks;
+    const int dev = v->chunks[0].device;
+    const dg_box *B = &v->chunks[0].box;
+    const int64_t n = dg_box_size(B);
+    dg_buffer *sv = NULL, *si = NULL;
+    dg_plan_chunk one;
+    dg_array *rv = NULL, *ri = NULL;
+    dg_reduce_desc d;
+    dg_status st = DG_OK;
+    int p, ax;
+    dg_pos q;
+
+    DG_CHECK(dg_buffer_new(be, dev, (size_t)(n * np) * (size_t)isz, &sv, err));
+    DG_CHECK_GOTO(dg_buffer_new(be, dev, (size_t)(n * np) * sizeof(int64_t), &si, err), st,
+                  done);
+    for (p = 0; p < np && st == DG_OK; p++) {
+        const dg_chunk *cs[2] = {&v->chunks[p], &ix->chunks[p]};
+        dg_buffer *dst[2] = {sv, si};
+        int w;
+        for (w = 0; w < 2 && st == DG_OK; w++) {
+            const int es = w ? (int)sizeof(int64_t) : isz;
+            dg_copy_desc cp;
+            int64_t s = es;
+            memset(&cp, 0, sizeof(cp));
+            cp.ndim = nd;
+            cp.itemsize = es;
+            for (ax = nd - 1; ax >= 0; ax--) {
+                cp.shape[ax] = dg_range_len(B->r[ax]);
+                cp.dst_strides[ax] = s;
+                s *= cp.shape[ax];
+            }
+            cp.src_dev = cs[w]->device;
+            dg_chunk_view(cs[w], B, (char **)&cp.src, cp.src_strides);
+            cp.dst_dev = dev;
+            cp.dst = (char *)dst[w]->ptr + (size_t)p * (size_t)n * (size_t)es;
+            st = dg_buffer_use_read(be, cs[w]->buf, dev, DG_STREAM_COMPUTE, err);
+            if (st == DG_OK)
+                st = be->copy(be, dev, DG_STREAM_COMPUTE, &cp, err);
+            if (st == DG_OK) {
+                q = be->pos(be, dev, DG_STREAM_COMPUTE);
+                dg_buffer_mark_read(cs[w]->buf, q);
+                dg_buffer_mark_write(dst[w], q);
+            }
+        }
+    }
+    if (st != DG_OK)
+        goto done;
+    one.device = dev;
+    one.box = *B;
+    DG_CHECK_GOTO(dg_array_empty(be, v->dtype, nd, v->shape, &one, 1, DG_MODE_REPLICA, &rv,
+                                 err), st, done);
+    DG_CHECK_GOTO(dg_array_empty(be, DG_INT64, nd, v->shape, &one, 1, DG_MODE_REPLICA, &ri,
+                                 err), st, done);
+    /* dims: the box's (kept), then the stack (reduced) */
+    memset(&d, 0, sizeof(d));
+    d.kind = kind;
+    d.dtype = v->dtype;
+    d.ndim = nd + 1;
+    d.nred = 1;
+    d.src = (const char *)sv->ptr;
+    d.dst = (char *)rv->chunks[0].buf->ptr;
+    d.idx = (int64_t *)ri->chunks[0].buf->ptr;
+    d.idx_in = (const int64_t *)si->ptr;
+    {
+        int64_t s = 1;
+        for (ax = nd - 1; ax >= 0; ax--) {
+            d.shape[ax] = dg_range_len(B->r[ax]);
+            d.src_strides[ax] = s * isz;
+            d.dst_strides[ax] = s * isz;
+            d.idx_strides[ax] = d.idx_in_strides[ax] = s * (int64_t)sizeof(int64_t);
+            s *= d.shape[ax];
+        }
+        d.shape[nd] = np;
+        d.src_strides[nd] = n * isz;
+        d.idx_in_strides[nd] = n * (int64_t)sizeof(int64_t);
+    }
+    DG_CHECK_GOTO(dg_buffer_use_write(be, rv->chunks[0].buf, dev, DG_STREAM_COMPUTE, err), st,
+                  done);
+    DG_CHECK_GOTO(dg_buffer_use_write(be, ri->chunks[0].buf, dev, DG_STREAM_COMPUTE, err), st,
+                  done);
+    DG_CHECK_GOTO(be->reduce(be, dev, DG_STREAM_COMPUTE, &d, err), st, done);
+    q = be->pos(be, dev, DG_STREAM_COMPUTE);
+    dg_buffer_mark_read(sv, q);
+    dg_buffer_mark_read(si, q);
+    dg_buffer_mark_write(rv->chunks[0].buf, q);
+    dg_buffer_mark_write(ri->chunks[0].buf, q);
+    *vout = rv;
+    *iout = ri;
+    rv = ri = NULL;
+done:
+    if (rv)
+        dg_array_decref(rv);
+    if (ri)
+        dg_array_decref(ri);
+    if (sv)
+        dg_buffer_decref(be, sv);
+    if (si)
+        dg_buffer_decref(be, si);
+    return st;
+}
+
+/* 1 if every chunk of v has the same box. */
+static int same_boxes(const dg_array *v)
+{
+    int i;
+    for (i = 1; i < v->nchunks; i++)
+        if (!dg_box_equal(&v->chunks[i].box, &v->chunks[0].box))
+            return 0;
+    return 1;
+}
+
 /* Adds `base` to every element of the int64 chunk c (one elementwise loop). */
 static dg_status add_base(dg_backend_i *be, dg_chunk *c, int64_t base, dg_error *err)
 {
@@ -448,8 +567,12 @@ dg_status dg_array_reduce(dg_array *a, const dg_reduce_call *c, dg_array **out,
     if (!disjoint) {
         dg_array *v2 = NULL, *i2 = NULL;
         if (arg) {
-            DG_CHECK_GOTO(combine_arg_on_host(r, ri, c->kind == DG_RED_ARGMIN, &v2, &i2, err),
-                          st, fail);
+            if ((be->flags & DG_BE_IDX_IN) && same_boxes(r))
+                st = combine_arg_on_device(r, ri, c->kind, &v2, &i2, err);
+            else
+                st = combine_arg_on_host(r, ri, c->kind == DG_RED_ARGMIN, &v2, &i2, err);
+            if (st != DG_OK)
+                goto fail;
             dg_array_decref(ri);
             ri = i2;
         } else if (c->lazy_mode > DG_MODE_REPLICA && c->lazy_mode < DG_NMODES) {

@@ -639,6 +639,7 @@ dg_status dg_cpu_backend_create(int ndevices, dg_backend_i **out, dg_error *err)
     cb->iface.copy = cpu_copy;
     cb->iface.elementwise = cpu_elementwise;
     cb->iface.reduce = cpu_reduce;
+    cb->iface.flags = DG_BE_IDX_IN;
     cb->iface.scan = cpu_scan;
     cb->iface.fill = cpu_fill;
     cb->iface.destroy = cpu_destroy;
