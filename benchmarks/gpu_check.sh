@@ -42,6 +42,6 @@ if [[ " $steps " == *" sanitize "* ]]; then
   done
 fi
 if [[ " $steps " == *" bench "* ]]; then
-  timeout 400 python3 benchmarks/run.py --machine nvidia-h200-x2 --out "$OUT" 2>&1 | tee "$OUT/bench.log" | tail -20
+  timeout 400 python3 benchmarks/run.py --machine nvidia-h200-x2 --out "$OUT" ${BENCH_ONLY:+--only $BENCH_ONLY} 2>&1 | tee "$OUT/bench.log" | tail -20
 fi
 exit $rc

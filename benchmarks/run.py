@@ -383,6 +383,10 @@ def main():
         log(f"    done in {time.perf_counter() - t0:.1f} s")
     os.makedirs(args.out, exist_ok=True)
     stem = os.path.join(args.out, f"{datetime.date.today().isoformat()}-{args.machine}")
+    if os.path.exists(stem + ".json"):  # keep the rows of workloads not run now
+        with open(stem + ".json") as f:
+            old = [r for r in json.load(f) if r["workload"] not in {x["workload"] for x in rows}]
+        rows = old + rows
     with open(stem + ".json", "w") as f:
         json.dump(rows, f, indent=1)
     md = table(rows)
