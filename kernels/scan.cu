@@ -1,142 +1,322 @@
-/* Scan kernels (the CUDA backend's scan slot), one per foldable loop of
- * DG_LOOP_LIST (dg_ew_foldable, ew.cuh).
+/* Scan kernels (the CUDA backend's scan slot), three per foldable loop of
+ * DG_LOOP_LIST (dg_ew_foldable, ew.cuh: add, multiply, maximum, minimum,
+ * fmax, fmin and the logical and bitwise ufuncs, three equal dtypes); loops
+ * that do not fold have none.
  *
- * One block scans one row at a time, in tiles of DG_CU_THREADS * DG_SCAN_ITEMS
- * elements: each thread scans its DG_SCAN_ITEMS neighbouring elements, the
- * block scans the threads' totals in shared memory (Hillis-Steele), and each
- * element gets carry (the rows's running total) op the totals of the threads
- * before it op its own prefix.  The fold is left to right; floating results
- * differ from a sequential fold by rounding only. */
+ * dg_cu_scan.tpr threads scan one row (cu_kernels.h); the host chooses:
+ *   - 1 (dg_scan_thread_k): a thread folds its row sequentially, the loads
+ *     DG_SCAN_UNROLL at a time; for short rows, and for rows that lie side
+ *     by side in memory (a scan along an outer axis), where the threads of a
+ *     warp read neighbouring addresses;
+ *   - 32 (dg_scan_warp_k): a warp per row, in tiles of 32 * ITEMS elements;
+ *   - DG_CU_THREADS (dg_scan_block_k): a block per row, in tiles of
+ *     DG_CU_THREADS * ITEMS elements.
+ * In a tile each thread scans its ITEMS neighbouring elements, the warp scans
+ * the threads' totals with shuffles (and the block the warps' totals through
+ * shared memory, folded in order), and each element gets (the row's running
+ * total op the totals before its thread) op its own prefix; the running total
+ * then takes in the tile's total.  The fold is left to right; floating
+ * results differ from a sequential fold by rounding only.
+ *
+ * dst may be src (same strides): every element is read once, by the thread
+ * that writes it, before it writes it. */
+#include <stddef.h>
 #include <stdint.h>
+#include <type_traits>
 #include <utility>
 
 #include "ew.cuh"
 
-#define DG_SCAN_ITEMS 4
+/* Loads in flight per thread in the thread-per-row kernel. */
+#define DG_SCAN_UNROLL 8
 
-template <int I>
-__device__ __forceinline__ typename dg_ew_loop<I>::T0 dg_scan_op(typename dg_ew_loop<I>::T0 a,
-                                                                 typename dg_ew_loop<I>::T0 b)
+/* Loop I as a binary function on its one type T. */
+template <int I> struct dg_scan_op {
+    typedef typename dg_ew_loop<I>::T0 T;
+    /* Elements per thread of a tile (warp and block kernels). */
+    static constexpr int ITEMS = sizeof(T) >= 16 ? 4 : 8;
+    static __device__ __forceinline__ T f(T a, T b)
+    {
+        T o;
+        dg_ew_none none;
+        dg_ew_loop<I>::eval(a, b, o, none);
+        return o;
+    }
+};
+
+template <class T> __device__ __forceinline__ T dg_scan_ld(const char *p)
 {
-    typename dg_ew_loop<I>::T0 o;
-    dg_ew_none none;
-    dg_ew_loop<I>::eval(a, b, o, none);
-    return o;
+    return *reinterpret_cast<const T *>(p);
 }
 
-template <int I>
-__global__ void __launch_bounds__(DG_CU_THREADS) dg_scan_k(const __grid_constant__ dg_cu_scan a)
+template <class T> __device__ __forceinline__ void dg_scan_st(char *p, const T &v)
 {
-    typedef typename dg_ew_loop<I>::T0 T;
-    __shared__ T tot[DG_CU_THREADS];
-    __shared__ bool have[DG_CU_THREADS];
-    __shared__ T run;
-    __shared__ bool run_have;
-    const int t = (int)threadIdx.x;
-    const int64_t tile = (int64_t)DG_CU_THREADS * DG_SCAN_ITEMS;
+    *reinterpret_cast<T *>(p) = v;
+}
 
-    for (int64_t row = blockIdx.x; row < a.rows; row += gridDim.x) {
-        int64_t so = 0, dof = 0, co = 0, r = row;
-        for (int d = a.nrd - 1; d >= 0; d--) {
-            const int64_t q = r / a.rshape[d], c = r - q * a.rshape[d];
-            r = q;
-            so += c * a.rsrc[d];
-            dof += c * a.rdst[d];
-            co += c * a.rcarry[d];
-        }
-        const char *src = a.src + so;
-        char *dst = a.dst + dof;
-        if (t == 0) {
-            run_have = a.carry != NULL;
-            if (run_have)
-                run = *reinterpret_cast<const T *>(a.carry + co);
-        }
-        __syncthreads();
-        for (int64_t base = 0; base < a.n; base += tile) {
-            T x[DG_SCAN_ITEMS];
-            int cnt = 0;
-            const int64_t first = base + (int64_t)t * DG_SCAN_ITEMS;
+/* A shuffle of any T of 1, 2, 4, 8 or 16 bytes, moved as 32-bit words:
+ * UP: the value of lane (this lane - k) (this lane's own below k);
+ * else the value of lane k.  Every lane of the warp must call it. */
+template <bool UP, class T> __device__ __forceinline__ T dg_scan_shfl(const T &v, int k)
+{
+    if constexpr (sizeof(T) < 4) {
+        typedef typename std::conditional<sizeof(T) == 1, uint8_t, uint16_t>::type U;
+        union {
+            T t;
+            U u;
+        } x, y;
+        x.t = v;
+        const unsigned w = (unsigned)x.u;
+        y.u = (U)(UP ? __shfl_up_sync(0xffffffffu, w, k) : __shfl_sync(0xffffffffu, w, k));
+        return y.t;
+    } else {
+        static_assert(sizeof(T) % 4 == 0, "a scan type of odd size");
+        constexpr int W = (int)(sizeof(T) / 4);
+        union {
+            T t;
+            unsigned u[W];
+        } x, y;
+        x.t = v;
 #pragma unroll
-            for (int e = 0; e < DG_SCAN_ITEMS; e++) {
-                const int64_t j = first + e;
-                if (j < a.n) {
-                    x[e] = *reinterpret_cast<const T *>(src + j * a.ss);
-                    if (e > 0)
-                        x[e] = dg_scan_op<I>(x[e - 1], x[e]);
-                    cnt = e + 1;
-                }
-            }
-            tot[t] = cnt ? x[cnt - 1] : T{};
-            have[t] = cnt > 0;
-            __syncthreads();
-            /* inclusive scan of the threads' totals */
-            for (int off = 1; off < DG_CU_THREADS; off *= 2) {
-                T v = tot[t];
-                bool h = have[t];
-                if (t >= off && have[t - off]) {
-                    v = h ? dg_scan_op<I>(tot[t - off], v) : tot[t - off];
-                    h = true;
-                }
-                __syncthreads();
-                tot[t] = v;
-                have[t] = h;
-                __syncthreads();
-            }
-            /* prefix before this thread: run op tot[t - 1] */
-            bool ph = run_have;
-            T p = run;
-            if (t > 0 && have[t - 1]) {
-                p = ph ? dg_scan_op<I>(p, tot[t - 1]) : tot[t - 1];
-                ph = true;
-            }
+        for (int j = 0; j < W; j++)
+            y.u[j] = UP ? __shfl_up_sync(0xffffffffu, x.u[j], k)
+                        : __shfl_sync(0xffffffffu, x.u[j], k);
+        return y.t;
+    }
+}
+
+/* The inclusive scan of v over the lanes of the warp (lane l gets v of lanes
+ * 0..l folded in lane order).  Every lane must call it. */
+template <class Op>
+__device__ __forceinline__ typename Op::T dg_scan_warp(typename Op::T v, int lane)
+{
 #pragma unroll
-            for (int e = 0; e < DG_SCAN_ITEMS; e++) {
-                if (e < cnt) {
-                    T v = ph ? dg_scan_op<I>(p, x[e]) : x[e];
-                    *reinterpret_cast<T *>(dst + (first + e) * a.ds) = v;
+    for (int k = 1; k < 32; k *= 2) {
+        const typename Op::T y = dg_scan_shfl<true>(v, k);
+        if (lane >= k)
+            v = Op::f(y, v);
+    }
+    return v;
+}
+
+/* Byte offsets of row `row` (C order over the row dims) in src, dst, carry. */
+__device__ __forceinline__ void dg_scan_locate(const dg_cu_scan &a, int64_t row,
+                                               const char *&src, char *&dst,
+                                               const char *&carry)
+{
+    int64_t so = 0, dof = 0, co = 0, r = row;
+    for (int d = a.nrd - 1; d >= 0; d--) {
+        const int64_t q = r / a.rshape[d], c = r - q * a.rshape[d];
+        r = q;
+        so += c * a.rsrc[d];
+        dof += c * a.rdst[d];
+        co += c * a.rcarry[d];
+    }
+    src = a.src + so;
+    dst = a.dst + dof;
+    carry = a.carry != NULL ? a.carry + co : NULL;
+}
+
+/* x[e] = the elements first .. first + e of the row folded (those past n
+ * repeat the last one before n, so x[ITEMS - 1] is the thread's total). */
+template <class Op>
+__device__ __forceinline__ void dg_scan_items(const char *src, int64_t ss, int64_t first,
+                                              int64_t n, typename Op::T (&x)[Op::ITEMS])
+{
+    typedef typename Op::T T;
+#pragma unroll
+    for (int e = 0; e < Op::ITEMS; e++)
+        x[e] = first + e < n ? dg_scan_ld<T>(src + (first + e) * ss) : T{};
+#pragma unroll
+    for (int e = 1; e < Op::ITEMS; e++)
+        x[e] = first + e < n ? Op::f(x[e - 1], x[e]) : x[e - 1];
+}
+
+/* Writes the thread's elements: (p op x[e]) where the thread has a prefix
+ * p (ph), else x[e]. */
+template <class Op>
+__device__ __forceinline__ void dg_scan_put(char *dst, int64_t ds, int64_t first, int64_t n,
+                                            const typename Op::T (&x)[Op::ITEMS],
+                                            const typename Op::T &p, bool ph)
+{
+#pragma unroll
+    for (int e = 0; e < Op::ITEMS; e++)
+        if (first + e < n)
+            dg_scan_st(dst + (first + e) * ds, ph ? Op::f(p, x[e]) : x[e]);
+}
+
+/* ---- one thread per row ----------------------------------------------------- */
+
+template <int I>
+__global__ void __launch_bounds__(DG_CU_THREADS) dg_scan_thread_k(const __grid_constant__ dg_cu_scan a)
+{
+    typedef dg_scan_op<I> Op;
+    typedef typename Op::T T;
+    const int64_t step = (int64_t)gridDim.x * DG_CU_THREADS;
+
+    for (int64_t row = (int64_t)blockIdx.x * DG_CU_THREADS + threadIdx.x; row < a.rows;
+         row += step) {
+        const char *src, *carry;
+        char *dst;
+        dg_scan_locate(a, row, src, dst, carry);
+        T acc = dg_scan_ld<T>(src);
+        if (carry != NULL)
+            acc = Op::f(dg_scan_ld<T>(carry), acc);
+        dg_scan_st(dst, acc);
+        for (int64_t base = 1; base < a.n; base += DG_SCAN_UNROLL) {
+            T x[DG_SCAN_UNROLL];
+#pragma unroll
+            for (int e = 0; e < DG_SCAN_UNROLL; e++)
+                if (base + e < a.n)
+                    x[e] = dg_scan_ld<T>(src + (base + e) * a.ss);
+#pragma unroll
+            for (int e = 0; e < DG_SCAN_UNROLL; e++)
+                if (base + e < a.n) {
+                    acc = Op::f(acc, x[e]);
+                    dg_scan_st(dst + (base + e) * a.ds, acc);
                 }
-            }
-            __syncthreads();
-            if (t == DG_CU_THREADS - 1 && have[t]) {
-                run = run_have ? dg_scan_op<I>(run, tot[t]) : tot[t];
-                run_have = true;
-            }
-            __syncthreads();
         }
     }
 }
 
-typedef cudaError_t (*dg_scan_fn)(const dg_cu_scan *a, unsigned blocks, cudaStream_t s);
+/* ---- one warp per row ------------------------------------------------------- */
 
 template <int I>
-static cudaError_t dg_scan_launch_one(const dg_cu_scan *a, unsigned blocks, cudaStream_t s)
+__global__ void __launch_bounds__(DG_CU_THREADS) dg_scan_warp_k(const __grid_constant__ dg_cu_scan a)
 {
-    void *args[] = {(void *)a};
-    return cudaLaunchKernel((const void *)dg_scan_k<I>, dim3(blocks), dim3(DG_CU_THREADS), args,
-                            0, s);
+    typedef dg_scan_op<I> Op;
+    typedef typename Op::T T;
+    constexpr int N = Op::ITEMS;
+    const int lane = (int)threadIdx.x % 32;
+    const int64_t tile = 32 * N, step = (int64_t)gridDim.x * (DG_CU_THREADS / 32);
+
+    /* the loops are uniform over the warp: the shuffles see all its lanes */
+    for (int64_t row = (int64_t)blockIdx.x * (DG_CU_THREADS / 32) + threadIdx.x / 32;
+         row < a.rows; row += step) {
+        const char *src, *carry;
+        char *dst;
+        dg_scan_locate(a, row, src, dst, carry);
+        bool rh = carry != NULL; /* run holds the fold of everything before the tile */
+        T run = rh ? dg_scan_ld<T>(carry) : T{};
+        for (int64_t base = 0; base < a.n; base += tile) {
+            const int64_t first = base + (int64_t)lane * N, left = a.n - base;
+            /* lanes 0 .. nth - 1 have elements */
+            const int nth = left >= tile ? 32 : (int)((left + N - 1) / N);
+            T x[N];
+            dg_scan_items<Op>(src, a.ss, first, a.n, x);
+            const T incl = dg_scan_warp<Op>(x[N - 1], lane);
+            const T excl = dg_scan_shfl<true>(incl, 1);
+            T p = run;
+            bool ph = rh;
+            if (lane > 0) {
+                p = ph ? Op::f(p, excl) : excl;
+                ph = true;
+            }
+            dg_scan_put<Op>(dst, a.ds, first, a.n, x, p, ph);
+            const T tot = dg_scan_shfl<false>(incl, nth - 1);
+            run = rh ? Op::f(run, tot) : tot;
+            rh = true;
+        }
+    }
 }
 
-template <int I> constexpr dg_scan_fn dg_scan_entry()
+/* ---- one block per row ------------------------------------------------------ */
+
+template <int I>
+__global__ void __launch_bounds__(DG_CU_THREADS) dg_scan_block_k(const __grid_constant__ dg_cu_scan a)
+{
+    typedef dg_scan_op<I> Op;
+    typedef typename Op::T T;
+    constexpr int N = Op::ITEMS, NW = DG_CU_THREADS / 32;
+    __shared__ T ws[NW]; /* the warps' totals of the tile */
+    const int t = (int)threadIdx.x, lane = t % 32, w = t / 32;
+    const int64_t tile = (int64_t)DG_CU_THREADS * N;
+
+    /* the loops are uniform over the block */
+    for (int64_t row = blockIdx.x; row < a.rows; row += gridDim.x) {
+        const char *src, *carry;
+        char *dst;
+        dg_scan_locate(a, row, src, dst, carry);
+        bool rh = carry != NULL;
+        T run = rh ? dg_scan_ld<T>(carry) : T{};
+        for (int64_t base = 0; base < a.n; base += tile) {
+            const int64_t first = base + (int64_t)t * N, left = a.n - base;
+            /* threads 0 .. nth - 1 (warps 0 .. nw - 1) have elements */
+            const int nth = left >= tile ? DG_CU_THREADS : (int)((left + N - 1) / N);
+            const int nw = (nth + 31) / 32;
+            T x[N];
+            dg_scan_items<Op>(src, a.ss, first, a.n, x);
+            const T incl = dg_scan_warp<Op>(x[N - 1], lane);
+            const T excl = dg_scan_shfl<true>(incl, 1);
+            if (w < nw && lane == (nth - 1 - 32 * w < 31 ? nth - 1 - 32 * w : 31))
+                ws[w] = incl;
+            __syncthreads();
+            T p = run;
+            bool ph = rh;
+            if (w < nw) {
+                for (int k = 0; k < w; k++) {
+                    p = ph ? Op::f(p, ws[k]) : ws[k];
+                    ph = true;
+                }
+                if (lane > 0) {
+                    p = ph ? Op::f(p, excl) : excl;
+                    ph = true;
+                }
+                dg_scan_put<Op>(dst, a.ds, first, a.n, x, p, ph);
+            }
+            T tot = ws[0];
+            for (int k = 1; k < nw; k++)
+                tot = Op::f(tot, ws[k]);
+            run = rh ? Op::f(run, tot) : tot;
+            rh = true;
+            __syncthreads(); /* ws is read by all before the next tile writes it */
+        }
+    }
+}
+
+/* ---- the table -------------------------------------------------------------- */
+
+typedef void (*dg_scan_kernel)(dg_cu_scan);
+/* Loop I's kernels for 1, 32 and DG_CU_THREADS threads per row, or NULLs. */
+struct dg_scan_entry {
+    dg_scan_kernel k[3];
+};
+
+template <int I> constexpr dg_scan_entry dg_scan_entry_of()
 {
     if constexpr (dg_ew_foldable<I>())
-        return &dg_scan_launch_one<I>;
+        return dg_scan_entry{{&dg_scan_thread_k<I>, &dg_scan_warp_k<I>, &dg_scan_block_k<I>}};
     else
-        return NULL;
+        return dg_scan_entry{{NULL, NULL, NULL}};
 }
 
 template <class Seq> struct dg_scan_table;
 template <size_t... I> struct dg_scan_table<std::index_sequence<I...> > {
-    static constexpr dg_scan_fn fns[] = {dg_scan_entry<(int)I>()...};
+    static constexpr dg_scan_entry entries[] = {dg_scan_entry_of<(int)I>()...};
 };
 typedef dg_scan_table<std::make_index_sequence<dg_ew_nloops> > dg_scans;
 
 extern "C" {
-int dg_cu_scan_has(int loop) { return loop >= 0 && loop < dg_ew_nloops && dg_scans::fns[loop]; }
+int dg_cu_scan_has(int loop)
+{
+    return loop >= 0 && loop < dg_ew_nloops && dg_scans::entries[loop].k[0] != NULL;
+}
 
 cudaError_t dg_cu_scan_launch(int loop, const dg_cu_scan *a, unsigned blocks, cudaStream_t s)
 {
-    if (!dg_cu_scan_has(loop))
+    void *args[] = {(void *)a};
+    int k;
+    if (!dg_cu_scan_has(loop) || blocks == 0)
         return cudaErrorInvalidValue;
-    return dg_scans::fns[loop](a, blocks, s);
+    if (a->tpr == 1)
+        k = 0;
+    else if (a->tpr == 32)
+        k = 1;
+    else if (a->tpr == DG_CU_THREADS)
+        k = 2;
+    else
+        return cudaErrorInvalidValue;
+    return cudaLaunchKernel((const void *)dg_scans::entries[loop].k[k], dim3(blocks),
+                            dim3(DG_CU_THREADS), args, 0, s);
 }
 }

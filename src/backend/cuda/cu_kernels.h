@@ -95,15 +95,22 @@ extern const dg_cu_ew_info *const dg_cu_ew_infos;
 const dg_cu_ew_entry *dg_cu_ew_entry_get(int i);
 
 /* A reduction (the backend's reduce slot) after coalescing: m outputs over
- * nk kept dims (kshape; byte strides kstr in src, kdst in dst, kidx in idx,
- * kwhere in where) and k reduced elements each over nr reduced dims (rshape;
- * rstr in src, rwhere in where; rgs: the index step of argmax / argmin).  The
- * reduced elements of an output are cut into nsplit chunks of kchunk: with
- * nsplit > 1 the first pass writes one partial per (output, chunk) into
- * part / part_idx / part_have ([m][nsplit]) and the final pass folds them. */
+ * nk >= 1 kept dims (kshape; byte strides kstr in src, kdst in dst, kidx in
+ * idx, kwhere in where, kin in idx_in; one dim of extent 1 when nothing is
+ * kept) and k reduced elements each over nr >= 1 reduced dims (rshape; rstr
+ * in src, rwhere in where, rin in idx_in; rgs: the index step of argmax /
+ * argmin per dim, whose index is read from idx_in instead where it is set).
+ * Output i and reduced element r (both in C order over their dims) is at
+ * src + kept offset of i + reduced offset of r.  The reduced elements of an
+ * output are cut into nsplit chunks of kchunk; with nsplit > 1 the first pass
+ * writes one partial per chunk s and output i at [s * m + i] of part /
+ * part_idx / part_have and the final pass folds them; with nsplit 1 the
+ * first pass writes dst (and idx).  tpo: threads per output of the inner and
+ * final passes (1, 32 or DG_CU_THREADS); tx: threads along the outputs of the
+ * outer pass (a power of two up to 32). */
 typedef struct dg_cu_red {
     DG_CU_ALIGN16 unsigned char init[16];
-    int32_t nk, nr, has_init, nsplit;
+    int32_t nk, nr, has_init, nsplit, tpo, tx;
     int64_t m, k, kchunk;
     const char *src;
     char *dst;
@@ -112,29 +119,46 @@ typedef struct dg_cu_red {
     char *part;
     int64_t *part_idx;
     unsigned char *part_have;
+    const char *idx_in; /* argmax / argmin: indices to read, or NULL */
     int64_t kshape[DG_MAXDIM], kstr[DG_MAXDIM], kdst[DG_MAXDIM], kidx[DG_MAXDIM],
-        kwhere[DG_MAXDIM];
-    int64_t rshape[DG_MAXDIM], rstr[DG_MAXDIM], rwhere[DG_MAXDIM], rgs[DG_MAXDIM];
+        kwhere[DG_MAXDIM], kin[DG_MAXDIM];
+    int64_t rshape[DG_MAXDIM], rstr[DG_MAXDIM], rwhere[DG_MAXDIM], rgs[DG_MAXDIM],
+        rin[DG_MAXDIM];
 } dg_cu_red;
 
-/* The passes of a reduction: one block per (output, chunk) reading along the
- * reduced dims (inner), blocks of 32 outputs x 8 reduced rows (outer: the
- * kept dims are the inner ones), and the fold of the partials (final; with
- * nsplit 0 it writes init). */
+/* The passes of a reduction (kernels/reduce.cuh):
+ *   INNER: tpo threads per output read along the reduced dims;
+ *   OUTER: tx threads read neighbouring outputs, DG_CU_THREADS / tx split
+ *          the reduced elements (for kept dims that are the inner ones);
+ *   FINAL: folds the partials (nsplit of them; 0: writes init).
+ * Grid: x steps over the groups of outputs (DG_CU_THREADS / tpo outputs, or
+ * tx * vec of them), y is the chunk (nsplit; 1 for FINAL).  `vec` > 1 picks
+ * the variant loading vec elements at once (dg_cu_red_vec): INNER then needs
+ * nr 1 with rstr[0] the itemsize, no where mask, no idx_in, kchunk a
+ * multiple of vec and src + every kept offset aligned to vec elements; OUTER
+ * needs no where mask, no idx_in, the innermost kept dim of stride the
+ * itemsize and extent a multiple of vec, src and every other stride aligned
+ * to vec elements. */
 enum { DG_CU_RED_INNER, DG_CU_RED_OUTER, DG_CU_RED_FINAL };
 
-/* 1 if the kernels reduce (kind, loop, dtype) (dg_reduce_desc's fields). */
-int dg_cu_red_has(int kind, int loop, int dtype);
-/* Launches pass `which` of the reduction on a grid of gx x gy blocks. */
-cudaError_t dg_cu_red_launch(int kind, int loop, int dtype, int which, const dg_cu_red *a,
-                             unsigned gx, unsigned gy, cudaStream_t s);
+/* The elements per load of the vec variants of reduction (kind, loop,
+ * dtype) (dg_reduce_desc's fields): 1 if it has none, 0 if the kernels do
+ * not reduce it at all. */
+int dg_cu_red_vec(int kind, int loop, int dtype);
+/* Launches pass `which` (variant vec: 1 or dg_cu_red_vec) on a grid of
+ * gx x gy blocks on s; cudaErrorInvalidValue if there is no such kernel. */
+cudaError_t dg_cu_red_launch(int kind, int loop, int dtype, int which, int vec,
+                             const dg_cu_red *a, unsigned gx, unsigned gy, cudaStream_t s);
+/* Blocks of that kernel one multiprocessor of the current device holds. */
+cudaError_t dg_cu_red_occupancy(int kind, int loop, int dtype, int which, int vec,
+                                int *blocks_per_sm);
 
 /* An inclusive scan (the backend's scan slot) after coalescing: `rows` rows
  * over nrd dims (rshape; byte strides rsrc, rdst, rcarry), each of n elements
  * along the scan dim (byte strides ss in src, ds in dst); carry NULL or one
- * start value per row. */
+ * start value per row.  tpr: threads per row (1, 32 or DG_CU_THREADS). */
 typedef struct dg_cu_scan {
-    int32_t nrd;
+    int32_t nrd, tpr;
     int64_t rows, n, ss, ds;
     const char *src;
     char *dst;
@@ -142,8 +166,10 @@ typedef struct dg_cu_scan {
     int64_t rshape[DG_MAXDIM], rsrc[DG_MAXDIM], rdst[DG_MAXDIM], rcarry[DG_MAXDIM];
 } dg_cu_scan;
 
-/* Launches the scan with loop `loop` (dg_ew_foldable) on `blocks` blocks, one
- * row per block at a time; cudaErrorInvalidValue for a loop without one. */
+/* Launches the scan with loop `loop` (dg_ew_foldable) on `blocks` (>= 1)
+ * blocks of DG_CU_THREADS threads, each taking DG_CU_THREADS / tpr rows at a
+ * time (kernels/scan.cu); cudaErrorInvalidValue for a loop without one or
+ * another tpr. */
 cudaError_t dg_cu_scan_launch(int loop, const dg_cu_scan *a, unsigned blocks, cudaStream_t s);
 /* 1 if loop `loop` has a scan kernel. */
 int dg_cu_scan_has(int loop);

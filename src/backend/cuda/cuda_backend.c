@@ -776,6 +776,7 @@ static dg_status backend_create(int ndevices, dg_backend_i **out, dg_error *err)
     b->iface.elementwise = slot_elementwise;
     b->iface.fill = slot_fill;
     b->iface.reduce = slot_reduce;
+    b->iface.flags = DG_BE_IDX_IN;
     b->iface.scan = slot_scan;
     b->iface.gemm = NULL;
     b->iface.collective = NULL;

@@ -1,158 +1,309 @@
 /* reduce(): the backend's reductions (dg_reduce_desc, dg_backend.h).
  *
  * The kept dims and the reduced dims are coalesced separately (never across
- * the boundary).  When the reduced dims are the inner ones (or nothing is
- * kept), each output gets blocks reading along them (the inner pass); when
- * the kept dims are the inner ones, blocks of 32 neighbouring outputs read 8
- * reduced rows at a time, so that each warp reads consecutive memory (the
- * outer pass).  Outputs too few to fill the GPU are cut into chunks along
- * the reduced elements, whose partials the final pass folds, in order
- * (deterministic).  The kernels are in kernels/reduce.cu. */
+ * the boundary); then one of two first passes runs (kernels/reduce.cuh):
+ *   - inner, when the reduced dims are the inner ones (or nothing is kept, or
+ *     few elements are reduced): a block, a warp or a thread per output,
+ *     reading along the reduced elements, 16 bytes a load where the one
+ *     reduced dim is dense and aligned;
+ *   - outer, when the kept dims are the inner ones: threads over neighbouring
+ *     outputs (coalesced, 16 bytes a load where aligned), the reduced
+ *     elements split among the rows of the block.
+ * When the outputs give too few blocks to fill the GPU (a full reduction,
+ * few long rows, few wide columns), each output's reduced elements are cut
+ * into chunks along grid y, the first pass writes one partial per chunk into
+ * memory from the device's pool, and the final pass folds them in chunk
+ * order: the results are the same bits on every run.  The final pass alone
+ * writes init where nothing is reduced. */
 #include <stdio.h>
 #include <string.h>
 
 #include "cuda_internal.h"
 
-/* Partials of a split reduction, from the device's pool on stream s. */
-static dg_status red_parts(cu_be *b, int dev, cudaStream_t s, dg_cu_red *r, int isz,
-                           void **mem, dg_error *err)
+/* At most this many reduced elements per output: a thread per output. */
+#define RED_THREAD_K 16
+/* At most this many (inner pass): a warp per output; more: a block. */
+#define RED_WARP_K 4096
+/* A chunk gives each of its threads at least this many loads. */
+#define RED_MIN_LOADS 8
+
+static int64_t red_abs(int64_t x) { return x < 0 ? -x : x; }
+
+/* "add", "argmax": what reduction d computes, for messages. */
+static const char *red_name(const dg_reduce_desc *d)
 {
-    size_t n = (size_t)r->m * (size_t)r->nsplit;
-    size_t bytes = n * (size_t)isz + n * sizeof(int64_t) + n + 64;
-    cudaError_t ce = cudaMallocFromPoolAsync(mem, bytes, b->devs[dev].pool, s);
-    if (ce != cudaSuccess)
-        return cu_fail(err, ce, dev, bytes, "cudaMallocFromPoolAsync (reduction partials)");
-    r->part_idx = (int64_t *)*mem;
-    r->part = (char *)*mem + n * sizeof(int64_t);
-    r->part_have = (unsigned char *)r->part + n * (size_t)isz;
+    const char *n = NULL;
+    if (d->kind == DG_RED_ARGMAX)
+        return "argmax";
+    if (d->kind == DG_RED_ARGMIN)
+        return "argmin";
+    if (d->loop >= 0 && d->loop < dg_nloops)
+        n = dg_ufunc_name(dg_loops[d->loop].ufunc);
+    return n != NULL ? n : "?";
+}
+
+/* Checks that d describes a reduction the kernels can run; sets *m (outputs)
+ * and *k (reduced elements per output). */
+static dg_status red_check(const dg_reduce_desc *d, int dev, int64_t *m, int64_t *k,
+                           dg_error *err)
+{
+    const int nk = d->ndim - d->nred;
+    int a;
+
+    if (d->kind != DG_RED_LOOP && d->kind != DG_RED_ARGMAX && d->kind != DG_RED_ARGMIN)
+        return dg_error_set(err, DG_ERR_INTERNAL, dev, "reduction kind %d does not exist",
+                            d->kind);
+    if (dg_dtype_size(d->dtype) == 0)
+        return dg_error_set(err, DG_ERR_INTERNAL, dev, "a reduction of dtype %d, which does "
+                            "not exist", d->dtype);
+    if (d->ndim < 0 || d->ndim > DG_MAXDIM || d->nred < 0 || nk < 0)
+        return dg_error_set(err, DG_ERR_INTERNAL, dev, "a malformed reduction (ndim %d, %d "
+                            "reduced)", d->ndim, d->nred);
+    if (d->kind == DG_RED_LOOP) {
+        const dg_loop_info *li;
+        if (d->loop < 0 || d->loop >= dg_nloops)
+            return dg_error_set(err, DG_ERR_INTERNAL, dev, "reduction loop %d does not exist "
+                                "(there are %d)", d->loop, dg_nloops);
+        li = &dg_loops[d->loop];
+        if (li->nin != 2 || li->nout != 1 || li->dtypes[0] != d->dtype ||
+            li->dtypes[1] != d->dtype || li->dtypes[2] != d->dtype)
+            return dg_error_set(err, DG_ERR_INTERNAL, dev, "loop %d of %s cannot reduce %s",
+                                d->loop, red_name(d), dg_dtype_name(d->dtype));
+    } else if (d->idx == NULL) {
+        return dg_error_set(err, DG_ERR_INTERNAL, dev, "%s without an index output",
+                            red_name(d));
+    }
+    if (dg_cu_red_vec(d->kind, d->loop, d->dtype) == 0)
+        return dg_error_set(err, DG_ERR_NOTIMPL, dev, "the GPU cannot reduce %s with %s",
+                            dg_dtype_name(d->dtype), red_name(d));
+    *m = *k = 1;
+    for (a = 0; a < d->ndim; a++) {
+        if (d->shape[a] < 0)
+            return dg_error_set(err, DG_ERR_INTERNAL, dev, "a reduction shape below 0");
+        if (a < nk)
+            *m *= d->shape[a];
+        else
+            *k *= d->shape[a];
+    }
+    if (*m > 0 && (d->dst == NULL || (*k > 0 && d->src == NULL)))
+        return dg_error_set(err, DG_ERR_INTERNAL, dev, "a %s reduction without %s", red_name(d),
+                            d->dst == NULL ? "output" : "input");
     return DG_OK;
+}
+
+/* Fills r from d (m, k > 0 outputs and reduced elements, or k 0): kept and
+ * reduced dims coalesced apart, each group at least one dim. */
+static void red_args(const dg_reduce_desc *d, int64_t m, int64_t k, dg_cu_red *r)
+{
+    const int nk = d->ndim - d->nred, arg = d->kind != DG_RED_LOOP;
+    const int iin = arg && d->idx_in != NULL;
+    int64_t ksh[DG_MAXDIM], kst[5][DG_MAXDIM], rsh[DG_MAXDIM], rst[4][DG_MAXDIM];
+    int a;
+
+    memset(r, 0, sizeof *r);
+    for (a = 0; a < nk; a++) {
+        ksh[a] = d->shape[a];
+        kst[0][a] = d->src_strides[a];
+        kst[1][a] = d->dst_strides[a];
+        kst[2][a] = arg ? d->idx_strides[a] : 0;
+        kst[3][a] = d->where ? d->where_strides[a] : 0;
+        kst[4][a] = iin ? d->idx_in_strides[a] : 0;
+    }
+    for (a = 0; a < d->nred; a++) {
+        rsh[a] = d->shape[nk + a];
+        rst[0][a] = d->src_strides[nk + a];
+        rst[1][a] = d->where ? d->where_strides[nk + a] : 0;
+        rst[2][a] = arg && !iin ? d->idx_gstride[nk + a] : 0;
+        rst[3][a] = iin ? d->idx_in_strides[nk + a] : 0;
+    }
+    /* cu_coalesce makes an empty or all-ones space one dim of extent 1 */
+    r->nk = cu_coalesce(nk, ksh, 5, kst);
+    r->nr = cu_coalesce(k > 0 ? d->nred : 0, rsh, 4, rst);
+    for (a = 0; a < r->nk; a++) {
+        r->kshape[a] = ksh[a];
+        r->kstr[a] = kst[0][a];
+        r->kdst[a] = kst[1][a];
+        r->kidx[a] = kst[2][a];
+        r->kwhere[a] = kst[3][a];
+        r->kin[a] = kst[4][a];
+    }
+    for (a = 0; a < r->nr; a++) {
+        r->rshape[a] = rsh[a];
+        r->rstr[a] = rst[0][a];
+        r->rwhere[a] = rst[1][a];
+        r->rgs[a] = rst[2][a];
+        r->rin[a] = rst[3][a];
+    }
+    r->m = m;
+    r->k = k;
+    r->kchunk = k;
+    r->nsplit = 1;
+    r->tpo = 1;
+    r->tx = 1;
+    r->has_init = d->has_init && !arg;
+    memcpy(r->init, d->init, sizeof r->init);
+    r->src = d->src;
+    r->dst = d->dst;
+    r->idx = arg ? d->idx : NULL;
+    r->where = (const unsigned char *)d->where;
+    r->idx_in = iin ? (const char *)d->idx_in : NULL;
+}
+
+/* 1 if every stride in st[0..n) is a multiple of `al` bytes. */
+static int red_aligned(const int64_t *st, int n, int64_t al)
+{
+    int a;
+    for (a = 0; a < n; a++)
+        if (st[a] % al != 0)
+            return 0;
+    return 1;
+}
+
+static unsigned red_grid(int64_t groups)
+{
+    return groups > 0x7fffffff ? 0x7fffffffu : groups < 1 ? 1u : (unsigned)groups;
+}
+
+/* Launches pass `which`; on failure records it in err. */
+static dg_status red_launch(const dg_reduce_desc *d, int dev, int which, int vec,
+                            const dg_cu_red *r, unsigned gx, unsigned gy, cudaStream_t s,
+                            dg_error *err)
+{
+    static const char *const pass[3] = {"inner", "outer", "final"};
+    char what[128];
+    cudaError_t ce = dg_cu_red_launch(d->kind, d->loop, d->dtype, which, vec, r, gx, gy, s);
+    if (ce == cudaSuccess)
+        return DG_OK;
+    snprintf(what, sizeof what, "the kernel launch of a reduction (%s of %s, %s pass)",
+             red_name(d), dg_dtype_name(d->dtype), pass[which]);
+    return cu_fail(err, ce, dev, 0, what);
 }
 
 dg_status cu_reduce(dg_backend_i *be, int dev, int stream, const dg_reduce_desc *d,
                     dg_error *err)
 {
     cu_be *b = cu_of(be);
-    const int nk = d->ndim - d->nred, isz = dg_dtype_size(d->dtype);
-    int64_t kst[4][DG_MAXDIM], rst[3][DG_MAXDIM], ksh[DG_MAXDIM], rsh[DG_MAXDIM];
-    int64_t m = 1, k = 1, rs, ks;
-    int a, inner, nb;
+    const int isz = dg_dtype_size(d->dtype);
+    int64_t m = 0, k = 0, groups, ks, rs, slots;
+    int which, vec = 1, vmax, per_sm = 0;
+    size_t nbytes = 0;
+    void *mem = NULL;
     dg_cu_red r;
     cudaStream_t s;
     cudaError_t ce;
-    void *mem = NULL;
-    dg_status st = DG_OK;
-    const char *what = "reduction";
+    dg_status st;
 
     DG_CHECK(cu_check_stream(b, dev, stream, "reduce", err));
-    if (d->ndim < 0 || d->ndim > DG_MAXDIM || d->nred < 0 || nk < 0 || isz == 0)
-        return dg_error_set(err, DG_ERR_INTERNAL, dev, "a malformed reduction (ndim %d, %d "
-                            "reduced, dtype %d)", d->ndim, d->nred, d->dtype);
-    if (!dg_cu_red_has(d->kind, d->loop, d->dtype))
-        return dg_error_set(err, DG_ERR_NOTIMPL, dev, "the GPU cannot reduce %s with %s",
-                            dg_dtype_name(d->dtype),
-                            d->kind == DG_RED_LOOP && d->loop >= 0 && d->loop < dg_nloops
-                                ? dg_ufunc_name(dg_loops[d->loop].ufunc)
-                                : "this reduction");
-    for (a = 0; a < nk; a++) {
-        if (d->shape[a] <= 0)
-            return DG_OK; /* no output */
-        ksh[a] = d->shape[a];
-        kst[0][a] = d->src_strides[a];
-        kst[1][a] = d->dst_strides[a];
-        kst[2][a] = d->idx ? d->idx_strides[a] : 0;
-        kst[3][a] = d->where ? d->where_strides[a] : 0;
-        m *= ksh[a];
-    }
-    for (a = 0; a < d->nred; a++) {
-        rsh[a] = d->shape[nk + a];
-        rst[0][a] = d->src_strides[nk + a];
-        rst[1][a] = d->where ? d->where_strides[nk + a] : 0;
-        rst[2][a] = d->idx_gstride[nk + a];
-        k *= rsh[a];
-    }
-    memset(&r, 0, sizeof r);
-    r.nk = nk > 0 ? cu_coalesce(nk, ksh, 4, kst) : 0;
-    r.nr = k > 0 && d->nred > 0 ? cu_coalesce(d->nred, rsh, 3, rst) : 0;
-    if (k > 0 && r.nr == 0) { /* nothing reduced: one element per output */
-        r.nr = 1;
-        rsh[0] = 1;
-        rst[0][0] = rst[1][0] = rst[2][0] = 0;
-    }
-    for (a = 0; a < r.nk; a++) {
-        r.kshape[a] = ksh[a];
-        r.kstr[a] = kst[0][a];
-        r.kdst[a] = kst[1][a];
-        r.kidx[a] = kst[2][a];
-        r.kwhere[a] = kst[3][a];
-    }
-    for (a = 0; a < r.nr; a++) {
-        r.rshape[a] = rsh[a];
-        r.rstr[a] = rst[0][a];
-        r.rwhere[a] = rst[1][a];
-        r.rgs[a] = rst[2][a];
-    }
-    r.m = m;
-    r.k = k;
-    r.has_init = d->has_init;
-    memcpy(r.init, d->init, sizeof r.init);
-    r.src = d->src;
-    r.dst = d->dst;
-    r.idx = d->idx;
-    r.where = (const unsigned char *)d->where;
-
+    DG_CHECK(red_check(d, dev, &m, &k, err));
+    if (m == 0)
+        return DG_OK;
+    red_args(d, m, k, &r);
     DG_CHECK(cu_set_device(b, dev, err));
     s = b->devs[dev].st[stream].s;
-    nb = 4 * b->devs[dev].nsm; /* blocks that fill the GPU */
+
     if (k == 0) { /* every output is init */
         r.nsplit = 0;
-        ce = dg_cu_red_launch(d->kind, d->loop, d->dtype, DG_CU_RED_FINAL, &r,
-                              cu_blocks(m, nb), 1, s);
-        if (ce != cudaSuccess)
-            return cu_fail(err, ce, dev, 0, "the kernel launch of a reduction (init)");
-        cu_bump(b, dev, stream);
-        return DG_OK;
+        st = red_launch(d, dev, DG_CU_RED_FINAL, 1, &r, red_grid((m + DG_CU_THREADS - 1) /
+                                                                 DG_CU_THREADS), 1, s, err);
+        if (st == DG_OK)
+            cu_bump(b, dev, stream);
+        return st;
     }
-    rs = r.rstr[r.nr - 1] < 0 ? -r.rstr[r.nr - 1] : r.rstr[r.nr - 1];
-    ks = r.nk ? (r.kstr[r.nk - 1] < 0 ? -r.kstr[r.nk - 1] : r.kstr[r.nk - 1]) : 0;
-    inner = r.nk == 0 || (rs != 0 && rs <= ks) || ks == 0;
-    {
-        /* chunks along the reduced elements: enough blocks to fill the GPU,
-         * each thread still folding many elements */
-        int64_t blocks = inner ? m : (m + 31) / 32;
-        int64_t per = inner ? 4 * DG_CU_THREADS : 64;
-        int64_t want = blocks >= nb ? 1 : (nb + blocks - 1) / blocks;
-        int64_t most = (k + per - 1) / per;
-        if (want > most)
-            want = most;
-        if (want > 65535)
-            want = 65535;
-        if (want < 1)
-            want = 1;
-        r.nsplit = (int32_t)want;
-        r.kchunk = (k + want - 1) / want;
-        if (inner && m > 0x7fffffff)
-            return dg_error_set(err, DG_ERR_NOTIMPL, dev,
-                                "a reduction with more than 2^31 outputs along the inner dims");
-        if (r.nsplit > 1)
-            DG_CHECK(red_parts(b, dev, s, &r, isz, &mem, err));
-        ce = dg_cu_red_launch(d->kind, d->loop, d->dtype,
-                              inner ? DG_CU_RED_INNER : DG_CU_RED_OUTER, &r, (unsigned)blocks,
-                              (unsigned)r.nsplit, s);
-        if (ce == cudaSuccess && r.nsplit > 1) {
-            what = "the final pass of a reduction";
-            ce = dg_cu_red_launch(d->kind, d->loop, d->dtype, DG_CU_RED_FINAL, &r,
-                                  cu_blocks(m, nb), 1, s);
+
+    /* the first pass and its variant */
+    vmax = dg_cu_red_vec(d->kind, d->loop, d->dtype);
+    ks = red_abs(r.kstr[r.nk - 1]);
+    rs = red_abs(r.rstr[r.nr - 1]);
+    which = m > 1 && k > RED_THREAD_K && ks != 0 && ks < rs ? DG_CU_RED_OUTER : DG_CU_RED_INNER;
+    if (which == DG_CU_RED_INNER) {
+        const int64_t al = (int64_t)vmax * isz;
+        r.tpo = k <= RED_THREAD_K ? 1 : k <= RED_WARP_K ? 32 : DG_CU_THREADS;
+        if (vmax > 1 && d->where == NULL && r.idx_in == NULL && r.nr == 1 &&
+            r.rstr[0] == isz && (uintptr_t)d->src % (uint64_t)al == 0 &&
+            red_aligned(r.kstr, r.nk, al))
+            vec = vmax;
+        groups = (m + DG_CU_THREADS / r.tpo - 1) / (DG_CU_THREADS / r.tpo);
+    } else {
+        const int64_t al = (int64_t)vmax * isz;
+        if (vmax > 1 && d->where == NULL && r.idx_in == NULL && r.kstr[r.nk - 1] == isz &&
+            r.kshape[r.nk - 1] % vmax == 0 && (uintptr_t)d->src % (uint64_t)al == 0 &&
+            red_aligned(r.kstr, r.nk - 1, al) && red_aligned(r.rstr, r.nr, al))
+            vec = vmax;
+        /* the fewest threads along the outputs that cover them, at most a warp */
+        r.tx = 32;
+        while (r.tx > 1 && (int64_t)(r.tx / 2) * vec >= m)
+            r.tx /= 2;
+        groups = (m + (int64_t)r.tx * vec - 1) / ((int64_t)r.tx * vec);
+    }
+
+    /* chunks: enough blocks for one full wave of the GPU when the outputs
+     * give fewer, each thread still making RED_MIN_LOADS loads or more */
+    if (which == DG_CU_RED_OUTER || r.tpo == DG_CU_THREADS) {
+        ce = dg_cu_red_occupancy(d->kind, d->loop, d->dtype, which, vec, &per_sm);
+        if (ce != cudaSuccess) {
+            char what[128];
+            snprintf(what, sizeof what, "cudaOccupancyMaxActiveBlocksPerMultiprocessor "
+                     "(a reduction: %s of %s)", red_name(d), dg_dtype_name(d->dtype));
+            return cu_fail(err, ce, dev, 0, what);
+        }
+        slots = (int64_t)(per_sm > 0 ? per_sm : 1) * b->devs[dev].nsm;
+        if (groups < slots) {
+            const int64_t rows = which == DG_CU_RED_OUTER ? DG_CU_THREADS / r.tx : DG_CU_THREADS;
+            const int64_t per = rows * (which == DG_CU_RED_INNER ? vec : 1) * RED_MIN_LOADS;
+            int64_t want = slots / groups, most = (k + per - 1) / per;
+            if (want > most)
+                want = most;
+            if (want > 65535)
+                want = 65535;
+            if (want > 1) {
+                r.kchunk = (k + want - 1) / want;
+                if (which == DG_CU_RED_INNER)
+                    r.kchunk = (r.kchunk + vec - 1) / vec * vec;
+                r.nsplit = (int32_t)((k + r.kchunk - 1) / r.kchunk);
+            }
         }
     }
-    if (ce != cudaSuccess) {
-        char msg[96];
-        snprintf(msg, sizeof msg, "the kernel launch of %s", what);
-        st = cu_fail(err, ce, dev, 0, msg);
+
+    /* the partials, from the pool on s: values, indices (argmax / argmin)
+     * and have flags of [nsplit][m] */
+    if (r.nsplit > 1) {
+        const size_t n = (size_t)r.nsplit * (size_t)m;
+        const size_t vb = (n * (size_t)isz + 15) / 16 * 16;
+        const size_t ib = r.idx != NULL ? n * sizeof(int64_t) : 0;
+        nbytes = vb + ib + n;
+        ce = cudaMallocFromPoolAsync(&mem, nbytes, b->devs[dev].pool, s);
+        if (ce == cudaErrorMemoryAllocation) {
+            /* no room for the partials: one pass, slower but the same result
+             * up to rounding */
+            (void)cudaGetLastError();
+            mem = NULL;
+            r.nsplit = 1;
+            r.kchunk = k;
+        } else if (ce != cudaSuccess) {
+            return cu_fail(err, ce, dev, nbytes, "cudaMallocFromPoolAsync (the partials of a "
+                           "reduction)");
+        } else {
+            r.part = (char *)mem;
+            r.part_idx = r.idx != NULL ? (int64_t *)((char *)mem + vb) : NULL;
+            r.part_have = (unsigned char *)mem + vb + ib;
+        }
+    }
+
+    st = red_launch(d, dev, which, vec, &r, red_grid(groups), (unsigned)r.nsplit, s, err);
+    if (st == DG_OK && r.nsplit > 1) {
+        r.tpo = r.nsplit >= 64 ? DG_CU_THREADS : r.nsplit >= 8 ? 32 : 1;
+        st = red_launch(d, dev, DG_CU_RED_FINAL, 1, &r,
+                        red_grid((m + DG_CU_THREADS / r.tpo - 1) / (DG_CU_THREADS / r.tpo)), 1,
+                        s, err);
     }
     if (mem != NULL) {
-        cudaError_t fe = cudaFreeAsync(mem, s);
-        if (fe != cudaSuccess && st == DG_OK)
-            st = cu_fail(err, fe, dev, 0, "cudaFreeAsync (reduction partials)");
+        ce = cudaFreeAsync(mem, s);
+        if (ce != cudaSuccess) {
+            dg_status fs = cu_fail(err, ce, dev, 0, "cudaFreeAsync (the partials of a "
+                                   "reduction)");
+            if (st == DG_OK)
+                st = fs;
+        }
     }
     cu_bump(b, dev, stream);
     return st;

@@ -1,59 +1,139 @@
-/* scan(): the backend's inclusive scans (dg_scan_desc, dg_backend.h): the
- * row dims coalesced (the scan dim kept apart), one block per row at a time
- * (kernels/scan.cu). */
+/* scan(): the backend's inclusive scans (dg_scan_desc, dg_backend.h).
+ *
+ * The row dims are coalesced (the scan dim kept apart); then 1, 32 or
+ * DG_CU_THREADS threads scan each row (kernels/scan.cu):
+ *   - a thread per row for short rows, and for rows that lie side by side in
+ *     memory (a scan along an outer axis) when there are enough of them to
+ *     fill the GPU: the threads of a warp then read neighbouring addresses;
+ *   - a warp per row for rows of moderate length, when there are enough rows
+ *     to give every multiprocessor a block of them;
+ *   - else a block per row, in tiles with a running total.  A single long row
+ *     runs on one multiprocessor (no split across blocks). */
+#include <stdio.h>
 #include <string.h>
 
 #include "cuda_internal.h"
 
-dg_status cu_scan(dg_backend_i *be, int dev, int stream, const dg_scan_desc *d, dg_error *err)
-{
-    cu_be *b = cu_of(be);
-    int64_t rsh[DG_MAXDIM], rst[3][DG_MAXDIM], rows = 1;
-    int a, nrd;
-    dg_cu_scan q;
-    cudaError_t ce;
+/* At most this many elements per row: a thread per row. */
+#define SCAN_THREAD_N 16
+/* At most this many: a warp per row (when rows are many); more: a block. */
+#define SCAN_WARP_N 4096
 
-    DG_CHECK(cu_check_stream(b, dev, stream, "scan", err));
+static int64_t scan_abs(int64_t x) { return x < 0 ? -x : x; }
+
+/* "add", for messages. */
+static const char *scan_name(int loop)
+{
+    const char *n = NULL;
+    if (loop >= 0 && loop < dg_nloops)
+        n = dg_ufunc_name(dg_loops[loop].ufunc);
+    return n != NULL ? n : "?";
+}
+
+/* Checks that d describes a scan the kernels can run; sets *n (elements). */
+static dg_status scan_check(const dg_scan_desc *d, int dev, int64_t *n, dg_error *err)
+{
+    const dg_loop_info *li;
+    int a;
+
     if (d->ndim < 1 || d->ndim > DG_MAXDIM)
         return dg_error_set(err, DG_ERR_INTERNAL, dev, "a malformed scan (ndim %d)", d->ndim);
+    if (d->loop < 0 || d->loop >= dg_nloops)
+        return dg_error_set(err, DG_ERR_INTERNAL, dev, "scan loop %d does not exist (there "
+                            "are %d)", d->loop, dg_nloops);
+    li = &dg_loops[d->loop];
+    if (dg_dtype_size(d->dtype) == 0 || li->nin != 2 || li->nout != 1 ||
+        li->dtypes[0] != d->dtype || li->dtypes[1] != d->dtype || li->dtypes[2] != d->dtype)
+        return dg_error_set(err, DG_ERR_INTERNAL, dev, "loop %d of %s cannot scan dtype %d",
+                            d->loop, scan_name(d->loop), d->dtype);
     if (!dg_cu_scan_has(d->loop))
         return dg_error_set(err, DG_ERR_NOTIMPL, dev, "the GPU cannot scan %s with %s",
-                            dg_dtype_name(d->dtype),
-                            d->loop >= 0 && d->loop < dg_nloops
-                                ? dg_ufunc_name(dg_loops[d->loop].ufunc) : "this loop");
-    for (a = 0; a < d->ndim; a++)
-        if (d->shape[a] <= 0)
-            return DG_OK;
-    nrd = d->ndim - 1;
+                            dg_dtype_name(d->dtype), scan_name(d->loop));
+    *n = 1;
+    for (a = 0; a < d->ndim; a++) {
+        if (d->shape[a] < 0)
+            return dg_error_set(err, DG_ERR_INTERNAL, dev, "a scan shape below 0");
+        *n *= d->shape[a];
+    }
+    if (*n > 0 && (d->src == NULL || d->dst == NULL))
+        return dg_error_set(err, DG_ERR_INTERNAL, dev, "a %s scan without %s",
+                            scan_name(d->loop), d->src == NULL ? "input" : "output");
+    return DG_OK;
+}
+
+/* Fills q from d (no extent 0) and chooses the threads per row and the
+ * blocks (*blocks) for a device of nsm multiprocessors. */
+static void scan_args(const dg_scan_desc *d, int64_t nsm, dg_cu_scan *q, unsigned *blocks)
+{
+    const int nrd = d->ndim - 1;
+    int64_t rsh[DG_MAXDIM], rst[3][DG_MAXDIM], rows = 1, nb;
+    int a, side;
+
+    memset(q, 0, sizeof *q);
     for (a = 0; a < nrd; a++) {
         rsh[a] = d->shape[a];
         rst[0][a] = d->src_strides[a];
         rst[1][a] = d->dst_strides[a];
-        rst[2][a] = d->carry ? d->carry_strides[a] : 0;
+        rst[2][a] = d->carry != NULL ? d->carry_strides[a] : 0;
         rows *= rsh[a];
     }
-    memset(&q, 0, sizeof q);
-    q.nrd = nrd > 0 ? cu_coalesce(nrd, rsh, 3, rst) : 0;
-    for (a = 0; a < q.nrd; a++) {
-        q.rshape[a] = rsh[a];
-        q.rsrc[a] = rst[0][a];
-        q.rdst[a] = rst[1][a];
-        q.rcarry[a] = rst[2][a];
+    q->nrd = nrd > 0 ? cu_coalesce(nrd, rsh, 3, rst) : 0;
+    for (a = 0; a < q->nrd; a++) {
+        q->rshape[a] = rsh[a];
+        q->rsrc[a] = rst[0][a];
+        q->rdst[a] = rst[1][a];
+        q->rcarry[a] = rst[2][a];
     }
-    q.rows = rows;
-    q.n = d->shape[nrd];
-    q.ss = d->src_strides[nrd];
-    q.ds = d->dst_strides[nrd];
-    q.src = d->src;
-    q.dst = d->dst;
-    q.carry = d->carry;
+    q->rows = rows;
+    q->n = d->shape[nrd];
+    q->ss = d->src_strides[nrd];
+    q->ds = d->dst_strides[nrd];
+    q->src = d->src;
+    q->dst = d->dst;
+    q->carry = d->carry;
+
+    /* neighbouring rows closer in memory than neighbouring elements? */
+    side = q->nrd > 0 && q->rows > 1 &&
+           scan_abs(q->rsrc[q->nrd - 1]) < scan_abs(q->ss) &&
+           scan_abs(q->rdst[q->nrd - 1]) < scan_abs(q->ds);
+    if (q->n <= SCAN_THREAD_N || (side && rows >= nsm * DG_CU_THREADS)) {
+        q->tpr = 1;
+        nb = (rows + DG_CU_THREADS - 1) / DG_CU_THREADS;
+        if (nb > nsm * 16)
+            nb = nsm * 16;
+    } else if (q->n <= SCAN_WARP_N && rows >= nsm * (DG_CU_THREADS / 32)) {
+        q->tpr = 32;
+        nb = (rows + DG_CU_THREADS / 32 - 1) / (DG_CU_THREADS / 32);
+        if (nb > nsm * 16)
+            nb = nsm * 16;
+    } else {
+        q->tpr = DG_CU_THREADS;
+        nb = rows < nsm * 8 ? rows : nsm * 8;
+    }
+    *blocks = (unsigned)(nb < 1 ? 1 : nb);
+}
+
+dg_status cu_scan(dg_backend_i *be, int dev, int stream, const dg_scan_desc *d, dg_error *err)
+{
+    cu_be *b = cu_of(be);
+    int64_t n;
+    unsigned blocks;
+    dg_cu_scan q;
+    cudaError_t ce;
+
+    DG_CHECK(cu_check_stream(b, dev, stream, "scan", err));
+    DG_CHECK(scan_check(d, dev, &n, err));
+    if (n == 0)
+        return DG_OK;
+    scan_args(d, b->devs[dev].nsm > 0 ? b->devs[dev].nsm : 1, &q, &blocks);
     DG_CHECK(cu_set_device(b, dev, err));
-    ce = dg_cu_scan_launch(d->loop, &q,
-                           (unsigned)(rows < 8 * (int64_t)b->devs[dev].nsm
-                                          ? rows : 8 * (int64_t)b->devs[dev].nsm),
-                           b->devs[dev].st[stream].s);
-    if (ce != cudaSuccess)
-        return cu_fail(err, ce, dev, 0, "the kernel launch of a scan");
+    ce = dg_cu_scan_launch(d->loop, &q, blocks, b->devs[dev].st[stream].s);
+    if (ce != cudaSuccess) {
+        char what[96];
+        snprintf(what, sizeof what, "the kernel launch of a %s scan of %s (%d threads a row)",
+                 scan_name(d->loop), dg_dtype_name(d->dtype), (int)q.tpr);
+        return cu_fail(err, ce, dev, 0, what);
+    }
     cu_bump(b, dev, stream);
     return DG_OK;
 }
