@@ -3,18 +3,20 @@
  * (see reduce.cuh). */
 #include "reduce.cuh"
 
-static_assert(DG_CU_RED_NPARTS == 4, "list every part below");
+static_assert(DG_CU_RED_NPARTS == 6, "list every part below");
 
 extern "C" {
 extern const dg_red_entry *const dg_cu_red_part_0, *const dg_cu_red_part_1,
-    *const dg_cu_red_part_2, *const dg_cu_red_part_3;
+    *const dg_cu_red_part_2, *const dg_cu_red_part_3, *const dg_cu_red_part_4,
+    *const dg_cu_red_part_5;
 }
 
 /* The kernels of (kind, loop, dtype), or NULL where there are none. */
 static const dg_red_entry *dg_red_find(int kind, int loop, int dtype)
 {
     static const dg_red_entry *const *const parts[DG_CU_RED_NPARTS] = {
-        &dg_cu_red_part_0, &dg_cu_red_part_1, &dg_cu_red_part_2, &dg_cu_red_part_3};
+        &dg_cu_red_part_0, &dg_cu_red_part_1, &dg_cu_red_part_2,
+        &dg_cu_red_part_3, &dg_cu_red_part_4, &dg_cu_red_part_5};
     int op;
     if (kind == DG_RED_LOOP) {
         if (loop < 0 || loop >= dg_ew_nloops)

@@ -40,7 +40,7 @@
 
 #include "ew.cuh"
 
-#define DG_CU_RED_NPARTS 4
+#define DG_CU_RED_NPARTS 6
 /* Independent loads in flight per thread in the dense loops. */
 #define DG_RED_UNROLL 4
 

@@ -148,7 +148,8 @@ __device__ __forceinline__ void dg_scan_put(char *dst, int64_t ds, int64_t first
 /* ---- one thread per row ----------------------------------------------------- */
 
 template <int I>
-__global__ void __launch_bounds__(DG_CU_THREADS) dg_scan_thread_k(const __grid_constant__ dg_cu_scan a)
+__global__ void __launch_bounds__(DG_CU_THREADS)
+    dg_scan_thread_k(const __grid_constant__ dg_cu_scan a)
 {
     typedef dg_scan_op<I> Op;
     typedef typename Op::T T;
@@ -182,7 +183,8 @@ __global__ void __launch_bounds__(DG_CU_THREADS) dg_scan_thread_k(const __grid_c
 /* ---- one warp per row ------------------------------------------------------- */
 
 template <int I>
-__global__ void __launch_bounds__(DG_CU_THREADS) dg_scan_warp_k(const __grid_constant__ dg_cu_scan a)
+__global__ void __launch_bounds__(DG_CU_THREADS)
+    dg_scan_warp_k(const __grid_constant__ dg_cu_scan a)
 {
     typedef dg_scan_op<I> Op;
     typedef typename Op::T T;
@@ -223,7 +225,8 @@ __global__ void __launch_bounds__(DG_CU_THREADS) dg_scan_warp_k(const __grid_con
 /* ---- one block per row ------------------------------------------------------ */
 
 template <int I>
-__global__ void __launch_bounds__(DG_CU_THREADS) dg_scan_block_k(const __grid_constant__ dg_cu_scan a)
+__global__ void __launch_bounds__(DG_CU_THREADS)
+    dg_scan_block_k(const __grid_constant__ dg_cu_scan a)
 {
     typedef dg_scan_op<I> Op;
     typedef typename Op::T T;

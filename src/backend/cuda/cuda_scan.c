@@ -116,7 +116,7 @@ static void scan_args(const dg_scan_desc *d, int64_t nsm, dg_cu_scan *q, unsigne
 dg_status cu_scan(dg_backend_i *be, int dev, int stream, const dg_scan_desc *d, dg_error *err)
 {
     cu_be *b = cu_of(be);
-    int64_t n;
+    int64_t n = 0;
     unsigned blocks;
     dg_cu_scan q;
     cudaError_t ce;
