@@ -32,7 +32,16 @@ def main():
     print(f"  to devices {1e3 * (t1 - t0):.1f} ms, compute {1e3 * (t2 - t1):.1f} ms, "
           f"to host {1e3 * (t3 - t2):.1f} ms")
     print(f"  matches NumPy: {ok}")
-    return 0 if ok else 1
+    t0 = time.perf_counter()
+    total, top, spread = float(c.sum()), int(c.argmax()), float(c.std())
+    t1 = time.perf_counter()
+    w64 = want.astype(numpy.float64)
+    red_ok = (abs(total - w64.sum()) <= 1e-4 * numpy.abs(w64).sum() and top == want.argmax()
+              and abs(spread - w64.std()) <= 1e-4 * w64.std())
+    print(f"sum {total:.6g}, argmax {top}, std {spread:.6g} in {1e3 * (t1 - t0):.1f} ms "
+          f"(each reduced where its data lives)")
+    print(f"  matches NumPy: {red_ok}")
+    return 0 if ok and red_ok else 1
 
 
 if __name__ == "__main__":
