@@ -373,10 +373,8 @@ def _scan(ufunc, a, axis, dtype, out):
 
 
 def _flatten(a):
-    """a as 1-d (until reshape lands with issue [numpy]: through the host)."""
-    from . import distributed_array
-    host = a.get().ravel()
-    return distributed_array(host, None) if host.size else distributed_array(host)
+    """a as 1-d in C order, on the devices (a view when its chunks hold whole rows)."""
+    return _core._flatten(a)
 
 
 def cumsum(a, axis=None, dtype=None, out=None):

@@ -179,4 +179,10 @@ dg_status dg_array_reduce(dg_array *a, const dg_reduce_call *c, dg_array **out,
  * totals of the blocks before them; other layouts go through one of those. */
 dg_status dg_array_scan(dg_array *a, int axis, int loop, dg_array **out, dg_error *err);
 
+/* a as 1-d in C order: views of its chunks when they hold whole rows (the
+ * default layout does), else through the default layout for
+ * min_split_bytes.  The result shares a's buffers (a view).  New reference. */
+dg_status dg_array_flatten(dg_array *a, size_t min_split_bytes, dg_array **out,
+                           dg_error *err);
+
 #endif /* DG_ARRAY_H */

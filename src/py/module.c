@@ -622,7 +622,29 @@ static PyObject *f_scan(PyObject *mod, PyObject *args)
     return dgpy_wrap(out);
 }
 
+/* _flatten(a): a as 1-d in C order on the devices (a view where the chunks
+ * hold whole rows). */
+static PyObject *f_flatten(PyObject *mod, PyObject *ao)
+{
+    dg_array *a = NULL, *out = NULL;
+    dg_error err = DG_ERROR_INIT;
+    dg_status st;
+    (void)mod;
+    if (!DgArray_Check(ao)) {
+        PyErr_SetString(PyExc_TypeError, "_flatten needs a DistributedArray");
+        return NULL;
+    }
+    if (dgpy_replica((DgArrayObject *)ao, &a, &err) != DG_OK)
+        return dgpy_raise(&err);
+    st = dg_array_flatten(a, dgpy_st->min_split_bytes, &out, &err);
+    dg_array_decref(a);
+    if (st != DG_OK)
+        return dgpy_raise(&err);
+    return dgpy_wrap(out);
+}
+
 static PyMethodDef module_methods[] = {
+    {"_flatten", f_flatten, METH_O, "a as 1-d in C order (a view where possible)"},
     {"_scan", f_scan, METH_VARARGS, "inclusive scan along an axis: (a, ufunc, axis)"},
     {"_assign", f_assign, METH_VARARGS, "dst's values = src's (same shape and dtype)"},
     {"_reduce", f_reduce, METH_VARARGS, "core reduction: see f_reduce"},
