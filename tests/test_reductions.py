@@ -333,3 +333,26 @@ def test_ufunc_accumulate(ufunc, dtype, ndev):
         d = distribute(x, layout, ndev)
         for axis in (0, 1, -1):
             check_method(ufunc, "accumulate", x, d, axis)
+
+
+@pytest.mark.parametrize("name", FUNCS + ["cumsum", "cumprod"])
+def test_zero_dim_input(name):
+    """Reductions of a 0-d array give NumPy's 0-d (or, for scans, 1-element) result."""
+    x = np.array(-3.5)
+    check(name, x, dg.asarray(x))
+
+
+@pytest.mark.parametrize("name", ["var", "std", "mean"])
+def test_where_in_moments(name, ndev):
+    x = data("f8", (6, 8))
+    d = distribute(x, "cols", ndev)
+    check(name, x, d, axis=1, where=x > 0)
+    if name != "mean":
+        check(name, x, d, axis=0, where=x > 0, ddof=1)
+
+
+def test_empty_axis_tuple_is_identity(ndev):
+    x = data("i4")
+    d = distribute(x, "rows", ndev)
+    check("sum", x, d, axis=())
+    check("max", x, d, axis=())
