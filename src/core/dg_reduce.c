@@ -946,16 +946,11 @@ dg_status dg_array_scan(dg_array *a, int axis, int loop, dg_array **out, dg_erro
             st = dg_array_reshard(tr, l, a->nchunks, &r, err);
         }
     }
-    if (st != DG_OK)
-        goto fail;
-    if (t)
-        dg_array_decref(t);
-    if (tr)
-        dg_array_decref(tr);
-    free(l);
-    *out = r;
-    return DG_OK;
 fail:
+    if (st == DG_OK) {
+        *out = r;
+        r = NULL;
+    }
     if (t)
         dg_array_decref(t);
     if (tr)
