@@ -40,6 +40,11 @@ class _Config:
 
     min_split_bytes: arrays smaller than this live on one device when no
     index map is given (default 1 MiB; DGARRAY_MIN_SPLIT_BYTES sets it at start).
+
+    peer_read_bytes: an operand region of at most this many bytes held on
+    another device that the computing device can address (NVLink peers; the
+    CPU backend's virtual devices) is read there in place instead of being
+    moved (default 256 KiB; DGARRAY_PEER_READ_BYTES sets it at start).
     """
 
     @property
@@ -50,8 +55,17 @@ class _Config:
     def min_split_bytes(self, value):
         _core._set_min_split_bytes(_operator.index(value))
 
+    @property
+    def peer_read_bytes(self):
+        return _core._get_peer_read_bytes()
+
+    @peer_read_bytes.setter
+    def peer_read_bytes(self, value):
+        _core._set_peer_read_bytes(_operator.index(value))
+
     def __repr__(self):
-        return f"dgarray.config(min_split_bytes={self.min_split_bytes})"
+        return (f"dgarray.config(min_split_bytes={self.min_split_bytes}, "
+                f"peer_read_bytes={self.peer_read_bytes})")
 
 
 config = _Config()

@@ -8,48 +8,130 @@
 
 /* ---- buffers --------------------------------------------------------------- */
 
-dg_status dg_buffer_new(dg_backend_i *be, int dev, size_t nbytes, dg_buffer **out,
-                        dg_error *err)
+/* New memory of nbytes on dev (ptr NULL when nbytes is 0), refcnt 1, its
+ * allocation recorded as its first write.  New reference in *out. */
+static dg_status mem_new(dg_backend_i *be, int dev, size_t nbytes, dg_mem **out,
+                         dg_error *err)
 {
-    int nreads = be->ndevices * DG_NSTREAMS;
-    dg_buffer *b = (dg_buffer *)calloc(1, sizeof(dg_buffer) + (size_t)nreads * sizeof(dg_pos));
+    int nslots = be->ndevices * DG_NSTREAMS;
+    dg_mem *m = (dg_mem *)calloc(1, sizeof(dg_mem) + 2 * (size_t)nslots * sizeof(dg_pos));
     dg_status st;
-    if (!b)
+    if (!m)
         return dg_error_set(err, DG_ERR_NOMEM, dev, "out of host memory");
-    b->refcnt = 1;
-    b->device = dev;
-    b->nbytes = nbytes;
-    b->nreads = nreads;
+    m->refcnt = 1;
+    m->device = dev;
+    m->nbytes = nbytes;
+    m->nslots = nslots;
+    m->writes = (dg_pos *)(m + 1);
+    m->reads = m->writes + nslots;
     if (nbytes) {
-        st = be->alloc(be, dev, nbytes, &b->ptr, err);
+        st = be->alloc(be, dev, nbytes, &m->ptr, err);
         if (st != DG_OK) {
-            free(b);
+            free(m);
             return st;
         }
-        b->write = be->pos(be, dev, DG_STREAM_COMPUTE);
+        dg_mem_mark_write(m, be->pos(be, dev, DG_STREAM_COMPUTE));
     }
+    *out = m;
+    return DG_OK;
+}
+
+/* Drops a reference to m; the last one releases the memory, ordered on the
+ * compute stream after every recorded access (or, if that ordering cannot
+ * be enqueued, after the host waited for them). */
+static void mem_decref(dg_backend_i *be, dg_mem *m)
+{
+    int i;
+    dg_error e = DG_ERROR_INIT;
+    if (!m || --m->refcnt > 0)
+        return;
+    if (m->ptr) {
+        if (dg_mem_use_write(be, m, m->device, DG_STREAM_COMPUTE, &e) != DG_OK) {
+            dg_error_clear(&e);
+            for (i = 0; i < m->nslots; i++) {
+                be->sync(be, m->writes[i], &e);
+                be->sync(be, m->reads[i], &e);
+            }
+        }
+        be->release(be, m->device, m->ptr);
+    }
+    free(m);
+}
+
+/* A buffer of memory m (whose reference it takes over).  New reference. */
+static dg_status buffer_of(dg_mem *m, dg_buffer **out, dg_error *err)
+{
+    dg_buffer *b = (dg_buffer *)calloc(1, sizeof(dg_buffer));
+    if (!b)
+        return dg_error_set(err, DG_ERR_NOMEM, m->device, "out of host memory");
+    b->refcnt = 1;
+    b->device = m->device;
+    b->ptr = m->ptr;
+    b->nbytes = m->nbytes;
+    b->mem = m;
     *out = b;
     return DG_OK;
 }
 
+dg_status dg_buffer_new(dg_backend_i *be, int dev, size_t nbytes, dg_buffer **out,
+                        dg_error *err)
+{
+    dg_mem *m = NULL;
+    dg_status st;
+    DG_CHECK(mem_new(be, dev, nbytes, &m, err));
+    st = buffer_of(m, out, err);
+    if (st != DG_OK)
+        mem_decref(be, m);
+    return st;
+}
+
+dg_status dg_buffer_share(dg_buffer *b, dg_buffer **out, dg_error *err)
+{
+    dg_status st = buffer_of(b->mem, out, err);
+    if (st == DG_OK)
+        b->mem->refcnt++;
+    return st;
+}
+
 void dg_buffer_decref(dg_backend_i *be, dg_buffer *b)
 {
-    int i;
-    dg_error e = DG_ERROR_INIT;
     if (!b || --b->refcnt > 0)
         return;
-    if (b->ptr) {
-        /* The release is ordered on the compute stream: first make it wait for
-         * every other stream that wrote or read this memory. */
-        if (dg_buffer_use_write(be, b, b->device, DG_STREAM_COMPUTE, &e) != DG_OK) {
-            dg_error_clear(&e);
-            be->sync(be, b->write, &e);
-            for (i = 0; i < b->nreads; i++)
-                be->sync(be, b->reads[i], &e);
-        }
-        be->release(be, b->device, b->ptr);
-    }
+    mem_decref(be, b->mem);
     free(b);
+}
+
+dg_status dg_buffer_unshare(dg_backend_i *be, dg_buffer *b, dg_error *err)
+{
+    dg_mem *old = b->mem, *m = NULL;
+    dg_copy_desc cp;
+    dg_pos p;
+    dg_status st;
+    if (old->refcnt < 2)
+        return DG_OK;
+    DG_CHECK(mem_new(be, old->device, old->nbytes, &m, err));
+    memset(&cp, 0, sizeof(cp));
+    cp.ndim = 1;
+    cp.itemsize = 1;
+    cp.shape[0] = (int64_t)old->nbytes;
+    cp.src_strides[0] = cp.dst_strides[0] = 1;
+    cp.src_dev = cp.dst_dev = old->device;
+    cp.src = (const char *)old->ptr;
+    cp.dst = (char *)m->ptr;
+    st = dg_mem_use_read(be, old, old->device, DG_STREAM_COMPUTE, err);
+    if (st == DG_OK && old->nbytes)
+        st = be->copy(be, old->device, DG_STREAM_COMPUTE, &cp, err);
+    if (st != DG_OK) {
+        mem_decref(be, m);
+        return st;
+    }
+    p = be->pos(be, old->device, DG_STREAM_COMPUTE);
+    dg_mem_mark_read(old, p);
+    dg_mem_mark_write(m, p);
+    b->mem = m;
+    b->ptr = m->ptr;
+    mem_decref(be, old);
+    return DG_OK;
 }
 
 static int same_stream(dg_pos p, int dev, int stream)
@@ -57,38 +139,85 @@ static int same_stream(dg_pos p, int dev, int stream)
     return p.dev == dev && p.stream == stream;
 }
 
+dg_status dg_mem_use_read(dg_backend_i *be, dg_mem *m, int dev, int stream, dg_error *err)
+{
+    int i;
+    for (i = 0; i < m->nslots; i++)
+        if (m->writes[i].seq && !same_stream(m->writes[i], dev, stream))
+            DG_CHECK(be->wait(be, dev, stream, m->writes[i], err));
+    return DG_OK;
+}
+
+dg_status dg_mem_use_write(dg_backend_i *be, dg_mem *m, int dev, int stream, dg_error *err)
+{
+    int i;
+    DG_CHECK(dg_mem_use_read(be, m, dev, stream, err));
+    for (i = 0; i < m->nslots; i++)
+        if (m->reads[i].seq && !same_stream(m->reads[i], dev, stream))
+            DG_CHECK(be->wait(be, dev, stream, m->reads[i], err));
+    return DG_OK;
+}
+
+/* The slot of position p, or -1 for a position of no stream. */
+static int slot_of(const dg_mem *m, dg_pos p)
+{
+    int slot = p.dev * DG_NSTREAMS + p.stream;
+    return slot >= 0 && slot < m->nslots ? slot : -1;
+}
+
+void dg_mem_mark_read(dg_mem *m, dg_pos p)
+{
+    int slot = slot_of(m, p);
+    if (slot >= 0)
+        m->reads[slot] = p;
+}
+
+void dg_mem_mark_write(dg_mem *m, dg_pos p)
+{
+    int i, slot = slot_of(m, p);
+    for (i = 0; i < m->nslots; i++)
+        m->writes[i].seq = m->reads[i].seq = 0;
+    if (slot >= 0)
+        m->writes[slot] = p;
+}
+
+void dg_mem_mark_write_part(dg_mem *m, dg_pos p)
+{
+    int slot = slot_of(m, p);
+    if (slot >= 0)
+        m->writes[slot] = p;
+}
+
 dg_status dg_buffer_use_read(dg_backend_i *be, dg_buffer *b, int dev, int stream,
                              dg_error *err)
 {
-    if (b->write.seq && !same_stream(b->write, dev, stream))
-        return be->wait(be, dev, stream, b->write, err);
-    return DG_OK;
+    return dg_mem_use_read(be, b->mem, dev, stream, err);
 }
 
 dg_status dg_buffer_use_write(dg_backend_i *be, dg_buffer *b, int dev, int stream,
                               dg_error *err)
 {
+    return dg_mem_use_write(be, b->mem, dev, stream, err);
+}
+
+void dg_buffer_mark_read(dg_buffer *b, dg_pos p) { dg_mem_mark_read(b->mem, p); }
+void dg_buffer_mark_write(dg_buffer *b, dg_pos p) { dg_mem_mark_write(b->mem, p); }
+void dg_buffer_mark_write_part(dg_buffer *b, dg_pos p) { dg_mem_mark_write_part(b->mem, p); }
+
+dg_status dg_buffer_sync(dg_backend_i *be, dg_buffer *b, dg_error *err)
+{
     int i;
-    DG_CHECK(dg_buffer_use_read(be, b, dev, stream, err));
-    for (i = 0; i < b->nreads; i++)
-        if (b->reads[i].seq && !same_stream(b->reads[i], dev, stream))
-            DG_CHECK(be->wait(be, dev, stream, b->reads[i], err));
+    for (i = 0; i < b->mem->nslots; i++)
+        DG_CHECK(be->sync(be, b->mem->writes[i], err));
     return DG_OK;
 }
 
-void dg_buffer_mark_read(dg_buffer *b, dg_pos p)
-{
-    int slot = p.dev * DG_NSTREAMS + p.stream;
-    if (slot >= 0 && slot < b->nreads)
-        b->reads[slot] = p;
-}
-
-void dg_buffer_mark_write(dg_buffer *b, dg_pos p)
+dg_status dg_array_unshare(dg_array *a, dg_error *err)
 {
     int i;
-    b->write = p;
-    for (i = 0; i < b->nreads; i++)
-        b->reads[i].seq = 0;
+    for (i = 0; i < a->nchunks; i++)
+        DG_CHECK(dg_buffer_unshare(a->be, a->chunks[i].buf, err));
+    return DG_OK;
 }
 
 /* ---- chunk views ------------------------------------------------------------- */
@@ -117,6 +246,7 @@ void dg_array_decref(dg_array *a)
     for (i = 0; i < a->nchunks; i++)
         dg_buffer_decref(a->be, a->chunks[i].buf);
     free(a->chunks);
+    free(a->logical);
     free(a);
 }
 
@@ -270,6 +400,33 @@ dg_status dg_array_layout(const dg_array *a, dg_plan_chunk **out, dg_error *err)
     return DG_OK;
 }
 
+dg_status dg_array_logical_layout(const dg_array *a, dg_plan_chunk **out, int *n,
+                                  dg_error *err)
+{
+    dg_plan_chunk *l;
+    if (!a->logical) {
+        *n = a->nchunks;
+        return dg_array_layout(a, out, err);
+    }
+    l = (dg_plan_chunk *)malloc((size_t)a->nlogical * sizeof(dg_plan_chunk));
+    if (!l)
+        return dg_error_set(err, DG_ERR_NOMEM, -1, "out of host memory");
+    memcpy(l, a->logical, (size_t)a->nlogical * sizeof(dg_plan_chunk));
+    *out = l;
+    *n = a->nlogical;
+    return DG_OK;
+}
+
+dg_status dg_array_copy_logical(dg_array *dst, const dg_array *src, dg_error *err)
+{
+    free(dst->logical);
+    dst->logical = NULL;
+    dst->nlogical = 0;
+    if (!src->logical)
+        return DG_OK;
+    return dg_array_logical_layout(src, &dst->logical, &dst->nlogical, err);
+}
+
 int dg_array_same_layout(const dg_array *a, const dg_array *b)
 {
     int i, ax;
@@ -308,7 +465,9 @@ dg_status dg_array_scatter(dg_array *a, const char *host, const int64_t *hstride
     dg_backend_i *be = a->be;
     int i, ax;
     dg_status st = DG_OK;
-    char *used = (char *)calloc((size_t)be->ndevices, 1);
+    char *used;
+    DG_CHECK(dg_array_unshare(a, err));
+    used = (char *)calloc((size_t)be->ndevices, 1);
     if (!used)
         return dg_error_set(err, DG_ERR_NOMEM, -1, "out of host memory");
     for (i = 0; i < a->nchunks && st == DG_OK; i++) {
@@ -412,6 +571,6 @@ dg_status dg_array_sync(dg_array *a, dg_error *err)
 {
     int i;
     for (i = 0; i < a->nchunks; i++)
-        DG_CHECK(a->be->sync(a->be, a->chunks[i].buf->write, err));
+        DG_CHECK(dg_buffer_sync(a->be, a->chunks[i].buf, err));
     return DG_OK;
 }

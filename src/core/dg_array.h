@@ -29,14 +29,32 @@ typedef enum dg_mode {
     DG_NMODES
 } dg_mode;
 
+/* Device memory and what was done to it: the stream positions of its last
+ * writes and reads, one slot per (device, stream).  Shared by the buffers
+ * that hold the same values (see dg_buffer); released when the last one goes,
+ * stream-ordered after every recorded access. */
+typedef struct dg_mem {
+    int refcnt;     /* buffers sharing this memory */
+    int device;
+    void *ptr;      /* NULL for empty memory */
+    size_t nbytes;
+    int nslots;     /* ndevices * DG_NSTREAMS */
+    dg_pos *writes; /* [nslots]: writes not yet known to be ordered before another */
+    dg_pos *reads;  /* [nslots]: last read by each (device, stream) */
+} dg_mem;
+
+/* A buffer: one identity of values held in device memory.  Chunks of one
+ * array and of its views share a buffer (a write through one is seen by
+ * all); buffers of different arrays may share memory (a reshard that leaves
+ * data in place), and then a write goes to a private copy first
+ * (dg_array_unshare: copy on write).  `device`, `ptr` and `nbytes` mirror
+ * mem's, so that views compute addresses without a second indirection. */
 typedef struct dg_buffer {
     int refcnt;
     int device;
-    void *ptr; /* NULL for an empty buffer */
+    void *ptr;
     size_t nbytes;
-    dg_pos write;  /* last write */
-    int nreads;    /* ndevices * DG_NSTREAMS */
-    dg_pos reads[]; /* last read by each (device, stream) */
+    dg_mem *mem; /* strong reference */
 } dg_buffer;
 
 typedef struct dg_chunk {
@@ -56,6 +74,12 @@ typedef struct dg_array {
     int mode;
     int nchunks;
     dg_chunk *chunks;
+    /* The layout the array was asked for, when its chunks are pieces of it
+     * (a reshard keeps in place what is in place: a chunk asked for may be
+     * held as a view of the source plus the pieces that moved); NULL when
+     * the chunks are that layout.  Owned. */
+    int nlogical;
+    dg_plan_chunk *logical;
 } dg_array;
 
 /* ---- life ---------------------------------------------------------------- */
@@ -88,6 +112,16 @@ dg_status dg_layout_validate(int ndevices, int ndim, const int64_t *shape,
 /* The (device, box) list of `a`; *out malloc'ed, caller frees. */
 dg_status dg_array_layout(const dg_array *a, dg_plan_chunk **out, dg_error *err);
 
+/* The layout `a` was asked for (its logical layout: dg_array.logical, else
+ * its chunks'): what its index map reports and what arrays made "like a"
+ * get.  *out malloc'ed (caller frees), *n entries. */
+dg_status dg_array_logical_layout(const dg_array *a, dg_plan_chunk **out, int *n,
+                                  dg_error *err);
+
+/* Gives dst (whose chunks are, one for one, those of src) src's logical
+ * layout. */
+dg_status dg_array_copy_logical(dg_array *dst, const dg_array *src, dg_error *err);
+
 /* 1 if a and b have the same shape and the same chunks in the same order. */
 int dg_array_same_layout(const dg_array *a, const dg_array *b);
 
@@ -107,6 +141,16 @@ dg_status dg_array_gather(dg_array *a, const dg_box *region, char *host,
 
 /* Waits until every chunk's last write has completed. */
 dg_status dg_array_sync(dg_array *a, dg_error *err);
+
+/* Copy on write: gives every chunk of `a` whose memory another array shares
+ * a private copy (see dg_buffer).  Every function that writes into an
+ * existing array calls it first. */
+dg_status dg_array_unshare(dg_array *a, dg_error *err);
+
+/* Regions of at most this many bytes that a device can read in place on
+ * another (dg_backend_i.can_access) are read there, not moved.  Process-wide. */
+void dg_set_peer_read_bytes(size_t n);
+size_t dg_get_peer_read_bytes(void);
 
 /* ---- device work ----------------------------------------------------------- */
 
@@ -137,9 +181,23 @@ typedef struct dg_ew_call {
  * assembled there by the planner's copies. */
 dg_status dg_ew_apply(const dg_ew_call *call, dg_error *err);
 
-/* A new array with `layout` holding a's values (mode kept). New reference. */
+/* A new array with `layout` holding a's values (mode kept), one chunk per
+ * entry of `layout`: a chunk whose elements its device already holds in one
+ * chunk of a (at least half of that chunk's memory) is a view of it (copy on
+ * write keeps the values of the two arrays apart), the others are filled by
+ * one move.  New reference. */
 dg_status dg_array_reshard(dg_array *a, const dg_plan_chunk *layout, int n,
                            dg_array **out, dg_error *err);
+
+/* Flags of dg_array_reshard_ex. */
+enum {
+    /* a chunk whose device holds most of its elements may be held as views
+     * of a plus the pieces that move (the array keeps `layout` as its
+     * logical layout): only what changes device moves */
+    DG_RESHARD_PIECES = 1u
+};
+dg_status dg_array_reshard_ex(dg_array *a, const dg_plan_chunk *layout, int n, unsigned flags,
+                              dg_array **out, dg_error *err);
 
 /* A new array with a's layout and values in `mode` (CuPy's semantics: to
  * REPLICA combines overlapping chunks with the mode's op; to an op mode keeps

@@ -7,19 +7,41 @@
 /* A new buffer of nbytes on dev (ptr NULL when nbytes is 0); refcnt 1. */
 dg_status dg_buffer_new(dg_backend_i *be, int dev, size_t nbytes, dg_buffer **out,
                         dg_error *err);
-/* Drops a reference; the last one releases the memory, stream-ordered after
- * every read and write of it. */
+/* A new buffer holding the same memory as b (a second identity of the same
+ * values: a write through either first copies, see dg_buffer_unshare).
+ * New reference in *out; b is borrowed. */
+dg_status dg_buffer_share(dg_buffer *b, dg_buffer **out, dg_error *err);
+/* Drops a reference; the last one drops the memory's (see dg_mem). */
 void dg_buffer_decref(dg_backend_i *be, dg_buffer *b);
+/* Copy on write: if b's memory is shared with another buffer, b gets a
+ * private copy of it (enqueued on the device's compute stream), so that a
+ * write through b is seen by b's chunks alone.  Call before computing any
+ * address in b for writing. */
+dg_status dg_buffer_unshare(dg_backend_i *be, dg_buffer *b, dg_error *err);
 
-/* Makes (dev, stream) wait before reading b: for its last write. */
+/* Makes (dev, stream) wait before reading m: for its last writes. */
+dg_status dg_mem_use_read(dg_backend_i *be, dg_mem *m, int dev, int stream, dg_error *err);
+/* Makes (dev, stream) wait before writing m: for its last writes and reads. */
+dg_status dg_mem_use_write(dg_backend_i *be, dg_mem *m, int dev, int stream, dg_error *err);
+/* Records that the work ending at p read m. */
+void dg_mem_mark_read(dg_mem *m, dg_pos p);
+/* Records that the work ending at p wrote m, after waiting (use_write) for
+ * every earlier access: p alone is then m's last write. */
+void dg_mem_mark_write(dg_mem *m, dg_pos p);
+/* Records that the work ending at p wrote a part of m that other recorded
+ * writes, not ordered before p, did not touch: p joins m's last writes. */
+void dg_mem_mark_write_part(dg_mem *m, dg_pos p);
+
+/* The same, through a buffer (on its memory). */
 dg_status dg_buffer_use_read(dg_backend_i *be, dg_buffer *b, int dev, int stream,
                              dg_error *err);
-/* Makes (dev, stream) wait before writing b: for its last write and reads. */
 dg_status dg_buffer_use_write(dg_backend_i *be, dg_buffer *b, int dev, int stream,
                               dg_error *err);
-/* Records that the work ending at p read / wrote b. */
 void dg_buffer_mark_read(dg_buffer *b, dg_pos p);
 void dg_buffer_mark_write(dg_buffer *b, dg_pos p);
+void dg_buffer_mark_write_part(dg_buffer *b, dg_pos p);
+/* The host waits for every recorded write of b. */
+dg_status dg_buffer_sync(dg_backend_i *be, dg_buffer *b, dg_error *err);
 
 /* Pointer to the first element of `region` (inside c->box) and the byte
  * strides to step through region's indices.  Strides of length-1 axes are 0. */
@@ -32,6 +54,50 @@ dg_status dg_array_alloc_shell(dg_backend_i *be, int dtype, int ndim,
                                const int64_t *shape, int nchunks, int mode,
                                dg_array **out, dg_error *err);
 
+/* ---- moves (dg_move.c) ---------------------------------------------------- */
+
+/* One copy of a move: `shape` elements from a view of src_buf on src_dev to
+ * a view of dst_buf on dst_dev (byte strides; buffers borrowed).  Phase 0
+ * copies read arrays outside the move; phase 1 copies read what phase 0
+ * copies wrote, and run after them. */
+typedef struct dg_move_item {
+    int itemsize;
+    int ndim;
+    int64_t shape[DG_MAXDIM];
+    int src_dev;
+    dg_buffer *src_buf;
+    const char *src;
+    int64_t src_strides[DG_MAXDIM];
+    int dst_dev;
+    dg_buffer *dst_buf;
+    char *dst;
+    int64_t dst_strides[DG_MAXDIM];
+    int phase;
+} dg_move_item;
+
+/* A batch of copies, run together by
+ * dg_move_run: copies within a device on its compute stream, copies between
+ * devices as one exchange group on the transfer streams, packed and
+ * unpacked where a view is not dense.  Owns `items`. */
+typedef struct dg_move {
+    dg_backend_i *be;
+    int n, cap;
+    dg_move_item *items;
+} dg_move;
+
+void dg_move_init(dg_move *m, dg_backend_i *be);
+/* Appends a copy (of no element: nothing). */
+dg_status dg_move_add(dg_move *m, const dg_move_item *it, dg_error *err);
+/* The copy of the elements `box` (global indices inside both chunks' boxes)
+ * of `itemsize` bytes from chunk src to chunk dst, phase 0. */
+void dg_move_item_view(dg_move_item *it, int itemsize, const dg_chunk *src, const dg_box *box,
+                       const dg_chunk *dst);
+/* Enqueues every copy and records in the buffers what read and wrote them
+ * (writes as part writes: the copies of one move write disjoint elements).
+ * The buffers must live until the call returns; the work may still run. */
+dg_status dg_move_run(dg_move *m, dg_error *err);
+void dg_move_free(dg_move *m);
+
 /* Where a loop reads one input region from. */
 typedef struct dg_region_src {
     dg_buffer *buf; /* read from; a new reference */
@@ -39,11 +105,22 @@ typedef struct dg_region_src {
     int64_t strides[DG_MAXDIM]; /* per axis of the region (0 for length 1) */
 } dg_region_src;
 
-/* Makes `region` of x (REPLICA) readable on device dev: in place when one
- * chunk there holds it all, else in a dense temporary built by the planner's
- * copies, enqueued on (dev, stream). */
+/* The chunk of x from which a loop on `dev` reads `region` in place, or
+ * NULL in *out: one on dev holding it all, else one on a device dev can
+ * access that holds it all, when the region is small (dg_peer_read_bytes). */
+dg_status dg_find_source(dg_array *x, const dg_box *region, int dev, const dg_chunk **out);
+
+/* Makes `region` of x (REPLICA) readable on device dev: in place where
+ * dg_find_source finds it, else in a dense temporary on dev filled by a move
+ * of the planner's copies (readers wait for its writes; `stream` is the
+ * reader's). */
 dg_status dg_fetch_region(dg_array *x, const dg_box *region, int dev, int stream,
                           dg_region_src *out, dg_error *err);
+
+/* Drops the length-1 axes of an elementwise loop and merges neighbouring
+ * axes along which every operand is dense, so that contiguous work becomes
+ * one long axis. */
+void dg_ew_coalesce(dg_ew_desc *d);
 
 /* A REPLICA copy of a (same layout) in which every chunk holds its own values
  * combined, with the binary loop `loop` (dtypes all a's), with those of every

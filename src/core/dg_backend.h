@@ -27,7 +27,7 @@
 #include "dg_dtype.h"
 #include "dg_status.h"
 
-#define DG_BACKEND_VERSION 1
+#define DG_BACKEND_VERSION 2
 #define DG_HOST (-1)
 #define DG_MAXOPS 5 /* operands of one loop: nin + nout <= 4, plus the where mask */
 
@@ -164,6 +164,31 @@ typedef struct dg_scan_desc {
     int64_t carry_strides[DG_MAXDIM];
 } dg_scan_desc;
 
+/* One transfer of a dense run of bytes from one device to another
+ * (dg_backend_i.exchange). */
+typedef struct dg_xfer {
+    int src_dev;
+    const void *src;
+    int dst_dev;
+    void *dst;
+    size_t nbytes;
+} dg_xfer;
+
+/* An all-reduce (dg_backend_i.allreduce): on each of the n distinct devices
+ * devs[i], dst[i][e] = src[0][e] op src[1][e] op ... op src[n-1][e] for the
+ * `count` elements of `dtype`, op being DG_ALLRED_SUM, PROD, MAX or MIN
+ * (NumPy's add, multiply, maximum, minimum).  dst[i] may be src[i]. */
+enum { DG_ALLRED_SUM, DG_ALLRED_PROD, DG_ALLRED_MAX, DG_ALLRED_MIN };
+typedef struct dg_allreduce_desc {
+    int n;
+    const int *devs;
+    const void *const *src;
+    void *const *dst;
+    int64_t count;
+    int dtype;
+    int op;
+} dg_allreduce_desc;
+
 /* Capabilities a backend states in dg_backend_i.flags. */
 enum {
     DG_BE_IDX_IN = 1u /* reduce honours dg_reduce_desc.idx_in */
@@ -217,9 +242,25 @@ struct dg_backend_i {
     /* Enqueues a scan on (dev, stream); all data is on dev. */
     dg_status (*scan)(dg_backend_i *be, int dev, int stream, const dg_scan_desc *d,
                       dg_error *err);
-    /* OPTIONAL slots for later issues ([matmul], [reshard]). */
+    /* OPTIONAL slot for a later issue ([matmul]). */
     void *gemm;
-    void *collective;
+
+    /* OPTIONAL.  Enqueues the n transfers x[] as one group on the transfer
+     * streams of the devices they name: a transfer starts after the work
+     * enqueued before on both its devices' transfer streams, and the
+     * positions of those streams taken afterwards cover it (the source may
+     * then be reused, the destination read).  Transfers whose src_dev and
+     * dst_dev are equal are not allowed.  (CUDA: NCCL send/recv in one
+     * group; CPU: copies.)  NULL: the core uses copy() across devices. */
+    dg_status (*exchange)(dg_backend_i *be, const dg_xfer *x, int n, dg_error *err);
+    /* OPTIONAL.  Enqueues the all-reduce d on the `stream` of every device it
+     * names; ordered like exchange.  Returns DG_ERR_NOTIMPL, enqueueing
+     * nothing, for a dtype or op it does not reduce. */
+    dg_status (*allreduce)(dg_backend_i *be, int stream, const dg_allreduce_desc *d,
+                           dg_error *err);
+    /* OPTIONAL.  1 if work enqueued on `dev` may read memory of device
+     * `other` in place (a peer's buffer as a loop's or a copy's operand). */
+    int (*can_access)(dg_backend_i *be, int dev, int other);
 
     /* Waits for all work, frees every resource; `be` is invalid afterwards. */
     void (*destroy)(dg_backend_i *be);

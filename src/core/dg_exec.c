@@ -1,6 +1,6 @@
-/* Device work on distributed arrays: elementwise loops, fills, copies between
- * layouts (reshard, assign) and mode changes.  Every movement of data between
- * chunks goes through the planner (dg_plan.h). */
+/* Loops over distributed arrays: elementwise work (dg_ew_apply) and fills.
+ * Operands held elsewhere are brought by moves of the planner's copies
+ * (dg_move.c); reshard and modes are in dg_reshard.c. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -8,103 +8,9 @@
 #include "dg_array_impl.h"
 #include "dg_ufunc.h"
 
-/* Runs the plan's copies whose destination is `dsti`, from the chunks of
- * `src` into the view (dptr, dstrides) of box `dbox` on device `ddev`,
- * enqueued on (exec_dev, stream).  Marks the source buffers read. */
-static dg_status run_copies_into(dg_array *src, const dg_plan *plan, int dsti,
-                                 char *dptr, const dg_box *dbox, const int64_t *dstrides,
-                                 int ddev, int exec_dev, int stream, dg_error *err)
-{
-    dg_backend_i *be = src->be;
-    int i, ax;
-    int isz = dg_dtype_size(src->dtype);
-    for (i = 0; i < plan->ncopies; i++) {
-        const dg_plan_copy *pc = &plan->copies[i];
-        dg_chunk *c;
-        dg_copy_desc cp;
-        char *t = dptr;
-        if (pc->dst != dsti)
-            continue;
-        c = &src->chunks[pc->src];
-        memset(&cp, 0, sizeof(cp));
-        cp.ndim = src->ndim;
-        cp.itemsize = isz;
-        for (ax = 0; ax < src->ndim; ax++) {
-            cp.shape[ax] = dg_range_len(pc->box.r[ax]);
-            t += dg_box_pos(dbox, ax, pc->box.r[ax].start) * dstrides[ax];
-            cp.dst_strides[ax] = cp.shape[ax] > 1
-                ? dstrides[ax] * (pc->box.r[ax].step / dbox->r[ax].step) : 0;
-        }
-        cp.src_dev = c->device;
-        dg_chunk_view(c, &pc->box, (char **)&cp.src, cp.src_strides);
-        cp.dst_dev = ddev;
-        cp.dst = t;
-        DG_CHECK(dg_buffer_use_read(be, c->buf, exec_dev, stream, err));
-        DG_CHECK(be->copy(be, exec_dev, stream, &cp, err));
-        dg_buffer_mark_read(c->buf, be->pos(be, exec_dev, stream));
-    }
-    return DG_OK;
-}
-
-/* Makes `region` of x readable on device dev: in place when one chunk there
- * holds it all, else in a dense temporary built by the planner's copies,
- * enqueued on (dev, stream). */
-dg_status dg_fetch_region(dg_array *x, const dg_box *region, int dev, int stream,
-                              dg_region_src *out, dg_error *err)
-{
-    dg_backend_i *be = x->be;
-    int i, ax;
-    int isz = dg_dtype_size(x->dtype);
-    dg_plan_chunk *src = NULL, dst;
-    dg_plan plan = {0, 0, NULL};
-    dg_status st;
-    int64_t stride = isz;
-
-    for (i = 0; i < x->nchunks; i++) {
-        dg_chunk *c = &x->chunks[i];
-        if (c->device == dev && dg_box_contains(&c->box, region)) {
-            dg_chunk_view(c, region, &out->ptr, out->strides);
-            out->buf = c->buf;
-            c->buf->refcnt++;
-            return DG_OK;
-        }
-    }
-    for (ax = region->ndim - 1; ax >= 0; ax--) {
-        out->strides[ax] = dg_range_len(region->r[ax]) > 1 ? stride : 0;
-        stride *= dg_range_len(region->r[ax]);
-    }
-    DG_CHECK(dg_buffer_new(be, dev, (size_t)dg_box_size(region) * (size_t)isz, &out->buf, err));
-    out->ptr = (char *)out->buf->ptr;
-    DG_CHECK_GOTO(dg_array_layout(x, &src, err), st, fail);
-    dst.device = dev;
-    dst.box = *region;
-    DG_CHECK_GOTO(dg_plan_build(src, x->nchunks, &dst, 1, &plan, err), st, fail);
-    {
-        /* Dense strides with length-1 axes given their true size, for copies. */
-        int64_t dstr[DG_MAXDIM];
-        int64_t s = isz;
-        for (ax = region->ndim - 1; ax >= 0; ax--) {
-            dstr[ax] = s;
-            s *= dg_range_len(region->r[ax]);
-        }
-        DG_CHECK_GOTO(run_copies_into(x, &plan, 0, out->ptr, region, dstr, dev, dev, stream,
-                                      err), st, fail);
-    }
-    dg_buffer_mark_write(out->buf, be->pos(be, dev, stream));
-    dg_plan_free(&plan);
-    free(src);
-    return DG_OK;
-fail:
-    dg_plan_free(&plan);
-    free(src);
-    dg_buffer_decref(be, out->buf);
-    out->buf = NULL;
-    return st;
-}
-
 /* Drops axes of length 1 and merges adjacent axes along which every operand
  * is dense, so that contiguous work becomes one long axis. */
-static void coalesce(dg_ew_desc *d)
+void dg_ew_coalesce(dg_ew_desc *d)
 {
     int a, o, nd = 0;
     int nop = d->nop;
@@ -178,86 +84,359 @@ static void loop_strides(const dg_array *x, const int *bcast, const int64_t *rst
     }
 }
 
-dg_status dg_ew_apply(const dg_ew_call *call, dg_error *err)
+/* ---- elementwise work ------------------------------------------------------------
+ *
+ * Each chunk of the output is computed where it lives.  When every input
+ * region (the output box mapped back through broadcasting) is held by one
+ * chunk on that device (or, small, by one the device reads in place), one
+ * loop runs per output chunk.  Otherwise the output box is cut into pieces
+ * along the boxes of the planner's copies: a piece whose inputs are on the
+ * device reads them in place, a piece whose input comes from another device
+ * reads a temporary that a move fills (one exchange group for the whole call,
+ * on the transfer streams).  The pieces in place run first, while the
+ * transfers are in flight; each of the others waits for its own data only. */
+
+/* Operands of one output chunk: inputs 0..nin-1, then the where mask. */
+#define EW_OPS 3
+/* More pieces than this per output chunk: each remote input is gathered
+ * whole into one temporary instead. */
+#define EW_MAX_PIECES 64
+
+/* A chunk a piece reads one operand from: one of the operand's own chunks
+ * (borrowed) or a temporary on the output chunk's device (owned). */
+typedef struct ew_src {
+    dg_chunk c;
+    int temp;
+} ew_src;
+
+typedef struct ew_piece {
+    int chunk;        /* output chunk */
+    dg_box box;       /* output coordinates */
+    int src[EW_OPS];  /* index into the sources, per operand (-1: scalar) */
+    int late;         /* reads a temporary: runs after the pieces in place */
+} ew_piece;
+
+typedef struct ew_work {
+    ew_src *srcs;
+    int nsrcs, capsrcs;
+    ew_piece *pieces;
+    int npieces, cappieces;
+} ew_work;
+
+static dg_status ew_push_src(ew_work *w, const dg_chunk *c, int temp, int *idx, dg_error *err)
 {
-    const dg_loop_info *li = &dg_loops[call->loop];
-    dg_array *o0 = call->out[0];
-    dg_backend_i *be = o0->be;
-    int nin = li->nin, nout = li->nout;
-    int ci, i, a;
+    DG_CHECK(dg_grow((void **)&w->srcs, &w->capsrcs, w->nsrcs + 1, sizeof(ew_src), 8, err));
+    w->srcs[w->nsrcs].c = *c;
+    w->srcs[w->nsrcs].temp = temp;
+    *idx = w->nsrcs++;
+    return DG_OK;
+}
+
+static dg_status ew_push_piece(ew_work *w, const ew_piece *p, dg_error *err)
+{
+    DG_CHECK(dg_grow((void **)&w->pieces, &w->cappieces, w->npieces + 1, sizeof(ew_piece), 16,
+                     err));
+    w->pieces[w->npieces++] = *p;
+    return DG_OK;
+}
+
+static void ew_work_free(dg_backend_i *be, ew_work *w)
+{
+    int i;
+    for (i = 0; i < w->nsrcs; i++)
+        if (w->srcs[i].temp)
+            dg_buffer_decref(be, w->srcs[i].c.buf);
+    free(w->srcs);
+    free(w->pieces);
+}
+
+/* A new temporary chunk on dev holding `box` of an operand of `isz`-byte
+ * items, dense; its index in *idx. */
+static dg_status ew_temp(dg_backend_i *be, ew_work *w, int dev, const dg_box *box, int isz,
+                         int *idx, dg_error *err)
+{
+    dg_chunk t;
+    int64_t stride = isz;
+    int ax;
+    dg_status st;
+    memset(&t, 0, sizeof(t));
+    t.device = dev;
+    t.box = *box;
+    for (ax = box->ndim - 1; ax >= 0; ax--) {
+        t.strides[ax] = stride;
+        stride *= dg_range_len(box->r[ax]);
+    }
+    DG_CHECK(dg_buffer_new(be, dev, (size_t)dg_box_size(box) * (size_t)isz, &t.buf, err));
+    st = ew_push_src(w, &t, 1, idx, err);
+    if (st != DG_OK)
+        dg_buffer_decref(be, t.buf);
+    return st;
+}
+
+/* The output box (inside B) whose region of x is the box xb (inside x's
+ * region of B): x's axes as xb says, broadcast and missing axes whole. */
+static void output_box(const dg_array *x, const dg_box *B, int ndim, const dg_box *xb,
+                       dg_box *out)
+{
+    int k = ndim - x->ndim, a;
+    *out = *B;
+    for (a = k; a < ndim; a++)
+        if (!(x->shape[a - k] == 1 && dg_range_len(B->r[a]) > 0))
+            out->r[a] = xb->r[a - k];
+}
+
+/* Operand `op` (array x) of the pieces of output chunk `ci` (box B on dev),
+ * pieces [first, w->npieces): read in place when one source holds x's region
+ * of B; else the pieces are cut along the planner's copies, the local ones
+ * read in place and the others from temporaries that move `mv` fills. */
+static dg_status ew_operand(dg_backend_i *be, ew_work *w, dg_move *mv, dg_array *x, int op,
+                            int ci, const dg_box *B, int ndim, int dev, int first,
+                            dg_error *err)
+{
+    const int isz = dg_dtype_size(x->dtype);
+    const dg_chunk *in = NULL;
+    dg_plan_chunk *src = NULL, dst;
+    dg_plan plan = {0, 0, NULL};
+    dg_box R;
+    int bcast[DG_MAXDIM], *cidx = NULL, i, j, n0, si;
+    int64_t ncut;
     dg_status st = DG_OK;
 
-    for (ci = 0; ci < o0->nchunks && st == DG_OK; ci++) {
-        dg_chunk *oc = &o0->chunks[ci];
-        int dev = oc->device;
-        const int stream = DG_STREAM_COMPUTE;
-        dg_region_src rs[3];
-        int nrs = 0;
-        dg_ew_desc d;
-        dg_box R;
-        int bcast[DG_MAXDIM];
-        dg_pos p;
+    input_region(x, B, ndim, &R, bcast);
+    DG_CHECK(dg_find_source(x, &R, dev, &in));
+    if (in) {
+        DG_CHECK(ew_push_src(w, in, 0, &si, err));
+        for (i = first; i < w->npieces; i++)
+            w->pieces[i].src[op] = si;
+        return DG_OK;
+    }
+    DG_CHECK_GOTO(dg_array_layout(x, &src, err), st, done);
+    dst.device = dev;
+    dst.box = R;
+    dg_box_canon(&dst.box);
+    DG_CHECK_GOTO(dg_plan_build(src, x->nchunks, &dst, 1, &plan, err), st, done);
+    cidx = (int *)malloc((size_t)(plan.ncopies ? plan.ncopies : 1) * sizeof(int));
+    if (!cidx) {
+        st = dg_error_set(err, DG_ERR_NOMEM, -1, "out of host memory");
+        goto done;
+    }
+    ncut = (int64_t)(w->npieces - first) * plan.ncopies;
+    if (ncut > EW_MAX_PIECES || plan.ncopies == 1) {
+        /* the whole region into one temporary */
+        DG_CHECK_GOTO(ew_temp(be, w, dev, &dst.box, isz, &si, err), st, done);
+        for (j = 0; j < plan.ncopies; j++) {
+            dg_move_item it;
+            dg_move_item_view(&it, isz, &x->chunks[plan.copies[j].src], &plan.copies[j].box,
+                              &w->srcs[si].c);
+            DG_CHECK_GOTO(dg_move_add(mv, &it, err), st, done);
+        }
+        for (i = first; i < w->npieces; i++) {
+            w->pieces[i].src[op] = si;
+            w->pieces[i].late = 1;
+        }
+        goto done;
+    }
+    /* one source per copy: the chunk itself where it is on dev, else a
+     * temporary of the copy's box */
+    for (j = 0; j < plan.ncopies; j++) {
+        const dg_plan_copy *pc = &plan.copies[j];
+        const dg_chunk *c = &x->chunks[pc->src];
+        if (c->device == dev) {
+            DG_CHECK_GOTO(ew_push_src(w, c, 0, &cidx[j], err), st, done);
+        } else {
+            dg_move_item it;
+            DG_CHECK_GOTO(ew_temp(be, w, dev, &pc->box, isz, &cidx[j], err), st, done);
+            dg_move_item_view(&it, isz, c, &pc->box, &w->srcs[cidx[j]].c);
+            DG_CHECK_GOTO(dg_move_add(mv, &it, err), st, done);
+        }
+    }
+    /* cut each piece along the copies' output boxes */
+    n0 = w->npieces;
+    for (i = first; i < n0 && st == DG_OK; i++) {
+        for (j = 0; j < plan.ncopies && st == DG_OK; j++) {
+            ew_piece q = w->pieces[i];
+            dg_box ob;
+            output_box(x, B, ndim, &plan.copies[j].box, &ob);
+            if (!dg_box_intersect(&w->pieces[i].box, &ob, &q.box))
+                continue;
+            q.src[op] = cidx[j];
+            q.late |= w->srcs[cidx[j]].temp;
+            q.chunk = ci;
+            st = ew_push_piece(w, &q, err);
+        }
+    }
+    if (st == DG_OK) { /* the cut pieces replace the pieces they came from */
+        memmove(&w->pieces[first], &w->pieces[n0],
+                (size_t)(w->npieces - n0) * sizeof(ew_piece));
+        w->npieces -= n0 - first;
+    }
+done:
+    free(cidx);
+    dg_plan_free(&plan);
+    free(src);
+    return st;
+}
 
+/* Runs the loop of `call` over piece p (output chunk p->chunk). */
+static dg_status ew_run_piece(const dg_ew_call *call, ew_work *w, const ew_piece *p,
+                              dg_error *err)
+{
+    const dg_loop_info *li = &dg_loops[call->loop];
+    dg_backend_i *be = call->out[0]->be;
+    const int nin = li->nin, nout = li->nout;
+    const int dev = call->out[0]->chunks[p->chunk].device, stream = DG_STREAM_COMPUTE;
+    dg_ew_desc d;
+    dg_box R;
+    int bcast[DG_MAXDIM], i, a;
+    int64_t rs[DG_MAXDIM];
+    dg_pos q;
+
+    memset(&d, 0, offsetof(dg_ew_desc, strides));
+    d.loop = call->loop;
+    d.ndim = call->ndim;
+    d.nop = nin + nout;
+    d.where = NULL;
+    for (a = 0; a < call->ndim; a++)
+        d.shape[a] = dg_range_len(p->box.r[a]);
+    for (i = 0; i < nin; i++) {
+        dg_array *x = call->in[i].arr;
+        if (!x) {
+            memcpy(d.scalar[i], call->in[i].scalar, 16);
+            memset(d.strides[i], 0, sizeof(d.strides[i]));
+            continue;
+        }
+        input_region(x, &p->box, call->ndim, &R, bcast);
+        dg_chunk_view(&w->srcs[p->src[i]].c, &R, &d.data[i], rs);
+        loop_strides(x, bcast, rs, call->ndim, d.strides[i]);
+        DG_CHECK(dg_buffer_use_read(be, w->srcs[p->src[i]].c.buf, dev, stream, err));
+    }
+    if (call->where) {
+        char *wp;
+        input_region(call->where, &p->box, call->ndim, &R, bcast);
+        dg_chunk_view(&w->srcs[p->src[nin]].c, &R, &wp, rs);
+        d.where = (const dg_bool *)wp;
+        loop_strides(call->where, bcast, rs, call->ndim, d.where_strides);
+        DG_CHECK(dg_buffer_use_read(be, w->srcs[p->src[nin]].c.buf, dev, stream, err));
+    }
+    for (i = 0; i < nout; i++) {
+        dg_chunk *c = &call->out[i]->chunks[p->chunk];
+        dg_chunk_view(c, &p->box, &d.data[nin + i], d.strides[nin + i]);
+        DG_CHECK(dg_buffer_use_write(be, c->buf, dev, stream, err));
+    }
+    dg_ew_coalesce(&d);
+    DG_CHECK(be->elementwise(be, dev, stream, &d, err));
+    q = be->pos(be, dev, stream);
+
+    for (i = 0; i < nin + (call->where != NULL); i++)
+        if (i >= nin || call->in[i].arr)
+            dg_buffer_mark_read(w->srcs[p->src[i]].c.buf, q);
+    for (i = 0; i < nout; i++)
+        dg_buffer_mark_write(call->out[i]->chunks[p->chunk].buf, q);
+    return DG_OK;
+}
+
+/* The operand arrays of call: inputs then the where mask (NULL: scalar). */
+static int ew_operands(const dg_ew_call *call, dg_array **ops)
+{
+    const int nin = dg_loops[call->loop].nin;
+    int i;
+    for (i = 0; i < nin; i++)
+        ops[i] = call->in[i].arr;
+    ops[nin] = call->where;
+    return nin + 1;
+}
+
+/* 1 if every operand region of every output chunk is read in place. */
+static int ew_all_in_place(const dg_ew_call *call)
+{
+    dg_array *ops[EW_OPS + 1], *o0 = call->out[0];
+    int nops = ew_operands(call, ops), ci, i;
+    for (ci = 0; ci < o0->nchunks; ci++) {
+        const dg_chunk *oc = &o0->chunks[ci], *in;
         if (dg_box_size(&oc->box) == 0)
             continue;
-        memset(&d, 0, offsetof(dg_ew_desc, strides));
-        d.loop = call->loop;
-        d.ndim = call->ndim;
-        d.nop = nin + nout;
-        d.where = NULL;
-        for (a = 0; a < call->ndim; a++)
-            d.shape[a] = dg_range_len(oc->box.r[a]);
-        for (i = 0; i < nin && st == DG_OK; i++) {
-            dg_array *x = call->in[i].arr;
-            if (!x) {
-                d.data[i] = NULL;
-                memcpy(d.scalar[i], call->in[i].scalar, 16);
-                memset(d.strides[i], 0, sizeof(d.strides[i]));
+        for (i = 0; i < nops; i++) {
+            dg_box R;
+            int bcast[DG_MAXDIM];
+            if (!ops[i])
                 continue;
-            }
-            input_region(x, &oc->box, call->ndim, &R, bcast);
-            st = dg_fetch_region(x, &R, dev, stream, &rs[nrs], err);
-            if (st != DG_OK)
-                break;
-            d.data[i] = rs[nrs].ptr;
-            loop_strides(x, bcast, rs[nrs].strides, call->ndim, d.strides[i]);
-            nrs++;
+            input_region(ops[i], &oc->box, call->ndim, &R, bcast);
+            if (dg_find_source(ops[i], &R, oc->device, &in) != DG_OK || !in)
+                return 0;
         }
-        if (st == DG_OK && call->where) {
-            dg_array *w = call->where;
-            int64_t ws[DG_MAXDIM];
-            input_region(w, &oc->box, call->ndim, &R, bcast);
-            st = dg_fetch_region(w, &R, dev, stream, &rs[nrs], err);
-            if (st == DG_OK) {
-                d.where = (const dg_bool *)rs[nrs].ptr;
-                loop_strides(w, bcast, rs[nrs].strides, call->ndim, ws);
-                memcpy(d.where_strides, ws, sizeof(ws));
-                nrs++;
-            }
-        }
-        for (i = 0; i < nout && st == DG_OK; i++) {
-            dg_chunk *c = &call->out[i]->chunks[ci];
-            d.data[nin + i] = NULL;
-            dg_chunk_view(c, &oc->box, &d.data[nin + i], d.strides[nin + i]);
-        }
-        for (i = 0; i < nrs && st == DG_OK; i++)
-            st = dg_buffer_use_read(be, rs[i].buf, dev, stream, err);
-        for (i = 0; i < nout && st == DG_OK; i++)
-            st = dg_buffer_use_write(be, call->out[i]->chunks[ci].buf, dev, stream, err);
-        if (st == DG_OK) {
-            coalesce(&d);
-            st = be->elementwise(be, dev, stream, &d, err);
-        }
-        if (st == DG_OK) {
-            p = be->pos(be, dev, stream);
-            for (i = 0; i < nrs; i++)
-                dg_buffer_mark_read(rs[i].buf, p);
-            for (i = 0; i < nout; i++)
-                dg_buffer_mark_write(call->out[i]->chunks[ci].buf, p);
-        }
-        for (i = 0; i < nrs; i++)
-            dg_buffer_decref(be, rs[i].buf);
     }
+    return 1;
+}
+
+dg_status dg_ew_apply(const dg_ew_call *call, dg_error *err)
+{
+    dg_array *o0 = call->out[0], *ops[EW_OPS + 1];
+    dg_backend_i *be = o0->be;
+    const int nout = dg_loops[call->loop].nout;
+    int nops = ew_operands(call, ops), ci, i, pass;
+    ew_work w;
+    dg_move mv;
+    dg_status st = DG_OK;
+
+    for (i = 0; i < nout; i++)
+        DG_CHECK(dg_array_unshare(call->out[i], err));
+    memset(&w, 0, sizeof(w));
+    dg_move_init(&mv, be);
+    if (ew_all_in_place(call)) {
+        /* the common case: one loop per output chunk, nothing moves */
+        ew_piece p;
+        for (ci = 0; ci < o0->nchunks && st == DG_OK; ci++) {
+            const dg_chunk *oc = &o0->chunks[ci];
+            if (dg_box_size(&oc->box) == 0)
+                continue;
+            w.nsrcs = 0;
+            p.chunk = ci;
+            p.box = oc->box;
+            p.late = 0;
+            for (i = 0; i < nops && st == DG_OK; i++) {
+                dg_box R;
+                int bcast[DG_MAXDIM];
+                const dg_chunk *in = NULL;
+                p.src[i] = -1;
+                if (!ops[i])
+                    continue;
+                input_region(ops[i], &oc->box, call->ndim, &R, bcast);
+                st = dg_find_source(ops[i], &R, oc->device, &in);
+                if (st == DG_OK)
+                    st = ew_push_src(&w, in, 0, &p.src[i], err);
+            }
+            if (st == DG_OK)
+                st = ew_run_piece(call, &w, &p, err);
+        }
+        ew_work_free(be, &w);
+        return st;
+    }
+    for (ci = 0; ci < o0->nchunks && st == DG_OK; ci++) {
+        const dg_chunk *oc = &o0->chunks[ci];
+        ew_piece p;
+        int first = w.npieces;
+        if (dg_box_size(&oc->box) == 0)
+            continue;
+        memset(&p, 0, sizeof(p));
+        p.chunk = ci;
+        p.box = oc->box;
+        for (i = 0; i < EW_OPS; i++)
+            p.src[i] = -1;
+        st = ew_push_piece(&w, &p, err);
+        for (i = 0; i < nops && st == DG_OK; i++)
+            if (ops[i])
+                st = ew_operand(be, &w, &mv, ops[i], i, ci, &oc->box, call->ndim, oc->device,
+                                first, err);
+    }
+    if (st == DG_OK)
+        st = dg_move_run(&mv, err);
+    /* the pieces in place, then those that wait for transfers */
+    for (pass = 0; pass < 2 && st == DG_OK; pass++)
+        for (i = 0; i < w.npieces && st == DG_OK; i++)
+            if (w.pieces[i].late == pass)
+                st = ew_run_piece(call, &w, &w.pieces[i], err);
+    dg_move_free(&mv);
+    ew_work_free(be, &w);
     return st;
 }
 
@@ -266,6 +445,7 @@ dg_status dg_array_fill(dg_array *a, const dg_fill_desc *proto, const dg_box *re
 {
     dg_backend_i *be = a->be;
     int i, ax;
+    DG_CHECK(dg_array_unshare(a, err));
     for (i = 0; i < a->nchunks; i++) {
         dg_chunk *c = &a->chunks[i];
         dg_fill_desc f = *proto;
@@ -289,298 +469,3 @@ dg_status dg_array_fill(dg_array *a, const dg_fill_desc *proto, const dg_box *re
     return DG_OK;
 }
 
-dg_status dg_array_assign(dg_array *dst, dg_array *src, dg_error *err)
-{
-    dg_backend_i *be = dst->be;
-    dg_plan_chunk *sl = NULL, *dl = NULL;
-    dg_plan plan = {0, 0, NULL};
-    dg_status st;
-    int j;
-
-    if (src->mode != DG_MODE_REPLICA)
-        return dg_error_set(err, DG_ERR_INTERNAL, -1, "assign from an array not in replica mode");
-    DG_CHECK_GOTO(dg_array_layout(src, &sl, err), st, done);
-    DG_CHECK_GOTO(dg_array_layout(dst, &dl, err), st, done);
-    DG_CHECK_GOTO(dg_plan_build(sl, src->nchunks, dl, dst->nchunks, &plan, err), st, done);
-    for (j = 0; j < dst->nchunks; j++) {
-        dg_chunk *c = &dst->chunks[j];
-        char *ptr;
-        int64_t strides[DG_MAXDIM];
-        int64_t full[DG_MAXDIM];
-        int ax;
-        if (dg_box_size(&c->box) == 0)
-            continue;
-        dg_chunk_view(c, &c->box, &ptr, strides);
-        for (ax = 0; ax < dst->ndim; ax++)
-            full[ax] = c->strides[ax];
-        DG_CHECK_GOTO(dg_buffer_use_write(be, c->buf, c->device, DG_STREAM_COMPUTE, err), st,
-                      done);
-        DG_CHECK_GOTO(run_copies_into(src, &plan, j, ptr, &c->box, full, c->device, c->device,
-                                      DG_STREAM_COMPUTE, err), st, done);
-        dg_buffer_mark_write(c->buf, be->pos(be, c->device, DG_STREAM_COMPUTE));
-    }
-done:
-    dg_plan_free(&plan);
-    free(sl);
-    free(dl);
-    return st;
-}
-
-dg_status dg_array_reshard(dg_array *a, const dg_plan_chunk *layout, int n,
-                           dg_array **out, dg_error *err)
-{
-    dg_array *rep = NULL, *res = NULL;
-    dg_status st;
-    DG_CHECK(dg_array_change_mode(a, DG_MODE_REPLICA, &rep, err));
-    DG_CHECK_GOTO(dg_array_empty(a->be, a->dtype, a->ndim, a->shape, layout, n,
-                                 DG_MODE_REPLICA, &res, err), st, fail);
-    DG_CHECK_GOTO(dg_array_assign(res, rep, err), st, fail);
-    dg_array_decref(rep);
-    rep = NULL;
-    if (a->mode != DG_MODE_REPLICA) {
-        dg_array *m = NULL;
-        DG_CHECK_GOTO(dg_array_change_mode(res, a->mode, &m, err), st, fail);
-        dg_array_decref(res);
-        res = m;
-    }
-    *out = res;
-    return DG_OK;
-fail:
-    dg_array_decref(rep);
-    dg_array_decref(res);
-    return st;
-}
-
-/* The identity of a mode's op in `dtype`, as bytes of that dtype. */
-static void mode_identity(int mode, int dtype, unsigned char out[16])
-{
-    int isz = dg_dtype_size(dtype);
-    char kind = dg_dtype_kind(dtype);
-    memset(out, 0, 16);
-    switch (mode) {
-    case DG_MODE_SUM:
-        return; /* zero in every dtype */
-    case DG_MODE_PROD:
-        if (kind == 'f' && isz == 2) { uint16_t v = 0x3C00; memcpy(out, &v, 2); }
-        else if (kind == 'f' && isz == 4) { float v = 1; memcpy(out, &v, 4); }
-        else if (kind == 'f' && isz == 8) { double v = 1; memcpy(out, &v, 8); }
-        else if (kind == 'c' && isz == 8) { float v = 1; memcpy(out, &v, 4); }
-        else if (kind == 'c' && isz == 16) { double v = 1; memcpy(out, &v, 8); }
-        else out[0] = 1; /* little-endian integers and bool */
-        return;
-    case DG_MODE_MAX:
-    case DG_MODE_MIN: {
-        int lo = mode == DG_MODE_MAX; /* MAX's identity is the lowest value */
-        if (kind == 'b') {
-            out[0] = lo ? 0 : 1;
-        } else if (kind == 'u') {
-            if (!lo) memset(out, 0xFF, (size_t)isz);
-        } else if (kind == 'i') {
-            memset(out, lo ? 0x00 : 0xFF, (size_t)isz);
-            out[isz - 1] = lo ? 0x80 : 0x7F;
-        } else if (kind == 'f' && isz == 2) {
-            uint16_t v = lo ? 0xFC00 : 0x7C00; memcpy(out, &v, 2);
-        } else if (isz == 4 || (kind == 'c' && isz == 8)) {
-            float v = lo ? -__builtin_inff() : __builtin_inff();
-            memcpy(out, &v, 4);
-            if (kind == 'c') memcpy(out + 4, &v, 4);
-        } else {
-            double v = lo ? -__builtin_inf() : __builtin_inf();
-            memcpy(out, &v, 8);
-            if (kind == 'c') memcpy(out + 8, &v, 8);
-        }
-        return;
-    }
-    default:
-        return;
-    }
-}
-
-/* The ufunc combining partial values of a mode. */
-static int mode_ufunc(int mode)
-{
-    switch (mode) {
-    case DG_MODE_SUM: return DG_UF_add;
-    case DG_MODE_PROD: return DG_UF_multiply;
-    case DG_MODE_MAX: return DG_UF_maximum;
-    case DG_MODE_MIN: return DG_UF_minimum;
-    default: return -1;
-    }
-}
-
-/* A copy of a (same layout, same mode), chunk by chunk on each device. */
-static dg_status copy_same_layout(dg_array *a, int mode, dg_array **out, dg_error *err)
-{
-    dg_plan_chunk *l = NULL;
-    dg_array *r = NULL;
-    dg_backend_i *be = a->be;
-    dg_status st;
-    int i;
-    DG_CHECK(dg_array_layout(a, &l, err));
-    st = dg_array_empty(be, a->dtype, a->ndim, a->shape, l, a->nchunks, mode, &r, err);
-    free(l);
-    if (st != DG_OK)
-        return st;
-    for (i = 0; i < a->nchunks; i++) {
-        dg_chunk *s = &a->chunks[i], *d = &r->chunks[i];
-        dg_copy_desc cp;
-        int ax;
-        if (dg_box_size(&s->box) == 0)
-            continue;
-        memset(&cp, 0, sizeof(cp));
-        cp.ndim = a->ndim;
-        cp.itemsize = dg_dtype_size(a->dtype);
-        for (ax = 0; ax < a->ndim; ax++)
-            cp.shape[ax] = dg_range_len(s->box.r[ax]);
-        cp.src_dev = s->device;
-        dg_chunk_view(s, &s->box, (char **)&cp.src, cp.src_strides);
-        cp.dst_dev = d->device;
-        dg_chunk_view(d, &d->box, &cp.dst, cp.dst_strides);
-        DG_CHECK_GOTO(dg_buffer_use_read(be, s->buf, s->device, DG_STREAM_COMPUTE, err), st,
-                      fail);
-        DG_CHECK_GOTO(be->copy(be, s->device, DG_STREAM_COMPUTE, &cp, err), st, fail);
-        {
-            dg_pos p = be->pos(be, s->device, DG_STREAM_COMPUTE);
-            dg_buffer_mark_read(s->buf, p);
-            dg_buffer_mark_write(d->buf, p);
-        }
-    }
-    *out = r;
-    return DG_OK;
-fail:
-    dg_array_decref(r);
-    return st;
-}
-
-/* From an op mode to REPLICA: each chunk of the result is its own partial
- * combined with every other chunk's partial over their intersection. */
-static dg_status to_replica(dg_array *a, dg_array **out, dg_error *err)
-{
-    int dt[3] = {a->dtype, a->dtype, a->dtype};
-    int loop = dg_loop_find(mode_ufunc(a->mode), dt);
-    if (loop < 0)
-        return dg_error_set(err, DG_ERR_TYPE, -1, "mode %d has no loop for dtype %s", a->mode,
-                            dg_dtype_name(a->dtype));
-    return dg_array_combine(a, loop, out, err);
-}
-
-dg_status dg_array_combine(dg_array *a, int loop, dg_array **out, dg_error *err)
-{
-    dg_backend_i *be = a->be;
-    dg_array *r = NULL;
-    dg_status st;
-    int i, j, ax;
-
-    DG_CHECK(copy_same_layout(a, DG_MODE_REPLICA, &r, err));
-    for (i = 0; i < a->nchunks; i++) {
-        dg_chunk *rc = &r->chunks[i];
-        for (j = 0; j < a->nchunks; j++) {
-            dg_box I;
-            dg_region_src rs;
-            dg_ew_desc d;
-            dg_pos p;
-            dg_array tmp; /* a one-chunk view of a's chunk j, for fetch_region */
-            if (j == i || !dg_box_intersect(&rc->box, &a->chunks[j].box, &I))
-                continue;
-            tmp = *a;
-            tmp.nchunks = 1;
-            tmp.chunks = &a->chunks[j];
-            DG_CHECK_GOTO(dg_fetch_region(&tmp, &I, rc->device, DG_STREAM_COMPUTE, &rs, err), st,
-                          fail);
-            memset(&d, 0, sizeof(d));
-            d.loop = loop;
-            d.nop = 3;
-            d.ndim = a->ndim;
-            for (ax = 0; ax < a->ndim; ax++)
-                d.shape[ax] = dg_range_len(I.r[ax]);
-            dg_chunk_view(rc, &I, &d.data[0], d.strides[0]);
-            d.data[1] = rs.ptr;
-            memcpy(d.strides[1], rs.strides, sizeof(rs.strides));
-            d.data[2] = d.data[0];
-            memcpy(d.strides[2], d.strides[0], sizeof(d.strides[0]));
-            st = dg_buffer_use_read(be, rs.buf, rc->device, DG_STREAM_COMPUTE, err);
-            if (st == DG_OK)
-                st = dg_buffer_use_write(be, rc->buf, rc->device, DG_STREAM_COMPUTE, err);
-            if (st == DG_OK) {
-                coalesce(&d);
-                st = be->elementwise(be, rc->device, DG_STREAM_COMPUTE, &d, err);
-            }
-            if (st == DG_OK) {
-                p = be->pos(be, rc->device, DG_STREAM_COMPUTE);
-                dg_buffer_mark_read(rs.buf, p);
-                dg_buffer_mark_write(rc->buf, p);
-            }
-            dg_buffer_decref(be, rs.buf);
-            if (st != DG_OK)
-                goto fail;
-        }
-    }
-    *out = r;
-    return DG_OK;
-fail:
-    dg_array_decref(r);
-    return st;
-}
-
-/* From REPLICA to an op mode: a copy in which every element keeps its value
- * in the last chunk holding it and the mode's identity in the others. */
-static dg_status to_op_mode(dg_array *a, int mode, dg_array **out, dg_error *err)
-{
-    dg_backend_i *be = a->be;
-    dg_array *r = NULL;
-    dg_status st;
-    int i, j, ax;
-    DG_CHECK(copy_same_layout(a, mode, &r, err));
-    for (i = 0; i < r->nchunks; i++) {
-        dg_chunk *c = &r->chunks[i];
-        for (j = i + 1; j < r->nchunks; j++) {
-            dg_box I;
-            dg_fill_desc f;
-            if (!dg_box_intersect(&c->box, &r->chunks[j].box, &I))
-                continue;
-            memset(&f, 0, sizeof(f));
-            f.kind = DG_FILL_CONST;
-            f.dtype = r->dtype;
-            f.ndim = r->ndim;
-            mode_identity(mode, r->dtype, f.value);
-            for (ax = 0; ax < r->ndim; ax++) {
-                f.shape[ax] = dg_range_len(I.r[ax]);
-                f.origin[ax] = I.r[ax].start;
-                f.gstep[ax] = I.r[ax].step;
-            }
-            dg_chunk_view(c, &I, &f.dst, f.strides);
-            DG_CHECK_GOTO(dg_buffer_use_write(be, c->buf, c->device, DG_STREAM_COMPUTE, err),
-                          st, fail);
-            DG_CHECK_GOTO(be->fill(be, c->device, DG_STREAM_COMPUTE, &f, err), st, fail);
-            dg_buffer_mark_write(c->buf, be->pos(be, c->device, DG_STREAM_COMPUTE));
-        }
-    }
-    *out = r;
-    return DG_OK;
-fail:
-    dg_array_decref(r);
-    return st;
-}
-
-dg_status dg_array_change_mode(dg_array *a, int mode, dg_array **out, dg_error *err)
-{
-    dg_array *rep = NULL;
-    dg_status st;
-    if (mode < 0 || mode >= DG_NMODES)
-        return dg_error_set(err, DG_ERR_VALUE, -1, "unknown mode %d", mode);
-    if (mode == a->mode) {
-        dg_array_incref(a);
-        *out = a;
-        return DG_OK;
-    }
-    if (a->mode == DG_MODE_REPLICA)
-        return to_op_mode(a, mode, out, err);
-    DG_CHECK(to_replica(a, &rep, err));
-    if (mode == DG_MODE_REPLICA) {
-        *out = rep;
-        return DG_OK;
-    }
-    st = to_op_mode(rep, mode, out, err);
-    dg_array_decref(rep);
-    return st;
-}

@@ -332,6 +332,17 @@ dg_status dg_plan_build(const dg_plan_chunk *src, int nsrc,
                         const dg_plan_chunk *dst, int ndst,
                         dg_plan *plan, dg_error *err)
 {
+    return dg_plan_build_ex(src, nsrc, dst, ndst, 0, plan, err);
+}
+
+/* dg_plan_build, and with DG_PLAN_REUSE_DST: after the sources on a
+ * destination's own device, the destinations before it on that device are
+ * taken as sources (index nsrc + t), so that an element two destinations of
+ * one device need crosses devices once. */
+dg_status dg_plan_build_ex(const dg_plan_chunk *src, int nsrc,
+                           const dg_plan_chunk *dst, int ndst, unsigned flags,
+                           dg_plan *plan, dg_error *err)
+{
     dg_status st = DG_OK;
     src_groups g;
     dst_state ds;
@@ -381,6 +392,10 @@ dg_status dg_plan_build(const dg_plan_chunk *src, int nsrc,
                           st, done);
             g.done[local] = 1;
         }
+        for (int u = 0; (flags & DG_PLAN_REUSE_DST) && u < t && ds.covered < ds.size; u++)
+            if (dst[u].device == dst[t].device)
+                DG_CHECK_GOTO(take_source(&ds, &dst[u].box, nsrc + u, plan, &moved, err),
+                              st, done);
         while (ds.covered < ds.size) {
             int best = -1;
             for (int j = 0; j < g.ndev; j++) {

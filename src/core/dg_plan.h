@@ -44,6 +44,18 @@ dg_status dg_plan_build(const dg_plan_chunk *src, int nsrc,
                         const dg_plan_chunk *dst, int ndst,
                         dg_plan *plan, dg_error *err);
 
+/* Flags of dg_plan_build_ex. */
+enum { DG_PLAN_REUSE_DST = 1u };
+
+/* dg_plan_build with flags.  DG_PLAN_REUSE_DST: a destination may also be
+ * filled from the destinations before it on its own device (after that
+ * device's sources, before any other device's): such a copy names source
+ * index nsrc + t for destination t, and is to run once t is filled.  No
+ * element then reaches one device twice. */
+dg_status dg_plan_build_ex(const dg_plan_chunk *src, int nsrc,
+                           const dg_plan_chunk *dst, int ndst, unsigned flags,
+                           dg_plan *plan, dg_error *err);
+
 void dg_plan_free(dg_plan *plan);
 
 /* Checks that the chunks cover every index of the box `whole`; if not, fails

@@ -2,6 +2,9 @@
  *
  * The first error wins: cleanup paths call functions that may fail again, and
  * the record must still name the cause, not its echo. */
+#include <limits.h>
+#include <stdint.h>
+#include <stdlib.h>
 #include "dg_status.h"
 
 #include <assert.h>
@@ -49,4 +52,27 @@ void dg_error_clear(dg_error *err)
     err->backend_code = 0;
     err->bytes = 0;
     memset(err->msg, 0, sizeof err->msg);
+}
+
+dg_status dg_grow(void **items, int *cap, int want, size_t size, int first, dg_error *err)
+{
+    int nc = *cap > 0 ? *cap : first;
+    void *p;
+    if (want <= *cap)
+        return DG_OK;
+    while (nc < want) {
+        if (nc > INT_MAX / 2)
+            return dg_error_set(err, DG_ERR_NOMEM, -1, "a list of more than %d entries", nc);
+        nc *= 2;
+    }
+    if ((size_t)nc > SIZE_MAX / size)
+        return dg_error_set(err, DG_ERR_NOMEM, -1, "a list of %d entries of %zu bytes", nc,
+                            size);
+    p = realloc(*items, (size_t)nc * size);
+    if (!p)
+        return dg_error_set(err, DG_ERR_NOMEM, -1, "out of host memory for a list of %d "
+                            "entries", nc);
+    *items = p;
+    *cap = nc;
+    return DG_OK;
 }

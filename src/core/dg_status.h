@@ -49,6 +49,11 @@ dg_status dg_error_set(dg_error *err, dg_status code, int device,
 /* Clears `err` back to DG_OK. */
 void dg_error_clear(dg_error *err);
 
+/* Makes room for `want` elements of `size` bytes in the growable array
+ * *items of capacity *cap (both borrowed; the contents are kept), doubling
+ * from `first`.  DG_ERR_NOMEM (nothing changed) if that fails. */
+dg_status dg_grow(void **items, int *cap, int want, size_t size, int first, dg_error *err);
+
 /* Evaluate a dg_status expression; on failure jump to `label`, keeping the
  * status in `st` (which must be a dg_status variable in scope). */
 #define DG_CHECK_GOTO(expr, st, label)        \

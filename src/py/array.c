@@ -157,17 +157,21 @@ fail:
 
 PyObject *dgpy_layout_to_py(const dg_array *a)
 {
-    PyObject *lst = PyList_New(a->nchunks);
-    int i, ax;
+    dg_error err = DG_ERROR_INIT;
+    dg_plan_chunk *l = NULL;
+    PyObject *lst = NULL;
+    int i, ax, n = 0;
+    if (dg_array_logical_layout(a, &l, &n, &err) != DG_OK)
+        return dgpy_raise(&err);
+    lst = PyList_New(n);
     if (!lst)
-        return NULL;
-    for (i = 0; i < a->nchunks; i++) {
-        const dg_chunk *c = &a->chunks[i];
+        goto done;
+    for (i = 0; i < n; i++) {
         PyObject *box = PyTuple_New(a->ndim), *item;
         if (!box)
             goto fail;
         for (ax = 0; ax < a->ndim; ax++) {
-            const dg_range *r = &c->box.r[ax];
+            const dg_range *r = &l[i].box.r[ax];
             PyObject *t = Py_BuildValue("(LLL)", (long long)r->start, (long long)r->stop,
                                         (long long)r->step);
             if (!t) {
@@ -176,15 +180,17 @@ PyObject *dgpy_layout_to_py(const dg_array *a)
             }
             PyTuple_SET_ITEM(box, ax, t);
         }
-        item = Py_BuildValue("(iN)", c->device, box);
+        item = Py_BuildValue("(iN)", l[i].device, box);
         if (!item)
             goto fail;
         PyList_SET_ITEM(lst, i, item);
     }
-    return lst;
+    goto done;
 fail:
-    Py_DECREF(lst);
-    return NULL;
+    Py_CLEAR(lst);
+done:
+    free(l);
+    return lst;
 }
 
 int dgpy_default_layout(int ndim, const int64_t *shape, int dtype, dg_plan_chunk **out,
@@ -389,7 +395,7 @@ static PyObject *m_reshard_layout(DgArrayObject *self, PyObject *lst)
     st = dg_layout_validate(dgpy_st->be->ndevices, self->arr->ndim, self->arr->shape, l, n,
                             &err);
     if (st == DG_OK)
-        st = dg_array_reshard(self->arr, l, n, &out, &err);
+        st = dg_array_reshard_ex(self->arr, l, n, DG_RESHARD_PIECES, &out, &err);
     PyMem_Free(l);
     if (st != DG_OK)
         return dgpy_raise(&err);
@@ -510,11 +516,12 @@ static PyObject *m_copy(DgArrayObject *self, PyObject *args, PyObject *kw)
     dg_plan_chunk *l = NULL;
     dg_error err = DG_ERROR_INIT;
     dg_status st;
+    int n = 0;
     if (!PyArg_ParseTupleAndKeywords(args, kw, "|O:copy", kwlist, &order))
         return NULL;
-    st = dg_array_layout(self->arr, &l, &err);
+    st = dg_array_logical_layout(self->arr, &l, &n, &err);
     if (st == DG_OK)
-        st = dg_array_reshard(self->arr, l, self->arr->nchunks, &out, &err);
+        st = dg_array_reshard_ex(self->arr, l, n, DG_RESHARD_PIECES, &out, &err);
     free(l);
     if (st != DG_OK)
         return dgpy_raise(&err);

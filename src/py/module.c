@@ -373,6 +373,27 @@ static PyObject *f_get_min_split_bytes(PyObject *mod, PyObject *unused)
     return PyLong_FromSize_t(dgpy_st->min_split_bytes);
 }
 
+static PyObject *f_set_peer_read_bytes(PyObject *mod, PyObject *arg)
+{
+    long long v = PyLong_AsLongLong(arg);
+    (void)mod;
+    if (v == -1 && PyErr_Occurred())
+        return NULL;
+    if (v < 0) {
+        PyErr_SetString(PyExc_ValueError, "peer_read_bytes must be >= 0");
+        return NULL;
+    }
+    dg_set_peer_read_bytes((size_t)v);
+    Py_RETURN_NONE;
+}
+
+static PyObject *f_get_peer_read_bytes(PyObject *mod, PyObject *unused)
+{
+    (void)mod;
+    (void)unused;
+    return PyLong_FromSize_t(dg_get_peer_read_bytes());
+}
+
 /* _plan(src_layout, dst_layout, ndim): the planner's copies, for tests:
  * [(src_index, dst_index, ((start, stop, step), ...)), ...]. */
 static PyObject *f_plan(PyObject *mod, PyObject *args)
@@ -658,6 +679,9 @@ static PyMethodDef module_methods[] = {
     {"_sync_all", f_sync_all, METH_NOARGS, "wait for all devices"},
     {"_set_min_split_bytes", f_set_min_split_bytes, METH_O, "set the default split size"},
     {"_get_min_split_bytes", f_get_min_split_bytes, METH_NOARGS, "the default split size"},
+    {"_set_peer_read_bytes", f_set_peer_read_bytes, METH_O,
+     "regions up to this many bytes on another device are read in place"},
+    {"_get_peer_read_bytes", f_get_peer_read_bytes, METH_NOARGS, "see _set_peer_read_bytes"},
     {"_plan", f_plan, METH_VARARGS, "planner testing hook"},
     {"_validate_layout", f_validate_layout, METH_VARARGS, "check a layout against a shape"},
     {NULL, NULL, 0, NULL},
@@ -687,6 +711,9 @@ static int module_exec(PyObject *m)
         const char *ms = getenv("DGARRAY_MIN_SPLIT_BYTES");
         if (ms && *ms)
             st->min_split_bytes = (size_t)strtoull(ms, NULL, 10);
+        ms = getenv("DGARRAY_PEER_READ_BYTES");
+        if (ms && *ms)
+            dg_set_peer_read_bytes((size_t)strtoull(ms, NULL, 10));
     }
     st->array_type = (PyTypeObject *)PyType_FromModuleAndSpec(m, &dgpy_array_spec, NULL);
     if (!st->array_type)

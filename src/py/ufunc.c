@@ -253,16 +253,15 @@ dg_status dgpy_cast(dg_array *a, int dtype, dg_array **out, dg_error *err)
     dg_array *r = NULL;
     dg_ew_call call;
     dg_status st;
+    int n = 0;
+    DG_CHECK(dg_array_logical_layout(a, &l, &n, err));
     if (a->dtype == dtype) {
         /* a copy with the same layout */
-        DG_CHECK(dg_array_layout(a, &l, err));
-        st = dg_array_reshard(a, l, a->nchunks, out, err);
+        st = dg_array_reshard_ex(a, l, n, DG_RESHARD_PIECES, out, err);
         free(l);
         return st;
     }
-    DG_CHECK(dg_array_layout(a, &l, err));
-    st = dg_array_empty(a->be, dtype, a->ndim, a->shape, l, a->nchunks, DG_MODE_REPLICA, &r,
-                        err);
+    st = dg_array_empty(a->be, dtype, a->ndim, a->shape, l, n, DG_MODE_REPLICA, &r, err);
     free(l);
     if (st != DG_OK)
         return st;
@@ -740,7 +739,7 @@ static PyObject *ufunc_apply(int id, PyObject *ufunc, PyObject *const *args, int
             for (j = 0; ok && j < bnd; j++)
                 ok = ref->shape[j] == bsh[j];
             if (ok)
-                st = dg_array_layout(ref, &l, &err), n = ref->nchunks;
+                st = dg_array_logical_layout(ref, &l, &n, &err);
             else
                 st = DG_OK, ok = 0;
             if (st != DG_OK) {

@@ -491,6 +491,161 @@ static dg_status cpu_scan(dg_backend_i *be, int dev, int stream, const dg_scan_d
                   shape_count(sc->ndim, sc->shape) < CPU_INLINE_ELEMS, err);
 }
 
+/* ---- transfers and collectives ------------------------------------------------- */
+
+static dg_pos cpu_pos(dg_backend_i *be, int dev, int stream);
+static dg_status cpu_wait(dg_backend_i *be, int dev, int stream, dg_pos p, dg_error *err);
+static dg_status cpu_sync_all(dg_backend_i *be, dg_error *err);
+
+/* Enqueues on dev a copy of nbytes from src to dst (dense). */
+static dg_status submit_bytes(cpu_be *cb, int dev, const void *src, void *dst, size_t nbytes,
+                              dg_error *err)
+{
+    cpu_task t;
+    memset(&t.u.copy, 0, sizeof(t.u.copy));
+    t.kind = T_COPY;
+    t.u.copy.ndim = 1;
+    t.u.copy.itemsize = 1;
+    t.u.copy.shape[0] = (int64_t)nbytes;
+    t.u.copy.src_strides[0] = t.u.copy.dst_strides[0] = 1;
+    t.u.copy.src_dev = t.u.copy.dst_dev = dev;
+    t.u.copy.src = (const char *)src;
+    t.u.copy.dst = (char *)dst;
+    return submit(cb, dev, &t, TASK_SIZE(copy), nbytes < CPU_INLINE_ELEMS * 8, err);
+}
+
+/* Enqueues on dev dst[e] = a[e] op b[e] for the n elements (loop `loop`). */
+static dg_status submit_fold(cpu_be *cb, int dev, int loop, const void *a, const void *b,
+                             void *dst, int64_t n, int64_t isz, dg_error *err)
+{
+    cpu_task t;
+    memset(&t.u.ew, 0, sizeof(t.u.ew));
+    t.kind = T_EW;
+    t.u.ew.loop = loop;
+    t.u.ew.ndim = 1;
+    t.u.ew.shape[0] = n;
+    t.u.ew.nop = 3;
+    t.u.ew.data[0] = (char *)a;
+    t.u.ew.data[1] = (char *)b;
+    t.u.ew.data[2] = (char *)dst;
+    t.u.ew.strides[0][0] = t.u.ew.strides[1][0] = t.u.ew.strides[2][0] = isz;
+    return submit(cb, dev, &t, TASK_SIZE(ew), n < CPU_INLINE_ELEMS, err);
+}
+
+/* Each transfer is a copy run by the destination's worker after the work
+ * enqueued so far on the source; the source's queue then waits for the copy,
+ * so that positions of either device taken afterwards cover it (the ordering
+ * NCCL gives on GPUs).  Waits only name work enqueued before them, so they
+ * cannot form a cycle. */
+static dg_status cpu_exchange(dg_backend_i *be, const dg_xfer *x, int n, dg_error *err)
+{
+    cpu_be *cb = impl_of(be);
+    int i;
+    for (i = 0; i < n; i++) {
+        if (x[i].src_dev < 0 || x[i].src_dev >= cb->ndev || x[i].dst_dev < 0 ||
+            x[i].dst_dev >= cb->ndev || x[i].src_dev == x[i].dst_dev)
+            return dg_error_set(err, DG_ERR_INTERNAL, x[i].dst_dev,
+                                "a transfer from device %d to device %d", x[i].src_dev,
+                                x[i].dst_dev);
+        if (x[i].nbytes == 0)
+            continue;
+        DG_CHECK(cpu_wait(be, x[i].dst_dev, DG_STREAM_TRANSFER,
+                          cpu_pos(be, x[i].src_dev, DG_STREAM_TRANSFER), err));
+        DG_CHECK(submit_bytes(cb, x[i].dst_dev, x[i].src, x[i].dst, x[i].nbytes, err));
+        DG_CHECK(cpu_wait(be, x[i].src_dev, DG_STREAM_TRANSFER,
+                          cpu_pos(be, x[i].dst_dev, DG_STREAM_TRANSFER), err));
+    }
+    return DG_OK;
+}
+
+/* The ufunc of an all-reduce op. */
+static int allred_ufunc(int op)
+{
+    switch (op) {
+    case DG_ALLRED_SUM: return DG_UF_add;
+    case DG_ALLRED_PROD: return DG_UF_multiply;
+    case DG_ALLRED_MAX: return DG_UF_maximum;
+    case DG_ALLRED_MIN: return DG_UF_minimum;
+    default: return -1;
+    }
+}
+
+/* Each device waits for every device's work so far, then folds all the
+ * sources, in device order (so that every result has the same bits), into a
+ * temporary of its own; once every device has, each copies its temporary
+ * into its destination (which may be its source, read by the others in the
+ * first step). */
+static dg_status cpu_allreduce(dg_backend_i *be, int stream, const dg_allreduce_desc *r,
+                               dg_error *err)
+{
+    cpu_be *cb = impl_of(be);
+    int dt[3] = {r->dtype, r->dtype, r->dtype};
+    int uf = allred_ufunc(r->op), loop = uf < 0 ? -1 : dg_loop_find(uf, dt);
+    int64_t isz = dg_dtype_size(r->dtype);
+    size_t nbytes = (size_t)(r->count * isz);
+    void **tmp;
+    dg_pos *ready;
+    dg_status st = DG_OK;
+    int i, j, k;
+
+    if (loop < 0 || r->n < 1)
+        return dg_error_set(err, DG_ERR_NOTIMPL, -1, "no all-reduce of %s with op %d",
+                            dg_dtype_name(r->dtype), r->op);
+    for (i = 0; i < r->n; i++)
+        if (r->devs[i] < 0 || r->devs[i] >= cb->ndev)
+            return dg_error_set(err, DG_ERR_INTERNAL, r->devs[i],
+                                "an all-reduce on device %d", r->devs[i]);
+    if (r->count == 0)
+        return DG_OK;
+    tmp = (void **)calloc((size_t)r->n, sizeof(void *));
+    ready = (dg_pos *)calloc((size_t)r->n, sizeof(dg_pos));
+    if (!tmp || !ready) {
+        free(tmp);
+        free(ready);
+        return dg_error_set(err, DG_ERR_NOMEM, -1, "out of host memory");
+    }
+    for (i = 0; i < r->n; i++)
+        ready[i] = cpu_pos(be, r->devs[i], stream);
+    for (i = 0; i < r->n && st == DG_OK; i++) {
+        const int dev = r->devs[i];
+        st = cpu_alloc(be, dev, nbytes, &tmp[i], err);
+        for (j = 0; j < r->n && st == DG_OK; j++)
+            st = cpu_wait(be, dev, stream, ready[j], err);
+        if (st == DG_OK && r->n == 1)
+            st = submit_bytes(cb, dev, r->src[0], tmp[i], nbytes, err);
+        for (k = 1; k < r->n && st == DG_OK; k++)
+            st = submit_fold(cb, dev, loop, k == 1 ? r->src[0] : tmp[i], r->src[k], tmp[i],
+                             r->count, isz, err);
+    }
+    for (i = 0; i < r->n && st == DG_OK; i++)
+        ready[i] = cpu_pos(be, r->devs[i], stream);
+    for (i = 0; i < r->n && st == DG_OK; i++) {
+        for (j = 0; j < r->n && st == DG_OK; j++)
+            st = cpu_wait(be, r->devs[i], stream, ready[j], err);
+        if (st == DG_OK)
+            st = submit_bytes(cb, r->devs[i], tmp[i], r->dst[i], nbytes, err);
+    }
+    if (st != DG_OK) {
+        /* let what was queued run before the temporaries go */
+        dg_error e2 = DG_ERROR_INIT;
+        cpu_sync_all(be, &e2);
+    }
+    for (i = 0; i < r->n; i++)
+        if (tmp[i])
+            cpu_release(be, r->devs[i], tmp[i]);
+    free(tmp);
+    free(ready);
+    return st;
+}
+
+static int cpu_can_access(dg_backend_i *be, int dev, int other)
+{
+    (void)be;
+    (void)dev;
+    (void)other;
+    return 1; /* the virtual devices share the host's memory */
+}
+
 /* ---- positions ------------------------------------------------------------ */
 
 static dg_pos cpu_pos(dg_backend_i *be, int dev, int stream)
@@ -642,6 +797,9 @@ dg_status dg_cpu_backend_create(int ndevices, dg_backend_i **out, dg_error *err)
     cb->iface.flags = DG_BE_IDX_IN;
     cb->iface.scan = cpu_scan;
     cb->iface.fill = cpu_fill;
+    cb->iface.exchange = cpu_exchange;
+    cb->iface.allreduce = cpu_allreduce;
+    cb->iface.can_access = cpu_can_access;
     cb->iface.destroy = cpu_destroy;
     for (i = 0; i < ndevices; i++) {
         cpu_dev *d = &cb->devs[i];

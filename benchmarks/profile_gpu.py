@@ -1,0 +1,242 @@
+"""Where the time of a workload goes on the GPUs: a timeline of one run.
+
+For each workload, prints the best wall time of several runs, then the CUDA
+runtime calls (host side) and the kernels and copies (device side) of one
+run, traced by CUPTI through torch.profiler, with times relative to the
+run's first event.  CUPTI adds about a microsecond to each runtime call, so
+the timeline shows the structure and the kernels' own durations; the wall
+times without tracing are the figures.
+
+Also measures the ceilings the reduction and reshard goals are set against:
+a plain float4 read-and-sum kernel on every GPU at once, NCCL's send between
+two GPUs and its all-to-all (grouped send/recv, as nccl-tests does), through
+CuPy's NCCL binding.
+
+    python benchmarks/profile_gpu.py [--only sum,argmax,...] [--trace DIR]
+"""
+import argparse
+import json
+import os
+import sys
+import time
+
+import numpy as np
+
+os.environ.setdefault("NCCL_NVLS_ENABLE", "0")
+
+import dgarray as dg  # noqa: E402
+
+
+def best_of(f, reps=10, warm=3):
+    for _ in range(warm):
+        f()
+    ts = []
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        f()
+        ts.append(time.perf_counter() - t0)
+    return min(ts), float(np.median(ts))
+
+
+def done(r):
+    if isinstance(r, tuple):
+        for x in r:
+            done(x)
+        return
+    if r.mode != "replica":
+        r = r.change_mode("replica")
+    r._sync()
+
+
+def timeline(f, tracedir, name):
+    """One traced run of f: rows (kind, device, stream, name, start us, dur us)."""
+    import torch
+    from torch.profiler import ProfilerActivity, profile
+    f()
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+        f()
+    path = os.path.join(tracedir, f"trace-{name}.json")
+    prof.export_chrome_trace(path)
+    with open(path) as fh:
+        tr = json.load(fh)
+    rows = []
+    for e in tr.get("traceEvents", []):
+        cat = e.get("cat", "")
+        if cat not in ("kernel", "gpu_memcpy", "gpu_memset", "cuda_runtime", "cuda_driver"):
+            continue
+        a = e.get("args", {})
+        rows.append((cat, a.get("device", "-"), a.get("stream", "-"), e.get("name", "?"),
+                     float(e["ts"]), float(e.get("dur", 0))))
+    if not rows:
+        return []
+    t0 = min(r[4] for r in rows)
+    rows = sorted(((c, d, s, n, ts - t0, du) for c, d, s, n, ts, du in rows),
+                  key=lambda r: r[4])
+    return rows
+
+
+def print_timeline(rows, limit=80):
+    for c, d, s, n, ts, du in rows[:limit]:
+        side = "GPU" if c in ("kernel", "gpu_memcpy", "gpu_memset") else "host"
+        print(f"    {ts:9.1f} {du:8.1f}  {side:4} d{d} s{s}  {n[:90]}")
+    if len(rows) > limit:
+        print(f"    ... {len(rows) - limit} more")
+    gpu = [r for r in rows if r[0] in ("kernel", "gpu_memcpy", "gpu_memset")]
+    if gpu:
+        end = max(r[4] + r[5] for r in gpu)
+        print(f"    last GPU work ends at {end:.1f} us; kernels by device: " + ", ".join(
+            f"d{d} {sum(r[5] for r in gpu if r[1] == d):.1f} us"
+            for d in sorted({r[1] for r in gpu}, key=str)))
+
+
+def workloads(n=1 << 28, sq=16384):
+    ndev = len(dg.devices())
+    rows_map = {d: slice(n * d // ndev, n * (d + 1) // ndev) for d in range(ndev)}
+    x = np.random.default_rng(1).standard_normal(n, dtype=np.float32)
+    a = dg.distributed_array(x, rows_map)
+    y = np.random.default_rng(2).standard_normal((sq, sq), dtype=np.float32)
+    sq_map = {d: slice(sq * d // ndev, sq * (d + 1) // ndev) for d in range(ndev)}
+    b = dg.distributed_array(y, sq_map)
+    c = dg.distributed_array(x, rows_map)
+    return {
+        "add": (lambda: (a + c)._sync(), 3 * 4 * n),
+        "sum": (lambda: done(a.sum()), 4 * n),
+        "sum_nocombine": (lambda: a.sum()._sync(), 4 * n),
+        "argmax": (lambda: done(a.argmax()), 4 * n),
+        "sum_axis0": (lambda: done(b.sum(axis=0)), 4 * sq * sq),
+        "sum_axis1": (lambda: done(b.sum(axis=1)), 4 * sq * sq),
+    }
+
+
+READ4 = r"""
+extern "C" __global__ void read4(const float4* a, float* out, long long n) {
+    float s = 0.f;
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;
+         i += (long long)gridDim.x * blockDim.x) {
+        float4 v = a[i]; s += v.x + v.y + v.z + v.w; }
+    if (s == 12345.f) out[0] = s;
+}
+"""
+
+
+def ceilings(n=1 << 28):
+    """Plain read kernel on all GPUs; NCCL send and all-to-all; peer copy."""
+    try:
+        import cupy as cp
+    except Exception as e:  # noqa: BLE001
+        print(f"  no cupy: {e}")
+        return
+    ngpu = cp.cuda.runtime.getDeviceCount()
+    per = n // ngpu
+    bufs, kern = [], []
+    for d in range(ngpu):
+        with cp.cuda.Device(d):
+            bufs.append((cp.ones(per, cp.float32), cp.zeros(1, cp.float32)))
+            kern.append(cp.RawModule(code=READ4).get_function("read4"))
+            nsm = cp.cuda.Device(d).attributes["MultiProcessorCount"]
+
+    def sync():
+        for d in range(ngpu):
+            cp.cuda.Device(d).synchronize()
+
+    for blocks_per_sm in (2, 4, 8, 16):
+        def run():
+            for d in range(ngpu):
+                with cp.cuda.Device(d):
+                    a, o = bufs[d]
+                    kern[d]((nsm * blocks_per_sm,), (256,), (a, o, np.int64(per // 4)))
+            sync()
+        t, _ = best_of(run, 10)
+        print(f"  read4 kernel, {blocks_per_sm} blocks/SM, {ngpu} GPUs: "
+              f"{4 * n / t / 1e9:,.0f} GB/s ({t * 1e6:.1f} us)")
+    del bufs
+    if ngpu < 2:
+        return
+    try:
+        from cupy.cuda import nccl
+        comms = nccl.NcclCommunicator.initAll(list(range(ngpu)))
+    except Exception as e:  # noqa: BLE001
+        print(f"  NCCL through CuPy unavailable: {e}")
+        return
+    streams = []
+    for d in range(ngpu):
+        with cp.cuda.Device(d):
+            streams.append(cp.cuda.Stream(non_blocking=True))
+    for nbytes in (128 << 20, 1 << 30):
+        bufs = []
+        for d in range(2):
+            with cp.cuda.Device(d):
+                bufs.append(cp.ones(nbytes // 4, cp.float32))
+
+        def send():
+            nccl.groupStart()
+            comms[0].send(bufs[0].data.ptr, nbytes // 4, nccl.NCCL_FLOAT32, 1, streams[0].ptr)
+            comms[1].recv(bufs[1].data.ptr, nbytes // 4, nccl.NCCL_FLOAT32, 0, streams[1].ptr)
+            nccl.groupEnd()
+            for s in streams[:2]:
+                s.synchronize()
+        t, _ = best_of(send, 10)
+        print(f"  NCCL send 0->1, {nbytes >> 20} MiB: {nbytes / t / 1e9:,.1f} GB/s")
+
+        def peer():
+            with cp.cuda.Device(1):
+                cp.cuda.runtime.memcpyPeerAsync(bufs[1].data.ptr, 1, bufs[0].data.ptr, 0,
+                                                nbytes, streams[1].ptr)
+                streams[1].synchronize()
+        t, _ = best_of(peer, 10)
+        print(f"  cudaMemcpyPeerAsync 0->1, {nbytes >> 20} MiB: {nbytes / t / 1e9:,.1f} GB/s")
+        del bufs
+    # all-to-all of an 8 GiB array over the GPUs, as grouped send/recv
+    total = 8 << 30
+    per = total // ngpu
+    blk = per // ngpu
+    sb, rb = [], []
+    for d in range(ngpu):
+        with cp.cuda.Device(d):
+            sb.append(cp.ones(per // 4, cp.float32))
+            rb.append(cp.empty(per // 4, cp.float32))
+
+    def a2a():
+        nccl.groupStart()
+        for d in range(ngpu):
+            for p in range(ngpu):
+                comms[d].send(sb[d].data.ptr + p * blk, blk // 4, nccl.NCCL_FLOAT32, p,
+                              streams[d].ptr)
+                comms[d].recv(rb[d].data.ptr + p * blk, blk // 4, nccl.NCCL_FLOAT32, p,
+                              streams[d].ptr)
+        nccl.groupEnd()
+        for s in streams:
+            s.synchronize()
+    t, _ = best_of(a2a, 5, 1)
+    algbw = per / t / 1e9
+    print(f"  NCCL all-to-all of 8 GiB over {ngpu} GPUs: {t * 1e3:.2f} ms, algbw "
+          f"{algbw:,.1f} GB/s, busbw {algbw * (ngpu - 1) / ngpu:,.1f} GB/s")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--only")
+    ap.add_argument("--trace", default=os.environ.get("OUT", "/tmp"))
+    ap.add_argument("--no-ceilings", action="store_true")
+    args = ap.parse_args()
+    print(f"dgarray on {dg.backend()}, {len(dg.devices())} device(s)")
+    wl = workloads()
+    names = args.only.split(",") if args.only else list(wl)
+    for name in names:
+        f, nbytes = wl[name]
+        tmin, tmed = best_of(f)
+        print(f"\n== {name}: best {tmin * 1e6:.1f} us ({nbytes / tmin / 1e9:,.0f} GB/s), "
+              f"median {tmed * 1e6:.1f} us")
+        try:
+            print_timeline(timeline(f, args.trace, name))
+        except Exception as e:  # noqa: BLE001
+            print(f"    no trace: {e}")
+        sys.stdout.flush()
+    if not args.no_ceilings:
+        print("\n== ceilings")
+        ceilings()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,356 @@
+/* Moves: batches of copies between chunk views, run together (dg_move in
+ * dg_array_impl.h).
+ *
+ * A copy within one device runs on that device's compute stream.  Copies
+ * between devices run as one exchange group (NCCL send/recv on GPUs) on the
+ * transfer streams, so that they overlap compute: a side whose view is not
+ * dense is packed into (or unpacked from) a dense temporary on its own
+ * device, on the same transfer stream.  Every wait is enqueued before any
+ * work of the batch, so the batch's own writes, which go to disjoint parts of
+ * their buffers, never wait for each other; they are recorded as part
+ * writes.  Copies of phase 1 read destinations of phase 0 (the planner's
+ * DG_PLAN_REUSE_DST) and run after them, on the compute stream. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "dg_array.h"
+#include "dg_array_impl.h"
+
+void dg_move_init(dg_move *m, dg_backend_i *be)
+{
+    memset(m, 0, sizeof(*m));
+    m->be = be;
+}
+
+void dg_move_free(dg_move *m)
+{
+    free(m->items);
+    m->items = NULL;
+    m->n = m->cap = 0;
+}
+
+dg_status dg_move_add(dg_move *m, const dg_move_item *it, dg_error *err)
+{
+    int64_t n = 1;
+    int ax;
+    for (ax = 0; ax < it->ndim; ax++)
+        n *= it->shape[ax];
+    if (n == 0)
+        return DG_OK;
+    DG_CHECK(dg_grow((void **)&m->items, &m->cap, m->n + 1, sizeof(dg_move_item), 8, err));
+    m->items[m->n++] = *it;
+    return DG_OK;
+}
+
+void dg_move_item_view(dg_move_item *it, int itemsize, const dg_chunk *src, const dg_box *box,
+                       const dg_chunk *dst)
+{
+    int ax;
+    memset(it, 0, sizeof(*it));
+    it->itemsize = itemsize;
+    it->ndim = box->ndim;
+    for (ax = 0; ax < box->ndim; ax++)
+        it->shape[ax] = dg_range_len(box->r[ax]);
+    it->src_dev = src->device;
+    it->src_buf = src->buf;
+    dg_chunk_view(src, box, (char **)&it->src, it->src_strides);
+    it->dst_dev = dst->device;
+    it->dst_buf = dst->buf;
+    dg_chunk_view(dst, box, &it->dst, it->dst_strides);
+}
+
+/* 1 if the view (shape, strides) of `isz`-byte items is dense in C order. */
+static int view_dense(int ndim, const int64_t *shape, const int64_t *strides, int64_t isz)
+{
+    int64_t want = isz;
+    int ax;
+    for (ax = ndim - 1; ax >= 0; ax--) {
+        if (shape[ax] == 1)
+            continue;
+        if (strides[ax] != want)
+            return 0;
+        want *= shape[ax];
+    }
+    return 1;
+}
+
+static int64_t item_count(const dg_move_item *it)
+{
+    int64_t n = 1;
+    int ax;
+    for (ax = 0; ax < it->ndim; ax++)
+        n *= it->shape[ax];
+    return n;
+}
+
+/* Enqueues on (dev, stream) the copy of it's shape from (src, sstr) on sdev
+ * to (dst, dstr) on ddev. */
+static dg_status enqueue_copy(dg_backend_i *be, int dev, int stream, const dg_move_item *it,
+                              int sdev, const char *src, const int64_t *sstr,
+                              int ddev, char *dst, const int64_t *dstr, dg_error *err)
+{
+    dg_copy_desc cp;
+    memset(&cp, 0, sizeof(cp));
+    cp.ndim = it->ndim;
+    cp.itemsize = it->itemsize;
+    memcpy(cp.shape, it->shape, sizeof(cp.shape));
+    cp.src_dev = sdev;
+    cp.src = src;
+    memcpy(cp.src_strides, sstr, sizeof(cp.src_strides));
+    cp.dst_dev = ddev;
+    cp.dst = dst;
+    memcpy(cp.dst_strides, dstr, sizeof(cp.dst_strides));
+    return be->copy(be, dev, stream, &cp, err);
+}
+
+/* Dense C-order strides of it's shape. */
+static void dense_strides(const dg_move_item *it, int64_t isz, int64_t *out)
+{
+    int ax;
+    for (ax = it->ndim - 1; ax >= 0; ax--) {
+        out[ax] = isz;
+        isz *= it->shape[ax];
+    }
+}
+
+/* One copy between devices as the exchange sees it: where the bytes leave
+ * from and arrive at, and the temporaries packing and unpacking them. */
+typedef struct remote {
+    dg_move_item *it;
+    dg_buffer *pack;   /* on src_dev, or NULL: sent from the view itself */
+    dg_buffer *unpack; /* on dst_dev, or NULL: received into the view itself */
+} remote;
+
+dg_status dg_move_run(dg_move *m, dg_error *err)
+{
+    dg_backend_i *be = m->be;
+    const int have_x = be->exchange != NULL;
+    remote *rem = NULL;
+    dg_xfer *xf = NULL;
+    int nrem = 0, i;
+    dg_status st = DG_OK;
+
+    if (m->n == 0)
+        return DG_OK;
+    rem = (remote *)calloc((size_t)m->n, sizeof(remote));
+    xf = (dg_xfer *)calloc((size_t)m->n, sizeof(dg_xfer));
+    if (!rem || !xf) {
+        free(rem);
+        free(xf);
+        return dg_error_set(err, DG_ERR_NOMEM, -1, "out of host memory running a move");
+    }
+
+    /* phase 0: every wait first */
+    for (i = 0; i < m->n && st == DG_OK; i++) {
+        dg_move_item *it = &m->items[i];
+        if (it->phase != 0)
+            continue;
+        if (it->src_dev == it->dst_dev) {
+            st = dg_buffer_use_read(be, it->src_buf, it->dst_dev, DG_STREAM_COMPUTE, err);
+            if (st == DG_OK)
+                st = dg_buffer_use_write(be, it->dst_buf, it->dst_dev, DG_STREAM_COMPUTE, err);
+            continue;
+        }
+        /* without exchange, the destination's transfer stream runs the copy */
+        st = dg_buffer_use_read(be, it->src_buf, have_x ? it->src_dev : it->dst_dev,
+                                DG_STREAM_TRANSFER, err);
+        if (st == DG_OK)
+            st = dg_buffer_use_write(be, it->dst_buf, it->dst_dev, DG_STREAM_TRANSFER, err);
+        rem[nrem++].it = it;
+    }
+    /* copies within a device */
+    for (i = 0; i < m->n && st == DG_OK; i++) {
+        dg_move_item *it = &m->items[i];
+        if (it->phase == 0 && it->src_dev == it->dst_dev)
+            st = enqueue_copy(be, it->dst_dev, DG_STREAM_COMPUTE, it, it->src_dev, it->src,
+                              it->src_strides, it->dst_dev, it->dst, it->dst_strides, err);
+    }
+    /* copies between devices: pack, one exchange group, unpack */
+    if (st == DG_OK && nrem > 0 && !have_x) {
+        for (i = 0; i < nrem && st == DG_OK; i++) {
+            dg_move_item *it = rem[i].it;
+            st = enqueue_copy(be, it->dst_dev, DG_STREAM_TRANSFER, it, it->src_dev, it->src,
+                              it->src_strides, it->dst_dev, it->dst, it->dst_strides, err);
+        }
+    } else if (st == DG_OK && nrem > 0) {
+        for (i = 0; i < nrem && st == DG_OK; i++) {
+            dg_move_item *it = rem[i].it;
+            const int isz = it->itemsize;
+            const int64_t nbytes = item_count(it) * isz;
+            int64_t ds[DG_MAXDIM];
+            dense_strides(it, isz, ds);
+            xf[i].src_dev = it->src_dev;
+            xf[i].dst_dev = it->dst_dev;
+            xf[i].nbytes = (size_t)nbytes;
+            xf[i].src = it->src;
+            xf[i].dst = it->dst;
+            if (!view_dense(it->ndim, it->shape, it->src_strides, isz)) {
+                st = dg_buffer_new(be, it->src_dev, (size_t)nbytes, &rem[i].pack, err);
+                if (st == DG_OK)
+                    st = dg_buffer_use_write(be, rem[i].pack, it->src_dev, DG_STREAM_TRANSFER,
+                                             err);
+                if (st == DG_OK)
+                    st = enqueue_copy(be, it->src_dev, DG_STREAM_TRANSFER, it, it->src_dev,
+                                      it->src, it->src_strides, it->src_dev,
+                                      (char *)rem[i].pack->ptr, ds, err);
+                xf[i].src = rem[i].pack ? rem[i].pack->ptr : NULL;
+            }
+            if (st == DG_OK && !view_dense(it->ndim, it->shape, it->dst_strides, isz)) {
+                st = dg_buffer_new(be, it->dst_dev, (size_t)nbytes, &rem[i].unpack, err);
+                if (st == DG_OK)
+                    st = dg_buffer_use_write(be, rem[i].unpack, it->dst_dev, DG_STREAM_TRANSFER,
+                                             err);
+                xf[i].dst = rem[i].unpack ? rem[i].unpack->ptr : NULL;
+            }
+        }
+        if (st == DG_OK)
+            st = be->exchange(be, xf, nrem, err);
+        for (i = 0; i < nrem && st == DG_OK; i++) {
+            dg_move_item *it = rem[i].it;
+            int64_t ds[DG_MAXDIM];
+            if (!rem[i].unpack)
+                continue;
+            dense_strides(it, it->itemsize, ds);
+            st = enqueue_copy(be, it->dst_dev, DG_STREAM_TRANSFER, it, it->dst_dev,
+                              (const char *)rem[i].unpack->ptr, ds, it->dst_dev, it->dst,
+                              it->dst_strides, err);
+        }
+    }
+    /* what phase 0 read and wrote (positions taken after all of it: they
+     * cover more than each copy, which only makes later waits longer);
+     * recorded after a failure too, so that no buffer is released before
+     * the work already enqueued on it */
+    {
+        for (i = 0; i < m->n; i++) {
+            dg_move_item *it = &m->items[i];
+            int local = it->src_dev == it->dst_dev;
+            int ss = local ? DG_STREAM_COMPUTE : DG_STREAM_TRANSFER;
+            if (it->phase != 0)
+                continue;
+            dg_buffer_mark_read(it->src_buf, be->pos(be, have_x || local ? it->src_dev
+                                                                          : it->dst_dev, ss));
+            dg_buffer_mark_write_part(it->dst_buf, be->pos(be, it->dst_dev, ss));
+        }
+        for (i = 0; i < nrem; i++) {
+            if (rem[i].pack)
+                dg_buffer_mark_read(rem[i].pack,
+                                    be->pos(be, rem[i].it->src_dev, DG_STREAM_TRANSFER));
+            if (rem[i].unpack)
+                dg_buffer_mark_read(rem[i].unpack,
+                                    be->pos(be, rem[i].it->dst_dev, DG_STREAM_TRANSFER));
+        }
+    }
+    /* phase 1: copies from destinations of phase 0, on the device itself */
+    for (i = 0; i < m->n && st == DG_OK; i++) {
+        dg_move_item *it = &m->items[i];
+        dg_pos p;
+        if (it->phase != 1)
+            continue;
+        st = dg_buffer_use_read(be, it->src_buf, it->dst_dev, DG_STREAM_COMPUTE, err);
+        if (st == DG_OK)
+            st = dg_buffer_use_write(be, it->dst_buf, it->dst_dev, DG_STREAM_COMPUTE, err);
+        if (st == DG_OK)
+            st = enqueue_copy(be, it->dst_dev, DG_STREAM_COMPUTE, it, it->src_dev, it->src,
+                              it->src_strides, it->dst_dev, it->dst, it->dst_strides, err);
+        if (st == DG_OK) {
+            p = be->pos(be, it->dst_dev, DG_STREAM_COMPUTE);
+            dg_buffer_mark_read(it->src_buf, p);
+            dg_buffer_mark_write_part(it->dst_buf, p);
+        }
+    }
+    for (i = 0; i < nrem; i++) {
+        dg_buffer_decref(be, rem[i].pack);
+        dg_buffer_decref(be, rem[i].unpack);
+    }
+    free(rem);
+    free(xf);
+    return st;
+}
+
+/* ---- regions ------------------------------------------------------------------ */
+
+/* Regions up to this many bytes on a device that `dev` can access in place
+ * are read there by the loop itself (no copy, no transfer): below it a
+ * transfer's fixed cost exceeds the time the loop spends reading. */
+static size_t peer_read_bytes = (size_t)256 << 10;
+
+void dg_set_peer_read_bytes(size_t n) { peer_read_bytes = n; }
+size_t dg_get_peer_read_bytes(void) { return peer_read_bytes; }
+
+dg_status dg_find_source(dg_array *x, const dg_box *region, int dev, const dg_chunk **out)
+{
+    dg_backend_i *be = x->be;
+    const dg_chunk *peer = NULL;
+    int i;
+    *out = NULL;
+    for (i = 0; i < x->nchunks; i++) {
+        const dg_chunk *c = &x->chunks[i];
+        if (!dg_box_contains(&c->box, region))
+            continue;
+        if (c->device == dev) {
+            *out = c;
+            return DG_OK;
+        }
+        if (!peer && be->can_access && be->can_access(be, dev, c->device))
+            peer = c;
+    }
+    if (peer && (size_t)dg_box_size(region) * (size_t)dg_dtype_size(x->dtype) <= peer_read_bytes)
+        *out = peer;
+    return DG_OK;
+}
+
+dg_status dg_fetch_region(dg_array *x, const dg_box *region, int dev, int stream,
+                          dg_region_src *out, dg_error *err)
+{
+    dg_backend_i *be = x->be;
+    const int isz = dg_dtype_size(x->dtype);
+    const dg_chunk *in = NULL;
+    dg_plan_chunk *src = NULL, dst;
+    dg_plan plan = {0, 0, NULL};
+    dg_move mv;
+    dg_chunk tmp;
+    dg_status st;
+    int i, ax;
+    int64_t stride = isz;
+
+    (void)stream; /* the move picks its streams; readers wait for its writes */
+    DG_CHECK(dg_find_source(x, region, dev, &in));
+    if (in) {
+        dg_chunk_view(in, region, &out->ptr, out->strides);
+        out->buf = in->buf;
+        in->buf->refcnt++;
+        return DG_OK;
+    }
+    memset(&tmp, 0, sizeof(tmp));
+    tmp.device = dev;
+    tmp.box = *region;
+    dg_box_canon(&tmp.box);
+    for (ax = region->ndim - 1; ax >= 0; ax--) {
+        tmp.strides[ax] = stride;
+        stride *= dg_range_len(region->r[ax]);
+    }
+    DG_CHECK(dg_buffer_new(be, dev, (size_t)dg_box_size(region) * (size_t)isz, &tmp.buf, err));
+    dg_move_init(&mv, be);
+    DG_CHECK_GOTO(dg_array_layout(x, &src, err), st, done);
+    dst.device = dev;
+    dst.box = tmp.box;
+    DG_CHECK_GOTO(dg_plan_build(src, x->nchunks, &dst, 1, &plan, err), st, done);
+    for (i = 0; i < plan.ncopies; i++) {
+        dg_move_item it;
+        dg_move_item_view(&it, isz, &x->chunks[plan.copies[i].src], &plan.copies[i].box, &tmp);
+        DG_CHECK_GOTO(dg_move_add(&mv, &it, err), st, done);
+    }
+    st = dg_move_run(&mv, err);
+done:
+    dg_move_free(&mv);
+    dg_plan_free(&plan);
+    free(src);
+    if (st != DG_OK) {
+        dg_buffer_decref(be, tmp.buf);
+        out->buf = NULL;
+        return st;
+    }
+    dg_chunk_view(&tmp, region, &out->ptr, out->strides);
+    out->buf = tmp.buf;
+    return DG_OK;
+}

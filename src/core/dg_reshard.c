@@ -1,0 +1,694 @@
+/* Copies between layouts and mode changes: dg_array_assign, dg_array_reshard,
+ * dg_array_change_mode, dg_array_combine.
+ *
+ * All data moves as dg_move batches of the planner's copies, planned with
+ * DG_PLAN_REUSE_DST so that no element crosses to one device twice.  A
+ * reshard moves only what changes device: a chunk asked for on a device that
+ * already holds its elements is a view of the source (copy on write keeps
+ * the two arrays' values apart), and one that holds most of them is made of
+ * such views plus the pieces that move; the array keeps the layout asked for
+ * as its logical layout.  Partial values of op modes combine by an
+ * all-reduce where the backend has one and the chunks agree (the lazy
+ * results of reductions), else by loops reading the other chunks in place or
+ * from moved temporaries. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "dg_array.h"
+#include "dg_array_impl.h"
+#include "dg_ufunc.h"
+
+/* Remote pieces a chunk of a reshard may be made of, at most, besides its
+ * views of the source: more, and it is one new buffer. */
+#define RESHARD_MAX_MOVED 4
+
+/* Adds to mv the copy of plan copy pc into chunk `d` (all of pc's box lies
+ * in d), reading from the source's chunk, or, for a copy from destination u
+ * (pc->src >= nsrc), from the chunks of dst that hold u: pieces[u] ..
+ * pieces[u + 1] - 1. */
+static dg_status add_plan_copy(dg_move *mv, int isz, const dg_array *src, const dg_plan_copy *pc,
+                               const dg_array *dst, const int *pieces, const dg_chunk *d,
+                               dg_error *err)
+{
+    dg_move_item it;
+    int u, k;
+    if (pc->src < src->nchunks) {
+        dg_move_item_view(&it, isz, &src->chunks[pc->src], &pc->box, d);
+        return dg_move_add(mv, &it, err);
+    }
+    u = pc->src - src->nchunks;
+    for (k = pieces[u]; k < pieces[u + 1]; k++) {
+        dg_box I;
+        if (!dg_box_intersect(&dst->chunks[k].box, &pc->box, &I))
+            continue;
+        dg_move_item_view(&it, isz, &dst->chunks[k], &I, d);
+        it.phase = 1;
+        DG_CHECK(dg_move_add(mv, &it, err));
+    }
+    return DG_OK;
+}
+
+dg_status dg_array_assign(dg_array *dst, dg_array *src, dg_error *err)
+{
+    dg_plan_chunk *sl = NULL, *dl = NULL;
+    dg_plan plan = {0, 0, NULL};
+    dg_move mv;
+    int *pieces = NULL;
+    dg_status st;
+    int i;
+
+    if (src->mode != DG_MODE_REPLICA)
+        return dg_error_set(err, DG_ERR_INTERNAL, -1, "assign from an array not in replica mode");
+    DG_CHECK(dg_array_unshare(dst, err));
+    dg_move_init(&mv, dst->be);
+    pieces = (int *)malloc((size_t)(dst->nchunks + 1) * sizeof(int));
+    if (!pieces) {
+        st = dg_error_set(err, DG_ERR_NOMEM, -1, "out of host memory");
+        goto done;
+    }
+    for (i = 0; i <= dst->nchunks; i++)
+        pieces[i] = i;
+    DG_CHECK_GOTO(dg_array_layout(src, &sl, err), st, done);
+    DG_CHECK_GOTO(dg_array_layout(dst, &dl, err), st, done);
+    DG_CHECK_GOTO(dg_plan_build_ex(sl, src->nchunks, dl, dst->nchunks, DG_PLAN_REUSE_DST, &plan,
+                                   err), st, done);
+    for (i = 0; i < plan.ncopies; i++)
+        DG_CHECK_GOTO(add_plan_copy(&mv, dg_dtype_size(src->dtype), src, &plan.copies[i], dst,
+                                    pieces, &dst->chunks[plan.copies[i].dst], err), st, done);
+    st = dg_move_run(&mv, err);
+done:
+    dg_move_free(&mv);
+    dg_plan_free(&plan);
+    free(pieces);
+    free(sl);
+    free(dl);
+    return st;
+}
+
+/* ---- reshard ------------------------------------------------------------------- */
+
+/* 1 if a view of `box` in chunk s is worth keeping s's memory alive for: it
+ * holds at least half of it. */
+static int worth_viewing(const dg_chunk *s, const dg_box *box, int isz)
+{
+    return (size_t)dg_box_size(box) * (size_t)isz * 2 >= s->buf->mem->nbytes;
+}
+
+/* Appends to r a chunk on dev holding `box`: a view of s sharing its memory
+ * (s not NULL), else a new dense buffer. */
+static dg_status push_chunk(dg_array *r, int dev, const dg_box *box, const dg_chunk *s,
+                            dg_error *err)
+{
+    dg_chunk *c = &r->chunks[r->nchunks];
+    const int isz = dg_dtype_size(r->dtype);
+    int64_t stride = isz;
+    int ax;
+    memset(c, 0, sizeof(*c));
+    c->device = dev;
+    c->box = *box;
+    dg_box_canon(&c->box);
+    if (s) {
+        char *ptr;
+        DG_CHECK(dg_buffer_share(s->buf, &c->buf, err));
+        dg_chunk_view(s, &c->box, &ptr, c->strides);
+        c->offset = ptr ? (int64_t)(ptr - (char *)s->buf->ptr) : 0;
+    } else {
+        for (ax = c->box.ndim - 1; ax >= 0; ax--) {
+            c->strides[ax] = stride;
+            stride *= dg_range_len(c->box.r[ax]);
+        }
+        DG_CHECK(dg_buffer_new(r->be, dev, (size_t)dg_box_size(&c->box) * (size_t)isz, &c->buf,
+                               err));
+    }
+    r->nchunks++;
+    return DG_OK;
+}
+
+/* How a chunk asked for is held: a view, views and moved pieces, or one new
+ * buffer; pieces[t] .. pieces[t + 1] - 1 are its chunks in the result. */
+enum { HOLD_VIEW, HOLD_PIECES, HOLD_NEW };
+
+/* The result of resharding rep (REPLICA) to `layout`, chunks only: views
+ * where the data stays, new buffers where it moves (and, with
+ * DG_RESHARD_PIECES, chunks made of views and moved pieces).  kind[t] and
+ * pieces[] say how each chunk asked for is held. */
+static dg_status reshard_chunks(dg_array *rep, const dg_plan_chunk *layout, int n,
+                                const dg_plan *plan, unsigned flags, int *kind, int *pieces,
+                                dg_array **out, dg_error *err)
+{
+    const int isz = dg_dtype_size(rep->dtype), nsrc = rep->nchunks;
+    dg_array *r = NULL;
+    int t, i, j, cap = 0;
+    dg_status st = DG_OK;
+
+    /* how each is held, and how many chunks that takes */
+    for (t = 0; t < n; t++) {
+        const dg_box *D = &layout[t].box;
+        int local = 0, remote = 0, virt = 0, worth = 1;
+        kind[t] = HOLD_NEW;
+        for (i = 0; i < nsrc && dg_box_size(D) > 0; i++) {
+            const dg_chunk *s = &rep->chunks[i];
+            if (s->device == layout[t].device && dg_box_contains(&s->box, D) &&
+                worth_viewing(s, D, isz)) {
+                kind[t] = HOLD_VIEW;
+                break;
+            }
+        }
+        for (j = 0; j < plan->ncopies && kind[t] != HOLD_VIEW; j++) {
+            const dg_plan_copy *pc = &plan->copies[j];
+            if (pc->dst != t)
+                continue;
+            if (pc->src >= nsrc) {
+                virt++;
+            } else if (rep->chunks[pc->src].device == layout[t].device) {
+                local++;
+                worth &= worth_viewing(&rep->chunks[pc->src], &pc->box, isz);
+            } else {
+                remote++;
+            }
+        }
+        if (kind[t] == HOLD_NEW && (flags & DG_RESHARD_PIECES) && local > 0 && virt == 0 &&
+            worth && remote <= RESHARD_MAX_MOVED)
+            kind[t] = HOLD_PIECES;
+        cap += kind[t] == HOLD_PIECES ? local + remote : 1;
+    }
+    DG_CHECK(dg_array_alloc_shell(rep->be, rep->dtype, rep->ndim, rep->shape, cap,
+                                  DG_MODE_REPLICA, &r, err));
+    for (t = 0; t < n && st == DG_OK; t++) {
+        const dg_plan_chunk *L = &layout[t];
+        pieces[t] = r->nchunks;
+        if (kind[t] == HOLD_VIEW) {
+            for (i = 0; i < nsrc; i++) {
+                const dg_chunk *s = &rep->chunks[i];
+                if (s->device == L->device && dg_box_contains(&s->box, &L->box) &&
+                    worth_viewing(s, &L->box, isz))
+                    break;
+            }
+            st = push_chunk(r, L->device, &L->box, &rep->chunks[i], err);
+        } else if (kind[t] == HOLD_PIECES) {
+            for (j = 0; j < plan->ncopies && st == DG_OK; j++) {
+                const dg_plan_copy *pc = &plan->copies[j];
+                if (pc->dst == t)
+                    st = push_chunk(r, L->device, &pc->box,
+                                    rep->chunks[pc->src].device == L->device
+                                        ? &rep->chunks[pc->src] : NULL, err);
+            }
+        } else {
+            st = push_chunk(r, L->device, &L->box, NULL, err);
+        }
+    }
+    pieces[n] = r->nchunks;
+    if (st != DG_OK) {
+        dg_array_decref(r);
+        return st;
+    }
+    *out = r;
+    return DG_OK;
+}
+
+dg_status dg_array_reshard(dg_array *a, const dg_plan_chunk *layout, int n,
+                           dg_array **out, dg_error *err)
+{
+    return dg_array_reshard_ex(a, layout, n, 0, out, err);
+}
+
+dg_status dg_array_reshard_ex(dg_array *a, const dg_plan_chunk *layout, int n, unsigned flags,
+                              dg_array **out, dg_error *err)
+{
+    dg_array *rep = NULL, *res = NULL;
+    dg_plan_chunk *sl = NULL;
+    dg_plan plan = {0, 0, NULL};
+    dg_move mv;
+    int *kind = NULL, *pieces = NULL, t, j;
+    const int isz = dg_dtype_size(a->dtype);
+    dg_status st;
+
+    DG_CHECK(dg_layout_validate(a->be->ndevices, a->ndim, a->shape, layout, n, err));
+    dg_move_init(&mv, a->be);
+    DG_CHECK_GOTO(dg_array_change_mode(a, DG_MODE_REPLICA, &rep, err), st, fail);
+    kind = (int *)malloc((size_t)n * sizeof(int));
+    pieces = (int *)malloc((size_t)(n + 1) * sizeof(int));
+    if (!kind || !pieces) {
+        st = dg_error_set(err, DG_ERR_NOMEM, -1, "out of host memory");
+        goto fail;
+    }
+    DG_CHECK_GOTO(dg_array_layout(rep, &sl, err), st, fail);
+    DG_CHECK_GOTO(dg_plan_build_ex(sl, rep->nchunks, layout, n, DG_PLAN_REUSE_DST, &plan, err),
+                  st, fail);
+    DG_CHECK_GOTO(reshard_chunks(rep, layout, n, &plan, flags, kind, pieces, &res, err), st,
+                  fail);
+    /* the copies into new buffers: whole chunks, or the moved pieces */
+    for (j = 0; j < plan.ncopies; j++) {
+        const dg_plan_copy *pc = &plan.copies[j];
+        t = pc->dst;
+        if (kind[t] == HOLD_VIEW)
+            continue;
+        if (kind[t] == HOLD_PIECES) {
+            int k;
+            if (rep->chunks[pc->src].device == layout[t].device)
+                continue; /* a view */
+            for (k = pieces[t]; k < pieces[t + 1]; k++)
+                if (dg_box_equal(&res->chunks[k].box, &pc->box))
+                    break;
+            DG_CHECK_GOTO(add_plan_copy(&mv, isz, rep, pc, res, pieces, &res->chunks[k], err),
+                          st, fail);
+        } else {
+            DG_CHECK_GOTO(add_plan_copy(&mv, isz, rep, pc, res, pieces,
+                                        &res->chunks[pieces[t]], err), st, fail);
+        }
+    }
+    DG_CHECK_GOTO(dg_move_run(&mv, err), st, fail);
+    if (res->nchunks != n) {
+        res->logical = (dg_plan_chunk *)malloc((size_t)n * sizeof(dg_plan_chunk));
+        if (!res->logical) {
+            st = dg_error_set(err, DG_ERR_NOMEM, -1, "out of host memory");
+            goto fail;
+        }
+        for (t = 0; t < n; t++) {
+            res->logical[t] = layout[t];
+            dg_box_canon(&res->logical[t].box);
+        }
+        res->nlogical = n;
+    }
+    if (a->mode != DG_MODE_REPLICA) {
+        dg_array *m = NULL;
+        DG_CHECK_GOTO(dg_array_change_mode(res, a->mode, &m, err), st, fail);
+        dg_array_decref(res);
+        res = m;
+    }
+    *out = res;
+    res = NULL;
+    st = DG_OK;
+fail:
+    dg_move_free(&mv);
+    dg_plan_free(&plan);
+    free(sl);
+    free(kind);
+    free(pieces);
+    if (rep)
+        dg_array_decref(rep);
+    if (res)
+        dg_array_decref(res);
+    return st;
+}
+
+/* ---- modes ---------------------------------------------------------------------- */
+
+/* The identity of a mode's op in `dtype`, as bytes of that dtype. */
+static void mode_identity(int mode, int dtype, unsigned char out[16])
+{
+    int isz = dg_dtype_size(dtype);
+    char kind = dg_dtype_kind(dtype);
+    memset(out, 0, 16);
+    switch (mode) {
+    case DG_MODE_SUM:
+        return; /* zero in every dtype */
+    case DG_MODE_PROD:
+        if (kind == 'f' && isz == 2) { uint16_t v = 0x3C00; memcpy(out, &v, 2); }
+        else if (kind == 'f' && isz == 4) { float v = 1; memcpy(out, &v, 4); }
+        else if (kind == 'f' && isz == 8) { double v = 1; memcpy(out, &v, 8); }
+        else if (kind == 'c' && isz == 8) { float v = 1; memcpy(out, &v, 4); }
+        else if (kind == 'c' && isz == 16) { double v = 1; memcpy(out, &v, 8); }
+        else out[0] = 1; /* little-endian integers and bool */
+        return;
+    case DG_MODE_MAX:
+    case DG_MODE_MIN: {
+        int lo = mode == DG_MODE_MAX; /* MAX's identity is the lowest value */
+        if (kind == 'b') {
+            out[0] = lo ? 0 : 1;
+        } else if (kind == 'u') {
+            if (!lo) memset(out, 0xFF, (size_t)isz);
+        } else if (kind == 'i') {
+            memset(out, lo ? 0x00 : 0xFF, (size_t)isz);
+            out[isz - 1] = lo ? 0x80 : 0x7F;
+        } else if (kind == 'f' && isz == 2) {
+            uint16_t v = lo ? 0xFC00 : 0x7C00; memcpy(out, &v, 2);
+        } else if (isz == 4 || (kind == 'c' && isz == 8)) {
+            float v = lo ? -__builtin_inff() : __builtin_inff();
+            memcpy(out, &v, 4);
+            if (kind == 'c') memcpy(out + 4, &v, 4);
+        } else {
+            double v = lo ? -__builtin_inf() : __builtin_inf();
+            memcpy(out, &v, 8);
+            if (kind == 'c') memcpy(out + 8, &v, 8);
+        }
+        return;
+    }
+    default:
+        return;
+    }
+}
+
+/* The ufunc combining partial values of a mode. */
+static int mode_ufunc(int mode)
+{
+    switch (mode) {
+    case DG_MODE_SUM: return DG_UF_add;
+    case DG_MODE_PROD: return DG_UF_multiply;
+    case DG_MODE_MAX: return DG_UF_maximum;
+    case DG_MODE_MIN: return DG_UF_minimum;
+    default: return -1;
+    }
+}
+
+/* A new array with a's chunks' boxes and devices (and its logical layout),
+ * in `mode`, values uninitialised.  New reference. */
+static dg_status empty_like_chunks(dg_array *a, int mode, dg_array **out, dg_error *err)
+{
+    dg_plan_chunk *l = NULL;
+    dg_array *r = NULL;
+    dg_status st;
+    DG_CHECK(dg_array_layout(a, &l, err));
+    st = dg_array_empty(a->be, a->dtype, a->ndim, a->shape, l, a->nchunks, mode, &r, err);
+    free(l);
+    if (st == DG_OK)
+        st = dg_array_copy_logical(r, a, err);
+    if (st != DG_OK) {
+        dg_array_decref(r);
+        return st;
+    }
+    *out = r;
+    return DG_OK;
+}
+
+/* A copy of a (same layout, same mode), chunk by chunk on each device. */
+static dg_status copy_same_layout(dg_array *a, int mode, dg_array **out, dg_error *err)
+{
+    dg_array *r = NULL;
+    dg_move mv;
+    dg_status st;
+    int i;
+    DG_CHECK(empty_like_chunks(a, mode, &r, err));
+    dg_move_init(&mv, a->be);
+    for (i = 0, st = DG_OK; i < a->nchunks && st == DG_OK; i++) {
+        dg_move_item it;
+        dg_move_item_view(&it, dg_dtype_size(a->dtype), &a->chunks[i], &a->chunks[i].box,
+                          &r->chunks[i]);
+        st = dg_move_add(&mv, &it, err);
+    }
+    if (st == DG_OK)
+        st = dg_move_run(&mv, err);
+    dg_move_free(&mv);
+    if (st != DG_OK) {
+        dg_array_decref(r);
+        return st;
+    }
+    *out = r;
+    return DG_OK;
+}
+
+/* From an op mode to REPLICA: each chunk of the result is its own partial
+ * combined with every other chunk's partial over their intersection. */
+static dg_status to_replica(dg_array *a, dg_array **out, dg_error *err)
+{
+    int dt[3] = {a->dtype, a->dtype, a->dtype};
+    int loop = dg_loop_find(mode_ufunc(a->mode), dt);
+    if (loop < 0)
+        return dg_error_set(err, DG_ERR_TYPE, -1, "mode %d has no loop for dtype %s", a->mode,
+                            dg_dtype_name(a->dtype));
+    return dg_array_combine(a, loop, out, err);
+}
+
+/* Enqueues on the device of chunk d: d's view of box I = x op y (x, y
+ * views of I read in place on that device, in the buffers xb, yb). */
+static dg_status fold_views(dg_backend_i *be, int loop, dg_chunk *d, const dg_box *I,
+                            const dg_region_src *x, const dg_region_src *y, dg_error *err)
+{
+    dg_ew_desc e;
+    dg_pos p;
+    int ax;
+    memset(&e, 0, sizeof(e));
+    e.loop = loop;
+    e.nop = 3;
+    e.ndim = I->ndim;
+    for (ax = 0; ax < I->ndim; ax++)
+        e.shape[ax] = dg_range_len(I->r[ax]);
+    e.data[0] = x->ptr;
+    memcpy(e.strides[0], x->strides, sizeof(x->strides));
+    e.data[1] = y->ptr;
+    memcpy(e.strides[1], y->strides, sizeof(y->strides));
+    dg_chunk_view(d, I, &e.data[2], e.strides[2]);
+    DG_CHECK(dg_buffer_use_read(be, x->buf, d->device, DG_STREAM_COMPUTE, err));
+    DG_CHECK(dg_buffer_use_read(be, y->buf, d->device, DG_STREAM_COMPUTE, err));
+    DG_CHECK(dg_buffer_use_write(be, d->buf, d->device, DG_STREAM_COMPUTE, err));
+    dg_ew_coalesce(&e);
+    DG_CHECK(be->elementwise(be, d->device, DG_STREAM_COMPUTE, &e, err));
+    p = be->pos(be, d->device, DG_STREAM_COMPUTE);
+    dg_buffer_mark_read(x->buf, p);
+    dg_buffer_mark_read(y->buf, p);
+    dg_buffer_mark_write(d->buf, p);
+    return DG_OK;
+}
+
+/* Chunk j of a alone, as an array (borrowing a's chunk), for dg_fetch_region. */
+static dg_array one_chunk(const dg_array *a, int j)
+{
+    dg_array t = *a;
+    t.nchunks = 1;
+    t.chunks = &a->chunks[j];
+    t.logical = NULL;
+    t.nlogical = 0;
+    t.mode = DG_MODE_REPLICA;
+    return t;
+}
+
+/* The all-reduce op of `loop`'s ufunc, or -1. */
+static int allreduce_op(int loop)
+{
+    switch (dg_loops[loop].ufunc) {
+    case DG_UF_add: return DG_ALLRED_SUM;
+    case DG_UF_multiply: return DG_ALLRED_PROD;
+    case DG_UF_maximum: return DG_ALLRED_MAX;
+    case DG_UF_minimum: return DG_ALLRED_MIN;
+    default: return -1;
+    }
+}
+
+/* 1 if every chunk of a holds the same box, dense, each on its own device. */
+static int same_dense_boxes(const dg_array *a)
+{
+    const int isz = dg_dtype_size(a->dtype);
+    int i, j, ax;
+    for (i = 0; i < a->nchunks; i++) {
+        const dg_chunk *c = &a->chunks[i];
+        int64_t want = isz;
+        if (!dg_box_equal(&c->box, &a->chunks[0].box))
+            return 0;
+        for (j = 0; j < i; j++)
+            if (a->chunks[j].device == c->device)
+                return 0;
+        for (ax = c->box.ndim - 1; ax >= 0; ax--) {
+            int64_t n = dg_range_len(c->box.r[ax]);
+            if (n > 1 && c->strides[ax] != want)
+                return 0;
+            want *= n;
+        }
+    }
+    return 1;
+}
+
+/* Chunks holding the same box on distinct devices, combined by the backend's
+ * all-reduce into r (same layout).  DG_ERR_NOTIMPL (err untouched) where the
+ * backend has none for this dtype and op. */
+static dg_status combine_allreduce(dg_array *a, int loop, dg_array *r, dg_error *err)
+{
+    dg_backend_i *be = a->be;
+    const int n = a->nchunks;
+    int *devs = (int *)malloc((size_t)n * sizeof(int));
+    const void **src = (const void **)malloc((size_t)n * sizeof(void *));
+    void **dst = (void **)malloc((size_t)n * sizeof(void *));
+    dg_allreduce_desc d;
+    dg_error e2 = DG_ERROR_INIT;
+    dg_status st = DG_OK;
+    int i;
+
+    if (!devs || !src || !dst) {
+        st = dg_error_set(err, DG_ERR_NOMEM, -1, "out of host memory");
+        goto done;
+    }
+    for (i = 0; i < n && st == DG_OK; i++) {
+        devs[i] = a->chunks[i].device;
+        src[i] = (const char *)a->chunks[i].buf->ptr + a->chunks[i].offset;
+        dst[i] = (char *)r->chunks[i].buf->ptr + r->chunks[i].offset;
+        st = dg_buffer_use_read(be, a->chunks[i].buf, devs[i], DG_STREAM_COMPUTE, err);
+        if (st == DG_OK)
+            st = dg_buffer_use_write(be, r->chunks[i].buf, devs[i], DG_STREAM_COMPUTE, err);
+    }
+    if (st != DG_OK)
+        goto done;
+    d.n = n;
+    d.devs = devs;
+    d.src = src;
+    d.dst = (void *const *)dst;
+    d.count = dg_box_size(&a->chunks[0].box);
+    d.dtype = a->dtype;
+    d.op = allreduce_op(loop);
+    st = be->allreduce(be, DG_STREAM_COMPUTE, &d, &e2);
+    if (st == DG_ERR_NOTIMPL) {
+        dg_error_clear(&e2);
+        goto done;
+    }
+    if (st != DG_OK) {
+        *err = e2;
+        goto done;
+    }
+    for (i = 0; i < n; i++) {
+        dg_pos p = be->pos(be, devs[i], DG_STREAM_COMPUTE);
+        dg_buffer_mark_read(a->chunks[i].buf, p);
+        dg_buffer_mark_write(r->chunks[i].buf, p);
+    }
+done:
+    free(devs);
+    free(src);
+    free(dst);
+    return st;
+}
+
+/* Chunks holding the same box: every chunk of r gets a_0 op a_1 op ... in
+ * chunk order (the same bits on every device), each a_j read in place where
+ * the device can (its own, or a small one on a peer), else moved. */
+static dg_status combine_same_boxes(dg_array *a, int loop, dg_array *r, dg_error *err)
+{
+    dg_backend_i *be = a->be;
+    const dg_box *I = &a->chunks[0].box;
+    dg_status st = DG_OK;
+    int i, j;
+    for (i = 0; i < r->nchunks && st == DG_OK; i++) {
+        dg_chunk *rc = &r->chunks[i];
+        dg_region_src acc, x;
+        dg_array t0 = one_chunk(a, 0);
+        DG_CHECK(dg_fetch_region(&t0, I, rc->device, DG_STREAM_COMPUTE, &acc, err));
+        for (j = 1; j < a->nchunks && st == DG_OK; j++) {
+            dg_array tj = one_chunk(a, j);
+            st = dg_fetch_region(&tj, I, rc->device, DG_STREAM_COMPUTE, &x, err);
+            if (st != DG_OK)
+                break;
+            st = fold_views(be, loop, rc, I, &acc, &x, err);
+            dg_buffer_decref(be, x.buf);
+            if (st == DG_OK && j == 1) { /* the fold goes on in rc */
+                dg_buffer_decref(be, acc.buf);
+                acc.buf = rc->buf;
+                rc->buf->refcnt++;
+                dg_chunk_view(rc, I, &acc.ptr, acc.strides);
+            }
+        }
+        dg_buffer_decref(be, acc.buf);
+    }
+    return st;
+}
+
+dg_status dg_array_combine(dg_array *a, int loop, dg_array **out, dg_error *err)
+{
+    dg_backend_i *be = a->be;
+    dg_array *r = NULL;
+    dg_status st;
+    int i, j;
+
+    if (a->nchunks > 1 && same_dense_boxes(a)) {
+        const size_t bytes = (size_t)dg_box_size(&a->chunks[0].box) *
+                             (size_t)dg_dtype_size(a->dtype);
+        DG_CHECK(empty_like_chunks(a, DG_MODE_REPLICA, &r, err));
+        st = DG_ERR_NOTIMPL;
+        if (be->allreduce && allreduce_op(loop) >= 0 &&
+            (bytes > dg_get_peer_read_bytes() || !be->can_access))
+            st = combine_allreduce(a, loop, r, err);
+        if (st == DG_ERR_NOTIMPL)
+            st = combine_same_boxes(a, loop, r, err);
+        if (st != DG_OK) {
+            dg_array_decref(r);
+            return st;
+        }
+        *out = r;
+        return DG_OK;
+    }
+    /* any layout: a copy, then each chunk folds in every other chunk's
+     * values over their intersection */
+    DG_CHECK(copy_same_layout(a, DG_MODE_REPLICA, &r, err));
+    for (i = 0; i < a->nchunks; i++) {
+        dg_chunk *rc = &r->chunks[i];
+        for (j = 0; j < a->nchunks; j++) {
+            dg_box I;
+            dg_region_src self, x;
+            dg_array tj;
+            if (j == i || !dg_box_intersect(&rc->box, &a->chunks[j].box, &I))
+                continue;
+            tj = one_chunk(a, j);
+            DG_CHECK_GOTO(dg_fetch_region(&tj, &I, rc->device, DG_STREAM_COMPUTE, &x, err), st,
+                          fail);
+            self.buf = rc->buf;
+            dg_chunk_view(rc, &I, &self.ptr, self.strides);
+            st = fold_views(be, loop, rc, &I, &self, &x, err);
+            dg_buffer_decref(be, x.buf);
+            if (st != DG_OK)
+                goto fail;
+        }
+    }
+    *out = r;
+    return DG_OK;
+fail:
+    dg_array_decref(r);
+    return st;
+}
+
+/* From REPLICA to an op mode: a copy in which every element keeps its value
+ * in the last chunk holding it and the mode's identity in the others. */
+static dg_status to_op_mode(dg_array *a, int mode, dg_array **out, dg_error *err)
+{
+    dg_backend_i *be = a->be;
+    dg_array *r = NULL;
+    dg_status st;
+    int i, j, ax;
+    DG_CHECK(copy_same_layout(a, mode, &r, err));
+    for (i = 0; i < r->nchunks; i++) {
+        dg_chunk *c = &r->chunks[i];
+        for (j = i + 1; j < r->nchunks; j++) {
+            dg_box I;
+            dg_fill_desc f;
+            if (!dg_box_intersect(&c->box, &r->chunks[j].box, &I))
+                continue;
+            memset(&f, 0, sizeof(f));
+            f.kind = DG_FILL_CONST;
+            f.dtype = r->dtype;
+            f.ndim = r->ndim;
+            mode_identity(mode, r->dtype, f.value);
+            for (ax = 0; ax < r->ndim; ax++) {
+                f.shape[ax] = dg_range_len(I.r[ax]);
+                f.origin[ax] = I.r[ax].start;
+                f.gstep[ax] = I.r[ax].step;
+            }
+            dg_chunk_view(c, &I, &f.dst, f.strides);
+            DG_CHECK_GOTO(dg_buffer_use_write(be, c->buf, c->device, DG_STREAM_COMPUTE, err),
+                          st, fail);
+            DG_CHECK_GOTO(be->fill(be, c->device, DG_STREAM_COMPUTE, &f, err), st, fail);
+            dg_buffer_mark_write(c->buf, be->pos(be, c->device, DG_STREAM_COMPUTE));
+        }
+    }
+    *out = r;
+    return DG_OK;
+fail:
+    dg_array_decref(r);
+    return st;
+}
+
+dg_status dg_array_change_mode(dg_array *a, int mode, dg_array **out, dg_error *err)
+{
+    dg_array *rep = NULL;
+    dg_status st;
+    if (mode < 0 || mode >= DG_NMODES)
+        return dg_error_set(err, DG_ERR_VALUE, -1, "unknown mode %d", mode);
+    if (mode == a->mode) {
+        dg_array_incref(a);
+        *out = a;
+        return DG_OK;
+    }
+    if (a->mode == DG_MODE_REPLICA)
+        return to_op_mode(a, mode, out, err);
+    DG_CHECK(to_replica(a, &rep, err));
+    if (mode == DG_MODE_REPLICA) {
+        *out = rep;
+        return DG_OK;
+    }
+    st = to_op_mode(rep, mode, out, err);
+    dg_array_decref(rep);
+    return st;
+}
