@@ -3,14 +3,15 @@
 # test suite on the CUDA backend, run the benchmarks.  Logs and results go to
 # $OUT (the device tool brings that folder back).
 #
-#   bash benchmarks/gpu_check.sh [build] [test] [sanitize] [bench]   (default: all but sanitize)
+#   bash benchmarks/gpu_check.sh [build] [test] [chains] [sanitize] [bench] [profile]
+#   (default: build test chains bench)
 set -uo pipefail
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 export DGARRAY_CUDA=1 DGARRAY_CUDA_ARCHS="${DGARRAY_CUDA_ARCHS:-90}"
 export PYTHONUNBUFFERED=1
 OUT="${OUT:-/tmp/dgarray-out}"
 mkdir -p "$OUT"
-steps="${*:-build test bench}"
+steps="${*:-build test chains bench}"
 cd "$(dirname "$0")/.."
 nvidia-smi -L || true
 rc=0
@@ -27,6 +28,14 @@ if [[ " $steps " == *" test "* ]]; then
       2>&1 | tee "$OUT/tests.log" | tail -25
   rc=${PIPESTATUS[0]}
 fi
+if [[ " $steps " == *" chains "* ]]; then
+  # the randomised chains and the reshard pairs again with every launch
+  # synchronous: a race that hides behind asynchrony shows as a difference
+  CUDA_LAUNCH_BLOCKING=1 DGARRAY_BACKEND=cuda timeout 300 python3 -m pytest \
+      tests/test_random_chains.py tests/test_reshard.py -q -n 4 -p no:cacheprovider \
+      2>&1 | tee "$OUT/chains.log" | tail -3
+  [[ ${PIPESTATUS[0]} == 0 ]] || rc=1
+fi
 if [[ " $steps " == *" sanitize "* ]]; then
   for tool in memcheck racecheck; do
     DGARRAY_BACKEND=cuda timeout 300 compute-sanitizer --tool $tool --error-exitcode 9 \
@@ -40,6 +49,11 @@ if [[ " $steps " == *" sanitize "* ]]; then
     [[ $src == 0 ]] || rc=1
     tail -3 "$OUT/sanitize-$tool.log"
   done
+fi
+if [[ " $steps " == *" profile "* ]]; then
+  timeout 300 python3 benchmarks/profile_gpu.py --trace /tmp ${PROFILE_ONLY:+--only $PROFILE_ONLY} \
+      > "$OUT/profile.txt" 2>&1
+  grep -E "^==|read4|NCCL|cudaMemcpyPeer" "$OUT/profile.txt"
 fi
 if [[ " $steps " == *" bench "* ]]; then
   timeout 400 python3 benchmarks/run.py --machine nvidia-h200-x2 --out "$OUT" ${BENCH_ONLY:+--only $BENCH_ONLY} 2>&1 | tee "$OUT/bench.log" | tail -20

@@ -337,6 +337,104 @@ def w_sum_axes(n=16384):
     return rows
 
 
+def w_reshard(nbytes=128 << 20):
+    """128 MiB from GPU 0 to GPU 1 by reshard, beside NCCL's own send of the
+    same bytes (the backend's exchange on raw buffers) in the same run."""
+    n = nbytes // 4
+    x = np.random.default_rng(3).standard_normal(n, dtype=np.float32)
+    a = dg.distributed_array(x, {0: slice(None)})
+    to = {1 if NGPU > 1 else 0: slice(None)}
+
+    def f():
+        a.reshard(to)._sync()
+    res = {"workload": "reshard_128MiB", "unit": "GB/s", "peers": {}}
+    res["dgarray"] = nbytes / best_of(f, 10) / 1e9
+    assert np.array_equal(a.reshard(to).get(), x), "reshard differs"
+    del a
+    res["ceiling"] = (nbytes / dg._core._bench_exchange([(0, 1)], nbytes, 10) / 1e9
+                      if NGPU > 1 else None)
+    if cda is not None and NGPU > 1:
+        try:
+            da = cda.distributed_array(x, {0: slice(None)})
+            res["peers"]["cupyx.distributed"] = nbytes / best_of(
+                lambda: (da.reshard({1: slice(None)}), cp_sync_all()), 5) / 1e9
+            del da
+        except Exception as e:  # noqa: BLE001
+            log(f"  cupyx.distributed failed: {e}")
+    return res
+
+
+def shifted_map(n, ndev, frac=8):
+    """a's row blocks with 1/frac of the elements on another device: every
+    block moved forward by n / (frac * ndev), the last wrapping around."""
+    s = n // (frac * ndev)
+    m = {d: slice(n * d // ndev + s, n * (d + 1) // ndev + s) for d in range(ndev - 1)}
+    m[ndev - 1] = [slice(n * (ndev - 1) // ndev + s, n), slice(0, s)]
+    return m
+
+
+def w_add_reshard(n=N28):
+    """a + c.reshard(a.index_map), 1/8 of c on the other GPU: GB/s counting a
+    and c read and the sum written."""
+    nbytes = 3 * 4 * n
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal(n, dtype=np.float32)
+    y = rng.standard_normal(n, dtype=np.float32)
+    ndev = max(NGPU, 1)
+    rows = cda_rows_map(n, ndev)
+    cmap = shifted_map(n, ndev) if ndev > 1 else rows
+    a, c = dg.distributed_array(x, rows), dg.distributed_array(y, cmap)
+
+    def f():
+        (a + c.reshard(a.index_map))._sync()
+    res = {"workload": "add_reshard_f32_2p28", "unit": "GB/s", "peers": {}, "ceiling": None}
+    res["dgarray"] = nbytes / best_of(f, 10) / 1e9
+    assert np.array_equal((a + c.reshard(a.index_map)).get(), x + y), "add_reshard differs"
+    del a, c
+    if cda is not None and NGPU > 1:
+        try:
+            da = cda.distributed_array(x, rows)
+            dc = cda.distributed_array(y, cmap)
+            res["peers"]["cupyx.distributed"] = nbytes / best_of(
+                lambda: (da + dc.reshard(da.index_map), cp_sync_all()), 5) / 1e9
+            del da, dc
+        except Exception as e:  # noqa: BLE001
+            log(f"  cupyx.distributed failed: {e}")
+    return res
+
+
+def w_rows_to_cols(rows_n=1 << 15, cols_n=1 << 16):
+    """An 8 GiB float32 matrix split by rows resharded to columns: the bytes
+    each GPU receives over the time (a bus bandwidth, as nccl-tests counts
+    all-to-all), beside NCCL's all-to-all of the same bytes in the same run."""
+    ndev = max(NGPU, 1)
+    total = rows_n * cols_n * 4
+    per_dev_in = total // ndev * (ndev - 1) // ndev
+    rmap = {d: slice(rows_n * d // ndev, rows_n * (d + 1) // ndev) for d in range(ndev)}
+    cmap = {d: (slice(None), slice(cols_n * d // ndev, cols_n * (d + 1) // ndev))
+            for d in range(ndev)}
+    a = dg.full((rows_n, cols_n), 1.5, np.float32, index_map=rmap)
+    a._sync()
+
+    def f():
+        a.reshard(cmap)._sync()
+    res = {"workload": "reshard_rows_to_cols_8GiB", "unit": "GB/s", "peers": {}}
+    t = best_of(f, 5, 1)
+    res["dgarray"] = per_dev_in / t / 1e9 if ndev > 1 else total / t / 1e9
+    r = a.reshard(cmap)
+    assert r.index_map == dg.zeros((rows_n, cols_n), np.float32, index_map=cmap).index_map
+    assert float(r.sum(dtype=np.float64)) == 1.5 * rows_n * cols_n, "rows_to_cols differs"
+    del r
+    res["ceiling"] = None
+    if ndev > 1:
+        blk = total // ndev // ndev
+        pairs = [(i, j) for i in range(ndev) for j in range(ndev) if i != j]
+        tn = dg._core._bench_exchange(pairs, blk, 5)
+        res["ceiling"] = per_dev_in / tn / 1e9   # NCCL all-to-all bus bandwidth
+    del a
+    return res
+
+
 WORKLOADS = {
     "add_f32_2p28": w_add,
     "sin_f32_2p28": w_sin,
@@ -344,6 +442,9 @@ WORKLOADS = {
     "h2d_d2h_1GiB": w_h2d_d2h,
     "sum_argmax_f32_2p28": w_sum_argmax,
     "sum_axes_f32_16384sq": w_sum_axes,
+    "reshard_128MiB": w_reshard,
+    "add_reshard_f32_2p28": w_add_reshard,
+    "reshard_rows_to_cols_8GiB": w_rows_to_cols,
 }
 
 

@@ -34,8 +34,10 @@ static const dg_red_entry *dg_red_find(int kind, int loop, int dtype)
     return e->op == op && e->k[DG_RED_K_FINAL] != NULL ? e : NULL;
 }
 
-/* The kernel of pass `which`, variant vec, or NULL. */
-static const void *dg_red_kernel_of(int kind, int loop, int dtype, int which, int vec)
+/* The kernel of pass `which`, variant vec, or NULL; its op and slot in
+ * *op, *slot. */
+static const void *dg_red_kernel_of(int kind, int loop, int dtype, int which, int vec, int *op,
+                                    int *slot)
 {
     const dg_red_entry *e = dg_red_find(kind, loop, dtype);
     int k;
@@ -47,8 +49,15 @@ static const void *dg_red_kernel_of(int kind, int loop, int dtype, int which, in
     case DG_CU_RED_FINAL: k = DG_RED_K_FINAL; break;
     default: return NULL;
     }
+    *op = e->op;
+    *slot = k;
     return (const void *)e->k[k];
 }
+
+/* Blocks per multiprocessor of each kernel, once asked (0: not yet).  The
+ * answer depends on the kernel's resources and the architecture only, the
+ * same for every GPU of a build's target; a race writes the same value. */
+static int dg_red_occ[dg_red_nops][DG_RED_NK];
 
 extern "C" {
 int dg_cu_red_vec(int kind, int loop, int dtype)
@@ -60,7 +69,8 @@ int dg_cu_red_vec(int kind, int loop, int dtype)
 cudaError_t dg_cu_red_launch(int kind, int loop, int dtype, int which, int vec,
                              const dg_cu_red *a, unsigned gx, unsigned gy, cudaStream_t s)
 {
-    const void *k = dg_red_kernel_of(kind, loop, dtype, which, vec);
+    int op, slot;
+    const void *k = dg_red_kernel_of(kind, loop, dtype, which, vec, &op, &slot);
     void *args[] = {(void *)a};
     if (k == NULL)
         return cudaErrorInvalidValue;
@@ -70,9 +80,18 @@ cudaError_t dg_cu_red_launch(int kind, int loop, int dtype, int which, int vec,
 cudaError_t dg_cu_red_occupancy(int kind, int loop, int dtype, int which, int vec,
                                 int *blocks_per_sm)
 {
-    const void *k = dg_red_kernel_of(kind, loop, dtype, which, vec);
+    int op, slot;
+    const void *k = dg_red_kernel_of(kind, loop, dtype, which, vec, &op, &slot);
+    cudaError_t ce;
     if (k == NULL)
         return cudaErrorInvalidValue;
-    return cudaOccupancyMaxActiveBlocksPerMultiprocessor(blocks_per_sm, k, DG_CU_THREADS, 0);
+    if (dg_red_occ[op][slot] > 0) {
+        *blocks_per_sm = dg_red_occ[op][slot];
+        return cudaSuccess;
+    }
+    ce = cudaOccupancyMaxActiveBlocksPerMultiprocessor(blocks_per_sm, k, DG_CU_THREADS, 0);
+    if (ce == cudaSuccess && *blocks_per_sm > 0)
+        dg_red_occ[op][slot] = *blocks_per_sm;
+    return ce;
 }
 }

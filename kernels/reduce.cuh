@@ -388,11 +388,31 @@ __device__ __forceinline__ int64_t dg_red_count(int64_t first, int64_t end, int6
     return first < end ? (end - first + step - 1) / step : 0;
 }
 
+/* Folds element x of item `item` into a lane state (acc, ai) that holds
+ * items before it: for argmax / argmin, ai counts items while the loop runs
+ * (dg_red_fold_items turns it into the index value at the end), and a strict
+ * improvement alone replaces the state, since among equal elements the
+ * earlier one, already held, wins; other ops fold as usual. */
+template <class Op>
+__device__ __forceinline__ void dg_red_fold_seq(typename Op::T &acc, int64_t &ai,
+                                                typename Op::T x, int64_t item)
+{
+    if constexpr (Op::ARG) {
+        if (Op::better(x, acc)) {
+            acc = x;
+            ai = item;
+        }
+    } else {
+        Op::fold(acc, ai, x, 0);
+    }
+}
+
 /* Folds this thread's n items into (acc, ai), lane by lane: ld(i, x) loads
  * the V elements of item i (0 <= i < n), ix(i, e) is the index value of
- * element e of item i.  Loads go in batches of DG_RED_UNROLL, issued before
- * any of them is folded (the last batch predicated), so that that many are
- * in flight.  Returns n > 0 (acc, ai set). */
+ * element e of item i, increasing with i.  Loads go in batches of
+ * DG_RED_UNROLL, issued before any of them is folded (the last batch
+ * predicated), so that that many are in flight.  Returns n > 0 (acc, ai
+ * set). */
 template <class Op, int V, class LD, class IX>
 __device__ __forceinline__ bool dg_red_fold_items(int64_t n, const LD &ld, const IX &ix,
                                                   typename Op::T (&acc)[V], int64_t (&ai)[V])
@@ -408,13 +428,13 @@ __device__ __forceinline__ bool dg_red_fold_items(int64_t n, const LD &ld, const
 #pragma unroll
         for (int e = 0; e < V; e++) {
             acc[e] = x[0][e];
-            ai[e] = ix((int64_t)0, e);
+            ai[e] = 0;
         }
 #pragma unroll
         for (int u = 1; u < U; u++)
 #pragma unroll
             for (int e = 0; e < V; e++)
-                Op::fold(acc[e], ai[e], x[u][e], ix((int64_t)u, e));
+                dg_red_fold_seq<Op>(acc[e], ai[e], x[u][e], (int64_t)u);
 #pragma unroll 1
         for (i = U; i + U <= n; i += U) {
 #pragma unroll
@@ -424,7 +444,7 @@ __device__ __forceinline__ bool dg_red_fold_items(int64_t n, const LD &ld, const
             for (int u = 0; u < U; u++)
 #pragma unroll
                 for (int e = 0; e < V; e++)
-                    Op::fold(acc[e], ai[e], x[u][e], ix(i + u, e));
+                    dg_red_fold_seq<Op>(acc[e], ai[e], x[u][e], i + u);
         }
     }
     if (i < n) {
@@ -440,12 +460,19 @@ __device__ __forceinline__ bool dg_red_fold_items(int64_t n, const LD &ld, const
                 for (int e = 0; e < V; e++) {
                     if (i + u == 0) {
                         acc[e] = x[u][e];
-                        ai[e] = ix(i + u, e);
+                        ai[e] = 0;
                     } else {
-                        Op::fold(acc[e], ai[e], x[u][e], ix(i + u, e));
+                        dg_red_fold_seq<Op>(acc[e], ai[e], x[u][e], i + u);
                     }
                 }
             }
+        }
+    }
+    if constexpr (Op::ARG) {
+        if (n > 0) {
+#pragma unroll
+            for (int e = 0; e < V; e++)
+                ai[e] = ix(ai[e], e);
         }
     }
     return n > 0;

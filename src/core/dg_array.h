@@ -152,6 +152,21 @@ dg_status dg_array_unshare(dg_array *a, dg_error *err);
 void dg_set_peer_read_bytes(size_t n);
 size_t dg_get_peer_read_bytes(void);
 
+/* Bytes moved between devices and within devices by moves, bytes read in
+ * place on another device, and exchange groups, since the last reset
+ * (process-wide; for tests and benchmarks).  reset: zero them after. */
+typedef struct dg_move_counts {
+    int64_t between, within, peer_read, groups;
+} dg_move_counts;
+void dg_move_stats(dg_move_counts *out, int reset);
+
+/* The best time (seconds) of `iters` exchanges, each of the npairs
+ * transfers (pairs[2i] -> pairs[2i+1]) of nbytes in one group, from the
+ * call to the end of the transfers, on the backend alone (dg_bench.c).  For
+ * benchmarks: the backend's own speed, beside which moves are measured. */
+dg_status dg_bench_exchange(dg_backend_i *be, const int *pairs, int npairs, size_t nbytes,
+                            int iters, double *best, dg_error *err);
+
 /* ---- device work ----------------------------------------------------------- */
 
 /* Fills every chunk (or only its part inside `region`, if not NULL): `proto`

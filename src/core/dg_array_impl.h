@@ -98,6 +98,9 @@ void dg_move_item_view(dg_move_item *it, int itemsize, const dg_chunk *src, cons
 dg_status dg_move_run(dg_move *m, dg_error *err);
 void dg_move_free(dg_move *m);
 
+/* Counts a loop on dev reading `region` of x in place from chunk c. */
+void dg_count_peer_read(const dg_array *x, const dg_chunk *c, const dg_box *region, int dev);
+
 /* Where a loop reads one input region from. */
 typedef struct dg_region_src {
     dg_buffer *buf; /* read from; a new reference */

@@ -205,6 +205,7 @@ static dg_status ew_operand(dg_backend_i *be, ew_work *w, dg_move *mv, dg_array 
     input_region(x, B, ndim, &R, bcast);
     DG_CHECK(dg_find_source(x, &R, dev, &in));
     if (in) {
+        dg_count_peer_read(x, in, &R, dev);
         DG_CHECK(ew_push_src(w, in, 0, &si, err));
         for (i = first; i < w->npieces; i++)
             w->pieces[i].src[op] = si;
@@ -236,12 +237,15 @@ static dg_status ew_operand(dg_backend_i *be, ew_work *w, dg_move *mv, dg_array 
         }
         goto done;
     }
-    /* one source per copy: the chunk itself where it is on dev, else a
-     * temporary of the copy's box */
+    /* one source per copy: the chunk itself where it is on dev (or, small,
+     * on a peer dev reads in place), else a temporary of the copy's box */
     for (j = 0; j < plan.ncopies; j++) {
         const dg_plan_copy *pc = &plan.copies[j];
         const dg_chunk *c = &x->chunks[pc->src];
-        if (c->device == dev) {
+        if (c->device == dev ||
+            (be->can_access && be->can_access(be, dev, c->device) &&
+             (size_t)dg_box_size(&pc->box) * (size_t)isz <= dg_get_peer_read_bytes())) {
+            dg_count_peer_read(x, c, &pc->box, dev);
             DG_CHECK_GOTO(ew_push_src(w, c, 0, &cidx[j], err), st, done);
         } else {
             dg_move_item it;
@@ -402,8 +406,10 @@ dg_status dg_ew_apply(const dg_ew_call *call, dg_error *err)
                     continue;
                 input_region(ops[i], &oc->box, call->ndim, &R, bcast);
                 st = dg_find_source(ops[i], &R, oc->device, &in);
-                if (st == DG_OK)
+                if (st == DG_OK) {
+                    dg_count_peer_read(ops[i], in, &R, oc->device);
                     st = ew_push_src(&w, in, 0, &p.src[i], err);
+                }
             }
             if (st == DG_OK)
                 st = ew_run_piece(call, &w, &p, err);

@@ -121,6 +121,16 @@ typedef struct remote {
     dg_buffer *unpack; /* on dst_dev, or NULL: received into the view itself */
 } remote;
 
+/* What moves have moved so far in this process (dg_move_stats). */
+static dg_move_counts counts;
+
+void dg_move_stats(dg_move_counts *out, int reset)
+{
+    *out = counts;
+    if (reset)
+        memset(&counts, 0, sizeof(counts));
+}
+
 dg_status dg_move_run(dg_move *m, dg_error *err)
 {
     dg_backend_i *be = m->be;
@@ -143,6 +153,11 @@ dg_status dg_move_run(dg_move *m, dg_error *err)
     /* phase 0: every wait first */
     for (i = 0; i < m->n && st == DG_OK; i++) {
         dg_move_item *it = &m->items[i];
+        const int64_t nbytes = item_count(it) * it->itemsize;
+        if (it->src_dev == it->dst_dev)
+            counts.within += nbytes;
+        else
+            counts.between += nbytes;
         if (it->phase != 0)
             continue;
         if (it->src_dev == it->dst_dev) {
@@ -205,6 +220,7 @@ dg_status dg_move_run(dg_move *m, dg_error *err)
         }
         if (st == DG_OK)
             st = be->exchange(be, xf, nrem, err);
+        counts.groups++;
         for (i = 0; i < nrem && st == DG_OK; i++) {
             dg_move_item *it = rem[i].it;
             int64_t ds[DG_MAXDIM];
@@ -299,6 +315,12 @@ dg_status dg_find_source(dg_array *x, const dg_box *region, int dev, const dg_ch
     return DG_OK;
 }
 
+void dg_count_peer_read(const dg_array *x, const dg_chunk *c, const dg_box *region, int dev)
+{
+    if (c->device != dev)
+        counts.peer_read += dg_box_size(region) * dg_dtype_size(x->dtype);
+}
+
 dg_status dg_fetch_region(dg_array *x, const dg_box *region, int dev, int stream,
                           dg_region_src *out, dg_error *err)
 {
@@ -316,6 +338,7 @@ dg_status dg_fetch_region(dg_array *x, const dg_box *region, int dev, int stream
     (void)stream; /* the move picks its streams; readers wait for its writes */
     DG_CHECK(dg_find_source(x, region, dev, &in));
     if (in) {
+        dg_count_peer_read(x, in, region, dev);
         dg_chunk_view(in, region, &out->ptr, out->strides);
         out->buf = in->buf;
         in->buf->refcnt++;

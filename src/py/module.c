@@ -394,6 +394,60 @@ static PyObject *f_get_peer_read_bytes(PyObject *mod, PyObject *unused)
     return PyLong_FromSize_t(dg_get_peer_read_bytes());
 }
 
+/* _move_stats(reset=False) -> (between, within, peer_read, groups): bytes
+ * moved between and within devices, bytes read in place on another device
+ * and exchange groups run since the last reset. */
+static PyObject *f_move_stats(PyObject *mod, PyObject *args)
+{
+    int reset = 0;
+    dg_move_counts c;
+    (void)mod;
+    if (!PyArg_ParseTuple(args, "|p:_move_stats", &reset))
+        return NULL;
+    dg_move_stats(&c, reset);
+    return Py_BuildValue("(LLLL)", (long long)c.between, (long long)c.within,
+                         (long long)c.peer_read, (long long)c.groups);
+}
+
+/* _bench_exchange(pairs, nbytes, iters) -> seconds: the best time of the
+ * backend's own exchange of nbytes for each (src, dst) pair in one group. */
+static PyObject *f_bench_exchange(PyObject *mod, PyObject *args)
+{
+    PyObject *lst, *seq;
+    Py_ssize_t nbytes, n, i;
+    int iters, *pairs;
+    double best = 0;
+    dg_error err = DG_ERROR_INIT;
+    dg_status st;
+    (void)mod;
+    if (!PyArg_ParseTuple(args, "Oni:_bench_exchange", &lst, &nbytes, &iters))
+        return NULL;
+    seq = PySequence_Fast(lst, "pairs must be a sequence of (src, dst)");
+    if (!seq)
+        return NULL;
+    n = PySequence_Fast_GET_SIZE(seq);
+    pairs = (int *)PyMem_Calloc((size_t)(n ? n : 1), 2 * sizeof(int));
+    if (!pairs) {
+        Py_DECREF(seq);
+        return PyErr_NoMemory();
+    }
+    for (i = 0; i < n; i++)
+        if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(seq, i), "ii", &pairs[2 * i],
+                              &pairs[2 * i + 1])) {
+            PyMem_Free(pairs);
+            Py_DECREF(seq);
+            return NULL;
+        }
+    Py_DECREF(seq);
+    Py_BEGIN_ALLOW_THREADS
+    st = dg_bench_exchange(dgpy_st->be, pairs, (int)n, (size_t)nbytes, iters, &best, &err);
+    Py_END_ALLOW_THREADS
+    PyMem_Free(pairs);
+    if (st != DG_OK)
+        return dgpy_raise(&err);
+    return PyFloat_FromDouble(best);
+}
+
 /* _plan(src_layout, dst_layout, ndim): the planner's copies, for tests:
  * [(src_index, dst_index, ((start, stop, step), ...)), ...]. */
 static PyObject *f_plan(PyObject *mod, PyObject *args)
@@ -679,6 +733,9 @@ static PyMethodDef module_methods[] = {
     {"_sync_all", f_sync_all, METH_NOARGS, "wait for all devices"},
     {"_set_min_split_bytes", f_set_min_split_bytes, METH_O, "set the default split size"},
     {"_get_min_split_bytes", f_get_min_split_bytes, METH_NOARGS, "the default split size"},
+    {"_move_stats", f_move_stats, METH_VARARGS, "(between, within, peer_read, groups)"},
+    {"_bench_exchange", f_bench_exchange, METH_VARARGS,
+     "best seconds of the backend's exchange: (pairs, nbytes, iters)"},
     {"_set_peer_read_bytes", f_set_peer_read_bytes, METH_O,
      "regions up to this many bytes on another device are read in place"},
     {"_get_peer_read_bytes", f_get_peer_read_bytes, METH_NOARGS, "see _set_peer_read_bytes"},

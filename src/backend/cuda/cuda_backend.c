@@ -516,6 +516,7 @@ static void cu_destroy(dg_backend_i *be)
                 (void)cudaGetLastError();
     }
     cu_hc_destroy(b);
+    cu_nccl_destroy(b);
     for (i = 0; i < b->ndev; i++) {
         cu_dev *d = &b->devs[i];
         if (!d->started)
@@ -637,6 +638,21 @@ static dg_status slot_scan(dg_backend_i *be, int dev, int stream, const dg_scan_
 {
     dg_status st;
     KEEP_DEVICE(cu_scan(be, dev, stream, d, err));
+    return st;
+}
+
+static dg_status slot_exchange(dg_backend_i *be, const dg_xfer *x, int n, dg_error *err)
+{
+    dg_status st;
+    KEEP_DEVICE(cu_exchange(be, x, n, err));
+    return st;
+}
+
+static dg_status slot_allreduce(dg_backend_i *be, int stream, const dg_allreduce_desc *d,
+                                dg_error *err)
+{
+    dg_status st;
+    KEEP_DEVICE(cu_allreduce(be, stream, d, err));
     return st;
 }
 
@@ -779,7 +795,9 @@ static dg_status backend_create(int ndevices, dg_backend_i **out, dg_error *err)
     b->iface.flags = DG_BE_IDX_IN;
     b->iface.scan = slot_scan;
     b->iface.gemm = NULL;
-    b->iface.collective = NULL;
+    b->iface.exchange = slot_exchange;
+    b->iface.allreduce = slot_allreduce;
+    b->iface.can_access = cu_can_access;
     b->iface.destroy = slot_destroy;
     pthread_mutex_init(&b->hc_mu, NULL);
     for (i = 0; i < ndevices; i++) {

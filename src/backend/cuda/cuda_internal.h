@@ -64,6 +64,8 @@ typedef struct cu_dev {
 
 struct cu_hc;
 
+struct ncclComm;
+
 typedef struct cu_be {
     dg_backend_i iface;
     int ndev;
@@ -71,6 +73,8 @@ typedef struct cu_be {
     unsigned char *peer;         /* peer[i * ndev + j]: i can access j's memory */
     pthread_mutex_t hc_mu;       /* serialises host copies; guards hc */
     struct cu_hc *hc;            /* host copy engine, made at the first host copy */
+    struct ncclComm **comms;     /* NCCL communicator, rank i on device i; NULL until needed */
+    int nccl_failed;             /* its set-up failed: do not retry */
 } cu_be;
 
 static inline cu_be *cu_of(dg_backend_i *be) { return (cu_be *)be->impl; }
@@ -169,5 +173,14 @@ dg_status cu_copy_kernel(cu_be *b, int dev, cudaStream_t s, int ndim, const int6
 /* Frees the host copy engine (threads, pinned buffers, events); b->hc NULL
  * afterwards.  Called by destroy after every device was synchronised. */
 void cu_hc_destroy(cu_be *b);                                       /* cuda_hostcopy.c */
+
+/* The exchange, allreduce and can_access slots (cuda_nccl.c). */
+dg_status cu_exchange(dg_backend_i *be, const dg_xfer *x, int n, dg_error *err);
+dg_status cu_allreduce(dg_backend_i *be, int stream, const dg_allreduce_desc *d,
+                       dg_error *err);
+int cu_can_access(dg_backend_i *be, int dev, int other);
+/* Tears the NCCL communicator down (if made); called by destroy after every
+ * device was synchronised. */
+void cu_nccl_destroy(cu_be *b);
 
 #endif /* DG_CUDA_INTERNAL_H */

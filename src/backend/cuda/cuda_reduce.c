@@ -16,6 +16,7 @@
  * order: the results are the same bits on every run.  The final pass alone
  * writes init where nothing is reduced. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cuda_internal.h"
@@ -26,6 +27,22 @@
 #define RED_WARP_K 4096
 /* A chunk gives each of its threads at least this many loads. */
 #define RED_MIN_LOADS 8
+/* When the outputs give too few blocks, the reduced elements are cut into
+ * chunks for this many waves of blocks: blocks that finish early take more,
+ * so that the multiprocessors finish together (DGARRAY_RED_WAVES, for
+ * tuning). */
+#define RED_WAVES 4
+
+static int64_t red_waves(void)
+{
+    static int64_t w = 0;
+    if (w == 0) {
+        const char *e = getenv("DGARRAY_RED_WAVES");
+        long v = e && *e ? strtol(e, NULL, 10) : RED_WAVES;
+        w = v >= 1 && v <= 64 ? v : RED_WAVES;
+    }
+    return w;
+}
 
 static int64_t red_abs(int64_t x) { return x < 0 ? -x : x; }
 
@@ -250,7 +267,7 @@ dg_status cu_reduce(dg_backend_i *be, int dev, int stream, const dg_reduce_desc 
         if (groups < slots) {
             const int64_t rows = which == DG_CU_RED_OUTER ? DG_CU_THREADS / r.tx : DG_CU_THREADS;
             const int64_t per = rows * (which == DG_CU_RED_INNER ? vec : 1) * RED_MIN_LOADS;
-            int64_t want = slots / groups, most = (k + per - 1) / per;
+            int64_t want = red_waves() * slots / groups, most = (k + per - 1) / per;
             if (want > most)
                 want = most;
             if (want > 65535)

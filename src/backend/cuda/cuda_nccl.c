@@ -1,0 +1,237 @@
+/* Transfers between GPUs and all-reduces through NCCL (the exchange and
+ * allreduce slots of dg_backend_i).
+ *
+ * One single-process communicator per backend, over all of its devices
+ * (ncclCommInitAll, rank i = device i), made at the first need and torn down
+ * with the backend: by ncclCommAbort, which never waits for peers (every
+ * stream was synchronised before, so nothing is left to abort).  An exchange
+ * is one ncclGroupStart/End holding an ncclSend on the source's transfer
+ * stream and an ncclRecv on the destination's for every transfer; NCCL pairs
+ * the sends and receives between two ranks in the order they were posted,
+ * which is the order of the list on both sides.  Errors carry NCCL's own
+ * message (ncclGetErrorString and ncclGetLastError). */
+#define _POSIX_C_SOURCE 200809L
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <nccl.h>
+
+#include "cuda_internal.h"
+
+/* Records NCCL's failure `r` of `what` on device dev (the first error is
+ * kept). */
+static dg_status nccl_fail(cu_be *b, dg_error *err, ncclResult_t r, int dev, const char *what)
+{
+    const char *last = NULL;
+    dg_status st;
+    (void)cudaGetLastError();
+    if (b->comms != NULL && dev >= 0 && dev < b->ndev && b->comms[dev] != NULL)
+        last = ncclGetLastError(b->comms[dev]);
+    st = dg_error_set(err, DG_ERR_DEVICE, dev, "NCCL error in %s on device %d: %s%s%s", what,
+                      dev, ncclGetErrorString(r), last && *last ? ": " : "",
+                      last ? last : "");
+    if (err != NULL && err->code == DG_ERR_DEVICE && err->backend_code == 0)
+        err->backend_code = (long)r;
+    return st;
+}
+
+/* The communicator of every device, made on first need.  NVLink multicast
+ * (NVLS) stays off unless the environment turns it on: it can take GPUs of a
+ * shared host out of service, and point-to-point work does not use it. */
+static dg_status nccl_ready(cu_be *b, dg_error *err)
+{
+    ncclComm_t *comms;
+    int *ids, i;
+    ncclResult_t r;
+
+    if (b->comms != NULL)
+        return DG_OK;
+    if (b->nccl_failed)
+        return dg_error_set(err, DG_ERR_DEVICE, -1, "NCCL could not be set up earlier in this "
+                            "process; transfers between GPUs are unavailable");
+    comms = (ncclComm_t *)calloc((size_t)b->ndev, sizeof(ncclComm_t));
+    ids = (int *)malloc((size_t)b->ndev * sizeof(int));
+    if (!comms || !ids) {
+        free(comms);
+        free(ids);
+        return dg_error_set(err, DG_ERR_NOMEM, -1, "out of host memory");
+    }
+    for (i = 0; i < b->ndev; i++)
+        ids[i] = b->devs[i].id;
+    setenv("NCCL_NVLS_ENABLE", "0", 0);
+    r = ncclCommInitAll(comms, b->ndev, ids);
+    free(ids);
+    if (r != ncclSuccess) {
+        free(comms);
+        b->nccl_failed = 1;
+        return nccl_fail(b, err, r, -1, "ncclCommInitAll (setting up the communicator)");
+    }
+    b->comms = comms;
+    return DG_OK;
+}
+
+void cu_nccl_destroy(cu_be *b)
+{
+    int i;
+    if (b->comms == NULL)
+        return;
+    for (i = 0; i < b->ndev; i++)
+        if (b->comms[i] != NULL && ncclCommAbort(b->comms[i]) != ncclSuccess)
+            (void)cudaGetLastError();
+    free(b->comms);
+    b->comms = NULL;
+}
+
+/* Counts one more operation on the transfer stream of every device in used[]. */
+static void bump_used(cu_be *b, const unsigned char *used)
+{
+    int d;
+    for (d = 0; d < b->ndev; d++)
+        if (used[d])
+            cu_bump(b, d, DG_STREAM_TRANSFER);
+}
+
+dg_status cu_exchange(dg_backend_i *be, const dg_xfer *x, int n, dg_error *err)
+{
+    cu_be *b = cu_of(be);
+    unsigned char *used;
+    ncclResult_t r = ncclSuccess, r2;
+    const char *what = "ncclSend";
+    int i, bad = -1;
+
+    for (i = 0; i < n; i++)
+        if (x[i].src_dev < 0 || x[i].src_dev >= b->ndev || x[i].dst_dev < 0 ||
+            x[i].dst_dev >= b->ndev || x[i].src_dev == x[i].dst_dev)
+            return dg_error_set(err, DG_ERR_INTERNAL, x[i].dst_dev,
+                                "a transfer from GPU %d to GPU %d", x[i].src_dev, x[i].dst_dev);
+    if (n == 0)
+        return DG_OK;
+    DG_CHECK(nccl_ready(b, err));
+    used = (unsigned char *)calloc((size_t)b->ndev, 1);
+    if (!used)
+        return dg_error_set(err, DG_ERR_NOMEM, -1, "out of host memory");
+    r = ncclGroupStart();
+    for (i = 0; i < n && r == ncclSuccess; i++) {
+        const int s = x[i].src_dev, d = x[i].dst_dev;
+        if (x[i].nbytes == 0)
+            continue;
+        r = ncclSend(x[i].src, x[i].nbytes, ncclUint8, d, b->comms[s],
+                     b->devs[s].st[DG_STREAM_TRANSFER].s);
+        if (r != ncclSuccess) {
+            bad = s;
+            break;
+        }
+        r = ncclRecv(x[i].dst, x[i].nbytes, ncclUint8, s, b->comms[d],
+                     b->devs[d].st[DG_STREAM_TRANSFER].s);
+        if (r != ncclSuccess) {
+            what = "ncclRecv";
+            bad = d;
+            break;
+        }
+        used[s] = used[d] = 1;
+    }
+    /* the group is closed whatever happened inside it */
+    r2 = ncclGroupEnd();
+    bump_used(b, used);
+    free(used);
+    if (r != ncclSuccess)
+        return nccl_fail(b, err, r, bad, what);
+    if (r2 != ncclSuccess)
+        return nccl_fail(b, err, r2, x[0].src_dev, "ncclGroupEnd (a transfer between GPUs)");
+    return DG_OK;
+}
+
+/* NCCL's type and op for an all-reduce of dtype with op, and the element
+ * count multiplier (complex: two reals); 0 where NCCL's result would not be
+ * NumPy's (16-bit integers, float16, maxima and minima of floats, whose NaN
+ * handling NumPy defines, products of complex). */
+static int nccl_kind(int dtype, int op, ncclDataType_t *t, ncclRedOp_t *o, int *mult)
+{
+    static const ncclRedOp_t ops[] = {ncclSum, ncclProd, ncclMax, ncclMin};
+    const char kind = dg_dtype_kind(dtype);
+    const int isz = dg_dtype_size(dtype);
+    if (op < 0 || op > DG_ALLRED_MIN)
+        return 0;
+    *o = ops[op];
+    *mult = 1;
+    switch (kind) {
+    case 'b': /* NumPy's add / multiply of bools are or / and */
+        *t = ncclUint8;
+        *o = op == DG_ALLRED_SUM || op == DG_ALLRED_MAX ? ncclMax : ncclMin;
+        return 1;
+    case 'i':
+    case 'u':
+        if (isz == 1)
+            *t = kind == 'i' ? ncclInt8 : ncclUint8;
+        else if (isz == 4)
+            *t = kind == 'i' ? ncclInt32 : ncclUint32;
+        else if (isz == 8)
+            *t = kind == 'i' ? ncclInt64 : ncclUint64;
+        else
+            return 0;
+        return 1;
+    case 'f':
+        if (isz == 2 || op == DG_ALLRED_MAX || op == DG_ALLRED_MIN)
+            return 0;
+        *t = isz == 4 ? ncclFloat32 : ncclFloat64;
+        return 1;
+    case 'c':
+        if (op != DG_ALLRED_SUM)
+            return 0;
+        *t = isz == 8 ? ncclFloat32 : ncclFloat64;
+        *mult = 2;
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+dg_status cu_allreduce(dg_backend_i *be, int stream, const dg_allreduce_desc *d, dg_error *err)
+{
+    cu_be *b = cu_of(be);
+    ncclDataType_t t;
+    ncclRedOp_t o;
+    ncclResult_t r = ncclSuccess, r2;
+    int mult, i, bad = -1;
+
+    if (!nccl_kind(d->dtype, d->op, &t, &o, &mult))
+        return dg_error_set(err, DG_ERR_NOTIMPL, -1, "no NCCL all-reduce of %s with op %d",
+                            dg_dtype_name(d->dtype), d->op);
+    if (d->n < 1 || stream < 0 || stream >= DG_NSTREAMS)
+        return dg_error_set(err, DG_ERR_INTERNAL, -1, "an all-reduce over %d GPUs", d->n);
+    for (i = 0; i < d->n; i++)
+        if (d->devs[i] < 0 || d->devs[i] >= b->ndev)
+            return dg_error_set(err, DG_ERR_INTERNAL, d->devs[i], "an all-reduce on GPU %d",
+                                d->devs[i]);
+    if (d->count == 0)
+        return DG_OK;
+    if (d->n != b->ndev) /* the communicator spans every GPU */
+        return dg_error_set(err, DG_ERR_NOTIMPL, -1, "an all-reduce over %d of %d GPUs", d->n,
+                            b->ndev);
+    DG_CHECK(nccl_ready(b, err));
+    r = ncclGroupStart();
+    for (i = 0; i < d->n && r == ncclSuccess; i++) {
+        const int dev = d->devs[i];
+        r = ncclAllReduce(d->src[i], d->dst[i], (size_t)d->count * (size_t)mult, t, o,
+                          b->comms[dev], b->devs[dev].st[stream].s);
+        if (r != ncclSuccess)
+            bad = dev;
+    }
+    r2 = ncclGroupEnd();
+    for (i = 0; i < d->n; i++)
+        cu_bump(b, d->devs[i], stream);
+    if (r != ncclSuccess)
+        return nccl_fail(b, err, r, bad, "ncclAllReduce");
+    if (r2 != ncclSuccess)
+        return nccl_fail(b, err, r2, d->devs[0], "ncclGroupEnd (an all-reduce)");
+    return DG_OK;
+}
+
+int cu_can_access(dg_backend_i *be, int dev, int other)
+{
+    cu_be *b = cu_of(be);
+    if (dev < 0 || dev >= b->ndev || other < 0 || other >= b->ndev)
+        return 0;
+    return dev == other || b->peer[dev * b->ndev + other];
+}
