@@ -8,6 +8,7 @@ dgarray._cuda  (when nvcc is found): src/backend/cuda and kernels/, linked with
                targets ("80;90" by default).
 """
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -57,6 +58,28 @@ def cuda_wanted():
     return home
 
 
+def local_includes(src, include_dirs):
+    """src and every file it includes with #include "...", found beside the
+    including file or in include_dirs, recursively: what a rebuild of src
+    depends on."""
+    seen, todo = set(), [src]
+    pat = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
+    while todo:
+        f = todo.pop()
+        if f in seen:
+            continue
+        seen.add(f)
+        with open(f, encoding="utf-8", errors="replace") as fh:
+            names = pat.findall(fh.read())
+        for name in names:
+            for d in [os.path.dirname(f)] + list(include_dirs):
+                cand = os.path.normpath(os.path.join(d, name))
+                if os.path.exists(cand):
+                    todo.append(cand)
+                    break
+    return seen
+
+
 class BuildExt(build_ext):
     """Compiles .cu sources of an extension with nvcc, in parallel."""
 
@@ -77,8 +100,7 @@ class BuildExt(build_ext):
         def compile_one(src):
             obj = os.path.join(objdir, src.replace("/", "_") + ".o")
             if (os.path.exists(obj) and os.path.getmtime(obj) >= max(
-                    os.path.getmtime(p) for p in [src] + glob("kernels/*.h") + glob("kernels/*.cuh")
-                    + glob("src/core/*.h") + glob("src/backend/cuda/*.h"))):
+                    os.path.getmtime(p) for p in local_includes(src, ext.include_dirs))):
                 return obj
             cmd = [nvcc, "-c", src, "-o", obj, "-O3", "-std=c++17",
                    "-Xcompiler", "-fPIC,-fvisibility=hidden", "--fmad=false",

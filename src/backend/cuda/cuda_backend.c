@@ -805,6 +805,7 @@ static dg_status backend_create(int ndevices, dg_backend_i **out, dg_error *err)
         pthread_mutex_init(&b->devs[i].mu, NULL);
         b->devs[i].started = 1;
     }
+    st = cu_transfer_setup(b, err);
     for (i = 0; i < ndevices && st == DG_OK; i++)
         st = dev_setup(b, i, err);
     for (i = 0; i < ndevices && st == DG_OK; i++)

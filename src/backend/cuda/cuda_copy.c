@@ -190,3 +190,28 @@ dg_status cu_copy(dg_backend_i *be, int dev, int stream, const dg_copy_desc *c, 
     cu_bump(b, dev, stream);
     return rc;
 }
+
+dg_status cu_exchange_copies(cu_be *b, const dg_xfer *x, int n, dg_error *err)
+{
+    int i;
+    for (i = 0; i < n; i++) {
+        dg_copy_desc c;
+        if (x[i].nbytes == 0)
+            continue;
+        memset(&c, 0, sizeof(c));
+        c.ndim = 1;
+        c.itemsize = 1;
+        c.shape[0] = (int64_t)x[i].nbytes;
+        c.src_strides[0] = c.dst_strides[0] = 1;
+        c.src_dev = x[i].src_dev;
+        c.src = (const char *)x[i].src;
+        c.dst_dev = x[i].dst_dev;
+        c.dst = (char *)x[i].dst;
+        DG_CHECK(cu_wait(&b->iface, x[i].dst_dev, DG_STREAM_TRANSFER,
+                         cu_pos(&b->iface, x[i].src_dev, DG_STREAM_TRANSFER), err));
+        DG_CHECK(cu_copy(&b->iface, x[i].dst_dev, DG_STREAM_TRANSFER, &c, err));
+        DG_CHECK(cu_wait(&b->iface, x[i].src_dev, DG_STREAM_TRANSFER,
+                         cu_pos(&b->iface, x[i].dst_dev, DG_STREAM_TRANSFER), err));
+    }
+    return DG_OK;
+}

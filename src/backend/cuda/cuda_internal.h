@@ -75,6 +75,7 @@ typedef struct cu_be {
     struct cu_hc *hc;            /* host copy engine, made at the first host copy */
     struct ncclComm **comms;     /* NCCL communicator, rank i on device i; NULL until needed */
     int nccl_failed;             /* its set-up failed: do not retry */
+    int xfer_copies;             /* exchange by copies, not NCCL (see cuda_nccl.c) */
 } cu_be;
 
 static inline cu_be *cu_of(dg_backend_i *be) { return (cu_be *)be->impl; }
@@ -174,11 +175,19 @@ dg_status cu_copy_kernel(cu_be *b, int dev, cudaStream_t s, int ndim, const int6
  * afterwards.  Called by destroy after every device was synchronised. */
 void cu_hc_destroy(cu_be *b);                                       /* cuda_hostcopy.c */
 
+/* The exchange slot done by peer copies (cudaMemcpyPeerAsync on the
+ * destination's transfer stream, ordered after the source's transfer stream
+ * and before its later work): what exchange does when NCCL must not run
+ * (cuda_copy.c). */
+dg_status cu_exchange_copies(cu_be *b, const dg_xfer *x, int n, dg_error *err);
+
 /* The exchange, allreduce and can_access slots (cuda_nccl.c). */
 dg_status cu_exchange(dg_backend_i *be, const dg_xfer *x, int n, dg_error *err);
 dg_status cu_allreduce(dg_backend_i *be, int stream, const dg_allreduce_desc *d,
                        dg_error *err);
 int cu_can_access(dg_backend_i *be, int dev, int other);
+/* Chooses the transport of exchanges (DGARRAY_TRANSFER, CUDA_LAUNCH_BLOCKING). */
+dg_status cu_transfer_setup(cu_be *b, dg_error *err);
 /* Tears the NCCL communicator down (if made); called by destroy after every
  * device was synchronised. */
 void cu_nccl_destroy(cu_be *b);

@@ -9,7 +9,13 @@
  * stream and an ncclRecv on the destination's for every transfer; NCCL pairs
  * the sends and receives between two ranks in the order they were posted,
  * which is the order of the list on both sides.  Errors carry NCCL's own
- * message (ncclGetErrorString and ncclGetLastError). */
+ * message (ncclGetErrorString and ncclGetLastError).
+ *
+ * Under CUDA_LAUNCH_BLOCKING=1, NCCL cannot drive several GPUs from one
+ * thread (it launches their kernels one after the other, and the first
+ * blocks until the others run: NVIDIA/nccl#774), so transfers then go by
+ * peer copies and all-reduces by the core's loops; DGARRAY_TRANSFER=copy
+ * chooses the same, =nccl (the default) NCCL. */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
 #include <stdlib.h>
@@ -107,6 +113,8 @@ dg_status cu_exchange(dg_backend_i *be, const dg_xfer *x, int n, dg_error *err)
                                 "a transfer from GPU %d to GPU %d", x[i].src_dev, x[i].dst_dev);
     if (n == 0)
         return DG_OK;
+    if (b->xfer_copies)
+        return cu_exchange_copies(b, x, n, err);
     DG_CHECK(nccl_ready(b, err));
     used = (unsigned char *)calloc((size_t)b->ndev, 1);
     if (!used)
@@ -195,7 +203,7 @@ dg_status cu_allreduce(dg_backend_i *be, int stream, const dg_allreduce_desc *d,
     ncclResult_t r = ncclSuccess, r2;
     int mult, i, bad = -1;
 
-    if (!nccl_kind(d->dtype, d->op, &t, &o, &mult))
+    if (b->xfer_copies || !nccl_kind(d->dtype, d->op, &t, &o, &mult))
         return dg_error_set(err, DG_ERR_NOTIMPL, -1, "no NCCL all-reduce of %s with op %d",
                             dg_dtype_name(d->dtype), d->op);
     if (d->n < 1 || stream < 0 || stream >= DG_NSTREAMS)
@@ -225,6 +233,16 @@ dg_status cu_allreduce(dg_backend_i *be, int stream, const dg_allreduce_desc *d,
         return nccl_fail(b, err, r, bad, "ncclAllReduce");
     if (r2 != ncclSuccess)
         return nccl_fail(b, err, r2, d->devs[0], "ncclGroupEnd (an all-reduce)");
+    return DG_OK;
+}
+
+dg_status cu_transfer_setup(cu_be *b, dg_error *err)
+{
+    const char *t = getenv("DGARRAY_TRANSFER"), *lb = getenv("CUDA_LAUNCH_BLOCKING");
+    if (t && *t && strcmp(t, "nccl") != 0 && strcmp(t, "copy") != 0)
+        return dg_error_set(err, DG_ERR_VALUE, -1, "DGARRAY_TRANSFER must be 'nccl' or 'copy', "
+                            "not '%s'", t);
+    b->xfer_copies = (t && strcmp(t, "copy") == 0) || (lb && strcmp(lb, "1") == 0);
     return DG_OK;
 }
 
