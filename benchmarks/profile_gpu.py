@@ -99,7 +99,16 @@ def workloads(n=1 << 28, sq=16384):
     sq_map = {d: slice(sq * d // ndev, sq * (d + 1) // ndev) for d in range(ndev)}
     b = dg.distributed_array(y, sq_map)
     c = dg.distributed_array(x, rows_map)
+    # 1/8 of c on the other device: every block moved forward by n / (8 ndev)
+    s = n // (8 * ndev)
+    cmap = {d: slice(n * d // ndev + s, n * (d + 1) // ndev + s) for d in range(ndev - 1)}
+    cmap[ndev - 1] = [slice(n * (ndev - 1) // ndev + s, n), slice(0, s)]
+    cs = dg.distributed_array(x, cmap) if ndev > 1 else c
+    one = dg.distributed_array(x[: 1 << 25], {0: slice(None)})
+    to1 = {1 if ndev > 1 else 0: slice(None)}
     return {
+        "add_reshard": (lambda: (a + cs.reshard(a.index_map))._sync(), 3 * 4 * n),
+        "reshard_128MiB": (lambda: one.reshard(to1)._sync(), 4 << 25),
         "add": (lambda: (a + c)._sync(), 3 * 4 * n),
         "sum": (lambda: done(a.sum()), 4 * n),
         "sum_nocombine": (lambda: a.sum()._sync(), 4 * n),

@@ -129,5 +129,9 @@ void dg_ew_coalesce(dg_ew_desc *d);
  * combined, with the binary loop `loop` (dtypes all a's), with those of every
  * other chunk over their intersection: how op modes resolve.  New reference. */
 dg_status dg_array_combine(dg_array *a, int loop, dg_array **out, dg_error *err);
+/* The same combined values held once, on the device of a's first chunk,
+ * where every chunk of a holds the same box (dg_array_combine otherwise).
+ * New reference. */
+dg_status dg_array_combine_one(dg_array *a, int loop, dg_array **out, dg_error *err);
 
 #endif /* DG_ARRAY_IMPL_H */

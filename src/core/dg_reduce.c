@@ -386,6 +386,20 @@ static int same_boxes(const dg_array *v)
     return 1;
 }
 
+/* 1 if the partials r hold the same box, read in place on every device
+ * holding one (dg_peer_read_bytes): one element, as a full reduction has. */
+static int small_result(const dg_array *r)
+{
+    dg_backend_i *be = r->be;
+    int i;
+    if (dg_box_size(&r->chunks[0].box) != 1 || !same_boxes(r) || !be->can_access)
+        return 0;
+    for (i = 1; i < r->nchunks; i++)
+        if (!be->can_access(be, r->chunks[0].device, r->chunks[i].device))
+            return 0;
+    return dg_get_peer_read_bytes() >= (size_t)dg_dtype_size(r->dtype);
+}
+
 /* Adds `base` to every element of the int64 chunk c (one elementwise loop). */
 static dg_status add_base(dg_backend_i *be, dg_chunk *c, int64_t base, dg_error *err)
 {
@@ -575,6 +589,11 @@ dg_status dg_array_reduce(dg_array *a, const dg_reduce_call *c, dg_array **out,
                 goto fail;
             dg_array_decref(ri);
             ri = i2;
+        } else if (small_result(r)) {
+            /* a few values (a full reduction): combined at once on one
+             * device, reading the other partials in place, cheaper than a
+             * lazy mode resolved on every device when read */
+            DG_CHECK_GOTO(dg_array_combine_one(r, c->loop, &v2, err), st, fail);
         } else if (c->lazy_mode > DG_MODE_REPLICA && c->lazy_mode < DG_NMODES) {
             r->mode = c->lazy_mode;
             goto finish;

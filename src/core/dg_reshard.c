@@ -544,9 +544,10 @@ done:
     return st;
 }
 
-/* Chunks holding the same box: every chunk of r gets a_0 op a_1 op ... in
- * chunk order (the same bits on every device), each a_j read in place where
- * the device can (its own, or a small one on a peer), else moved. */
+/* Chunks holding the same box: every chunk of r (whose chunks are a's, or
+ * a's first alone) gets a_0 op a_1 op ... in chunk order (the same bits on
+ * every device), each a_j read in place where the device can (its own, or a
+ * small one on a peer), else moved. */
 static dg_status combine_same_boxes(dg_array *a, int loop, dg_array *r, dg_error *err)
 {
     dg_backend_i *be = a->be;
@@ -575,6 +576,26 @@ static dg_status combine_same_boxes(dg_array *a, int loop, dg_array *r, dg_error
         dg_buffer_decref(be, acc.buf);
     }
     return st;
+}
+
+dg_status dg_array_combine_one(dg_array *a, int loop, dg_array **out, dg_error *err)
+{
+    dg_plan_chunk one;
+    dg_array *r = NULL;
+    dg_status st;
+    if (a->nchunks < 2 || !same_dense_boxes(a))
+        return dg_array_combine(a, loop, out, err);
+    one.device = a->chunks[0].device;
+    one.box = a->chunks[0].box;
+    DG_CHECK(dg_array_empty(a->be, a->dtype, a->ndim, a->shape, &one, 1, DG_MODE_REPLICA, &r,
+                            err));
+    st = combine_same_boxes(a, loop, r, err);
+    if (st != DG_OK) {
+        dg_array_decref(r);
+        return st;
+    }
+    *out = r;
+    return DG_OK;
 }
 
 dg_status dg_array_combine(dg_array *a, int loop, dg_array **out, dg_error *err)

@@ -27,10 +27,10 @@
 #define RED_WARP_K 4096
 /* A chunk gives each of its threads at least this many loads. */
 #define RED_MIN_LOADS 8
-/* When the outputs give too few blocks, the reduced elements are cut into
- * chunks for this many waves of blocks: blocks that finish early take more,
- * so that the multiprocessors finish together (DGARRAY_RED_WAVES, for
- * tuning). */
+/* When the outputs give too few blocks for an inner pass, the reduced
+ * elements are cut into chunks for this many waves of blocks: blocks that
+ * finish early take more, so that the multiprocessors finish together
+ * (DGARRAY_RED_WAVES, for tuning). */
 #define RED_WAVES 4
 
 static int64_t red_waves(void)
@@ -267,7 +267,10 @@ dg_status cu_reduce(dg_backend_i *be, int dev, int stream, const dg_reduce_desc 
         if (groups < slots) {
             const int64_t rows = which == DG_CU_RED_OUTER ? DG_CU_THREADS / r.tx : DG_CU_THREADS;
             const int64_t per = rows * (which == DG_CU_RED_INNER ? vec : 1) * RED_MIN_LOADS;
-            int64_t want = red_waves() * slots / groups, most = (k + per - 1) / per;
+            /* several waves where one long fold is cut (a full reduction);
+             * outer passes keep one, their final pass grows with outputs */
+            int64_t waves = which == DG_CU_RED_INNER ? red_waves() : 1;
+            int64_t want = waves * slots / groups, most = (k + per - 1) / per;
             if (want > most)
                 want = most;
             if (want > 65535)
