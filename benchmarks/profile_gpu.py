@@ -55,6 +55,7 @@ def timeline(f, tracedir, name):
     f()
     torch.cuda.synchronize()
     with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+        torch.cuda.synchronize()  # the first event: the time the run starts
         f()
     path = os.path.join(tracedir, f"trace-{name}.json")
     prof.export_chrome_trace(path)
@@ -223,6 +224,37 @@ def ceilings(n=1 << 28):
           f"{algbw:,.1f} GB/s, busbw {algbw * (ngpu - 1) / ngpu:,.1f} GB/s")
 
 
+def host_costs():
+    """Host time of the steps of a + c.reshard(a.index_map), each enqueued
+    without waiting for the devices (the queues are drained between reps)."""
+    n = 1 << 28
+    ndev = len(dg.devices())
+    rows_map = {d: slice(n * d // ndev, n * (d + 1) // ndev) for d in range(ndev)}
+    s = n // (8 * ndev)
+    cmap = {d: slice(n * d // ndev + s, n * (d + 1) // ndev + s) for d in range(ndev - 1)}
+    cmap[ndev - 1] = [slice(n * (ndev - 1) // ndev + s, n), slice(0, s)]
+    x = np.zeros(n, np.float32)
+    a, c = dg.distributed_array(x, rows_map), dg.distributed_array(x, cmap)
+    m = a.index_map
+    r = c.reshard(m)  # noqa: F841 - used below
+
+    for name, f in [("a.index_map", lambda: a.index_map),
+                    ("c.reshard(m)", lambda: c.reshard(m)),
+                    ("a + r", lambda: a + r),
+                    ("a + c", lambda: a + c),
+                    ("a.sum()", lambda: a.sum()),
+                    ("(a + a) same layout", lambda: a + a)]:
+        f()
+        ts = []
+        for _ in range(5):
+            dg._core._sync_all()
+            t0 = time.perf_counter()
+            f()
+            ts.append(time.perf_counter() - t0)
+        dg._core._sync_all()
+        print(f"  host {name}: {min(ts) * 1e6:.1f} us")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--only")
@@ -242,6 +274,8 @@ def main():
         except Exception as e:  # noqa: BLE001
             print(f"    no trace: {e}")
         sys.stdout.flush()
+    print("\n== host costs (enqueue only)")
+    host_costs()
     if not args.no_ceilings:
         print("\n== ceilings")
         ceilings()
