@@ -14,6 +14,7 @@ import numpy as _numpy
 from . import _core
 from ._core import DeviceError, DistributedArray, OutOfDeviceMemoryError, backend
 from . import _impl
+from . import _linalg
 
 __version__ = "0.1.0"
 
@@ -40,6 +41,7 @@ class _Config:
 
     min_split_bytes: arrays smaller than this live on one device when no
     index map is given (default 1 MiB; DGARRAY_MIN_SPLIT_BYTES sets it at start).
+    allow_tf32: float32 matrix products may use TF32 tensor cores (default off).
     """
 
     @property
@@ -50,8 +52,19 @@ class _Config:
     def min_split_bytes(self, value):
         _core._set_min_split_bytes(_operator.index(value))
 
+    @property
+    def allow_tf32(self):
+        """float32 matrix products may use TF32 tensor cores (faster, 10-bit
+        mantissa products); off by default."""
+        return _linalg.settings.allow_tf32
+
+    @allow_tf32.setter
+    def allow_tf32(self, value):
+        _linalg.settings.set_allow_tf32(value)
+
     def __repr__(self):
-        return f"dgarray.config(min_split_bytes={self.min_split_bytes})"
+        return (f"dgarray.config(min_split_bytes={self.min_split_bytes}, "
+                f"allow_tf32={self.allow_tf32})")
 
 
 config = _Config()
@@ -287,6 +300,15 @@ def asnumpy(a, stream=None, order="C", out=None, blocking=True):
 from ._reductions import (all, amax, amin, any, argmax, argmin, cumprod, cumsum,  # noqa: E402
                           max, mean, min, nanmax, nanmean, nanmin, nanprod, nansum, prod,
                           ptp, std, sum, var)
+
+
+# ---- matrix products -------------------------------------------------------------------------
+
+from ._linalg import (dot, inner, make_2d_index_map, matmul, outer, tensordot,  # noqa: E402
+                      vdot)
+
+if hasattr(_numpy, "vecdot"):
+    from ._linalg import matvec, vecdot, vecmat  # noqa: E402,F401
 
 
 # ---- NumPy's names: ufuncs dispatch to DistributedArray.__array_ufunc__ -------------------
