@@ -410,3 +410,18 @@ def test_cg_solver_matches_numpy_solve(n, ndev):
     x = cg_solve(A, dg.asarray(b), tol=1e-10)
     assert isinstance(x, dg.DistributedArray)
     np.testing.assert_allclose(x.get(), np.linalg.solve(a, b), rtol=1e-8, atol=1e-10)
+
+
+@pytest.mark.parametrize("dtype", ["f4", "f8", "c8", "c16"])
+def test_cpu_loops_without_blas_match_numpy(dtype, ndev):
+    """The CPU backend's own loops for the dtypes NumPy's BLAS usually takes."""
+    if dg.backend() != "cpu":
+        pytest.skip("the CPU backend's loops")
+    a, b = data(dtype, (9, 7)), data(dtype, (7, 5), 1)
+    try:
+        dg._linalg.use_numpy_blas(False)
+        check(distribute(a, "cols", ndev) @ distribute(b, "rows", ndev), a @ b, 7)
+        check(dg.tensordot(distribute(a, "rows", ndev), dg.asarray(a), ([0], [0])),
+              np.tensordot(a, a, ([0], [0])), 9)
+    finally:
+        dg._linalg.use_numpy_blas(True)

@@ -11,6 +11,7 @@ cached), ``out=``, ``dtype=`` and ``casting=``.
 """
 import functools
 import operator
+import os
 
 import numpy
 
@@ -18,6 +19,36 @@ from . import _core
 
 _DA = _core.DistributedArray
 _MATMUL_SIG = "(n?,k),(k,m?)->(n?,m?)"
+
+
+def _numpy_blas():
+    """Addresses of the ILP64 CBLAS gemm functions of the BLAS NumPy's wheel
+    bundles (scipy-openblas), or None where there is no such library."""
+    import ctypes
+    import glob
+    import os
+    names = [f"scipy_cblas_{t}gemm64_" for t in "sdcz"]
+    here = os.path.dirname(numpy.__file__)
+    for path in sorted(glob.glob(os.path.join(here + ".libs", "*openblas*")) +
+                       glob.glob(os.path.join(here, ".dylibs", "*openblas*"))):
+        try:
+            lib = ctypes.CDLL(path)  # the copy NumPy loaded
+            return tuple(ctypes.cast(getattr(lib, n), ctypes.c_void_p).value for n in names)
+        except (OSError, AttributeError):
+            continue
+    return None
+
+
+def use_numpy_blas(on=True):
+    """The CPU backend's float and complex products through NumPy's BLAS
+    (on, where found) or through dgarray's own loops.  Returns whether BLAS
+    is used."""
+    fns = _numpy_blas() if on else None
+    return bool(_core._set_cpu_blas(fns)) and fns is not None
+
+
+if os.environ.get("DGARRAY_CPU_BLAS", "1") != "0":
+    use_numpy_blas()
 
 
 class _Settings:

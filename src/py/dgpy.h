@@ -106,5 +106,6 @@ PyObject *dgpy_array_ufunc(PyObject *self, PyObject *args, PyObject *kwargs);
 /* _core._contract and _core._matmul_plan (see matmul.c). */
 PyObject *dgpy_f_contract(PyObject *mod, PyObject *args);
 PyObject *dgpy_f_matmul_plan(PyObject *mod, PyObject *args);
+PyObject *dgpy_f_set_cpu_blas(PyObject *mod, PyObject *fns);
 
 #endif /* DGPY_H */

@@ -3,6 +3,7 @@
  * errors of matmul, dot, tensordot, ...) live in dgarray/_linalg.py, which
  * turns each product into one contraction. */
 #include "dgpy.h"
+#include "cpu_gemm.h"
 #include "dg_matmul.h"
 
 /* Up to `cap` ints of a sequence into out; -1 with an exception. */
@@ -186,4 +187,42 @@ done:
     PyMem_Free(al);
     PyMem_Free(bl);
     return res;
+}
+
+/* _set_cpu_blas((sgemm, dgemm, cgemm, zgemm) or None): addresses of NumPy's
+ * ILP64 CBLAS gemm functions (dgarray._linalg finds them) for the CPU
+ * backend's float and complex products; None: its own loops.  Returns
+ * whether the CPU backend runs (nothing else takes them). */
+PyObject *dgpy_f_set_cpu_blas(PyObject *mod, PyObject *fns)
+{
+    dg_cpu_blas t;
+    unsigned long long p[4];
+    (void)mod;
+    if (strcmp(dgpy_st->be->name, "cpu") != 0)
+        Py_RETURN_FALSE;
+    if (fns == Py_None) {
+        dg_cpu_gemm_set_blas(NULL);
+        Py_RETURN_TRUE;
+    }
+    if (!PyArg_ParseTuple(fns, "KKKK", &p[0], &p[1], &p[2], &p[3]))
+        return NULL;
+    if (!p[0] || !p[1] || !p[2] || !p[3]) {
+        PyErr_SetString(PyExc_ValueError, "_set_cpu_blas needs four function addresses");
+        return NULL;
+    }
+    /* addresses of functions, as ctypes gives them (implementation-defined
+     * conversions every platform dgarray runs on defines) */
+    t.sgemm = (void (*)(int, int, int, int64_t, int64_t, int64_t, float, const float *, int64_t,
+                        const float *, int64_t, float, float *, int64_t))(uintptr_t)p[0];
+    t.dgemm = (void (*)(int, int, int, int64_t, int64_t, int64_t, double, const double *,
+                        int64_t, const double *, int64_t, double, double *,
+                        int64_t))(uintptr_t)p[1];
+    t.cgemm = (void (*)(int, int, int, int64_t, int64_t, int64_t, const void *, const void *,
+                        int64_t, const void *, int64_t, const void *, void *,
+                        int64_t))(uintptr_t)p[2];
+    t.zgemm = (void (*)(int, int, int, int64_t, int64_t, int64_t, const void *, const void *,
+                        int64_t, const void *, int64_t, const void *, void *,
+                        int64_t))(uintptr_t)p[3];
+    dg_cpu_gemm_set_blas(&t);
+    Py_RETURN_TRUE;
 }

@@ -516,6 +516,7 @@ static void cu_destroy(dg_backend_i *be)
                 (void)cudaGetLastError();
     }
     cu_hc_destroy(b);
+    cu_gemm_destroy(b);
     for (i = 0; i < b->ndev; i++) {
         cu_dev *d = &b->devs[i];
         if (!d->started)
@@ -637,6 +638,14 @@ static dg_status slot_scan(dg_backend_i *be, int dev, int stream, const dg_scan_
 {
     dg_status st;
     KEEP_DEVICE(cu_scan(be, dev, stream, d, err));
+    return st;
+}
+
+static dg_status slot_gemm(dg_backend_i *be, int dev, int stream, const dg_gemm_desc *d,
+                           dg_error *err)
+{
+    dg_status st;
+    KEEP_DEVICE(cu_gemm(be, dev, stream, d, err));
     return st;
 }
 
@@ -778,7 +787,7 @@ static dg_status backend_create(int ndevices, dg_backend_i **out, dg_error *err)
     b->iface.reduce = slot_reduce;
     b->iface.flags = DG_BE_IDX_IN;
     b->iface.scan = slot_scan;
-    b->iface.gemm = NULL;
+    b->iface.gemm = slot_gemm;
     b->iface.collective = NULL;
     b->iface.destroy = slot_destroy;
     pthread_mutex_init(&b->hc_mu, NULL);
