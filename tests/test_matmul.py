@@ -384,6 +384,18 @@ def test_products_leak_nothing(ndev):
     assert dg._core._bytes_in_use() == before
 
 
+def test_out_of_device_memory_leaves_operands_intact():
+    x = np.arange(1 << 20, dtype=np.float64)
+    a = dg.asarray(x)
+    gc.collect()
+    before = dg._core._bytes_in_use()
+    with pytest.raises(dg.OutOfDeviceMemoryError):
+        dg.outer(a, a)  # 8 TiB
+    gc.collect()
+    assert dg._core._bytes_in_use() == before
+    check(a.dot(a), np.asarray(x.dot(x)), 1 << 20)
+
+
 def test_allow_tf32_setting():
     assert dg.config.allow_tf32 is False
     try:

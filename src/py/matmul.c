@@ -91,11 +91,11 @@ PyObject *dgpy_f_contract(PyObject *mod, PyObject *args)
     st = dgpy_replica((DgArrayObject *)ao, &a, &err);
     if (st == DG_OK)
         st = dgpy_replica((DgArrayObject *)bo, &b, &err);
-    if (st == DG_OK) {
-        Py_BEGIN_ALLOW_THREADS
+    /* with the GIL held: the operands are shared with other Python threads,
+     * and the core wants one thread at a time per array (dg_array.h); the
+     * call only enqueues work */
+    if (st == DG_OK)
         st = dg_array_contract(a, b, &c, &out, &err);
-        Py_END_ALLOW_THREADS
-    }
     if (a)
         dg_array_decref(a);
     if (b)
