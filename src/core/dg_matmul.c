@@ -234,13 +234,15 @@ static int grid_add_operand(mm_grid *g, const dg_contract_call *c, const mm_opnd
     return 1;
 }
 
-/* Cells of the grid over axes [lo, hi). */
+/* Cells of the grid over axes [lo, hi), saturating at 2^62. */
 static int64_t grid_cells(const mm_grid *g, int lo, int hi)
 {
     int64_t n = 1;
     int i;
-    for (i = lo; i < hi; i++)
-        n *= g->ncut[i] - 1;
+    for (i = lo; i < hi; i++) {
+        int64_t c = g->ncut[i] - 1;
+        n = c > 0 && n > ((int64_t)1 << 62) / c ? (int64_t)1 << 62 : n * c;
+    }
     return n;
 }
 
@@ -506,7 +508,7 @@ static int mergeable(const dg_contract_call *c, const mm_opnd *A, const mm_opnd 
 static dg_status finish_tasks(const dg_contract_call *c, const mm_opnd *A, const mm_opnd *B,
                               dg_mm_plan *pl, dg_error *err)
 {
-    int i, j, n = 0, lo, hi;
+    int i, n = 0;
     dg_mm_task *ord = (dg_mm_task *)malloc((size_t)(pl->ntasks ? pl->ntasks : 1) *
                                            sizeof(dg_mm_task));
     unsigned char *seen = (unsigned char *)calloc((size_t)(pl->nchunks ? pl->nchunks : 1), 1);
@@ -515,29 +517,30 @@ static dg_status finish_tasks(const dg_contract_call *c, const mm_opnd *A, const
         free(seen);
         return dg_error_set(err, DG_ERR_NOMEM, -1, "out of host memory");
     }
-    /* group by chunk (stable), then merge within each group */
-    for (i = 0; i < pl->nchunks; i++)
-        for (j = 0; j < pl->ntasks; j++)
-            if (pl->tasks[j].chunk == i)
-                ord[n++] = pl->tasks[j];
-    for (lo = 0; lo < n; lo = hi) {
-        int changed = 1;
-        for (hi = lo; hi < n && ord[hi].chunk == ord[lo].chunk; hi++)
-            ;
-        while (changed) {
-            changed = 0;
-            for (i = lo; i < hi && !changed; i++)
-                for (j = lo; j < hi && !changed; j++) {
-                    dg_box u;
-                    if (i != j && mergeable(c, A, B, &ord[i], &ord[j], &u)) {
-                        ord[i].box = u;
-                        memmove(&ord[j], &ord[j + 1], (size_t)(n - j - 1) * sizeof(*ord));
-                        n--;
-                        hi--;
-                        changed = 1;
-                    }
-                }
+    /* group by chunk (a stable counting sort) */
+    {
+        int *start = (int *)calloc((size_t)pl->nchunks + 1, sizeof(int));
+        if (!start) {
+            free(ord);
+            free(seen);
+            return dg_error_set(err, DG_ERR_NOMEM, -1, "out of host memory");
         }
+        for (i = 0; i < pl->ntasks; i++)
+            start[pl->tasks[i].chunk + 1]++;
+        for (i = 0; i < pl->nchunks; i++)
+            start[i + 1] += start[i];
+        for (i = 0; i < pl->ntasks; i++)
+            ord[start[pl->tasks[i].chunk]++] = pl->tasks[i];
+        free(start);
+    }
+    /* one pass joining each task to the next of its chunk where they meet
+     * (a chunk's tasks run along its k-cells in C order) */
+    for (i = 0; i < pl->ntasks; i++) {
+        dg_box u;
+        if (n > 0 && mergeable(c, A, B, &ord[n - 1], &ord[i], &u))
+            ord[n - 1].box = u;
+        else
+            ord[n++] = ord[i];
     }
     /* local tasks first, each chunk's first task overwriting it */
     pl->ntasks = 0;
@@ -587,8 +590,7 @@ static dg_status plan_fallback(const dg_contract_call *c, int ndev, int isz,
 
 /* Chunks and tasks from the device of every pair. */
 static dg_status plan_from_pairs(const mm_grid *g, const dg_contract_call *c, const mm_pairs *p,
-                                 const int *pdev, const mm_opnd *A, const mm_opnd *B,
-                                 dg_mm_plan *pl, dg_error *err)
+                                 const int *pdev, dg_mm_plan *pl, dg_error *err)
 {
     int64_t oc, kc;
     int d, cap = 0, overlap = 0;
@@ -633,8 +635,6 @@ static dg_status plan_from_pairs(const mm_grid *g, const dg_contract_call *c, co
         }
     }
     free(chunk_of);
-    (void)A;
-    (void)B;
     pl->mode = overlap ? DG_MODE_SUM : DG_MODE_REPLICA;
     return st;
 }
@@ -732,7 +732,7 @@ dg_status dg_mm_plan_build(const dg_contract_call *c, int ndevices, int itemsize
     th = plan_home(&p, ord, cost, ph, load);
     memset(load, 0, (size_t)ndevices * sizeof(double));
     tk = p.nk > 1 ? plan_ksplit(&p, ord, cost, pk, load, used) : th;
-    DG_CHECK_GOTO(plan_from_pairs(&g, c, &p, less(tk, th) ? pk : ph, &A, &B, plan, err), st,
+    DG_CHECK_GOTO(plan_from_pairs(&g, c, &p, less(tk, th) ? pk : ph, plan, err), st,
                   done);
     st = finish_tasks(c, &A, &B, plan, err);
 done:
@@ -1041,7 +1041,8 @@ static dg_status prefetch(const dg_contract_call *c, const mm_src *A, const mm_s
             if (w ? tk->b_local : tk->a_local)
                 continue;
             project(c, x->x->ndim, x->x->shape, x->map, &tk->box, &box);
-            for (s = 0; s < t; s++) { /* the same block fetched for an earlier task? */
+            /* the same block fetched for a recent task of the device? */
+            for (s = t > 256 ? t - 256 : 0; s < t; s++) {
                 if (pl->tasks[s].device != tk->device || !slot[s].buf)
                     continue;
                 project(c, x->x->ndim, x->x->shape, x->map, &pl->tasks[s].box, &other);
@@ -1071,22 +1072,26 @@ static dg_status prefetch(const dg_contract_call *c, const mm_src *A, const mm_s
 /* Zeros the chunks no task writes (nothing contracted). */
 static dg_status zero_untouched(dg_array *r, const dg_mm_plan *pl, dg_error *err)
 {
-    int i, t;
+    unsigned char *touched = (unsigned char *)calloc((size_t)r->nchunks + 1, 1);
+    dg_status st = DG_OK;
     dg_fill_desc f;
+    int i;
+    if (!touched)
+        return dg_error_set(err, DG_ERR_NOMEM, -1, "out of host memory");
+    for (i = 0; i < pl->ntasks; i++)
+        touched[pl->tasks[i].chunk] = 1;
     memset(&f, 0, sizeof(f));
     f.kind = DG_FILL_CONST;
-    for (i = 0; i < r->nchunks; i++) {
+    for (i = 0; i < r->nchunks && st == DG_OK; i++) {
         dg_array one = *r;
-        int touched = 0;
-        for (t = 0; t < pl->ntasks && !touched; t++)
-            touched = pl->tasks[t].chunk == i;
-        if (touched)
+        if (touched[i])
             continue;
         one.nchunks = 1;
         one.chunks = &r->chunks[i];
-        DG_CHECK(dg_array_fill(&one, &f, NULL, err));
+        st = dg_array_fill(&one, &f, NULL, err);
     }
-    return DG_OK;
+    free(touched);
+    return st;
 }
 
 dg_status dg_array_contract(dg_array *a, dg_array *b, const dg_contract_call *c,
