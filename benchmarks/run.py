@@ -419,19 +419,19 @@ def spd_matrix(xp, n, rank=64):
 
 def w_cg(n=32768, iters=(5, 45)):
     """Iterations of the cuNumeric talk's CG solver (tests/_cg.py, run with
-    its `np` bound to dgarray, then to CuPy) on a dense n x n float64 SPD
+    its `np` bound to dgarray, then to CuPy and JAX) on a dense n x n float64 SPD
     matrix, in ms per iteration; ceiling: reading the matrix once from HBM,
     half on each GPU at once."""
     sys.path.insert(0, os.path.join(HERE, "..", "tests"))
     import _cg
     res = {"workload": "cg_f64_32768", "unit": "ms/iter", "peers": {}, "ceiling": None}
-    rows_map = {d: slice(n * d // NGPU, n * (d + 1) // NGPU) for d in range(max(NGPU, 1))}
 
     def per_iter(A, b):
         t = [best_of(lambda: float(_cg.cg_solve(A, b, 0.0, k).sum()), 3, 1) for k in iters]
         return 1e3 * (t[1] - t[0]) / (iters[1] - iters[0])
     A = spd_matrix(dg, n)
-    A = A.reshard(rows_map) if NGPU > 1 else A
+    if NGPU > 1:
+        A = A.reshard({d: slice(n * d // NGPU, n * (d + 1) // NGPU) for d in range(NGPU)})
     b = dg.asarray(np.random.default_rng(6).standard_normal(n))
     _cg.np = dg
     res["dgarray"] = per_iter(A, b)
@@ -447,6 +447,21 @@ def w_cg(n=32768, iters=(5, 45)):
             del A
         except Exception as e:  # noqa: BLE001
             log(f"  cupy failed: {e}")
+    if jax is not None:
+        try:
+            import jax.numpy as jnp
+            from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+            jax.config.update("jax_enable_x64", True)
+            mesh = Mesh(np.array(jax.devices()), ("d",))
+            m = np.random.default_rng(5).standard_normal((n, 64)) / 8.0
+            A = jax.jit(lambda q: jnp.tensordot(q, q, axes=([1], [1])) + n * jnp.eye(n),
+                        out_shardings=NamedSharding(mesh, P("d", None)))(jnp.asarray(m))
+            _cg.np = jnp
+            res["peers"]["jax"] = per_iter(A, jnp.asarray(b.get()))
+            del A
+        except Exception as e:  # noqa: BLE001
+            log(f"  jax failed: {e}")
+    if cp is not None:
         halves = []
         for d in range(NGPU):
             with cp.cuda.Device(d):
