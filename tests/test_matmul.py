@@ -273,7 +273,8 @@ def test_vdot_inner_outer(dtype, ndev):
                                                                 ([0, 2], [1, 0])),
                                           ((6, 4), (6, 5), ([0], [0])),
                                           ((6, 4), (5, 6), (0, -1)), ((3,), (3,), 1),
-                                          ((2, 3, 4), (4, 3, 2), ([1, 2], [1, 0]))])
+                                          ((2, 3, 4), (4, 3, 2), ([1, 2], [1, 0])),
+                                          ((2, 3), (3, 2), -1)])
 @pytest.mark.parametrize("layout", ["rows", "cols", "strided"])
 def test_tensordot(sa, sb, axes, layout, ndev):
     a, b = data("f8", sa), data("f8", sb, 5)

@@ -394,9 +394,7 @@ def _tensordot_axes(a, b, axes):
         iter(axes)
     except TypeError:
         n = operator.index(axes)
-        if n < 0:
-            raise ValueError("negative axes are not supported") from None
-        return list(range(a.ndim - n, a.ndim)), list(range(n))
+        return list(range(-n, 0)), list(range(0, n))  # NumPy's reading, negative n too
     axes_a, axes_b = axes
     axes_a = [operator.index(x) for x in (axes_a if hasattr(axes_a, "__len__")
                                           else [axes_a])]
