@@ -297,8 +297,11 @@ def imatmul(a, b):
 
 # ---- dot and friends ------------------------------------------------------------------------
 
+_result_type = functools.lru_cache(maxsize=1024)(numpy.result_type)
+
+
 def _result_dtype(a, b):
-    return numpy.result_type(a.dtype, b.dtype)
+    return _result_type(a.dtype, b.dtype)
 
 
 def _scalar_product(a, b, out):
