@@ -432,6 +432,145 @@ def w_rows_to_cols(rows_n=1 << 15, cols_n=1 << 16):
         tn = dg._core._bench_exchange(pairs, blk, 5)
         res["ceiling"] = per_dev_in / tn / 1e9   # NCCL all-to-all bus bandwidth
     del a
+# ---- matrix products -------------------------------------------------------------------------
+
+def check_rows(c, x, y, rows=64):
+    """Compares the first and the last `rows` rows of c (a dgarray product
+    of x and y) with NumPy's, so that the check costs little host time."""
+    n = x.shape[0]
+    for lo in (0, n - rows):
+        got = c._gather_region(((lo, lo + rows, 1), (0, y.shape[1], 1)))
+        want = x[lo:lo + rows] @ y
+        tol = 1e-2 if got.dtype == np.float32 else 1e-9
+        np.testing.assert_allclose(got, want, rtol=tol, atol=tol * np.abs(want).max())
+
+
+def jax_matmul(x, y, precision):
+    """TFLOP/s seconds of a JAX matmul, rows of x sharded, y replicated."""
+    try:
+        import jax.numpy as jnp
+        from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+        if x.dtype == np.float64:
+            jax.config.update("jax_enable_x64", True)
+        mesh = Mesh(np.array(jax.devices()), ("d",))
+        jx = jax.device_put(x, NamedSharding(mesh, P("d", None)))
+        jy = jax.device_put(y, NamedSharding(mesh, P()))
+        f = jax.jit(lambda p, q: jnp.matmul(p, q, precision=precision))
+        return best_of(lambda: f(jx, jy).block_until_ready(), 5)
+    except Exception as e:  # noqa: BLE001
+        log(f"  jax failed: {e}")
+        return None
+
+
+def w_matmul(name, dtype, tf32, n=8192):
+    """C = A @ B of two n x n matrices in dgarray's default layouts (rows
+    split over the devices), timed until C is readable; tf32: with
+    dgarray.config.allow_tf32 (JAX at its default precision)."""
+    flops = 2.0 * n ** 3
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((n, n)).astype(dtype)
+    y = rng.standard_normal((n, n)).astype(dtype)
+    res = {"workload": name, "unit": "TFLOP/s", "peers": {}, "ceiling": None}
+    dg.config.allow_tf32 = tf32
+    try:
+        a, b = dg.asarray(x), dg.asarray(y)
+        res["dgarray"] = flops / best_of(lambda: done(a @ b), 5) / 1e12
+        check_rows(a @ b, x, y)
+        del a, b
+    finally:
+        dg.config.allow_tf32 = False
+    if not tf32:
+        m = 2048
+        res["peers"]["numpy"] = 2.0 * m ** 3 / best_of(lambda: x[:m, :m] @ y[:m, :m], 2, 1) / 1e12
+    if cp is not None and not tf32:
+        ga, gb = cp.asarray(x), cp.asarray(y)
+        res["peers"]["cupy"] = flops / best_of(lambda: (ga @ gb, cp_sync_all()), 5) / 1e12
+        del ga, gb
+    if cda is not None and NGPU > 1 and not tf32:
+        try:
+            ma = cda.make_2d_index_map([0] + [n * (d + 1) // NGPU for d in range(NGPU)],
+                                       [0, n], [[{d}] for d in range(NGPU)])
+            mb = cda.make_2d_index_map([0, n], [0, n], [[set(range(NGPU))]])
+            da, db = cda.distributed_array(x, ma), cda.distributed_array(y, mb)
+            res["peers"]["cupyx.distributed"] = flops / best_of(
+                lambda: (cda.matmul(da, db), cp_sync_all()), 5) / 1e12
+            del da, db
+        except Exception as e:  # noqa: BLE001
+            log(f"  cupyx.distributed failed: {e}")
+    if jax is not None:
+        from jax import lax
+        prec = lax.Precision.DEFAULT if tf32 else lax.Precision.HIGHEST
+        t = jax_matmul(x, y, prec)
+        res["peers"]["jax"] = flops / t / 1e12 if t else None
+    return res
+
+
+def spd_matrix(xp, n, rank=64):
+    """A dense n x n SPD matrix made on the devices: n I + M M^T."""
+    m = np.random.default_rng(5).standard_normal((n, rank)) / np.sqrt(rank)
+    M = xp.asarray(m)
+    return xp.tensordot(M, M, axes=([1], [1])) + xp.eye(n) * n
+
+
+def w_cg(n=32768, iters=(5, 45)):
+    """Iterations of the cuNumeric talk's CG solver (tests/_cg.py, run with
+    its `np` bound to dgarray, then to CuPy and JAX) on a dense n x n float64 SPD
+    matrix, in ms per iteration; ceiling: reading the matrix once from HBM,
+    half on each GPU at once."""
+    sys.path.insert(0, os.path.join(HERE, "..", "tests"))
+    import _cg
+    res = {"workload": "cg_f64_32768", "unit": "ms/iter", "peers": {}, "ceiling": None}
+
+    def per_iter(A, b):
+        t = [best_of(lambda: float(_cg.cg_solve(A, b, 0.0, k).sum()), 3, 1) for k in iters]
+        return 1e3 * (t[1] - t[0]) / (iters[1] - iters[0])
+    A = spd_matrix(dg, n)
+    if NGPU > 1:
+        A = A.reshard({d: slice(n * d // NGPU, n * (d + 1) // NGPU) for d in range(NGPU)})
+    b = dg.asarray(np.random.default_rng(6).standard_normal(n))
+    _cg.np = dg
+    res["dgarray"] = per_iter(A, b)
+    x = _cg.cg_solve(A, b, 1e-10)
+    resid = float(dg.sqrt(((b - A.dot(x)) ** 2).sum()) / dg.sqrt((b ** 2).sum()))
+    assert resid < 1e-8, f"CG residual {resid}"
+    del A, x
+    if cp is not None:
+        _cg.np = cp
+        try:
+            A = spd_matrix(cp, n)
+            res["peers"]["cupy"] = per_iter(A, cp.asarray(b.get()))
+            del A
+        except Exception as e:  # noqa: BLE001
+            log(f"  cupy failed: {e}")
+    if jax is not None:
+        try:
+            import jax.numpy as jnp
+            from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+            jax.config.update("jax_enable_x64", True)
+            mesh = Mesh(np.array(jax.devices()), ("d",))
+            m = np.random.default_rng(5).standard_normal((n, 64)) / 8.0
+            A = jax.jit(lambda q: jnp.tensordot(q, q, axes=([1], [1])) + n * jnp.eye(n),
+                        out_shardings=NamedSharding(mesh, P("d", None)))(jnp.asarray(m))
+            _cg.np = jnp
+            res["peers"]["jax"] = per_iter(A, jnp.asarray(b.get()))
+            del A
+        except Exception as e:  # noqa: BLE001
+            log(f"  jax failed: {e}")
+    if cp is not None:
+        halves = []
+        for d in range(NGPU):
+            with cp.cuda.Device(d):
+                halves.append(cp.ones(n * n // NGPU, cp.float64))
+
+        def read():
+            for d in range(NGPU):
+                with cp.cuda.Device(d):
+                    halves[d].sum()
+            cp_sync_all()
+        res["ceiling"] = 1e3 * best_of(read, 10)
+        log(f"  dgarray / ceiling: {res['dgarray'] / res['ceiling']:.3f}")
+        del halves
+    _cg.np = dg
     return res
 
 
@@ -445,6 +584,10 @@ WORKLOADS = {
     "reshard_128MiB": w_reshard,
     "add_reshard_f32_2p28": w_add_reshard,
     "reshard_rows_to_cols_8GiB": w_rows_to_cols,
+    "matmul_f64_8192": lambda: w_matmul("matmul_f64_8192", np.float64, False),
+    "matmul_f32_8192": lambda: w_matmul("matmul_f32_8192", np.float32, False),
+    "matmul_tf32_8192": lambda: w_matmul("matmul_tf32_8192", np.float32, True),
+    "cg_f64_32768": w_cg,
 }
 
 

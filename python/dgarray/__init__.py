@@ -14,6 +14,7 @@ import numpy as _numpy
 from . import _core
 from ._core import DeviceError, DistributedArray, OutOfDeviceMemoryError, backend
 from . import _impl
+from . import _linalg
 
 __version__ = "0.1.0"
 
@@ -45,6 +46,8 @@ class _Config:
     another device that the computing device can address (NVLink peers; the
     CPU backend's virtual devices) is read there in place instead of being
     moved (default 256 KiB; DGARRAY_PEER_READ_BYTES sets it at start).
+
+    allow_tf32: float32 matrix products may use TF32 tensor cores (default off).
     """
 
     @property
@@ -63,9 +66,19 @@ class _Config:
     def peer_read_bytes(self, value):
         _core._set_peer_read_bytes(_operator.index(value))
 
+    @property
+    def allow_tf32(self):
+        """float32 matrix products may use TF32 tensor cores (faster, 10-bit
+        mantissa products); off by default."""
+        return _linalg.settings.allow_tf32
+
+    @allow_tf32.setter
+    def allow_tf32(self, value):
+        _linalg.settings.set_allow_tf32(value)
+
     def __repr__(self):
         return (f"dgarray.config(min_split_bytes={self.min_split_bytes}, "
-                f"peer_read_bytes={self.peer_read_bytes})")
+                f"peer_read_bytes={self.peer_read_bytes}, allow_tf32={self.allow_tf32})")
 
 
 config = _Config()
@@ -301,6 +314,15 @@ def asnumpy(a, stream=None, order="C", out=None, blocking=True):
 from ._reductions import (all, amax, amin, any, argmax, argmin, cumprod, cumsum,  # noqa: E402
                           max, mean, min, nanmax, nanmean, nanmin, nanprod, nansum, prod,
                           ptp, std, sum, var)
+
+
+# ---- matrix products -------------------------------------------------------------------------
+
+from ._linalg import (dot, inner, make_2d_index_map, matmul, outer, tensordot,  # noqa: E402
+                      vdot)
+
+if hasattr(_numpy, "vecdot"):
+    from ._linalg import matvec, vecdot, vecmat  # noqa: E402,F401
 
 
 # ---- NumPy's names: ufuncs dispatch to DistributedArray.__array_ufunc__ -------------------

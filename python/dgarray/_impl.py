@@ -215,17 +215,31 @@ def check_astype_casting(src, dst, casting):
 
 # ---- methods and protocols written in Python (called from src/py/array.c) -------------
 
+def matmul_op(a, b):
+    from . import _linalg
+    return _linalg.matmul_op(a, b)
+
+
+def imatmul(a, b):
+    from . import _linalg
+    return _linalg.imatmul(a, b)
+
+
 def method(name, self, *args, **kwargs):
     """DistributedArray.<name>(*args, **kwargs) for the methods array.c forwards."""
     if name == "__array_function__":
         return array_function(*args, **kwargs)
-    from . import _reductions
+    from . import _linalg, _reductions
+    if name in _linalg.METHODS:
+        return _linalg.METHODS[name](self, *args, **kwargs)
     return _reductions.FUNCTIONS[name](self, *args, **kwargs)
 
 
 def ufunc_method(ufunc, method_name, *inputs, **kwargs):
     """__array_ufunc__ for the methods other than __call__."""
-    from . import _reductions
+    from . import _linalg, _reductions
+    if method_name == "__call__" and ufunc in _linalg.GUFUNCS:
+        return _linalg.GUFUNCS[ufunc](*inputs, **kwargs)
     if method_name == "reduce":
         return _reductions.ufunc_reduce(ufunc, *inputs, **kwargs)
     if method_name == "accumulate":
@@ -235,9 +249,9 @@ def ufunc_method(ufunc, method_name, *inputs, **kwargs):
 
 def _numpy_functions():
     """NumPy function -> dgarray's implementation, for __array_function__."""
-    from . import _reductions
+    from . import _linalg, _reductions
     table = {}
-    for name, f in _reductions.FUNCTIONS.items():
+    for name, f in list(_reductions.FUNCTIONS.items()) + list(_linalg.FUNCTIONS.items()):
         nf = getattr(numpy, name, None)
         if nf is not None:
             table[nf] = f

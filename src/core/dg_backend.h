@@ -25,6 +25,7 @@
 #include <stdint.h>
 #include "dg_box.h"
 #include "dg_dtype.h"
+#include "dg_gemm.h"
 #include "dg_status.h"
 
 #define DG_BACKEND_VERSION 2
@@ -242,8 +243,10 @@ struct dg_backend_i {
     /* Enqueues a scan on (dev, stream); all data is on dev. */
     dg_status (*scan)(dg_backend_i *be, int dev, int stream, const dg_scan_desc *d,
                       dg_error *err);
-    /* OPTIONAL slot for a later issue ([matmul]). */
-    void *gemm;
+    /* OPTIONAL: enqueues the matrix products of `d` (dg_gemm.h) on (dev, stream);
+     * all data is on dev.  NULL: the core raises DG_ERR_NOTIMPL for matmul. */
+    dg_status (*gemm)(dg_backend_i *be, int dev, int stream, const dg_gemm_desc *d,
+                      dg_error *err);
 
     /* OPTIONAL.  Enqueues the n transfers x[] as one group on the transfer
      * streams of the devices they name: a transfer starts after the work

@@ -598,6 +598,7 @@ static PyObject *py_method(const char *name, PyObject *self, PyObject *args, PyO
     X(argmin, "argmin(axis=None, out=None, keepdims=False)")                             \
     X(cumsum, "cumsum(axis=None, dtype=None, out=None)")                                 \
     X(cumprod, "cumprod(axis=None, dtype=None, out=None)")                               \
+    X(dot, "dot(b, out=None): the dot product with b, as numpy.dot")                      \
     X(__array_function__, "NumPy functions that dgarray implements run on the devices")
 
 #define PY_METHOD_FN(name, doc)                                                    \
@@ -711,15 +712,16 @@ static PyObject *nb_ipow(PyObject *a, PyObject *b, PyObject *m)
     return dgpy_ufunc_apply(id, args, 2);
 }
 
-/* matmul belongs to issue [matmul]: route through NumPy's protocol so that
- * the error says what is missing. */
+/* a @ b and a @= b: dgarray._linalg.matmul_op / imatmul (NumPy's rules). */
 static PyObject *nb_matmul(PyObject *a, PyObject *b)
 {
-    (void)a;
-    (void)b;
-    PyErr_SetString(PyExc_NotImplementedError,
-                    "matrix products of DistributedArrays are not implemented yet");
-    return NULL;
+    PyObject *f = dgpy_impl("matmul_op");
+    return f ? PyObject_CallFunctionObjArgs(f, a, b, NULL) : NULL;
+}
+static PyObject *nb_imatmul(PyObject *a, PyObject *b)
+{
+    PyObject *f = dgpy_impl("imatmul");
+    return f ? PyObject_CallFunctionObjArgs(f, a, b, NULL) : NULL;
 }
 
 /* A Python scalar from a size-1 array, through NumPy's own conversion (so
@@ -825,6 +827,7 @@ static PyType_Slot array_slots[] = {
     {Py_nb_negative, (void *)nb_neg}, {Py_nb_positive, (void *)nb_pos},
     {Py_nb_absolute, (void *)nb_abs}, {Py_nb_invert, (void *)nb_inv},
     {Py_nb_matrix_multiply, (void *)nb_matmul},
+    {Py_nb_inplace_matrix_multiply, (void *)nb_imatmul},
     {Py_nb_float, (void *)nb_float}, {Py_nb_int, (void *)nb_int},
     {Py_nb_index, (void *)nb_index}, {Py_nb_bool, (void *)nb_bool},
     {Py_mp_length, (void *)mp_length},

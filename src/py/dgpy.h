@@ -102,4 +102,10 @@ dg_status dgpy_cast(dg_array *a, int dtype, dg_array **out, dg_error *err);
 /* __array_ufunc__ entry. */
 PyObject *dgpy_array_ufunc(PyObject *self, PyObject *args, PyObject *kwargs);
 
+/* ---- matmul.c ---- */
+/* _core._contract and _core._matmul_plan (see matmul.c). */
+PyObject *dgpy_f_contract(PyObject *mod, PyObject *args);
+PyObject *dgpy_f_matmul_plan(PyObject *mod, PyObject *args);
+PyObject *dgpy_f_set_cpu_blas(PyObject *mod, PyObject *fns);
+
 #endif /* DGPY_H */

@@ -719,6 +719,9 @@ static PyObject *f_flatten(PyObject *mod, PyObject *ao)
 }
 
 static PyMethodDef module_methods[] = {
+    {"_contract", dgpy_f_contract, METH_VARARGS, "a contraction: see src/py/matmul.c"},
+    {"_matmul_plan", dgpy_f_matmul_plan, METH_VARARGS, "the product planner, for tests"},
+    {"_set_cpu_blas", dgpy_f_set_cpu_blas, METH_O, "NumPy's BLAS for the CPU backend"},
     {"_flatten", f_flatten, METH_O, "a as 1-d in C order (a view where possible)"},
     {"_scan", f_scan, METH_VARARGS, "inclusive scan along an axis: (a, ufunc, axis)"},
     {"_assign", f_assign, METH_VARARGS, "dst's values = src's (same shape and dtype)"},

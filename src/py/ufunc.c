@@ -951,16 +951,14 @@ PyObject *dgpy_array_ufunc(PyObject *self, PyObject *args, PyObject *kwargs)
     m = PyUnicode_AsUTF8(method);
     if (!m)
         return NULL;
-    if (strcmp(m, "__call__") != 0) {
-        /* reduce, accumulate, ...: dgarray._impl.ufunc_method(ufunc, method, *inputs, **kw) */
+    id_obj = PyDict_GetItemWithError(dgpy_st->ufunc_ids, ufunc);
+    if (!id_obj && PyErr_Occurred())
+        return NULL;
+    if (strcmp(m, "__call__") != 0 || !id_obj) {
+        /* reduce, accumulate, ..., and the gufuncs (matmul, ...):
+         * dgarray._impl.ufunc_method(ufunc, method, *inputs, **kw) */
         PyObject *f = dgpy_impl("ufunc_method");
         return f ? PyObject_Call(f, args, kwargs) : NULL;
-    }
-    id_obj = PyDict_GetItemWithError(dgpy_st->ufunc_ids, ufunc);
-    if (!id_obj) {
-        if (PyErr_Occurred())
-            return NULL;
-        Py_RETURN_NOTIMPLEMENTED;
     }
     id = (int)PyLong_AsLong(id_obj);
     inputs = PyTuple_GetSlice(args, 2, PyTuple_GET_SIZE(args));

@@ -26,6 +26,6 @@ for f in src/backend/cuda/*.c src/core/dg_status.c src/core/dg_ufunc.c \
 done
 for p in "${pids[@]}"; do wait "$p"; done
 gcc -o "$b/cuda_selftest" "$b"/*.o -L"$cuda/lib64" -Wl,-rpath,"$cuda/lib64" \
-    -lcudart -lstdc++ -lpthread -lm
+    -lcudart -lcublas -lstdc++ -lpthread -lm
 echo "built in $(( $(date +%s) - t0 )) s"
 "$b/cuda_selftest" "$@"

@@ -22,6 +22,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "cpu_gemm.h"
 #include "cpu_loops.h"
 #include "dg_backend.h"
 #include "dg_ufunc.h"
@@ -34,7 +35,8 @@
 #define CPU_BIG_BLOCK ((size_t)1 << 21)
 #define CPU_NCLASSES 200
 
-typedef enum { T_EW, T_COPY, T_FILL, T_REDUCE, T_SCAN, T_WAIT, T_FREE } task_kind;
+typedef enum { T_EW, T_COPY, T_FILL, T_REDUCE, T_SCAN, T_WAIT, T_FREE,
+               T_GEMM } task_kind;
 
 typedef struct cpu_task {
     struct cpu_task *next;
@@ -45,6 +47,7 @@ typedef struct cpu_task {
         dg_fill_desc fill;
         dg_reduce_desc reduce;
         dg_scan_desc scan;
+        dg_gemm_desc gemm;
         dg_pos wait;
         void *free;
     } u;
@@ -287,6 +290,7 @@ static void run_task(cpu_be *cb, cpu_dev *d, cpu_task *t)
     case T_FILL: dg_cpu_fill_run(&t->u.fill); break;
     case T_REDUCE: dg_cpu_reduce_run(&t->u.reduce); break;
     case T_SCAN: dg_cpu_scan_run(&t->u.scan); break;
+    case T_GEMM: dg_cpu_gemm_run(&t->u.gemm); break;
     case T_FREE: pool_put(d, t->u.free); break;
     case T_WAIT: {
         cpu_dev *o = &cb->devs[t->u.wait.dev];
@@ -646,6 +650,20 @@ static int cpu_can_access(dg_backend_i *be, int dev, int other)
     return 1; /* the virtual devices share the host's memory */
 }
 
+static dg_status cpu_gemm(dg_backend_i *be, int dev, int stream, const dg_gemm_desc *g,
+                          dg_error *err)
+{
+    cpu_task t;
+    double work = (double)g->m * (double)g->n * (double)(g->k + 1);
+    int ax;
+    (void)stream;
+    for (ax = 0; ax < g->nbatch; ax++)
+        work *= (double)g->batch[ax];
+    t.kind = T_GEMM;
+    t.u.gemm = *g;
+    return submit(impl_of(be), dev, &t, TASK_SIZE(gemm), work < CPU_INLINE_ELEMS, err);
+}
+
 /* ---- positions ------------------------------------------------------------ */
 
 static dg_pos cpu_pos(dg_backend_i *be, int dev, int stream)
@@ -800,6 +818,7 @@ dg_status dg_cpu_backend_create(int ndevices, dg_backend_i **out, dg_error *err)
     cb->iface.exchange = cpu_exchange;
     cb->iface.allreduce = cpu_allreduce;
     cb->iface.can_access = cpu_can_access;
+    cb->iface.gemm = cpu_gemm;
     cb->iface.destroy = cpu_destroy;
     for (i = 0; i < ndevices; i++) {
         cpu_dev *d = &cb->devs[i];

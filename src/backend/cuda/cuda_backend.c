@@ -517,6 +517,7 @@ static void cu_destroy(dg_backend_i *be)
     }
     cu_hc_destroy(b);
     cu_nccl_destroy(b);
+    cu_gemm_destroy(b);
     for (i = 0; i < b->ndev; i++) {
         cu_dev *d = &b->devs[i];
         if (!d->started)
@@ -653,6 +654,14 @@ static dg_status slot_allreduce(dg_backend_i *be, int stream, const dg_allreduce
 {
     dg_status st;
     KEEP_DEVICE(cu_allreduce(be, stream, d, err));
+    return st;
+}
+
+static dg_status slot_gemm(dg_backend_i *be, int dev, int stream, const dg_gemm_desc *d,
+                           dg_error *err)
+{
+    dg_status st;
+    KEEP_DEVICE(cu_gemm(be, dev, stream, d, err));
     return st;
 }
 
@@ -794,7 +803,7 @@ static dg_status backend_create(int ndevices, dg_backend_i **out, dg_error *err)
     b->iface.reduce = slot_reduce;
     b->iface.flags = DG_BE_IDX_IN;
     b->iface.scan = slot_scan;
-    b->iface.gemm = NULL;
+    b->iface.gemm = slot_gemm;
     b->iface.exchange = slot_exchange;
     b->iface.allreduce = slot_allreduce;
     b->iface.can_access = cu_can_access;

@@ -63,6 +63,7 @@ typedef struct cu_dev {
 } cu_dev;
 
 struct cu_hc;
+struct cu_blas;
 
 struct ncclComm;
 
@@ -76,6 +77,7 @@ typedef struct cu_be {
     struct ncclComm **comms;     /* NCCL communicator, rank i on device i; NULL until needed */
     int nccl_failed;             /* its set-up failed: do not retry */
     int xfer_copies;             /* exchange by copies, not NCCL (see cuda_nccl.c) */
+    struct cu_blas *blas;        /* cuBLAS handles, made at the first product (cuda_gemm.c) */
 } cu_be;
 
 static inline cu_be *cu_of(dg_backend_i *be) { return (cu_be *)be->impl; }
@@ -171,6 +173,11 @@ dg_status cu_hc_copy(cu_be *b, int dev, int stream, int ndim, const int64_t *sha
 dg_status cu_copy_kernel(cu_be *b, int dev, cudaStream_t s, int ndim, const int64_t *shape,
                          int64_t (*st)[DG_MAXDIM], int isz, const char *src, char *dst,
                          int64_t base, int64_t count, dg_error *err);
+dg_status cu_gemm(dg_backend_i *be, int dev, int stream, const dg_gemm_desc *d,
+                  dg_error *err);                                   /* cuda_gemm.c */
+/* Destroys the cuBLAS handles and workspaces; b->blas NULL afterwards.
+ * Called by destroy after every device was synchronised. */
+void cu_gemm_destroy(cu_be *b);                                     /* cuda_gemm.c */
 /* Frees the host copy engine (threads, pinned buffers, events); b->hc NULL
  * afterwards.  Called by destroy after every device was synchronised. */
 void cu_hc_destroy(cu_be *b);                                       /* cuda_hostcopy.c */

@@ -1,0 +1,395 @@
+/* The cuBLAS calls of src/backend/cuda/cuda_gemm.c checked without a GPU.
+ *
+ * cuda_gemm.c is compiled against the real CUDA headers and linked with the
+ * stand-ins below instead of cudart and cuBLAS: host implementations of the
+ * few functions it calls, with cuBLAS's column-major meaning (op, m, n, k,
+ * leading dimensions, strides, alpha and beta in the compute type), running
+ * on host memory.  Random products of every float and complex dtype, every
+ * row- or column-major layout of A, B and C with padded leading dimensions,
+ * 0 to 2 batch dims (broadcast ones too), m or n of 1 (the gemv path), k of
+ * 0 and beta 0 or 1 then go through cu_gemm and must match the CPU backend's
+ * loops (cpu_gemm.c) on the same descriptor.  What this cannot check is the
+ * GPU itself; the rest of the mapping from dgarray's row-major descriptor to
+ * cuBLAS's arguments it does.  Built and run by tests/test_cublas_mapping.py. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cublas_v2.h>
+
+#include "cpu_gemm.h"
+#include "cuda_internal.h"
+#include "dg_scalar.h"
+
+/* ---- cudart stand-ins ---------------------------------------------------------- */
+
+cudaError_t cudaGetLastError(void) { return cudaSuccess; }
+cudaError_t cudaSetDevice(int device) { (void)device; return cudaSuccess; }
+cudaError_t cudaMalloc(void **p, size_t n)
+{
+    *p = malloc(n);
+    return *p ? cudaSuccess : cudaErrorMemoryAllocation;
+}
+cudaError_t cudaFree(void *p)
+{
+    free(p);
+    return cudaSuccess;
+}
+
+/* ---- the backend functions cuda_gemm.c calls ------------------------------------ */
+
+static int nbumps;
+
+dg_status cu_fail(dg_error *err, cudaError_t e, int dev, size_t bytes, const char *what)
+{
+    (void)bytes;
+    return dg_error_set(err, DG_ERR_DEVICE, dev, "%s failed (%d)", what, (int)e);
+}
+dg_status cu_set_device(cu_be *b, int dev, dg_error *err)
+{
+    (void)b, (void)dev, (void)err;
+    return DG_OK;
+}
+dg_status cu_check_stream(cu_be *b, int dev, int stream, const char *op, dg_error *err)
+{
+    (void)b, (void)stream, (void)op;
+    return dev == 0 ? DG_OK : dg_error_set(err, DG_ERR_INTERNAL, dev, "no such device");
+}
+void cu_bump(cu_be *b, int dev, int stream)
+{
+    (void)b, (void)dev, (void)stream;
+    nbumps++;
+}
+dg_status cu_fill(dg_backend_i *be, int dev, int stream, const dg_fill_desc *d, dg_error *err)
+{
+    int64_t idx[DG_MAXDIM] = {0}, n = 1;
+    int a, isz = dg_dtype_size(d->dtype);
+    (void)be, (void)dev, (void)stream, (void)err;
+    for (a = 0; a < d->ndim; a++)
+        n *= d->shape[a];
+    while (n-- > 0) {
+        char *p = d->dst;
+        for (a = 0; a < d->ndim; a++)
+            p += idx[a] * d->strides[a];
+        memcpy(p, d->value, (size_t)isz);
+        for (a = d->ndim - 1; a >= 0 && ++idx[a] == d->shape[a]; a--)
+            idx[a] = 0;
+    }
+    nbumps++;
+    return DG_OK;
+}
+cudaError_t dg_cu_gemm_int_launch(const dg_gemm_desc *d, cudaStream_t s)
+{
+    (void)d, (void)s;
+    return cudaErrorInvalidValue; /* integer products: the GPU test suite's */
+}
+
+/* ---- cuBLAS stand-ins: column-major, on host memory ----------------------------- */
+
+typedef struct { double re, im; } cplx;
+
+static cplx cmul(cplx a, cplx b) { return (cplx){a.re * b.re - a.im * b.im, a.re * b.im + a.im * b.re}; }
+static cplx cadd(cplx a, cplx b) { return (cplx){a.re + b.re, a.im + b.im}; }
+
+static int type_size(cudaDataType t)
+{
+    switch (t) {
+    case CUDA_R_16F: return 2;
+    case CUDA_R_32F: return 4;
+    case CUDA_R_64F: case CUDA_C_32F: return 8;
+    case CUDA_C_64F: return 16;
+    default: return 0;
+    }
+}
+
+static cplx load(const void *p, cudaDataType t)
+{
+    switch (t) {
+    case CUDA_R_16F: return (cplx){dg_half_to_float(*(const dg_half *)p), 0};
+    case CUDA_R_32F: return (cplx){*(const float *)p, 0};
+    case CUDA_R_64F: return (cplx){*(const double *)p, 0};
+    case CUDA_C_32F: return (cplx){((const float *)p)[0], ((const float *)p)[1]};
+    default: return (cplx){((const double *)p)[0], ((const double *)p)[1]};
+    }
+}
+
+static void store(void *p, cudaDataType t, cplx v)
+{
+    switch (t) {
+    case CUDA_R_16F: *(dg_half *)p = dg_float_to_half((float)v.re); break;
+    case CUDA_R_32F: *(float *)p = (float)v.re; break;
+    case CUDA_R_64F: *(double *)p = v.re; break;
+    case CUDA_C_32F: ((float *)p)[0] = (float)v.re; ((float *)p)[1] = (float)v.im; break;
+    default: ((double *)p)[0] = v.re; ((double *)p)[1] = v.im; break;
+    }
+}
+
+/* A scale (alpha, beta) in the scale type of compute type ct for data t. */
+static cplx scale(const void *p, cublasComputeType_t ct, cudaDataType t)
+{
+    int cx = t == CUDA_C_32F || t == CUDA_C_64F;
+    if (ct == CUBLAS_COMPUTE_64F)
+        return load(p, cx ? CUDA_C_64F : CUDA_R_64F);
+    return load(p, cx ? CUDA_C_32F : CUDA_R_32F);
+}
+
+static int nblas, ngemv;
+static void *workspace;
+
+cublasStatus_t cublasCreate_v2(cublasHandle_t *h)
+{
+    *h = (cublasHandle_t)malloc(1);
+    return CUBLAS_STATUS_SUCCESS;
+}
+cublasStatus_t cublasDestroy_v2(cublasHandle_t h)
+{
+    free((void *)h);
+    return CUBLAS_STATUS_SUCCESS;
+}
+cublasStatus_t cublasSetStream_v2(cublasHandle_t h, cudaStream_t s)
+{
+    (void)h, (void)s;
+    workspace = NULL;
+    return CUBLAS_STATUS_SUCCESS;
+}
+cublasStatus_t cublasSetWorkspace_v2(cublasHandle_t h, void *w, size_t n)
+{
+    (void)h;
+    workspace = n >= ((size_t)32 << 20) ? w : NULL;
+    return CUBLAS_STATUS_SUCCESS;
+}
+cublasStatus_t cublasSetMathMode(cublasHandle_t h, cublasMath_t m)
+{
+    (void)h, (void)m;
+    return CUBLAS_STATUS_SUCCESS;
+}
+const char *cublasGetStatusString(cublasStatus_t s) { (void)s; return "mock"; }
+const char *cublasGetStatusName(cublasStatus_t s) { (void)s; return "CUBLAS_STATUS_MOCK"; }
+
+/* Element (i, j) of column-major X (rows x cols, ld) after op: op(X)(i, j). */
+static const char *at(const char *x, cublasOperation_t op, int64_t i, int64_t j, int64_t ld,
+                      int isz)
+{
+    return op == CUBLAS_OP_N ? x + (i + j * ld) * isz : x + (j + i * ld) * isz;
+}
+
+cublasStatus_t cublasGemmStridedBatchedEx_64(
+    cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int64_t m, int64_t n,
+    int64_t k, const void *alpha, const void *A, cudaDataType at_, int64_t lda,
+    long long sa, const void *B, cudaDataType bt, int64_t ldb, long long sb, const void *beta,
+    void *C, cudaDataType ct_, int64_t ldc, long long sc, int64_t count,
+    cublasComputeType_t comp, cublasGemmAlgo_t algo)
+{
+    int isz = type_size(ct_);
+    int64_t q, i, j, p;
+    cplx al = scale(alpha, comp, ct_), be = scale(beta, comp, ct_);
+    (void)algo;
+    if (!h || !workspace || at_ != ct_ || bt != ct_ || m < 0 || n < 0 || k < 0 ||
+        count < 1 || count > 65535 || ldc < (m > 1 ? m : 1) ||
+        lda < ((ta == CUBLAS_OP_N ? m : k) > 1 ? (ta == CUBLAS_OP_N ? m : k) : 1) ||
+        ldb < ((tb == CUBLAS_OP_N ? k : n) > 1 ? (tb == CUBLAS_OP_N ? k : n) : 1))
+        return CUBLAS_STATUS_INVALID_VALUE;
+    nblas++;
+    for (q = 0; q < count; q++)
+        for (i = 0; i < m; i++)
+            for (j = 0; j < n; j++) {
+                cplx acc = {0, 0};
+                char *c = (char *)C + (q * sc + i + j * ldc) * isz;
+                for (p = 0; p < k; p++)
+                    acc = cadd(acc, cmul(load(at((const char *)A + q * sa * isz, ta, i, p, lda,
+                                                 isz), ct_),
+                                         load(at((const char *)B + q * sb * isz, tb, p, j, ldb,
+                                                 isz), ct_)));
+                acc = cmul(al, acc);
+                if (be.re != 0 || be.im != 0)
+                    acc = cadd(acc, cmul(be, load(c, ct_)));
+                store(c, ct_, acc);
+            }
+    return CUBLAS_STATUS_SUCCESS;
+}
+
+static cublasStatus_t gemv(cudaDataType t, cublasOperation_t op, int64_t rows, int64_t cols,
+                           const void *alpha, const void *A, int64_t lda, const void *x,
+                           int64_t incx, const void *beta, void *y, int64_t incy)
+{
+    int isz = type_size(t);
+    int64_t ny = op == CUBLAS_OP_N ? rows : cols, nx = op == CUBLAS_OP_N ? cols : rows, i, p;
+    cplx al = load(alpha, t), be = load(beta, t);
+    if (!workspace || lda < (rows > 1 ? rows : 1) || incx < 1 || incy < 1)
+        return CUBLAS_STATUS_INVALID_VALUE;
+    ngemv++;
+    for (i = 0; i < ny; i++) {
+        cplx acc = {0, 0};
+        char *yi = (char *)y + i * incy * isz;
+        for (p = 0; p < nx; p++) {
+            /* op(A)(i, p) of the stored rows x cols matrix */
+            const char *ap = op == CUBLAS_OP_N ? (const char *)A + (i + p * lda) * isz
+                                               : (const char *)A + (p + i * lda) * isz;
+            acc = cadd(acc, cmul(load(ap, t), load((const char *)x + p * incx * isz, t)));
+        }
+        acc = cmul(al, acc);
+        if (be.re != 0 || be.im != 0)
+            acc = cadd(acc, cmul(be, load(yi, t)));
+        store(yi, t, acc);
+    }
+    return CUBLAS_STATUS_SUCCESS;
+}
+
+#define GEMV(name, T, CT)                                                                  \
+    cublasStatus_t name(cublasHandle_t h, cublasOperation_t op, int64_t m, int64_t n,      \
+                        const T *alpha, const T *A, int64_t lda, const T *x, int64_t incx, \
+                        const T *beta, T *y, int64_t incy)                                 \
+    {                                                                                      \
+        (void)h;                                                                           \
+        return gemv(CT, op, m, n, alpha, A, lda, x, incx, beta, y, incy);                 \
+    }
+GEMV(cublasSgemv_v2_64, float, CUDA_R_32F)
+GEMV(cublasDgemv_v2_64, double, CUDA_R_64F)
+GEMV(cublasCgemv_v2_64, cuComplex, CUDA_C_32F)
+GEMV(cublasZgemv_v2_64, cuDoubleComplex, CUDA_C_64F)
+
+/* ---- the test ----------------------------------------------------------------------- */
+
+static uint64_t rng = 0x9E3779B97F4A7C15ull;
+static int64_t rnd(int64_t n)
+{
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return (int64_t)(rng % (uint64_t)n);
+}
+
+/* Strides of a rows x cols matrix, row- or column-major, ld padded. */
+static void layout(int64_t rows, int64_t cols, int isz, int64_t *rs, int64_t *cs, int64_t *size)
+{
+    int64_t pad = rnd(3);
+    if (rnd(2)) {
+        *cs = isz;
+        *rs = (cols + pad) * isz;
+        *size = rows * *rs;
+    } else {
+        *rs = isz;
+        *cs = (rows + pad) * isz;
+        *size = cols * *cs;
+    }
+}
+
+static void fill_random(char *p, int64_t n, int dtype)
+{
+    int64_t i;
+    for (i = 0; i < n; i++) {
+        double v = (double)(rnd(17) - 8) / 4;
+        switch (dtype) {
+        case DG_FLOAT16: ((dg_half *)p)[i] = dg_float_to_half((float)v); break;
+        case DG_FLOAT32: ((float *)p)[i] = (float)v; break;
+        case DG_FLOAT64: ((double *)p)[i] = v; break;
+        case DG_COMPLEX64: ((float *)p)[i] = (float)v; break; /* n counts floats here */
+        default: ((double *)p)[i] = v; break;
+        }
+    }
+}
+
+int main(void)
+{
+    static const int dtypes[] = {DG_FLOAT16, DG_FLOAT32, DG_FLOAT64, DG_COMPLEX64,
+                                 DG_COMPLEX128};
+    cu_dev dev;
+    cu_be b;
+    int t, nfail = 0, ntest = 0;
+    memset(&dev, 0, sizeof dev);
+    memset(&b, 0, sizeof b);
+    b.ndev = 1;
+    b.devs = &dev;
+    b.iface.impl = &b;
+    b.iface.ndevices = 1;
+    for (t = 0; t < 4000; t++) {
+        const int dtype = dtypes[t % 5], isz = dg_dtype_size(dtype);
+        const int cx = dg_dtype_kind(dtype) == 'c';
+        const int64_t sizes[] = {1, 1, 2, 3, 5, 8};
+        dg_gemm_desc d;
+        int64_t asz, bsz, csz, atot, btot, ctot, i, bm = 1;
+        char *A, *B, *C, *R;
+        dg_error err = DG_ERROR_INIT;
+        double tol = dtype == DG_FLOAT16 ? 2e-2 : (dtype == DG_FLOAT32 || cx) ? 1e-5 : 1e-12;
+        memset(&d, 0, sizeof d);
+        d.dtype = dtype;
+        d.m = sizes[rnd(6)];
+        d.n = sizes[rnd(6)];
+        d.k = rnd(10) == 0 ? 0 : sizes[rnd(6)];
+        d.beta = (int)rnd(2);
+        d.allow_tf32 = (int)rnd(2);
+        layout(d.m, d.k, isz, &d.a_rs, &d.a_cs, &asz);
+        layout(d.k, d.n, isz, &d.b_rs, &d.b_cs, &bsz);
+        layout(d.m, d.n, isz, &d.c_rs, &d.c_cs, &csz);
+        if (d.k == 0)
+            asz = bsz = isz;
+        d.nbatch = (int)rnd(3);
+        atot = asz;
+        btot = bsz;
+        ctot = csz;
+        for (i = d.nbatch - 1; i >= 0; i--) { /* inner batch dims first */
+            d.batch[i] = 1 + rnd(3);
+            d.a_bs[i] = rnd(4) == 0 ? 0 : atot;
+            d.b_bs[i] = rnd(4) == 0 ? 0 : btot;
+            d.c_bs[i] = ctot;
+            atot += d.a_bs[i] ? atot * (d.batch[i] - 1) : 0;
+            btot += d.b_bs[i] ? btot * (d.batch[i] - 1) : 0;
+            ctot *= d.batch[i];
+            bm *= d.batch[i];
+        }
+        A = (char *)malloc((size_t)atot);
+        B = (char *)malloc((size_t)btot);
+        C = (char *)malloc((size_t)ctot);
+        R = (char *)malloc((size_t)ctot);
+        fill_random(A, atot / (cx ? isz / 2 : isz), dtype);
+        fill_random(B, btot / (cx ? isz / 2 : isz), dtype);
+        fill_random(C, ctot / (cx ? isz / 2 : isz), dtype);
+        memcpy(R, C, (size_t)ctot);
+        d.a = A;
+        d.b = B;
+        d.c = R;
+        dg_cpu_gemm_run(&d); /* the reference: the CPU backend's loops */
+        d.c = C;
+        ntest++;
+        if (cu_gemm(&b.iface, 0, DG_STREAM_COMPUTE, &d, &err) != DG_OK) {
+            printf("FAIL: dtype %s m %lld n %lld k %lld nbatch %d: %s\n", dg_dtype_name(dtype),
+                   (long long)d.m, (long long)d.n, (long long)d.k, d.nbatch, err.msg);
+            nfail++;
+        } else {
+            int64_t e, n = ctot / (cx ? isz / 2 : isz);
+            for (e = 0; e < n; e++) {
+                double x, y;
+                if (dtype == DG_FLOAT16) {
+                    x = dg_half_to_float(((dg_half *)C)[e]);
+                    y = dg_half_to_float(((dg_half *)R)[e]);
+                } else if (dtype == DG_FLOAT32 || dtype == DG_COMPLEX64) {
+                    x = ((float *)C)[e];
+                    y = ((float *)R)[e];
+                } else {
+                    x = ((double *)C)[e];
+                    y = ((double *)R)[e];
+                }
+                if (fabs(x - y) > tol * (1 + fabs(y))) {
+                    printf("FAIL: dtype %s m %lld n %lld k %lld nbatch %d beta %d "
+                           "rs/cs a %lld/%lld b %lld/%lld c %lld/%lld: element %lld is %g, "
+                           "not %g\n", dg_dtype_name(dtype), (long long)d.m, (long long)d.n,
+                           (long long)d.k, d.nbatch, d.beta, (long long)d.a_rs,
+                           (long long)d.a_cs, (long long)d.b_rs, (long long)d.b_cs,
+                           (long long)d.c_rs, (long long)d.c_cs, (long long)e, x, y);
+                    nfail++;
+                    break;
+                }
+            }
+        }
+        (void)bm;
+        free(A);
+        free(B);
+        free(C);
+        free(R);
+    }
+    cu_gemm_destroy(&b);
+    printf("%d products (%d strided batched GEMM calls, %d gemv calls), %d failed\n", ntest,
+           nblas, ngemv, nfail);
+    return nfail != 0;
+}
