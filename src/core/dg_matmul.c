@@ -1026,12 +1026,8 @@ static dg_status prefetch(const dg_contract_call *c, const mm_src *A, const mm_s
                           const dg_mm_plan *pl, dg_region_src *pa, dg_region_src *pb,
                           dg_error *err)
 {
-    dg_backend_i *be = A->x->be;
-    unsigned char *waited = (unsigned char *)calloc((size_t)be->ndevices, 1);
     int t, w, s;
     dg_status st = DG_OK;
-    if (!waited)
-        return dg_error_set(err, DG_ERR_NOMEM, -1, "out of host memory");
     for (t = 0; t < pl->ntasks && st == DG_OK; t++) {
         const dg_mm_task *tk = &pl->tasks[t];
         for (w = 0; w < 2 && st == DG_OK; w++) {
@@ -1054,18 +1050,11 @@ static dg_status prefetch(const dg_contract_call *c, const mm_src *A, const mm_s
             }
             if (slot[t].buf)
                 continue;
-            if (!waited[tk->device]) {
-                /* the transfer stream may use memory the compute stream
-                 * allocates from here on */
-                st = be->wait(be, tk->device, DG_STREAM_TRANSFER,
-                              be->pos(be, tk->device, DG_STREAM_COMPUTE), err);
-                waited[tk->device] = 1;
-            }
-            if (st == DG_OK)
-                st = dg_fetch_region(x->x, &box, tk->device, DG_STREAM_TRANSFER, &slot[t], err);
+            /* a move on the transfer streams (it orders them after the
+             * temporary's allocation itself) */
+            st = dg_fetch_region(x->x, &box, tk->device, DG_STREAM_TRANSFER, &slot[t], err);
         }
     }
-    free(waited);
     return st;
 }
 
