@@ -91,6 +91,10 @@ def print_timeline(rows, limit=80):
             for d in sorted({r[1] for r in gpu}, key=str)))
 
 
+def sq_map_k(k, ndev):
+    return {d: slice(k * d // ndev, k * (d + 1) // ndev) for d in range(ndev)}
+
+
 def workloads(n=1 << 28, sq=16384):
     ndev = len(dg.devices())
     rows_map = {d: slice(n * d // ndev, n * (d + 1) // ndev) for d in range(ndev)}
@@ -107,7 +111,24 @@ def workloads(n=1 << 28, sq=16384):
     cs = dg.distributed_array(x, cmap) if ndev > 1 else c
     one = dg.distributed_array(x[: 1 << 25], {0: slice(None)})
     to1 = {1 if ndev > 1 else 0: slice(None)}
+    mm = {}
+    if hasattr(dg, "matmul"):
+        k = 8192
+        ma = dg.ones((k, k), np.float32, index_map=sq_map_k(k, ndev))
+        mb = dg.ones((k, k), np.float32, index_map=sq_map_k(k, ndev))
+
+        def tf32():
+            dg.config.allow_tf32 = True
+            try:
+                done(ma @ mb)
+            finally:
+                dg.config.allow_tf32 = False
+        big = dg.ones((1 << 15, 1 << 15), np.float64, index_map=sq_map_k(1 << 15, ndev))
+        vec = dg.ones(1 << 15, np.float64)
+        mm = {"matmul_tf32": (tf32, 2 * k ** 3),
+              "matvec_f64_32768": (lambda: done(big.dot(vec)), 8 << 30)}
     return {
+        **mm,
         "add_reshard": (lambda: (a + cs.reshard(a.index_map))._sync(), 3 * 4 * n),
         "reshard_128MiB": (lambda: one.reshard(to1)._sync(), 4 << 25),
         "add": (lambda: (a + c)._sync(), 3 * 4 * n),

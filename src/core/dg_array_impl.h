@@ -119,6 +119,11 @@ dg_status dg_find_source(dg_array *x, const dg_box *region, int dev, const dg_ch
  * reader's). */
 dg_status dg_fetch_region(dg_array *x, const dg_box *region, int dev, int stream,
                           dg_region_src *out, dg_error *err);
+/* The same, never reading in place on another device: for operands a kernel
+ * reads many times (a matrix product's), which a peer would serve over the
+ * link every time. */
+dg_status dg_fetch_region_local(dg_array *x, const dg_box *region, int dev, int stream,
+                                dg_region_src *out, dg_error *err);
 
 /* Drops the length-1 axes of an elementwise loop and merges neighbouring
  * axes along which every operand is dense, so that contiguous work becomes

@@ -952,7 +952,7 @@ static dg_status task_block(const dg_contract_call *c, const mm_src *x, const dg
         out->buf->refcnt++;
         return DG_OK;
     }
-    return dg_fetch_region(x->x, box, t->device, DG_STREAM_COMPUTE, out, err);
+    return dg_fetch_region_local(x->x, box, t->device, DG_STREAM_COMPUTE, out, err);
 }
 
 /* Runs task t into chunk oc of the result. */
@@ -1052,7 +1052,8 @@ static dg_status prefetch(const dg_contract_call *c, const mm_src *A, const mm_s
                 continue;
             /* a move on the transfer streams (it orders them after the
              * temporary's allocation itself) */
-            st = dg_fetch_region(x->x, &box, tk->device, DG_STREAM_TRANSFER, &slot[t], err);
+            st = dg_fetch_region_local(x->x, &box, tk->device, DG_STREAM_TRANSFER, &slot[t],
+                                       err);
         }
     }
     return st;

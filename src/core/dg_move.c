@@ -3,7 +3,10 @@
  *
  * A copy within one device runs on that device's compute stream.  Copies
  * between devices run as one exchange group (NCCL send/recv on GPUs) on the
- * transfer streams, so that they overlap compute: a side whose view is not
+ * transfer streams, so that they overlap compute, but for small ones between
+ * devices that reach each other's memory (dg_peer_read_bytes), which go as
+ * peer copies on the destination's transfer stream (an exchange group costs
+ * more to start than they take).  In an exchange, a side whose view is not
  * dense is packed into (or unpacked from) a dense temporary on its own
  * device, on the same transfer stream.  Every wait is enqueued before any
  * work of the batch, so the batch's own writes, which go to disjoint parts of
@@ -117,6 +120,8 @@ static void dense_strides(const dg_move_item *it, int64_t isz, int64_t *out)
  * from and arrive at, and the temporaries packing and unpacking them. */
 typedef struct remote {
     dg_move_item *it;
+    int direct;        /* a peer copy on the destination's transfer stream */
+    int src_side;      /* the device whose transfer stream reads the source */
     dg_buffer *pack;   /* on src_dev, or NULL: sent from the view itself */
     dg_buffer *unpack; /* on dst_dev, or NULL: received into the view itself */
 } remote;
@@ -134,10 +139,9 @@ void dg_move_stats(dg_move_counts *out, int reset)
 dg_status dg_move_run(dg_move *m, dg_error *err)
 {
     dg_backend_i *be = m->be;
-    const int have_x = be->exchange != NULL;
     remote *rem = NULL;
     dg_xfer *xf = NULL;
-    int nrem = 0, i;
+    int nrem = 0, nx = 0, i;
     dg_status st = DG_OK;
 
     if (m->n == 0)
@@ -154,6 +158,7 @@ dg_status dg_move_run(dg_move *m, dg_error *err)
     for (i = 0; i < m->n && st == DG_OK; i++) {
         dg_move_item *it = &m->items[i];
         const int64_t nbytes = item_count(it) * it->itemsize;
+        remote *r;
         if (it->src_dev == it->dst_dev)
             counts.within += nbytes;
         else
@@ -166,95 +171,99 @@ dg_status dg_move_run(dg_move *m, dg_error *err)
                 st = dg_buffer_use_write(be, it->dst_buf, it->dst_dev, DG_STREAM_COMPUTE, err);
             continue;
         }
-        /* without exchange, the destination's transfer stream runs the copy */
-        st = dg_buffer_use_read(be, it->src_buf, have_x ? it->src_dev : it->dst_dev,
-                                DG_STREAM_TRANSFER, err);
+        r = &rem[nrem++];
+        r->it = it;
+        /* small transfers between devices that reach each other's memory go
+         * as peer copies on the destination's transfer stream: an exchange
+         * group costs more to start than they take */
+        r->direct = !be->exchange ||
+                    (be->can_access && be->can_access(be, it->dst_dev, it->src_dev) &&
+                     (size_t)nbytes <= dg_get_peer_read_bytes());
+        r->src_side = r->direct ? it->dst_dev : it->src_dev;
+        st = dg_buffer_use_read(be, it->src_buf, r->src_side, DG_STREAM_TRANSFER, err);
         if (st == DG_OK)
             st = dg_buffer_use_write(be, it->dst_buf, it->dst_dev, DG_STREAM_TRANSFER, err);
-        rem[nrem++].it = it;
     }
-    /* copies within a device */
+    /* copies within a device, and the direct ones between devices */
     for (i = 0; i < m->n && st == DG_OK; i++) {
         dg_move_item *it = &m->items[i];
         if (it->phase == 0 && it->src_dev == it->dst_dev)
             st = enqueue_copy(be, it->dst_dev, DG_STREAM_COMPUTE, it, it->src_dev, it->src,
                               it->src_strides, it->dst_dev, it->dst, it->dst_strides, err);
     }
-    /* copies between devices: pack, one exchange group, unpack */
-    if (st == DG_OK && nrem > 0 && !have_x) {
-        for (i = 0; i < nrem && st == DG_OK; i++) {
-            dg_move_item *it = rem[i].it;
+    for (i = 0; i < nrem && st == DG_OK; i++) {
+        dg_move_item *it = rem[i].it;
+        if (rem[i].direct)
             st = enqueue_copy(be, it->dst_dev, DG_STREAM_TRANSFER, it, it->src_dev, it->src,
                               it->src_strides, it->dst_dev, it->dst, it->dst_strides, err);
+    }
+    /* the others: pack, one exchange group, unpack */
+    for (i = 0; i < nrem && st == DG_OK; i++) {
+        dg_move_item *it = rem[i].it;
+        const int isz = it->itemsize;
+        const int64_t nbytes = item_count(it) * isz;
+        dg_xfer *x = &xf[nx];
+        int64_t ds[DG_MAXDIM];
+        if (rem[i].direct)
+            continue;
+        nx++;
+        dense_strides(it, isz, ds);
+        x->src_dev = it->src_dev;
+        x->dst_dev = it->dst_dev;
+        x->nbytes = (size_t)nbytes;
+        x->src = it->src;
+        x->dst = it->dst;
+        if (!view_dense(it->ndim, it->shape, it->src_strides, isz)) {
+            st = dg_buffer_new(be, it->src_dev, (size_t)nbytes, &rem[i].pack, err);
+            if (st == DG_OK)
+                st = dg_buffer_use_write(be, rem[i].pack, it->src_dev, DG_STREAM_TRANSFER, err);
+            if (st == DG_OK)
+                st = enqueue_copy(be, it->src_dev, DG_STREAM_TRANSFER, it, it->src_dev, it->src,
+                                  it->src_strides, it->src_dev, (char *)rem[i].pack->ptr, ds,
+                                  err);
+            x->src = rem[i].pack ? rem[i].pack->ptr : NULL;
         }
-    } else if (st == DG_OK && nrem > 0) {
-        for (i = 0; i < nrem && st == DG_OK; i++) {
-            dg_move_item *it = rem[i].it;
-            const int isz = it->itemsize;
-            const int64_t nbytes = item_count(it) * isz;
-            int64_t ds[DG_MAXDIM];
-            dense_strides(it, isz, ds);
-            xf[i].src_dev = it->src_dev;
-            xf[i].dst_dev = it->dst_dev;
-            xf[i].nbytes = (size_t)nbytes;
-            xf[i].src = it->src;
-            xf[i].dst = it->dst;
-            if (!view_dense(it->ndim, it->shape, it->src_strides, isz)) {
-                st = dg_buffer_new(be, it->src_dev, (size_t)nbytes, &rem[i].pack, err);
-                if (st == DG_OK)
-                    st = dg_buffer_use_write(be, rem[i].pack, it->src_dev, DG_STREAM_TRANSFER,
-                                             err);
-                if (st == DG_OK)
-                    st = enqueue_copy(be, it->src_dev, DG_STREAM_TRANSFER, it, it->src_dev,
-                                      it->src, it->src_strides, it->src_dev,
-                                      (char *)rem[i].pack->ptr, ds, err);
-                xf[i].src = rem[i].pack ? rem[i].pack->ptr : NULL;
-            }
-            if (st == DG_OK && !view_dense(it->ndim, it->shape, it->dst_strides, isz)) {
-                st = dg_buffer_new(be, it->dst_dev, (size_t)nbytes, &rem[i].unpack, err);
-                if (st == DG_OK)
-                    st = dg_buffer_use_write(be, rem[i].unpack, it->dst_dev, DG_STREAM_TRANSFER,
-                                             err);
-                xf[i].dst = rem[i].unpack ? rem[i].unpack->ptr : NULL;
-            }
+        if (st == DG_OK && !view_dense(it->ndim, it->shape, it->dst_strides, isz)) {
+            st = dg_buffer_new(be, it->dst_dev, (size_t)nbytes, &rem[i].unpack, err);
+            if (st == DG_OK)
+                st = dg_buffer_use_write(be, rem[i].unpack, it->dst_dev, DG_STREAM_TRANSFER,
+                                         err);
+            x->dst = rem[i].unpack ? rem[i].unpack->ptr : NULL;
         }
-        if (st == DG_OK)
-            st = be->exchange(be, xf, nrem, err);
+    }
+    if (st == DG_OK && nx > 0) {
+        st = be->exchange(be, xf, nx, err);
         counts.groups++;
-        for (i = 0; i < nrem && st == DG_OK; i++) {
-            dg_move_item *it = rem[i].it;
-            int64_t ds[DG_MAXDIM];
-            if (!rem[i].unpack)
-                continue;
-            dense_strides(it, it->itemsize, ds);
-            st = enqueue_copy(be, it->dst_dev, DG_STREAM_TRANSFER, it, it->dst_dev,
-                              (const char *)rem[i].unpack->ptr, ds, it->dst_dev, it->dst,
-                              it->dst_strides, err);
-        }
+    }
+    for (i = 0; i < nrem && st == DG_OK; i++) {
+        dg_move_item *it = rem[i].it;
+        int64_t ds[DG_MAXDIM];
+        if (!rem[i].unpack)
+            continue;
+        dense_strides(it, it->itemsize, ds);
+        st = enqueue_copy(be, it->dst_dev, DG_STREAM_TRANSFER, it, it->dst_dev,
+                          (const char *)rem[i].unpack->ptr, ds, it->dst_dev, it->dst,
+                          it->dst_strides, err);
     }
     /* what phase 0 read and wrote (positions taken after all of it: they
      * cover more than each copy, which only makes later waits longer);
      * recorded after a failure too, so that no buffer is released before
      * the work already enqueued on it */
-    {
-        for (i = 0; i < m->n; i++) {
-            dg_move_item *it = &m->items[i];
-            int local = it->src_dev == it->dst_dev;
-            int ss = local ? DG_STREAM_COMPUTE : DG_STREAM_TRANSFER;
-            if (it->phase != 0)
-                continue;
-            dg_buffer_mark_read(it->src_buf, be->pos(be, have_x || local ? it->src_dev
-                                                                          : it->dst_dev, ss));
-            dg_buffer_mark_write_part(it->dst_buf, be->pos(be, it->dst_dev, ss));
-        }
-        for (i = 0; i < nrem; i++) {
-            if (rem[i].pack)
-                dg_buffer_mark_read(rem[i].pack,
-                                    be->pos(be, rem[i].it->src_dev, DG_STREAM_TRANSFER));
-            if (rem[i].unpack)
-                dg_buffer_mark_read(rem[i].unpack,
-                                    be->pos(be, rem[i].it->dst_dev, DG_STREAM_TRANSFER));
-        }
+    for (i = 0; i < m->n; i++) {
+        dg_move_item *it = &m->items[i];
+        if (it->phase != 0 || it->src_dev != it->dst_dev)
+            continue;
+        dg_buffer_mark_read(it->src_buf, be->pos(be, it->dst_dev, DG_STREAM_COMPUTE));
+        dg_buffer_mark_write_part(it->dst_buf, be->pos(be, it->dst_dev, DG_STREAM_COMPUTE));
+    }
+    for (i = 0; i < nrem; i++) {
+        dg_move_item *it = rem[i].it;
+        dg_buffer_mark_read(it->src_buf, be->pos(be, rem[i].src_side, DG_STREAM_TRANSFER));
+        dg_buffer_mark_write_part(it->dst_buf, be->pos(be, it->dst_dev, DG_STREAM_TRANSFER));
+        if (rem[i].pack)
+            dg_buffer_mark_read(rem[i].pack, be->pos(be, it->src_dev, DG_STREAM_TRANSFER));
+        if (rem[i].unpack)
+            dg_buffer_mark_read(rem[i].unpack, be->pos(be, it->dst_dev, DG_STREAM_TRANSFER));
     }
     /* phase 1: copies from destinations of phase 0, on the device itself */
     for (i = 0; i < m->n && st == DG_OK; i++) {
@@ -293,7 +302,30 @@ static size_t peer_read_bytes = (size_t)256 << 10;
 void dg_set_peer_read_bytes(size_t n) { peer_read_bytes = n; }
 size_t dg_get_peer_read_bytes(void) { return peer_read_bytes; }
 
+static dg_status find_source(dg_array *x, const dg_box *region, int dev, int peer_ok,
+                             const dg_chunk **out);
+static dg_status fetch_region(dg_array *x, const dg_box *region, int dev, int stream,
+                              int peer_ok, dg_region_src *out, dg_error *err);
+
 dg_status dg_find_source(dg_array *x, const dg_box *region, int dev, const dg_chunk **out)
+{
+    return find_source(x, region, dev, 1, out);
+}
+
+dg_status dg_fetch_region(dg_array *x, const dg_box *region, int dev, int stream,
+                          dg_region_src *out, dg_error *err)
+{
+    return fetch_region(x, region, dev, stream, 1, out, err);
+}
+
+dg_status dg_fetch_region_local(dg_array *x, const dg_box *region, int dev, int stream,
+                                dg_region_src *out, dg_error *err)
+{
+    return fetch_region(x, region, dev, stream, 0, out, err);
+}
+
+static dg_status find_source(dg_array *x, const dg_box *region, int dev, int peer_ok,
+                             const dg_chunk **out)
 {
     dg_backend_i *be = x->be;
     const dg_chunk *peer = NULL;
@@ -307,7 +339,7 @@ dg_status dg_find_source(dg_array *x, const dg_box *region, int dev, const dg_ch
             *out = c;
             return DG_OK;
         }
-        if (!peer && be->can_access && be->can_access(be, dev, c->device))
+        if (!peer && peer_ok && be->can_access && be->can_access(be, dev, c->device))
             peer = c;
     }
     if (peer && (size_t)dg_box_size(region) * (size_t)dg_dtype_size(x->dtype) <= peer_read_bytes)
@@ -321,8 +353,8 @@ void dg_count_peer_read(const dg_array *x, const dg_chunk *c, const dg_box *regi
         counts.peer_read += dg_box_size(region) * dg_dtype_size(x->dtype);
 }
 
-dg_status dg_fetch_region(dg_array *x, const dg_box *region, int dev, int stream,
-                          dg_region_src *out, dg_error *err)
+static dg_status fetch_region(dg_array *x, const dg_box *region, int dev, int stream,
+                               int peer_ok, dg_region_src *out, dg_error *err)
 {
     dg_backend_i *be = x->be;
     const int isz = dg_dtype_size(x->dtype);
@@ -336,7 +368,7 @@ dg_status dg_fetch_region(dg_array *x, const dg_box *region, int dev, int stream
     int64_t stride = isz;
 
     (void)stream; /* the move picks its streams; readers wait for its writes */
-    DG_CHECK(dg_find_source(x, region, dev, &in));
+    DG_CHECK(find_source(x, region, dev, peer_ok, &in));
     if (in) {
         dg_count_peer_read(x, in, region, dev);
         dg_chunk_view(in, region, &out->ptr, out->strides);
