@@ -3,7 +3,7 @@
 # test suite on the CUDA backend, run the benchmarks.  Logs and results go to
 # $OUT (the device tool brings that folder back).
 #
-#   bash benchmarks/gpu_check.sh [build] [test] [chains] [sanitize] [bench] [profile]
+#   bash benchmarks/gpu_check.sh [build] [test] [chains] [sanitize] [bench] [scaling] [profile]
 #   (default: build test chains bench)
 set -uo pipefail
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
@@ -49,6 +49,13 @@ if [[ " $steps " == *" sanitize "* ]]; then
     [[ $src == 0 ]] || rc=1
     tail -3 "$OUT/sanitize-$tool.log"
   done
+fi
+if [[ " $steps " == *" scaling "* ]]; then
+  # weak and strong scaling: one GPU (CUDA_VISIBLE_DEVICES), then all of them
+  rm -f "$OUT/scaling.json"
+  CUDA_VISIBLE_DEVICES=0 timeout 150 python3 benchmarks/scaling.py --out "$OUT/scaling.json" 2>&1 | tail -8
+  timeout 150 python3 benchmarks/scaling.py --out "$OUT/scaling.json" 2>&1 | tail -9
+  python3 benchmarks/scaling.py --out "$OUT/scaling.json" --plot "$OUT/scaling" 2>&1 | tail -12
 fi
 if [[ " $steps " == *" profile "* ]]; then
   timeout 300 python3 benchmarks/profile_gpu.py --trace /tmp ${PROFILE_ONLY:+--only $PROFILE_ONLY} \
