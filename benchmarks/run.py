@@ -432,6 +432,8 @@ def w_rows_to_cols(rows_n=1 << 15, cols_n=1 << 16):
         tn = dg._core._bench_exchange(pairs, blk, 5)
         res["ceiling"] = per_dev_in / tn / 1e9   # NCCL all-to-all bus bandwidth
     del a
+    return res
+
 # ---- matrix products -------------------------------------------------------------------------
 
 def check_rows(c, x, y, rows=64):
@@ -598,6 +600,7 @@ def fmt(v):
 
 
 def table(rows):
+    rows = [r for r in rows if r]
     peers = sorted({p for r in rows for p in r["peers"]})
     head = ["workload", "unit", "dgarray"] + peers + ["ceiling"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
