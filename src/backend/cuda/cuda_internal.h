@@ -77,6 +77,7 @@ typedef struct cu_be {
     struct ncclComm **comms;     /* NCCL communicator, rank i on device i; NULL until needed */
     int nccl_failed;             /* its set-up failed: do not retry */
     int xfer_copies;             /* exchange by copies, not NCCL (see cuda_nccl.c) */
+    size_t nccl_split;           /* NCCL sends of at most this many bytes (0: whole) */
     struct cu_blas *blas;        /* cuBLAS handles, made at the first product (cuda_gemm.c) */
 } cu_be;
 

@@ -122,22 +122,26 @@ dg_status cu_exchange(dg_backend_i *be, const dg_xfer *x, int n, dg_error *err)
     r = ncclGroupStart();
     for (i = 0; i < n && r == ncclSuccess; i++) {
         const int s = x[i].src_dev, d = x[i].dst_dev;
-        if (x[i].nbytes == 0)
-            continue;
-        r = ncclSend(x[i].src, x[i].nbytes, ncclUint8, d, b->comms[s],
-                     b->devs[s].st[DG_STREAM_TRANSFER].s);
-        if (r != ncclSuccess) {
-            bad = s;
-            break;
+        size_t off, part = b->nccl_split ? b->nccl_split : x[i].nbytes;
+        /* a large transfer as several sends of `part` bytes (posted in the
+         * same order on both sides), which NCCL may spread over channels */
+        for (off = 0; off < x[i].nbytes && r == ncclSuccess; off += part) {
+            size_t len = x[i].nbytes - off < part ? x[i].nbytes - off : part;
+            r = ncclSend((const char *)x[i].src + off, len, ncclUint8, d, b->comms[s],
+                         b->devs[s].st[DG_STREAM_TRANSFER].s);
+            if (r != ncclSuccess) {
+                bad = s;
+                break;
+            }
+            r = ncclRecv((char *)x[i].dst + off, len, ncclUint8, s, b->comms[d],
+                         b->devs[d].st[DG_STREAM_TRANSFER].s);
+            if (r != ncclSuccess) {
+                what = "ncclRecv";
+                bad = d;
+                break;
+            }
+            used[s] = used[d] = 1;
         }
-        r = ncclRecv(x[i].dst, x[i].nbytes, ncclUint8, s, b->comms[d],
-                     b->devs[d].st[DG_STREAM_TRANSFER].s);
-        if (r != ncclSuccess) {
-            what = "ncclRecv";
-            bad = d;
-            break;
-        }
-        used[s] = used[d] = 1;
     }
     /* the group is closed whatever happened inside it */
     r2 = ncclGroupEnd();
@@ -243,6 +247,8 @@ dg_status cu_transfer_setup(cu_be *b, dg_error *err)
         return dg_error_set(err, DG_ERR_VALUE, -1, "DGARRAY_TRANSFER must be 'nccl' or 'copy', "
                             "not '%s'", t);
     b->xfer_copies = (t && strcmp(t, "copy") == 0) || (lb && strcmp(lb, "1") == 0);
+    t = getenv("DGARRAY_NCCL_SPLIT");
+    b->nccl_split = t && *t ? (size_t)strtoull(t, NULL, 10) : 0;
     return DG_OK;
 }
 
