@@ -102,4 +102,17 @@ dg_status dgpy_cast(dg_array *a, int dtype, dg_array **out, dg_error *err);
 /* __array_ufunc__ entry. */
 PyObject *dgpy_array_ufunc(PyObject *self, PyObject *args, PyObject *kwargs);
 
+/* ---- wait.c ---- */
+/* Waits until a host read of `a` (borrowed) would not queue behind other
+ * work (dg_waitset_of_array), interruptibly: 0, or -1 with an exception set
+ * (KeyboardInterrupt from Ctrl-C), the work going on. */
+int dgpy_wait_ready(const dg_array *a);
+/* The same for all work on all devices. */
+int dgpy_wait_all(void);
+
+/* ---- random.c ---- */
+/* _fill_random(array, dist, key0, key1, stream, a, b, lo, range): fills in
+ * place (dg_fill_random). */
+PyObject *dgpy_fill_random(PyObject *mod, PyObject *args);
+
 #endif /* DGPY_H */

@@ -958,9 +958,13 @@ PyObject *dgpy_array_ufunc(PyObject *self, PyObject *args, PyObject *kwargs)
     }
     id_obj = PyDict_GetItemWithError(dgpy_st->ufunc_ids, ufunc);
     if (!id_obj) {
+        /* a ufunc dgarray has no loops for: NumPy's fallback, through
+         * dgarray._impl.ufunc_method like the other methods */
+        PyObject *f;
         if (PyErr_Occurred())
             return NULL;
-        Py_RETURN_NOTIMPLEMENTED;
+        f = dgpy_impl("ufunc_method");
+        return f ? PyObject_Call(f, args, kwargs) : NULL;
     }
     id = (int)PyLong_AsLong(id_obj);
     inputs = PyTuple_GetSlice(args, 2, PyTuple_GET_SIZE(args));
