@@ -27,8 +27,9 @@
  *   uniform float32: u = (x32 >> 8) * 2^-24 in [0, 1); (float)a + (float)b * u
  *   normal: u1 = ((x64 >> 11) + 1) * 2^-53 in (0, 1], u2 from the other
  *       half of the block as a uniform; z = sqrt(-2 log u1) * cos(2 pi u2)
- *       for even i, * sin(...) for odd i; a + b * z in double, then rounded
- *       to the dtype (float32 normals are float64 normals rounded).
+ *       for even i, * sin(2 pi u2) for odd i (Box-Muller); a + b * z in
+ *       double, then rounded to the dtype (float32 normals are float64
+ *       normals rounded).
  *   integers: Lemire's multiply-shift with rejection ("Fast random integer
  *       generation in an interval", 2019), unbiased: the top half of
  *       x * range, redrawn (attempt + 1) while the low half is below
@@ -162,15 +163,20 @@ DG_HD uint64_t dg_rand_below64(const dg_fill_random *r, uint64_t flat, uint64_t 
     return dg_mulhi64(x, rr);
 }
 
-/* The standard normal of the element whose block words are w: the first
- * (second) of the block's Box-Muller pair. */
-DG_HD double dg_rand_normal(dg_u32x4 w, int second)
+/* The Box-Muller pair of a block (words w): radius and angle, shared by its
+ * two elements (the first takes rad * cos(th), the second rad * sin(th)). */
+typedef struct dg_rand_polar {
+    double rad, th;
+} dg_rand_polar;
+
+DG_HD dg_rand_polar dg_rand_normal_pair(dg_u32x4 w)
 {
     const double u1 = (double)((dg_rand_word64(w, 0) >> 11) + 1) * 0x1p-53;
     const double u2 = (double)(dg_rand_word64(w, 1) >> 11) * 0x1p-53;
-    const double rad = sqrt(-2.0 * log(u1));
-    const double th = (2.0 * DG_PI) * u2;
-    return rad * (second ? sin(th) : cos(th));
+    dg_rand_polar p;
+    p.rad = sqrt(-2.0 * log(u1));
+    p.th = (2.0 * DG_PI) * u2;
+    return p;
 }
 
 /* log2 of the elements per block of fill d with elements of isz bytes. */
@@ -179,8 +185,10 @@ DG_HD int dg_rand_shift(const dg_fill_desc *d, int isz)
     return d->rnd.dist != DG_RAND_NORMAL && isz <= 4 ? 2 : 1;
 }
 
-/* Stores the element of flat index `flat` (block words w) at dst. */
-DG_HD void dg_rand_store(const dg_fill_desc *d, int isz, uint64_t flat, dg_u32x4 w, char *dst)
+/* Stores the element of flat index `flat` (block words w; for normals the
+ * block's pair pr) at dst. */
+DG_HD void dg_rand_store(const dg_fill_desc *d, int isz, uint64_t flat, dg_u32x4 w,
+                         dg_rand_polar pr, char *dst)
 {
     const dg_fill_random *r = &d->rnd;
     if (r->dist == DG_RAND_UNIFORM && isz == 4) {
@@ -190,7 +198,7 @@ DG_HD void dg_rand_store(const dg_fill_desc *d, int isz, uint64_t flat, dg_u32x4
         const double u = (double)(dg_rand_word64(w, (unsigned)(flat & 1)) >> 11) * 0x1p-53;
         *(double *)dst = r->a + r->b * u;
     } else if (r->dist == DG_RAND_NORMAL) {
-        const double v = r->a + r->b * dg_rand_normal(w, (int)(flat & 1));
+        const double v = r->a + r->b * (pr.rad * ((flat & 1) ? sin(pr.th) : cos(pr.th)));
         if (isz == 4)
             *(float *)dst = (float)v;
         else
@@ -241,6 +249,7 @@ DG_HD void dg_random_group(const dg_fill_desc *d, int isz, int shift, int64_t g,
     int64_t pend = p0 + ((int64_t)1 << shift), p, off = 0, col = 0;
     uint64_t flat = 0, block = 0;
     dg_u32x4 w = {0, 0, 0, 0};
+    dg_rand_polar pr = {0.0, 0.0};
     int have = 0;
     if (pend > n)
         pend = n;
@@ -255,9 +264,11 @@ DG_HD void dg_random_group(const dg_fill_desc *d, int isz, int shift, int64_t g,
         if (!have || flat >> shift != block) {
             block = flat >> shift;
             w = dg_rand_block(&d->rnd, block, 0);
+            if (d->rnd.dist == DG_RAND_NORMAL)
+                pr = dg_rand_normal_pair(w);
             have = 1;
         }
-        dg_rand_store(d, isz, flat, w, d->dst + off);
+        dg_rand_store(d, isz, flat, w, pr, d->dst + off);
     }
 }
 

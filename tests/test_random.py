@@ -339,6 +339,8 @@ def test_generator_methods_without_device_code_run_through_numpy():
     np.testing.assert_array_equal(a, b)
     with pytest.raises(AttributeError):
         r.no_such_method
+    with pytest.raises(AttributeError):
+        r.bit_generator                       # a property of NumPy's, not a method
     with pytest.warns(dg.FallbackWarning, match="numpy.random.rand"):
         x = dg.random.rand(3, 2)
     assert isinstance(x, dg.DistributedArray) and x.shape == (3, 2)

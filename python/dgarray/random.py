@@ -461,7 +461,7 @@ class Generator:
         """NumPy Generator methods dgarray does not implement: run by NumPy's
         Generator seeded from this one's key and next stream, with a
         FallbackWarning; arrays come back as DistributedArrays."""
-        if name.startswith("_") or not hasattr(_numpy.random.Generator, name):
+        if name.startswith("_") or not callable(getattr(_numpy.random.Generator, name, None)):
             raise AttributeError(f"'Generator' object has no attribute '{name}'")
 
         def method(*args, **kwargs):
