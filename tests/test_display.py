@@ -8,7 +8,9 @@ import numpy as np
 import pytest
 
 import dgarray as dg
-from _maps import maps_for
+from _maps import maps_for, on_devices
+
+NDEV = dg._core._ndevices()
 
 
 def chunks_of(a):
@@ -33,14 +35,14 @@ def test_repr_html_holds_the_values_and_the_layout(shape, ndev):
 
 def test_svg_shapes():
     x = np.zeros((8, 12))
-    m = {0: (slice(0, 4), slice(0, 6)), 1: (slice(0, 4), slice(6, 12)),
-         2: (slice(4, 8), slice(None)), 3 % dg._core._ndevices(): (slice(4, 8), slice(0, 12, 2))}
+    m = on_devices([(0, (slice(0, 4), slice(0, 6))), (1, (slice(0, 4), slice(6, 12))),
+                    (2, (slice(4, 8), slice(None))), (3, (slice(4, 8), slice(0, 12, 2)))], NDEV)
     d = dg.distributed_array(x, m)
     svg = dg._display.layout_svg(d)
     assert svg.startswith("<svg") and svg.endswith("</svg>")
     assert svg.count("<title>") == len(chunks_of(d))
     assert "dg-hatch" in svg                                  # the strided chunk
-    v = dg.arange(100, index_map={0: slice(0, 60), 1 % dg._core._ndevices(): slice(40, 100)})
+    v = dg.arange(100, index_map=on_devices([(0, slice(0, 60)), (1, slice(40, 100))], NDEV))
     svg = dg._display.layout_svg(v)
     assert 'stroke-dasharray' in svg                          # overlapping chunks
 

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import dgarray as dg
-from _maps import maps_for
+from _maps import maps_for, on_devices
 
 
 @pytest.fixture
@@ -136,7 +136,8 @@ def test_config_fallback(fallback_mode):
 
 def test_arguments_numpy_writes_into_are_written_back():
     x = np.arange(12.0).reshape(3, 4)
-    for m in (None, {0: slice(0, 1), 1: slice(1, 3)}):
+    for m in (None, on_devices([(0, slice(0, 1)), (1, slice(1, 3))],
+                               dg._core._ndevices())):
         d = dg.distributed_array(x, m)
         with pytest.warns(dg.FallbackWarning):
             np.copyto(d, x * 2)

@@ -11,9 +11,10 @@ import numpy as np
 import pytest
 
 import dgarray as dg
-from _maps import maps_for
+from _maps import maps_for, on_devices
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+NDEV = dg._core._ndevices()
 
 # (method, args, kwargs) drawn with a size, for the layout tests
 DRAWS = [
@@ -272,7 +273,7 @@ def test_array_parameters_draw_what_scalar_parameters_draw():
 
 def test_out():
     r = dg.random.default_rng(8)
-    out = dg.empty((20, 3), index_map={0: slice(0, 7), 1: slice(7, None)})
+    out = dg.empty((20, 3), index_map=on_devices([(0, slice(0, 7)), (1, slice(7, None))], NDEV))
     res = r.random(out=out)
     assert res is out
     np.testing.assert_array_equal(out.get(), dg.random.default_rng(8).random((20, 3)).get())
@@ -314,8 +315,8 @@ def test_choice():
     assert cols.shape == (3, 5) and all((col[:, None] == m).all(axis=0).any()
                                         for col in cols.T)
     # the same draws for a seed, on any layout of the population
-    a1 = dg.random.default_rng(3).choice(dg.asarray(pop, index_map={0: slice(0, 2),
-                                                                    1: slice(2, 4)}), 9)
+    m = on_devices([(0, slice(0, 2)), (1, slice(2, 4))], NDEV)
+    a1 = dg.random.default_rng(3).choice(dg.asarray(pop, index_map=m), 9)
     a2 = dg.random.default_rng(3).choice(pop, 9)
     np.testing.assert_array_equal(a1.get(), a2.get())
 
@@ -353,6 +354,5 @@ def test_large_draw_on_many_chunks():
     n = 300_001
     ref = dg.random.default_rng(77).random(n, index_map={0: slice(None)}).get()
     got = dg.random.default_rng(77).random(
-        n, index_map={d % dg._core._ndevices(): slice(k, None, 3) for d, k in
-                      zip(range(3), range(3))})
+        n, index_map=on_devices([(k, slice(k, None, 3)) for k in range(3)], NDEV))
     np.testing.assert_array_equal(got.get(), ref)
