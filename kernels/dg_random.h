@@ -41,7 +41,9 @@
  * functions are within 1-2 ulp of glibc's, so float64 normals may differ by
  * a few ulp between backends (float32 ones almost never).
  *
- * This header compiles as C11 and as CUDA C++ (DG_HD of dg_scalar.h). */
+ * This header compiles as C11 and as CUDA C++ (DG_HD of dg_scalar.h).  Every
+ * pointer its functions take is borrowed for the call; nothing here
+ * allocates or keeps one.  Out-parameters are named as such. */
 #ifndef DG_RANDOM_H
 #define DG_RANDOM_H
 

@@ -40,6 +40,10 @@ def sigint():
     signal.signal(signal.SIGINT, old)
 
 
+# big enough for GPUs to be busy longer than the host takes to queue the work
+N = 4_000_000 if dg.backend() == "cpu" else 1 << 25
+
+
 def chain(x, k):
     """k elementwise ops queued on the devices."""
     for _ in range(k):
@@ -53,7 +57,7 @@ def ops_for(x, seconds):
     t = time.perf_counter()
     chain(x, 4)._sync()
     per_op = (time.perf_counter() - t) / 4
-    return max(4, min(4000, int(seconds / max(per_op, 1e-4))))
+    return max(4, min(20000, int(seconds / max(per_op, 1e-5))))
 
 
 def interrupted_wait(sigint, queue, wait):
@@ -84,8 +88,7 @@ def interrupted_wait(sigint, queue, wait):
 
 
 def test_interrupting_get_of_queued_work(sigint):
-    n = 4_000_000
-    host = np.random.default_rng(0).random(n)
+    host = np.random.default_rng(0).random(N)
     x = dg.asarray(host)
     k = ops_for(x, 1.5)
     y, scale, sent, raised, end = interrupted_wait(sigint, lambda s: chain(x, k * s),
@@ -115,7 +118,7 @@ def test_interrupting_a_loop_of_operations(sigint):
 
 
 def test_interrupting_sync_all(sigint):
-    x = dg.asarray(np.random.default_rng(1).random(4_000_000))
+    x = dg.asarray(np.random.default_rng(1).random(N))
     k = ops_for(x, 1.5)
     y, _, sent, raised, end = interrupted_wait(sigint, lambda s: chain(x, k * s),
                                                lambda y: dg._core._sync_all())

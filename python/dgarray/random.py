@@ -386,8 +386,10 @@ class Generator:
         the uniforms are drawn on the devices and looked up in the cumulative
         probabilities on the host; without replacement the population's
         random keys (64-bit draws, or Efraimidis-Spirakis keys log(u) / p) are
-        drawn on the devices and the smallest (largest) sorted on the host.
-        The elements of an array population are taken on the host."""
+        drawn on the devices and the smallest (largest) sorted on the host,
+        so a sample without replacement is always in random order (shuffle=
+        is accepted for NumPy's signature).  The elements of an array
+        population are taken on the host."""
         a_orig = a
         if isinstance(a, _DA):
             a = a.get()

@@ -271,14 +271,16 @@ typedef struct dg_waitset {
  * its buffers and all work enqueued so far on the compute streams of its
  * devices.  *w is new (dg_waitset_free it); a is borrowed. */
 dg_status dg_waitset_of_array(const dg_array *a, dg_waitset *w, dg_error *err);
-/* All work enqueued so far on every stream of every device. */
+/* All work enqueued so far on every stream of every device; *w is new
+ * (dg_waitset_free it). */
 dg_status dg_waitset_all(dg_backend_i *be, dg_waitset *w, dg_error *err);
 /* Waits at most about timeout_us (the backend's sync_for; without it, in
- * full) for the positions of w: *done = 1 once all have completed.  Those
- * found complete leave w, so a loop of calls resumes where one stopped.
- * Called without the GIL. */
+ * full) for the positions of w (borrowed): *done = 1 once all have
+ * completed.  Those found complete leave w, so a loop of calls resumes where
+ * one stopped.  Called without the GIL. */
 dg_status dg_waitset_wait(dg_backend_i *be, dg_waitset *w, int64_t timeout_us, int *done,
                           dg_error *err);
+/* Frees what w holds (w itself is the caller's). */
 void dg_waitset_free(dg_waitset *w);
 
 #endif /* DG_ARRAY_H */

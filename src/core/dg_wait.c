@@ -13,7 +13,8 @@
 
 #include "dg_array.h"
 
-/* w for `be`, with nothing to wait for. */
+/* *w (caller's storage) for `be`, with nothing to wait for; w->pos is new
+ * (dg_waitset_free). */
 static dg_status waitset_new(dg_backend_i *be, dg_waitset *w, dg_error *err)
 {
     w->n = be->ndevices * DG_NSTREAMS;
@@ -25,7 +26,8 @@ static dg_status waitset_new(dg_backend_i *be, dg_waitset *w, dg_error *err)
     return DG_OK;
 }
 
-/* Adds position p to w (the later of it and what w holds for its stream). */
+/* Adds position p to w (borrowed): the later of it and what w holds for
+ * its stream. */
 static void waitset_add(dg_waitset *w, dg_pos p)
 {
     int slot = p.dev * DG_NSTREAMS + p.stream;
