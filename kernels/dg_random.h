@@ -8,7 +8,8 @@
  * 0 and 2 with the constants M0 and M1; the new words are (hi1 ^ c1 ^ k0,
  * lo1, hi0 ^ c3 ^ k1, lo0); between rounds the key is bumped by the Weyl
  * constants W0 and W1.  Written from that description and checked against
- * the paper's known-answer vectors (tests/c/test_random.c).
+ * the authors' known-answer vectors (Random123's kat_vectors, in
+ * tests/c/test_random.c).
  *
  * The element of flat index i (C order over the array's global shape) of a
  * fill with key K and stream S reads block b = i >> shift, where 1 << shift
