@@ -16,7 +16,6 @@ this one does not (``exponential``, ``permutation``, ``shuffle``, ...) run
 through NumPy (dgarray.FallbackWarning), seeded from the same key and stream.
 """
 import operator as _operator
-import warnings as _warnings
 
 import numpy as _numpy
 
@@ -520,4 +519,3 @@ def __getattr__(name):
     return fn
 
 
-del _warnings
