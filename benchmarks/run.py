@@ -576,6 +576,32 @@ def w_cg(n=32768, iters=(5, 45)):
     return res
 
 
+def w_random(kind, n=N28):
+    """Random draws of n float32 on the devices (dgarray.random): the bytes
+    written per second, beside NumPy's and CuPy's Generators."""
+    nbytes = 4 * n
+    draw = {"uniform": lambda r: r.random(n, dtype=np.float32),
+            "normal": lambda r: r.standard_normal(n, dtype=np.float32)}[kind]
+    rng = dg.random.default_rng(0)
+
+    def f():
+        draw(rng)._sync()
+    res = {"workload": f"random_{kind}_f32_2p28", "unit": "GB/s", "peers": {},
+           "ceiling": None}
+    res["dgarray"] = nbytes / best_of(f, 10) / 1e9
+    x = draw(dg.random.default_rng(1))
+    m, s = float(x.mean(dtype=np.float64)), float(x.std(dtype=np.float64))
+    want = (0.5, np.sqrt(1 / 12)) if kind == "uniform" else (0.0, 1.0)
+    assert abs(m - want[0]) < 1e-3 and abs(s - want[1]) < 1e-3, f"random_{kind} moments"
+    del x
+    nrng = np.random.default_rng(0)
+    res["peers"]["numpy"] = nbytes / best_of(lambda: draw(nrng), 3, 1) / 1e9
+    if cp is not None:
+        crng = cp.random.default_rng(0)
+        res["peers"]["cupy"] = nbytes / best_of(lambda: (draw(crng), cp_sync_all()), 10) / 1e9
+    return res
+
+
 WORKLOADS = {
     "add_f32_2p28": w_add,
     "sin_f32_2p28": w_sin,
@@ -590,6 +616,8 @@ WORKLOADS = {
     "matmul_f32_8192": lambda: w_matmul("matmul_f32_8192", np.float32, False),
     "matmul_tf32_8192": lambda: w_matmul("matmul_tf32_8192", np.float32, True),
     "cg_f64_32768": w_cg,
+    "random_uniform_f32_2p28": lambda: w_random("uniform"),
+    "random_normal_f32_2p28": lambda: w_random("normal"),
 }
 
 

@@ -1,5 +1,5 @@
-/* Fill kernels: DG_FILL_CONST, DG_FILL_EYE and DG_FILL_ARANGE (dg_backend.h),
- * matching the CPU backend (src/backend/cpu/cpu_loops.c).
+/* Fill kernels: DG_FILL_CONST, DG_FILL_EYE, DG_FILL_ARANGE and DG_FILL_RANDOM
+ * (dg_backend.h), matching the CPU backend (src/backend/cpu/cpu_loops.c).
  *
  * CONST and EYE write bit patterns, so they depend only on the itemsize;
  * a dense CONST is a byte-pattern fill with 16-byte stores.  ARANGE computes
@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "cu_kernels.h"
+#include "dg_random.h"
 #include "dg_scalar.h"
 
 /* ---- dense byte-pattern fill ------------------------------------------- */
@@ -151,11 +152,31 @@ dg_arange_k(const __grid_constant__ dg_fill_desc d, int64_t n)
         *reinterpret_cast<T *>(d.dst + i * stride) = dg_arange_at<DT, T>(s, dl, origin + i * gstep);
 }
 
+/* ---- RANDOM ---------------------------------------------------------------- */
+
+/* One thread per group of 1 << shift elements (the elements of one Philox
+ * block when the innermost axis is dense in global indices): the code the
+ * CPU backend runs (kernels/dg_random.h). */
+__global__ void __launch_bounds__(DG_CU_THREADS)
+dg_random_k(const __grid_constant__ dg_fill_desc d, int64_t n, int32_t isz, int32_t shift)
+{
+    const int64_t ngroups = (n + ((int64_t)1 << shift) - 1) >> shift;
+    const int64_t step = (int64_t)gridDim.x * DG_CU_THREADS;
+    for (int64_t g = (int64_t)blockIdx.x * DG_CU_THREADS + threadIdx.x; g < ngroups; g += step)
+        dg_random_group(&d, isz, shift, g, n);
+}
+
 extern "C" cudaError_t dg_cu_fill_launch(const dg_fill_desc *d, int64_t n, unsigned blocks,
                                          cudaStream_t s)
 {
     void *args[] = {(void *)d, &n};
     const void *k;
+    if (d->kind == DG_FILL_RANDOM) {
+        int32_t isz = dg_dtype_size(d->dtype), shift = dg_rand_shift(d, isz);
+        void *rargs[] = {(void *)d, &n, &isz, &shift};
+        return cudaLaunchKernel((const void *)dg_random_k, dim3(blocks), dim3(DG_CU_THREADS),
+                                rargs, 0, s);
+    }
     if (d->kind == DG_FILL_ARANGE) {
         switch (d->dtype) {
 #define DG_FL_X(E, sfx, ct, sz, ch, nm, kd)                    \

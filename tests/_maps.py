@@ -42,3 +42,13 @@ def maps_for(shape, ndev):
         out.append(("cols", {d: (slice(None), slice(a, b)) for d, (a, b) in
                              enumerate(cb)}))
     return out
+
+
+def on_devices(pairs, ndev):
+    """An index map from (device, key) pairs with the devices taken modulo
+    ndev (the keys that land on one device in a list), so that a layout
+    written for several devices also runs on fewer."""
+    out = {}
+    for dev, key in pairs:
+        out.setdefault(dev % ndev, []).append(key)
+    return out

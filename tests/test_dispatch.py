@@ -261,9 +261,19 @@ def test_op_mode_operands_are_combined_first(ndev):
     same(out, x + 1)
 
 
-def test_unsupported_ufunc_methods_raise_type_error():
+def test_ufunc_methods_without_loops_run_through_numpy():
     a = dg.arange(4.0)
-    with pytest.raises(TypeError):
-        np.add.outer(a, a)
-    with pytest.raises(TypeError):
-        np.add.at(a, [0], 1)
+    with pytest.warns(dg.FallbackWarning, match="numpy.add.outer"):
+        o = np.add.outer(a, a)
+    assert isinstance(o, dg.DistributedArray)
+    same(o, np.add.outer(np.arange(4.0), np.arange(4.0)))
+    with pytest.warns(dg.FallbackWarning, match="numpy.add.at"):
+        np.add.at(a, [0, 0, 2], 1)                     # written back into a
+    same(a, np.array([2.0, 1.0, 3.0, 3.0]))
+    old = dg.config.fallback
+    dg.config.fallback = "raise"
+    try:
+        with pytest.raises(TypeError, match="numpy.add.outer"):
+            np.add.outer(a, a)
+    finally:
+        dg.config.fallback = old

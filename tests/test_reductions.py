@@ -289,10 +289,18 @@ def test_methods_and_module_functions_agree(ndev):
         np.testing.assert_array_equal(a.get(), c.get())
 
 
-def test_unimplemented_numpy_function_raises_type_error():
+def test_unimplemented_numpy_function_runs_through_numpy():
     d = dg.asarray(np.arange(4.0))
-    with pytest.raises(TypeError, match="median"):
-        np.median(d)
+    with pytest.warns(dg.FallbackWarning, match="numpy.median"):
+        m = np.median(d)
+    assert isinstance(m, dg.DistributedArray) and float(m) == 1.5
+    old = dg.config.fallback
+    dg.config.fallback = "raise"
+    try:
+        with pytest.raises(TypeError, match="median"):
+            np.median(d)
+    finally:
+        dg.config.fallback = old
 
 
 @pytest.mark.parametrize("name", ["cumsum", "cumprod"])

@@ -15,6 +15,8 @@ from . import _core
 from ._core import DeviceError, DistributedArray, OutOfDeviceMemoryError, backend
 from . import _impl
 from . import _linalg
+from . import _fallback
+from ._fallback import FallbackWarning
 
 __version__ = "0.1.0"
 
@@ -48,6 +50,11 @@ class _Config:
     moved (default 256 KiB; DGARRAY_PEER_READ_BYTES sets it at start).
 
     allow_tf32: float32 matrix products may use TF32 tensor cores (default off).
+
+    fallback: what a NumPy function dgarray does not implement does: "warn"
+    (default: it runs through NumPy on the gathered data, with a
+    dgarray.FallbackWarning naming it, and returns DistributedArrays),
+    "silent" (the same without the warning) or "raise" (TypeError).
     """
 
     @property
@@ -76,9 +83,18 @@ class _Config:
     def allow_tf32(self, value):
         _linalg.settings.set_allow_tf32(value)
 
+    @property
+    def fallback(self):
+        return _fallback.mode()
+
+    @fallback.setter
+    def fallback(self, value):
+        _fallback.set_mode(value)
+
     def __repr__(self):
         return (f"dgarray.config(min_split_bytes={self.min_split_bytes}, "
-                f"peer_read_bytes={self.peer_read_bytes}, allow_tf32={self.allow_tf32})")
+                f"peer_read_bytes={self.peer_read_bytes}, allow_tf32={self.allow_tf32}, "
+                f"fallback={self.fallback!r})")
 
 
 config = _Config()
@@ -345,3 +361,29 @@ def _forward_numpy_names():
 
 
 _forward_numpy_names()
+
+
+# ---- random numbers, Jupyter, NumPy's other names, the array API ---------------------------
+
+from . import random  # noqa: E402
+from ._display import show_layout  # noqa: E402
+from . import _namespace  # noqa: E402
+
+ndarray = DistributedArray
+linalg = _namespace.namespace("linalg")
+fft = _namespace.namespace("fft")
+emath = _namespace.namespace("emath")
+__array_api_version__ = _numpy.__array_api_version__
+
+
+def __getattr__(name):
+    """NumPy's other names: constants, dtypes and classes as NumPy's; functions
+    that take and return DistributedArrays, through NumPy's fallback
+    (dgarray.config.fallback) where dgarray does not implement them."""
+    import sys
+    return _namespace.module_getattr(sys.modules[__name__], name)
+
+
+def __dir__():
+    import sys
+    return _namespace.module_dir(sys.modules[__name__])

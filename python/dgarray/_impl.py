@@ -229,10 +229,26 @@ def method(name, self, *args, **kwargs):
     """DistributedArray.<name>(*args, **kwargs) for the methods array.c forwards."""
     if name == "__array_function__":
         return array_function(*args, **kwargs)
+    if name in _PROTOCOL_METHODS:
+        return _PROTOCOL_METHODS[name](self, *args, **kwargs)
     from . import _linalg, _reductions
     if name in _linalg.METHODS:
         return _linalg.METHODS[name](self, *args, **kwargs)
     return _reductions.FUNCTIONS[name](self, *args, **kwargs)
+
+
+def _repr_html(self):
+    from . import _display
+    return _display.repr_html(self)
+
+
+def _array_namespace(self, *, api_version=None):
+    from . import _namespace
+    return _namespace.array_namespace(self, api_version=api_version)
+
+
+# Protocol methods written in Python (Jupyter, the array API standard).
+_PROTOCOL_METHODS = {"_repr_html_": _repr_html, "__array_namespace__": _array_namespace}
 
 
 def ufunc_method(ufunc, method_name, *inputs, **kwargs):
@@ -244,7 +260,8 @@ def ufunc_method(ufunc, method_name, *inputs, **kwargs):
         return _reductions.ufunc_reduce(ufunc, *inputs, **kwargs)
     if method_name == "accumulate":
         return _reductions.ufunc_accumulate(ufunc, *inputs, **kwargs)
-    return NotImplemented
+    from . import _fallback
+    return _fallback.ufunc_call(ufunc, method_name, inputs, kwargs)
 
 
 def _numpy_functions():
@@ -263,14 +280,14 @@ _NP_FUNCTIONS = None
 
 def array_function(func, types, args, kwargs):
     """NEP 18: NumPy functions that dgarray implements run on the devices;
-    the others raise TypeError naming the function."""
+    the others run through NumPy on the gathered data (dgarray._fallback)."""
     global _NP_FUNCTIONS
     if _NP_FUNCTIONS is None:
         _NP_FUNCTIONS = _numpy_functions()
     impl = _NP_FUNCTIONS.get(func)
     if impl is None:
-        raise TypeError(f"dgarray does not implement numpy.{func.__name__} for "
-                        "DistributedArray yet; call .get() for a NumPy array first")
+        from . import _fallback
+        return _fallback.array_function(func, types, args, kwargs)
     return impl(*args, **kwargs)
 
 

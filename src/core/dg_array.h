@@ -170,8 +170,8 @@ dg_status dg_bench_exchange(dg_backend_i *be, const int *pairs, int npairs, size
 /* ---- device work ----------------------------------------------------------- */
 
 /* Fills every chunk (or only its part inside `region`, if not NULL): `proto`
- * gives kind, value, delta and k; the core sets dtype, shape, dst, strides,
- * origin and gstep per chunk. */
+ * gives kind, value, delta, k and rnd; the core sets dtype, shape, dst,
+ * strides, origin, gstep and gshape per chunk. */
 dg_status dg_array_fill(dg_array *a, const dg_fill_desc *proto, const dg_box *region,
                         dg_error *err);
 
@@ -257,5 +257,30 @@ dg_status dg_array_scan(dg_array *a, int axis, int loop, dg_array **out, dg_erro
  * min_split_bytes.  The result shares a's buffers (a view).  New reference. */
 dg_status dg_array_flatten(dg_array *a, size_t min_split_bytes, dg_array **out,
                            dg_error *err);
+
+/* ---- host waits that can stop early (dg_wait.c) ------------------------------ */
+
+/* Positions the host waits for, at most one per (device, stream): the
+ * latest that matters there.  Owns `pos`. */
+typedef struct dg_waitset {
+    int n;       /* ndevices * DG_NSTREAMS */
+    dg_pos *pos; /* seq 0: nothing (left) to wait for on that stream */
+} dg_waitset;
+
+/* The work a host read of `a` would queue behind: the recorded writes of
+ * its buffers and all work enqueued so far on the compute streams of its
+ * devices.  *w is new (dg_waitset_free it); a is borrowed. */
+dg_status dg_waitset_of_array(const dg_array *a, dg_waitset *w, dg_error *err);
+/* All work enqueued so far on every stream of every device; *w is new
+ * (dg_waitset_free it). */
+dg_status dg_waitset_all(dg_backend_i *be, dg_waitset *w, dg_error *err);
+/* Waits at most about timeout_us (the backend's sync_for; without it, in
+ * full) for the positions of w (borrowed): *done = 1 once all have
+ * completed.  Those found complete leave w, so a loop of calls resumes where
+ * one stopped.  Called without the GIL. */
+dg_status dg_waitset_wait(dg_backend_i *be, dg_waitset *w, int64_t timeout_us, int *done,
+                          dg_error *err);
+/* Frees what w holds (w itself is the caller's). */
+void dg_waitset_free(dg_waitset *w);
 
 #endif /* DG_ARRAY_H */

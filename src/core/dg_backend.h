@@ -28,7 +28,7 @@
 #include "dg_gemm.h"
 #include "dg_status.h"
 
-#define DG_BACKEND_VERSION 2
+#define DG_BACKEND_VERSION 3
 #define DG_HOST (-1)
 #define DG_MAXOPS 5 /* operands of one loop: nin + nout <= 4, plus the where mask */
 
@@ -76,11 +76,37 @@ typedef enum dg_fill_kind {
     DG_FILL_CONST,  /* every element = value */
     DG_FILL_ARANGE, /* 1-d: element with global index i = value + i * delta,
                        computed in the dtype as NumPy's arange fill does */
-    DG_FILL_EYE     /* 2-d: element (i, j) = value if j - i == k, else 0 */
+    DG_FILL_EYE,    /* 2-d: element (i, j) = value if j - i == k, else 0 */
+    DG_FILL_RANDOM  /* N-d: a draw of distribution rnd.dist for the element's
+                       flat index (dg_fill_random) */
 } dg_fill_kind;
 
+/* The distributions of a DG_FILL_RANDOM fill (dg_fill_random.dist). */
+typedef enum dg_rand_dist {
+    DG_RAND_UNIFORM,  /* float32/float64: a + b * u, u uniform in [0, 1) */
+    DG_RAND_NORMAL,   /* float32/float64: a + b * z, z standard normal */
+    DG_RAND_INTEGERS  /* integer or bool dtypes: lo + an unbiased draw from
+                         [0, range) (range 0 meaning 2^64), wrapped to the dtype */
+} dg_rand_dist;
+
+/* A DG_FILL_RANDOM fill: the value of the element whose flat (C-order)
+ * index in gshape is i is a pure function of (key, stream, i, dist and its
+ * parameters, dtype), computed from Philox4x32-10 keyed by `key` at counters
+ * (i / E, stream, attempt) (kernels/dg_random.h says how), so that it does
+ * not depend on which chunk, device or backend computes it.  Bits 56-63 of
+ * `stream` select the words of a redraw (attempt).  INTEGERS with a dtype of
+ * at most 4 bytes take range in [1, 2^32]. */
+typedef struct dg_fill_random {
+    int dist;
+    uint32_t key[2];
+    uint64_t stream;
+    double a, b;     /* UNIFORM: low, high - low; NORMAL: loc, scale */
+    uint64_t lo;     /* INTEGERS: the lowest value (two's complement) */
+    uint64_t range;  /* INTEGERS: how many values (0: 2^64) */
+} dg_fill_random;
+
 /* Fills a strided N-d block.  Global index of the element at position p on
- * axis a is origin[a] + p * gstep[a] (used by ARANGE and EYE). */
+ * axis a is origin[a] + p * gstep[a] (used by ARANGE, EYE and RANDOM). */
 typedef struct dg_fill_desc {
     int kind;
     int dtype;
@@ -93,6 +119,8 @@ typedef struct dg_fill_desc {
     int64_t origin[DG_MAXDIM];
     int64_t gstep[DG_MAXDIM];
     int64_t k;
+    int64_t gshape[DG_MAXDIM]; /* RANDOM: the array's global shape */
+    dg_fill_random rnd;        /* RANDOM */
 } dg_fill_desc;
 
 /* What a reduction computes (dg_reduce_desc.kind). */
@@ -264,6 +292,13 @@ struct dg_backend_i {
     /* OPTIONAL.  1 if work enqueued on `dev` may read memory of device
      * `other` in place (a peer's buffer as a loop's or a copy's operand). */
     int (*can_access)(dg_backend_i *be, int dev, int other);
+
+    /* OPTIONAL.  Like sync, but returns after at most about timeout_us
+     * microseconds: *done = 1 if `p` has completed, else 0 (the work goes
+     * on).  Called without the GIL.  What lets a host wait stop for Ctrl-C;
+     * NULL: the core waits with sync. */
+    dg_status (*sync_for)(dg_backend_i *be, dg_pos p, int64_t timeout_us, int *done,
+                          dg_error *err);
 
     /* Waits for all work, frees every resource; `be` is invalid afterwards. */
     void (*destroy)(dg_backend_i *be);

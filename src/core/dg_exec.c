@@ -466,6 +466,7 @@ dg_status dg_array_fill(dg_array *a, const dg_fill_desc *proto, const dg_box *re
             f.shape[ax] = dg_range_len(B.r[ax]);
             f.origin[ax] = B.r[ax].start;
             f.gstep[ax] = B.r[ax].step;
+            f.gshape[ax] = a->shape[ax];
         }
         dg_chunk_view(c, &B, &f.dst, f.strides);
         DG_CHECK(dg_buffer_use_write(be, c->buf, c->device, DG_STREAM_COMPUTE, err));

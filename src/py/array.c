@@ -76,6 +76,8 @@ static PyObject *gather_region(dg_array *r, const dg_box *region)
     dg_error err = DG_ERROR_INIT;
     dg_status st;
     PyObject *out;
+    if (dgpy_wait_ready(r) < 0)
+        return NULL;
     for (ax = 0; ax < region->ndim; ax++)
         shape[ax] = dg_range_len(region->r[ax]);
     out = dgpy_ndarray_new(region->ndim, shape, r->dtype);
@@ -219,6 +221,10 @@ PyObject *dgpy_from_host(PyObject *host, const dg_plan_chunk *layout, int n, int
     }
     if (dg_array_empty(dgpy_st->be, dt, nd, shape, layout, n, mode, &a, &err) != DG_OK)
         return dgpy_raise(&err);
+    if (dgpy_wait_ready(a) < 0) {
+        dg_array_decref(a);
+        return NULL;
+    }
     Py_BEGIN_ALLOW_THREADS
     st = dg_array_scatter(a, data, strides, &err);
     Py_END_ALLOW_THREADS
@@ -599,7 +605,9 @@ static PyObject *py_method(const char *name, PyObject *self, PyObject *args, PyO
     X(cumsum, "cumsum(axis=None, dtype=None, out=None)")                                 \
     X(cumprod, "cumprod(axis=None, dtype=None, out=None)")                               \
     X(dot, "dot(b, out=None): the dot product with b, as numpy.dot")                      \
-    X(__array_function__, "NumPy functions that dgarray implements run on the devices")
+    X(__array_function__, "NumPy functions that dgarray implements run on the devices")  \
+    X(__array_namespace__, "__array_namespace__(api_version=None): the dgarray module")    \
+    X(_repr_html_, "Jupyter's view: the values and a picture of the layout")
 
 #define PY_METHOD_FN(name, doc)                                                    \
     static PyObject *pm_##name(PyObject *self, PyObject *args, PyObject *kw)       \

@@ -108,4 +108,17 @@ PyObject *dgpy_f_contract(PyObject *mod, PyObject *args);
 PyObject *dgpy_f_matmul_plan(PyObject *mod, PyObject *args);
 PyObject *dgpy_f_set_cpu_blas(PyObject *mod, PyObject *fns);
 
+/* ---- wait.c ---- */
+/* Waits until a host read of `a` (borrowed) would not queue behind other
+ * work (dg_waitset_of_array), interruptibly: 0, or -1 with an exception set
+ * (KeyboardInterrupt from Ctrl-C), the work going on. */
+int dgpy_wait_ready(const dg_array *a);
+/* The same for all work on all devices. */
+int dgpy_wait_all(void);
+
+/* ---- random.c ---- */
+/* _fill_random(array, dist, key0, key1, stream, a, b, lo, range): fills in
+ * place (dg_fill_random). */
+PyObject *dgpy_fill_random(PyObject *mod, PyObject *args);
+
 #endif /* DGPY_H */

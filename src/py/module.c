@@ -74,6 +74,16 @@ static int choose_backend(dgpy_state *st)
                     dgpy_raise(&err);
                     return -1;
                 }
+                if (st->be->version != DG_BACKEND_VERSION) {
+                    PyErr_Format(PyExc_RuntimeError,
+                                 "dgarray._cuda implements backend interface version %d, "
+                                 "dgarray._core needs %d: rebuild dgarray",
+                                 st->be->version, DG_BACKEND_VERSION);
+                    st->be->destroy(st->be);
+                    st->be = NULL;
+                    Py_DECREF(mod);
+                    return -1;
+                }
                 st->cuda_module = mod;
                 return 0;
             }
@@ -344,6 +354,8 @@ static PyObject *f_sync_all(PyObject *mod, PyObject *unused)
     dg_status st;
     (void)mod;
     (void)unused;
+    if (dgpy_wait_all() < 0)
+        return NULL;
     Py_BEGIN_ALLOW_THREADS
     st = dgpy_st->be->sync_all(dgpy_st->be, &err);
     Py_END_ALLOW_THREADS
@@ -729,6 +741,8 @@ static PyMethodDef module_methods[] = {
     {"_from_host", f_from_host, METH_VARARGS, "array from host data: (obj, layout, mode, dtype)"},
     {"_empty", f_empty, METH_VARARGS, "uninitialised array: (shape, dtype, layout, mode)"},
     {"_fill", f_fill, METH_VARARGS, "fill in place: (array, kind, value, delta, k)"},
+    {"_fill_random", dgpy_fill_random, METH_VARARGS,
+     "random fill in place: (array, dist, key0, key1, stream, a, b, lo, range)"},
     {"_devices_info", f_devices_info, METH_NOARGS, "[(id, backend, name, total, free)]"},
     {"backend", f_backend, METH_NOARGS, "backend() -> 'cpu' or 'cuda'"},
     {"_ndevices", f_ndevices, METH_NOARGS, "number of devices"},

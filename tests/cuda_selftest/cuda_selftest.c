@@ -467,6 +467,77 @@ static void fill_tests(int dev)
     }
 }
 
+/* Random fills (kernels/dg_random.h) of a strided 2-d block of a larger
+ * array, on the GPU and on the CPU: uniforms and integers must agree bit for
+ * bit, normals (device libm) within MAX_ULP. */
+static void random_fill_tests(int dev)
+{
+    static const struct {
+        int dist, dtype;
+        double a, b;
+        uint64_t lo, range;
+    } cases[] = {
+        {DG_RAND_UNIFORM, DG_FLOAT64, 0.0, 1.0, 0, 0},
+        {DG_RAND_UNIFORM, DG_FLOAT32, 0.0, 1.0, 0, 0},
+        {DG_RAND_UNIFORM, DG_FLOAT64, -3.0, 7.5, 0, 0},
+        {DG_RAND_NORMAL, DG_FLOAT64, 1.0, 2.0, 0, 0},
+        {DG_RAND_NORMAL, DG_FLOAT32, 0.0, 1.0, 0, 0},
+        {DG_RAND_INTEGERS, DG_INT64, 0, 0, (uint64_t)-5, 11},
+        {DG_RAND_INTEGERS, DG_UINT64, 0, 0, 0, 0},
+        {DG_RAND_INTEGERS, DG_INT64, 0, 0, 0, ((uint64_t)1 << 63) + 12345},
+        {DG_RAND_INTEGERS, DG_UINT32, 0, 0, 0, ((uint64_t)1 << 31) + 1},
+        {DG_RAND_INTEGERS, DG_UINT32, 0, 0, 0, (uint64_t)1 << 32},
+        {DG_RAND_INTEGERS, DG_INT8, 0, 0, (uint64_t)-128, 256},
+        {DG_RAND_INTEGERS, DG_BOOL, 0, 0, 0, 2},
+    };
+    size_t c;
+    for (c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        const int dt = cases[c].dtype, sz = dg_dtype_size(dt);
+        const int64_t rows = 37, cols = 301;
+        const size_t bytes = (size_t)(rows * cols * sz);
+        char *hg = (char *)malloc(bytes), *hc = (char *)malloc(bytes);
+        char *dbuf = (char *)dalloc(dev, bytes);
+        int64_t bad;
+        uint64_t worst;
+        dg_fill_desc f;
+        memset(&f, 0, sizeof f);
+        f.kind = DG_FILL_RANDOM;
+        f.dtype = dt;
+        f.ndim = 2;
+        f.shape[0] = rows;
+        f.shape[1] = cols;
+        f.strides[0] = cols * sz;
+        f.strides[1] = sz;
+        f.origin[0] = 3;
+        f.origin[1] = 5;
+        f.gstep[0] = 2;
+        f.gstep[1] = 1;
+        f.gshape[0] = 100;
+        f.gshape[1] = 400;
+        f.rnd.dist = cases[c].dist;
+        f.rnd.key[0] = 0x1234u;
+        f.rnd.key[1] = 0xabcdu;
+        f.rnd.stream = 42;
+        f.rnd.a = cases[c].a;
+        f.rnd.b = cases[c].b;
+        f.rnd.lo = cases[c].lo;
+        f.rnd.range = cases[c].range;
+        f.dst = dbuf;
+        DIE_ON(be->fill(be, dev, DG_STREAM_COMPUTE, &f, E));
+        copy1(dev, dev, dbuf, DG_HOST, hg, bytes);
+        sync_dev(dev);
+        f.dst = hc;
+        dg_cpu_fill_run(&f);
+        worst = compare(dt, hg, hc, rows * cols, &bad);
+        if (worst > (cases[c].dist == DG_RAND_NORMAL ? (uint64_t)MAX_ULP : 0))
+            FAIL("random fill dist %d dtype %s: element %lld differs (%llu ulp)",
+                 cases[c].dist, dg_dtype_name(dt), (long long)bad, (unsigned long long)worst);
+        be->release(be, dev, dbuf);
+        free(hg);
+        free(hc);
+    }
+}
+
 /* ---- copies ---------------------------------------------------------------------- */
 
 /* Host reference of a strided copy. */
@@ -856,6 +927,7 @@ int main(int argc, char **argv)
            worst_ulp_seen, MAX_ULP, now() - t0);
     printf("fills\n");
     fill_tests(0);
+    random_fill_tests(0);
     if (only < 0) {
         printf("copies\n");
         copy_tests(ndev);

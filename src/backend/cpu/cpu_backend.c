@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cpu_gemm.h"
@@ -717,6 +718,37 @@ static dg_status cpu_sync(dg_backend_i *be, dg_pos p, dg_error *err)
     return DG_OK;
 }
 
+/* sync for at most timeout_us: a timed wait on the device's condition. */
+static dg_status cpu_sync_for(dg_backend_i *be, dg_pos p, int64_t timeout_us, int *done,
+                              dg_error *err)
+{
+    cpu_be *cb = impl_of(be);
+    cpu_dev *d;
+    struct timespec until;
+    *done = 1;
+    if (p.seq == 0)
+        return DG_OK;
+    if (p.dev < 0 || p.dev >= cb->ndev)
+        return dg_error_set(err, DG_ERR_INTERNAL, p.dev, "sync on a device that does not exist");
+    d = &cb->devs[p.dev];
+    clock_gettime(CLOCK_REALTIME, &until);
+    if (timeout_us < 0)
+        timeout_us = 0;
+    until.tv_sec += (time_t)(timeout_us / 1000000);
+    until.tv_nsec += (long)(timeout_us % 1000000) * 1000;
+    if (until.tv_nsec >= 1000000000L) {
+        until.tv_sec++;
+        until.tv_nsec -= 1000000000L;
+    }
+    pthread_mutex_lock(&d->mu);
+    while (d->completed < p.seq)
+        if (pthread_cond_timedwait(&d->cv_done, &d->mu, &until) == ETIMEDOUT)
+            break;
+    *done = d->completed >= p.seq;
+    pthread_mutex_unlock(&d->mu);
+    return DG_OK;
+}
+
 static dg_status cpu_sync_all(dg_backend_i *be, dg_error *err)
 {
     cpu_be *cb = impl_of(be);
@@ -809,6 +841,7 @@ dg_status dg_cpu_backend_create(int ndevices, dg_backend_i **out, dg_error *err)
     cb->iface.wait = cpu_wait;
     cb->iface.sync = cpu_sync;
     cb->iface.sync_all = cpu_sync_all;
+    cb->iface.sync_for = cpu_sync_for;
     cb->iface.copy = cpu_copy;
     cb->iface.elementwise = cpu_elementwise;
     cb->iface.reduce = cpu_reduce;

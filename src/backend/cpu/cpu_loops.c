@@ -17,6 +17,7 @@
 #include "../../core/dg_loops.h"
 #include "../../core/dg_ufunc.h"
 #include "../../../kernels/dg_scalar.h"
+#include "../../../kernels/dg_random.h"
 
 /* Runs one loop over n elements of the innermost axis: operand k at p[k] with
  * byte stride s[k]; w (may be NULL) the where mask with byte stride ws. */
@@ -384,6 +385,16 @@ void dg_cpu_fill_run(const dg_fill_desc *d)
             dg_cpu_arange_at(d->dtype, d->value, d->delta, o + p * g, buf);
             memcpy(d->dst + p * s, buf, (size_t)isz);
         }
+        return;
+    }
+    if (d->kind == DG_FILL_RANDOM) {
+        /* the code the CUDA kernel runs (kernels/dg_random.h), group by group */
+        const int shift = dg_rand_shift(d, isz);
+        int64_t n = 1, g;
+        for (int a = 0; a < ndim; a++)
+            n *= d->shape[a];
+        for (g = 0; g < (n + ((int64_t)1 << shift) - 1) >> shift; g++)
+            dg_random_group(d, isz, shift, g, n);
         return;
     }
     if (d->kind == DG_FILL_EYE && ndim == 2) {

@@ -16,8 +16,9 @@
  * the same memory as an input (same pointer and strides).  `d` is borrowed. */
 void dg_cpu_ew_run(const dg_ew_desc *d);
 
-/* Fills the N-d strided block of `d` with a constant, NumPy's arange values or
- * an identity-like diagonal (dg_fill_kind); values are in d->dtype.  `d` is
+/* Fills the N-d strided block of `d` with a constant, NumPy's arange values,
+ * an identity-like diagonal or random draws (dg_fill_kind); values are in
+ * d->dtype.  `d` is
  * borrowed. */
 void dg_cpu_fill_run(const dg_fill_desc *d);
 

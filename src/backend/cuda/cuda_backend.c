@@ -11,9 +11,12 @@
  *
  * Nothing here aborts: every CUDA call is checked and turned into a dg_error
  * by cu_fail, which also clears the runtime's last error. */
+#define _POSIX_C_SOURCE 200809L /* clock_gettime, sched_yield */
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cuda_internal.h"
 
@@ -286,29 +289,64 @@ dg_status cu_wait(dg_backend_i *be, int dev, int stream, dg_pos p, dg_error *err
     return DG_OK;
 }
 
-static dg_status cu_sync(dg_backend_i *be, dg_pos p, dg_error *err)
+/* The host waits for p: fully (cudaEventSynchronize) when timeout_us < 0,
+ * else for at most timeout_us, polling the covering event and yielding the
+ * CPU between polls (as cudaEventSynchronize spins), so that the wait can
+ * stop and the host run Python's signal handlers (src/py/wait.c); *done
+ * (may be NULL for a full wait) says whether p completed. */
+static dg_status cu_sync_for(dg_backend_i *be, dg_pos p, int64_t timeout_us, int *done,
+                             dg_error *err)
 {
     cu_be *b = cu_of(be);
     cu_dev *d;
     cu_event *e;
     cudaError_t ce;
+    struct timespec t0, t;
 
+    if (done)
+        *done = 1;
     if (p.seq == 0)
         return DG_OK;
     DG_CHECK(cu_check_stream(b, p.dev, p.stream, "sync", err));
     if (pos_done(b, p))
         return DG_OK;
     DG_CHECK(ev_cover(b, p.dev, p.stream, p.seq, &e, err));
-    ce = cudaEventSynchronize(e->ev);
+    if (timeout_us < 0) {
+        ce = cudaEventSynchronize(e->ev);
+    } else {
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        for (;;) {
+            ce = cudaEventQuery(e->ev);
+            if (ce != cudaErrorNotReady)
+                break;
+            clock_gettime(CLOCK_MONOTONIC, &t);
+            if ((int64_t)(t.tv_sec - t0.tv_sec) * 1000000 + (t.tv_nsec - t0.tv_nsec) / 1000 >=
+                timeout_us)
+                break;
+            sched_yield();
+        }
+    }
     d = &b->devs[p.dev];
     pthread_mutex_lock(&d->mu);
     if (ce == cudaSuccess && e->seq > d->st[p.stream].done)
         d->st[p.stream].done = e->seq;
     ev_unref(d, e);
     pthread_mutex_unlock(&d->mu);
+    if (ce == cudaErrorNotReady) {
+        (void)cudaGetLastError(); /* "not ready" is no error: leave none behind */
+        *done = 0;
+        return DG_OK;
+    }
     if (ce != cudaSuccess)
-        return cu_fail(err, ce, p.dev, 0, "cudaEventSynchronize (waiting for the GPU's work)");
+        return cu_fail(err, ce, p.dev, 0,
+                       timeout_us < 0 ? "cudaEventSynchronize (waiting for the GPU's work)"
+                                      : "cudaEventQuery (waiting for the GPU's work)");
     return DG_OK;
+}
+
+static dg_status cu_sync(dg_backend_i *be, dg_pos p, dg_error *err)
+{
+    return cu_sync_for(be, p, -1, NULL, err);
 }
 
 static dg_status cu_sync_all(dg_backend_i *be, dg_error *err)
@@ -595,6 +633,14 @@ static dg_status slot_sync(dg_backend_i *be, dg_pos p, dg_error *err)
     return st;
 }
 
+static dg_status slot_sync_for(dg_backend_i *be, dg_pos p, int64_t timeout_us, int *done,
+                               dg_error *err)
+{
+    dg_status st;
+    KEEP_DEVICE(cu_sync_for(be, p, timeout_us, done, err));
+    return st;
+}
+
 static dg_status slot_sync_all(dg_backend_i *be, dg_error *err)
 {
     dg_status st;
@@ -797,6 +843,7 @@ static dg_status backend_create(int ndevices, dg_backend_i **out, dg_error *err)
     b->iface.wait = slot_wait;
     b->iface.sync = slot_sync;
     b->iface.sync_all = slot_sync_all;
+    b->iface.sync_for = slot_sync_for;
     b->iface.copy = slot_copy;
     b->iface.elementwise = slot_elementwise;
     b->iface.fill = slot_fill;

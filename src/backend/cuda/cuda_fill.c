@@ -1,8 +1,10 @@
-/* fill(): DG_FILL_CONST, DG_FILL_ARANGE and DG_FILL_EYE on a GPU.
+/* fill(): DG_FILL_CONST, DG_FILL_ARANGE, DG_FILL_EYE and DG_FILL_RANDOM on a
+ * GPU.
  *
  * A dense CONST block is a cudaMemsetAsync when every byte of the value is
  * the same (zeros, ones of int8, ...), else the 16-byte pattern kernel; a
- * strided one, EYE and ARANGE run the fill kernels of kernels/fill.cu. */
+ * strided one, EYE, ARANGE and RANDOM run the fill kernels of
+ * kernels/fill.cu (RANDOM with one thread per Philox block of elements). */
 #include <string.h>
 
 #include "cuda_internal.h"
@@ -19,7 +21,8 @@ dg_status cu_fill(dg_backend_i *be, int dev, int stream, const dg_fill_desc *d, 
 
     DG_CHECK(cu_check_stream(b, dev, stream, "fill", err));
     if (isz == 0 || d->ndim < 0 || d->ndim > DG_MAXDIM ||
-        (d->kind != DG_FILL_CONST && d->kind != DG_FILL_ARANGE && d->kind != DG_FILL_EYE))
+        (d->kind != DG_FILL_CONST && d->kind != DG_FILL_ARANGE && d->kind != DG_FILL_EYE &&
+         d->kind != DG_FILL_RANDOM))
         return dg_error_set(err, DG_ERR_INTERNAL, dev,
                             "a malformed fill (kind %d, dtype %d, ndim %d)", d->kind, d->dtype,
                             d->ndim);
@@ -39,7 +42,10 @@ dg_status cu_fill(dg_backend_i *be, int dev, int stream, const dg_fill_desc *d, 
     s = b->devs[dev].st[stream].s;
     cap = (int64_t)b->devs[dev].nsm * 64;
 
-    if (d->kind != DG_FILL_CONST) {
+    if (d->kind == DG_FILL_RANDOM) {
+        /* a thread per group of up to 4 elements (dg_rand_shift) */
+        ce = dg_cu_fill_launch(d, n, cu_blocks((n + 3) / 4, cap), s);
+    } else if (d->kind != DG_FILL_CONST) {
         ce = dg_cu_fill_launch(d, n, cu_blocks(n, cap), s);
     } else {
         for (a = 0; a < d->ndim; a++) {
