@@ -219,8 +219,9 @@ def method(name, self, *args, **kwargs):
     """DistributedArray.<name>(*args, **kwargs) for the methods array.c forwards."""
     if name == "__array_function__":
         return array_function(*args, **kwargs)
-    from . import _reductions
-    return _reductions.FUNCTIONS[name](self, *args, **kwargs)
+    from . import _reductions, _shape
+    f = _reductions.FUNCTIONS.get(name) or _shape.METHODS[name]
+    return f(self, *args, **kwargs)
 
 
 def ufunc_method(ufunc, method_name, *inputs, **kwargs):
@@ -235,12 +236,13 @@ def ufunc_method(ufunc, method_name, *inputs, **kwargs):
 
 def _numpy_functions():
     """NumPy function -> dgarray's implementation, for __array_function__."""
-    from . import _reductions
+    from . import _indexing, _reductions, _shape
     table = {}
-    for name, f in _reductions.FUNCTIONS.items():
-        nf = getattr(numpy, name, None)
-        if nf is not None:
-            table[nf] = f
+    for funcs in (_reductions.FUNCTIONS, _shape.FUNCTIONS, _indexing.FUNCTIONS):
+        for name, f in funcs.items():
+            nf = getattr(numpy, name, None)
+            if nf is not None:
+                table[nf] = f
     return table
 
 
@@ -268,3 +270,7 @@ def any_negative(x):
         from . import _reductions
         return bool(_reductions.min(x) < 0)
     return bool((numpy.asarray(x) < 0).any())
+
+
+# a[key] and a[key] = value (src/py/array.c calls these)
+from ._indexing import getitem, setitem  # noqa: E402,F401

@@ -19,49 +19,7 @@
 
 #define HOST (-1) /* DG_HOST of dg_backend.h, not included to stay pure */
 
-/* ---- harness ---------------------------------------------------------- */
-
-static int g_fail;          /* failed checks in the current test */
-static const char *g_test;  /* name of the current test */
-
-#define EXPECT(cond)                                                       \
-    do {                                                                   \
-        if (!(cond)) {                                                     \
-            if (g_fail++ < 20)                                             \
-                fprintf(stderr, "%s:%d: in %s: expected %s\n", __FILE__,   \
-                        __LINE__, g_test, #cond);                          \
-        }                                                                  \
-    } while (0)
-
-/* Reports a failed check with a formatted explanation. */
-static void failf(const char *fmt, ...)
-{
-    va_list ap;
-
-    if (g_fail++ >= 20)
-        return;
-    fprintf(stderr, "in %s: ", g_test);
-    va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    fputc('\n', stderr);
-}
-
-static uint64_t g_rng = 0x9e3779b97f4a7c15u;
-
-static uint64_t rnd(void)
-{
-    g_rng ^= g_rng << 13;
-    g_rng ^= g_rng >> 7;
-    g_rng ^= g_rng << 17;
-    return g_rng;
-}
-
-/* Uniform in [lo, hi]. */
-static int64_t rnd_in(int64_t lo, int64_t hi)
-{
-    return lo + (int64_t)(rnd() % (uint64_t)(hi - lo + 1));
-}
+#include "harness.h"
 
 /* ---- helpers ---------------------------------------------------------- */
 
@@ -80,19 +38,6 @@ static dg_box bx(int ndim, ...)
     }
     va_end(ap);
     return b;
-}
-
-static int range_has(dg_range r, int64_t x)
-{
-    return x >= r.start && x < r.stop && (x - r.start) % r.step == 0;
-}
-
-static int box_has(const dg_box *b, const int64_t *idx)
-{
-    for (int i = 0; i < b->ndim; i++)
-        if (!range_has(b->r[i], idx[i]))
-            return 0;
-    return 1;
 }
 
 static int range_is_canon(dg_range r)
@@ -978,11 +923,6 @@ static void test_plan_random(void)
 
 /* ---- main --------------------------------------------------------------- */
 
-typedef struct test_case {
-    const char *name;
-    void (*fn)(void);
-} test_case;
-
 static const test_case g_tests[] = {
     {"range_canon", test_range_canon},
     {"box_basics", test_box_basics},
@@ -1001,22 +941,5 @@ static const test_case g_tests[] = {
 
 int main(int argc, char **argv)
 {
-    int passed = 0, failed = 0;
-    size_t ntests = sizeof g_tests / sizeof g_tests[0];
-
-    if (argc > 1)
-        g_rng = strtoull(argv[1], NULL, 0) | 1u;
-    for (size_t i = 0; i < ntests; i++) {
-        g_test = g_tests[i].name;
-        g_fail = 0;
-        g_tests[i].fn();
-        if (g_fail == 0) {
-            passed++;
-        } else {
-            failed++;
-            fprintf(stderr, "FAIL %s (%d checks)\n", g_test, g_fail);
-        }
-    }
-    printf("%d passed, %d failed\n", passed, failed);
-    return failed == 0 ? 0 : 1;
+    return run_tests(g_tests, sizeof g_tests / sizeof g_tests[0], argc, argv);
 }
