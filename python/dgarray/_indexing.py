@@ -32,6 +32,10 @@ def _asdist(x, dtype=None):
     return asarray(x, dtype=dtype)
 
 
+def _shape_of(x):
+    return x.shape if isinstance(x, _DA) else numpy.shape(x)
+
+
 def _replica(a):
     return a if a.mode == "replica" else a.change_mode("replica")
 
@@ -361,7 +365,7 @@ def upload_like(host, like):
         layout = like._layout()
     else:
         layout = [(d, tuple((0, n, 1) for n in host.shape)) for d in like.devices]
-    return _core._from_host(numpy.ascontiguousarray(host), layout, 0, None)
+    return _core._from_host(numpy.asarray(host, order="C"), layout, 0, None)
 
 
 def _stripped(x, ndim):
@@ -426,7 +430,7 @@ def setitem(a, key, value):
         assign(view(a, entries), value)
         return
     mask_entry = entries[0] if entries[0][0] == "bool" else None
-    if (mask_entry is not None and mask_entry[1].ndim >= 1 and numpy.ndim(value) == 0 and
+    if (mask_entry is not None and mask_entry[1].ndim >= 1 and len(_shape_of(value)) == 0 and
             all(e[0] == "slice" and e[1] == slice(None) for e in entries[1:])):
         # a[mask] = scalar: an elementwise write where the mask is true
         m = mask_entry[1]
@@ -538,7 +542,7 @@ def where(condition, x=_NOVALUE, y=_NOVALUE):
     c = condition if isinstance(condition, _DA) else numpy.asarray(condition)
     if c.dtype != numpy.bool_:
         c = c.astype(numpy.bool_)
-    shape = numpy.broadcast_shapes(numpy.shape(c), numpy.shape(x), numpy.shape(y))
+    shape = numpy.broadcast_shapes(_shape_of(c), _shape_of(x), _shape_of(y))
     ref = _common_layout_ref(shape, c, x, y)
     out = empty_like(ref, dtype=dt) if ref is not None else empty(shape, dt)
     if not isinstance(c, _DA):

@@ -55,8 +55,11 @@ def _reshape_target(size, shape):
     shape = list(_shape_arg(shape))
     unknown = [i for i, n in enumerate(shape) if n < 0]
 
-    def err():
-        text = ",".join("newaxis" if n == -1 else str(n) for n in shape)
+    def err():  # NumPy's text: leading unknowns dropped, later ones "newaxis"
+        i = 0
+        while i < len(shape) and shape[i] < 0:
+            i += 1
+        text = ",".join("newaxis" if n < 0 else str(n) for n in shape[i:])
         if len(shape) == 1:
             text += ","
         return ValueError(f"cannot reshape array of size {size} into shape ({text})")
@@ -679,8 +682,22 @@ def unique_values(x):
     return unique(x)
 
 
+def ndim(a):
+    return _asdist(a).ndim if isinstance(a, _DA) else numpy.ndim(a)
+
+
+def shape(a):
+    return a.shape if isinstance(a, _DA) else numpy.shape(a)
+
+
+def size(a, axis=None):
+    if not isinstance(a, _DA):
+        return numpy.size(a, axis)
+    return a.size if axis is None else a.shape[normalize_axis_index(axis, a.ndim)]
+
+
 FUNCTIONS = {
-    "reshape": reshape, "ravel": ravel, "transpose": transpose, "swapaxes": swapaxes,
+    "ndim": ndim, "shape": shape, "size": size, "reshape": reshape, "ravel": ravel, "transpose": transpose, "swapaxes": swapaxes,
     "moveaxis": moveaxis, "rollaxis": rollaxis, "expand_dims": expand_dims,
     "squeeze": squeeze, "broadcast_to": broadcast_to, "broadcast_arrays": broadcast_arrays,
     "atleast_1d": atleast_1d, "atleast_2d": atleast_2d, "atleast_3d": atleast_3d,

@@ -147,7 +147,8 @@ dg_status dg_array_sync(dg_array *a, dg_error *err);
 
 /* Copy on write: gives every chunk of `a` whose memory another array shares
  * a private copy (see dg_buffer).  Every function that writes into an
- * existing array calls it first. */
+ * existing array calls it first; a read-only array (a broadcast view) is a
+ * DG_ERR_VALUE here. */
 dg_status dg_array_unshare(dg_array *a, dg_error *err);
 
 /* Regions of at most this many bytes that a device can read in place on

@@ -2,7 +2,7 @@
  *
  * Compaction walks its block in C order with an index counter; keyed row
  * copies and routing are one pass over the keys; a sort turns each element
- * into one unsigned key (two for complex) whose order is NumPy's (NaN last,
+ * into one unsigned key (three for complex) whose order is NumPy's (NaN last,
  * -0.0 as 0.0) and merge-sorts positions by them, stably. */
 #include <stdint.h>
 #include <string.h>
@@ -172,7 +172,7 @@ static inline uint64_t float_key(uint64_t bits, int w, uint64_t em, uint64_t mm)
     return bits & sign ? ~bits & all : bits | sign;
 }
 
-/* The keys of element x of dtype dt: k[0] and, for complex, k[1]. */
+/* The keys of element x of dtype dt: k[0] and, for complex, k[1], k[2]. */
 static void sort_keys(int dt, const char *x, uint64_t *k)
 {
     switch (dt) {
@@ -185,31 +185,48 @@ static void sort_keys(int dt, const char *x, uint64_t *k)
     case DG_INT32: { int32_t v; memcpy(&v, x, 4); k[0] = (uint64_t)(int64_t)v ^ ((uint64_t)1 << 63); break; }
     case DG_INT64: { int64_t v; memcpy(&v, x, 8); k[0] = (uint64_t)v ^ ((uint64_t)1 << 63); break; }
     case DG_FLOAT16: { uint16_t v; memcpy(&v, x, 2); k[0] = float_key(v, 16, 0x7C00, 0x03FF); break; }
-    case DG_FLOAT32: case DG_COMPLEX64: {
-        uint32_t v[2];
-        memcpy(v, x, dt == DG_FLOAT32 ? 4 : 8);
-        k[0] = float_key(v[0], 32, 0x7F800000u, 0x007FFFFFu);
-        if (dt == DG_COMPLEX64)
-            k[1] = float_key(v[1], 32, 0x7F800000u, 0x007FFFFFu);
+    case DG_FLOAT32: {
+        uint32_t v;
+        memcpy(&v, x, 4);
+        k[0] = float_key(v, 32, 0x7F800000u, 0x007FFFFFu);
         break;
     }
-    default: { /* FLOAT64, COMPLEX128 */
-        uint64_t v[2];
-        const uint64_t em = (uint64_t)0x7FF << 52, mm = ((uint64_t)1 << 52) - 1;
-        memcpy(v, x, dt == DG_FLOAT64 ? 8 : 16);
-        k[0] = float_key(v[0], 64, em, mm);
-        if (dt == DG_COMPLEX128)
-            k[1] = float_key(v[1], 64, em, mm);
+    case DG_FLOAT64: {
+        uint64_t v;
+        memcpy(&v, x, 8);
+        k[0] = float_key(v, 64, (uint64_t)0x7FF << 52, ((uint64_t)1 << 52) - 1);
+        break;
+    }
+    default: { /* complex: NumPy's order R + Rj, R + nanj, nan + Rj, nan + nanj */
+        uint64_t re, im;
+        if (dt == DG_COMPLEX64) {
+            uint32_t v[2];
+            memcpy(v, x, 8);
+            re = float_key(v[0], 32, 0x7F800000u, 0x007FFFFFu);
+            im = float_key(v[1], 32, 0x7F800000u, 0x007FFFFFu);
+        } else {
+            uint64_t v[2];
+            memcpy(v, x, 16);
+            re = float_key(v[0], 64, (uint64_t)0x7FF << 52, ((uint64_t)1 << 52) - 1);
+            im = float_key(v[1], 64, (uint64_t)0x7FF << 52, ((uint64_t)1 << 52) - 1);
+        }
+        /* a NaN part's key is all ones (float_key) */
+        k[0] = (uint64_t)(re == ~(uint64_t)0) * 2 + (uint64_t)(im == ~(uint64_t)0);
+        k[1] = k[0] == 2 ? im : k[0] == 3 ? 0 : re;
+        k[2] = k[0] == 0 ? im : 0;
     }
     }
 }
 
-/* 1 if element i orders before j (keys of nk words per element). */
+/* 1 if element i orders before j (keys of nk words per element, compared
+ * in order). */
 static inline int key_less(const uint64_t *key, int nk, int64_t i, int64_t j)
 {
-    if (key[i * nk] != key[j * nk])
-        return key[i * nk] < key[j * nk];
-    return nk == 2 && key[i * nk + 1] < key[j * nk + 1];
+    int w;
+    for (w = 0; w < nk; w++)
+        if (key[i * nk + w] != key[j * nk + w])
+            return key[i * nk + w] < key[j * nk + w];
+    return 0;
 }
 
 /* Sorts the positions pos[0..n) by their keys, stably (bottom-up merges
@@ -238,7 +255,7 @@ static void merge_sort(const uint64_t *key, int nk, int64_t *pos, int64_t *tmp, 
         memcpy(pos, a, (size_t)n * sizeof(int64_t));
 }
 
-static int sort_nkeys(int dt) { return dt == DG_COMPLEX64 || dt == DG_COMPLEX128 ? 2 : 1; }
+static int sort_nkeys(int dt) { return dt == DG_COMPLEX64 || dt == DG_COMPLEX128 ? 3 : 1; }
 
 size_t dg_cpu_sort_work_bytes(const dg_sort_desc *d)
 {
