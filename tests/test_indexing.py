@@ -397,12 +397,19 @@ def test_gathers_of_every_dtype(dtype, ndev):
 
 
 def test_large_random_gather_and_mask(ndev):
+    """Sizes past the GPU kernels' tiles (4096 elements): dense chunks (one
+    pass) and strided views (count, scan, write) compacted, keys routed."""
     rng = np.random.default_rng(5)
-    x = rng.standard_normal(1 << 15).astype(np.float32)
-    idx = rng.integers(0, x.size, 1 << 14)
+    x = rng.standard_normal(1 << 16).astype(np.float32)
+    idx = rng.integers(0, x.size, 1 << 15)
     a = dg.asarray(x)
     np.testing.assert_array_equal(dg.take(a, dg.asarray(idx)).get(), x[idx])
     np.testing.assert_array_equal(a[a > 0].get(), x[x > 0])
+    x2 = x.reshape(256, 256)
+    v, w = dg.asarray(x2)[::-1, 1::3], x2[::-1, 1::3]
+    np.testing.assert_array_equal(v[v > 0.5].get(), w[w > 0.5])
+    for got, want in zip(dg.nonzero(v > 1), np.nonzero(w > 1)):
+        np.testing.assert_array_equal(got.get(), want)
     b, y = dg.asarray(x), x.copy()
     u = np.unique(idx)
     b[dg.asarray(u)] = dg.asarray(-x[u])

@@ -183,7 +183,8 @@ def wrap_indices(idx, n, ax, mode="raise"):
             return numpy.minimum(numpy.maximum(idx, 0), n - 1)
         if idx.size:
             from . import _reductions
-            lo, hi = int(_reductions.min(idx)), int(_reductions.max(idx))
+            lo, hi = _reductions.min(idx), _reductions.max(idx)  # both enqueued,
+            lo, hi = int(lo), int(hi)                            # then one wait
             if hi >= n:
                 raise _bounds_error(hi, ax, n)
             if lo < -n:

@@ -249,7 +249,7 @@ typedef struct dg_route_desc {
  * strided block sorted stably in NumPy's order (NaN after every number,
  * -0.0 equal to 0.0, complex by real part then imaginary part, NaN parts
  * last): the sorted values to dst and the positions along the row they came
- * from (int64) to idx; either may be NULL. */
+ * from (int64) to idx; either may be NULL.  dst must not overlap src. */
 typedef struct dg_sort_desc {
     int dtype;
     int ndim;

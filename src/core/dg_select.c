@@ -6,8 +6,9 @@
  * sorted by first row: each chunk compacts its elements into a buffer of its
  * own size on its device (the backend's select), the counts come to the host
  * once, and the result's chunks are those buffers, one after another along
- * the result's single axis (a buffer much larger than its count is first
- * copied to one of the right size).  Other layouts go through the default
+ * the result's single axis (a buffer less than a quarter full is first
+ * copied to one of the right size; fuller ones are kept as they are, which
+ * saves a copy and a counting pass at the price of memory).  Other layouts go through the default
  * layout. */
 #include <stdlib.h>
 #include <string.h>
@@ -142,8 +143,8 @@ static dg_status select_result(dg_array *a, const int *order, int n, dg_buffer *
         c->box.ndim = 1;
         c->box.r[0] = dg_range_make(off, off + cnt[i], 1);
         c->strides[0] = isz;
-        if ((size_t)cnt[i] * (size_t)isz * 2 < bufs[i]->nbytes) {
-            /* keep only what is used */
+        if ((size_t)cnt[i] * (size_t)isz * 4 < bufs[i]->nbytes) {
+            /* less than a quarter used: keep only that */
             dg_move mv;
             dg_move_item it;
             st = dg_buffer_new(be, dev, (size_t)cnt[i] * (size_t)isz, &c->buf, err);
