@@ -465,3 +465,78 @@ def test_jacobi_stencil_halo_moves_only_boundary_rows(peer, ndev):
             assert (between, peer_read) == (halo, 0)
     finally:
         dg.config.peer_read_bytes = old
+
+
+# ---- random keys -----------------------------------------------------------------------------
+
+def random_key(rng, shape):
+    """A random key for an array of `shape`: ints, slices of any step, None,
+    an ellipsis, integer arrays (some on the devices) and boolean masks."""
+    key, ax, ell = [], 0, False
+    while ax < len(shape):
+        n = shape[ax]
+        kind = rng.integers(0, 8)
+        if kind == 0 and n:
+            key.append(int(rng.integers(-n, n)))
+        elif kind == 1:
+            step = int(rng.choice([-3, -2, -1, 1, 2, 3]))
+            lo, hi = sorted(rng.integers(-n - 1, n + 2, 2))
+            key.append(slice(int(lo), int(hi), step) if step > 0 else slice(int(hi), int(lo),
+                                                                              step))
+        elif kind == 2:
+            key.append(None)
+            continue
+        elif kind == 3 and not ell:
+            key.append(Ellipsis)
+            ell = True
+            ax = len(shape) - int(rng.integers(0, len(shape) - ax + 1))
+            continue
+        elif kind == 4 and n:
+            idx = rng.integers(-n, n, int(rng.integers(0, 4)))
+            key.append(dg.asarray(idx) if rng.integers(0, 2) else idx)
+        elif kind == 5:
+            m = rng.integers(0, 2, n).astype(bool)
+            key.append(dg.asarray(m) if rng.integers(0, 2) else m)
+        else:
+            key.append(slice(None))
+        ax += 1
+    return tuple(key)
+
+
+def host_key(key):
+    return tuple(k.get() if isinstance(k, dg.DistributedArray) else k for k in key)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_random_keys_get_and_set_like_numpy(seed, ndev):
+    rng = np.random.default_rng(seed)
+    checked = 0
+    for trial in range(60):
+        shape = tuple(int(n) for n in rng.integers(1, 6, rng.integers(1, 4)))
+        x = sample(shape)
+        maps = layouts(shape, ndev)
+        name, m = maps[rng.integers(0, len(maps))]
+        key = random_key(rng, shape)
+        hk = host_key(key)
+        try:
+            want = x[hk]
+        except IndexError:
+            with pytest.raises(IndexError):
+                dg.distributed_array(x, m)[key]
+            continue
+        a = dg.distributed_array(x, m)
+        got = a[key]
+        assert got.shape == want.shape, (name, key)
+        np.testing.assert_array_equal(got.get(), want, err_msg=f"{name} {hk}")
+        # assignment of distinct values (repeated indices in a key set one of them)
+        val = np.arange(1000, 1000 + want.size).reshape(want.shape)
+        y = x.copy()
+        y[hk] = val
+        probe = np.zeros(x.shape, bool)
+        probe[hk] = True
+        if probe.sum() != want.size:
+            continue  # an element named twice: NumPy keeps the last value
+        a[key] = dg.asarray(val) if trial % 2 else val
+        np.testing.assert_array_equal(a.get(), y, err_msg=f"{name} {hk}")
+        checked += 1
+    assert checked > 20

@@ -64,7 +64,7 @@ def _index_array(k):
 def _entries(a, key):
     """The key as a list of entries, the ellipsis expanded (every axis of a
     named): ('int', i, axis), ('slice', s, axis), ('new',), ('array', ints,
-    axis), ('bool', mask, first axis)."""
+    axis), ('bool', mask, first axis), and ('sep',) where the ellipsis was."""
     if not isinstance(key, tuple):
         key = (key,)
     raw, consumed, ell = [], 0, None
@@ -98,12 +98,12 @@ def _entries(a, key):
     fill = [("slice", slice(None))] * (a.ndim - consumed)
     if ell is None:
         raw += fill
-    else:
-        raw[ell:ell + 1] = fill
+    else:  # the ellipsis stays as a mark: it parts advanced indices
+        raw[ell:ell + 1] = [("sep",)] + fill
     out, ax = [], 0
     for e in raw:
         kind = e[0]
-        if kind == "new":
+        if kind in ("new", "sep"):
             out.append(e)
         elif kind == "int":
             n = a.shape[ax]
@@ -138,7 +138,7 @@ def _slice_entry(s, n):
 
 
 def _basic(entries):
-    return all(e[0] in ("int", "slice", "new") for e in entries)
+    return all(e[0] in ("int", "slice", "new", "sep") for e in entries)
 
 
 def view(a, entries):
@@ -149,7 +149,7 @@ def view(a, entries):
             key.append((_INT, e[1], 0, 0))
         elif e[0] == "slice":
             key.append(_slice_entry(e[1], a.shape[e[2]]))
-        else:
+        elif e[0] == "new":
             key.append((_NEW, 0, 0, 0))
     return _core._view(a, tuple(key))
 
@@ -241,10 +241,10 @@ def _weights(sizes):
     return out[::-1]
 
 
-def take_axes(v, positions, indices, sizes, adjacent_front=True):
+def take_axes(v, positions, indices, sizes, at):
     """v with its axes `positions` indexed by the (in-range, int64) index
-    arrays: their broadcast shape S replaces them, at the position of the
-    first when they are adjacent (NumPy's rule), else in front."""
+    arrays: their broadcast shape S replaces them, its axes placed before
+    the remaining axis `at` (0: in front)."""
     from . import _shape
     S = _broadcast_index_shapes(indices)
     rest = [ax for ax in range(v.ndim) if ax not in positions]
@@ -258,27 +258,33 @@ def take_axes(v, positions, indices, sizes, adjacent_front=True):
     f = flat_rows(indices, sizes, S)
     r = _core._take_rows(_replica(vt2), f)
     r = _shape.reshape(r, tuple(S) + rest_shape)
-    p0 = positions[0]
-    if adjacent_front and list(positions) == list(range(p0, p0 + len(positions))) and p0:
+    if at:
         k = len(S)
-        r = _core._transpose(r, list(range(k, k + p0)) + list(range(k)) +
-                             list(range(k + p0, r.ndim)))
+        r = _core._transpose(r, list(range(k, k + at)) + list(range(k)) +
+                             list(range(k + at, r.ndim)))
     return r
 
 
 # ---- getitem -------------------------------------------------------------------------------
 
 def _split_advanced(a, entries):
-    """(basic entries of the view, [(view axis, index array, axis of a, size)])
-    for a key with advanced entries: ints count as index arrays, masks as
-    their nonzero indices, a 0-d mask as a new axis indexed by [0] or []."""
+    """(basic entries of the view, [(view axis, index array, axis of a, size)],
+    where the indexed dimensions go) for a key with advanced entries: ints
+    count as index arrays, masks as their nonzero indices, a 0-d mask as a
+    new axis indexed by [0] or [].  NumPy's rule: the indexed dimensions
+    replace the indexed axes when no slice, new axis or ellipsis parts them,
+    else they go in front."""
     from . import nonzero
     key, adv, vax = [], [], 0
+    kinds = [e[0] in ("int", "array", "bool") for e in entries]
+    first = kinds.index(True)
+    last = len(kinds) - 1 - kinds[::-1].index(True)
+    adjacent = all(kinds[first:last + 1])
     for e in entries:
         kind = e[0]
-        if kind == "new":
-            key.append(e)
-        elif kind == "slice":
+        if kind == "sep":
+            continue
+        if kind in ("new", "slice"):
             key.append(e)
         elif kind in ("int", "array"):
             key.append(("slice", slice(None), e[2]))
@@ -295,7 +301,8 @@ def _split_advanced(a, entries):
                 vax += 1
             continue
         vax += 1
-    return key, adv
+    at = adv[0][0] if adjacent else 0
+    return key, adv, at
 
 
 def _checked(adv):
@@ -311,15 +318,15 @@ def getitem(a, key):
         _core._resolve(a)
     if _basic(entries):
         return view(a, entries)
-    if (len(entries) == 1 and entries[0][0] == "bool" and entries[0][1].ndim == a.ndim and
-            a.ndim >= 1):
+    if (entries[0][0] == "bool" and entries[0][1].ndim == a.ndim >= 1 and
+            all(e[0] == "sep" for e in entries[1:])):
         m = entries[0][1]
-        m = _replica(m) if isinstance(m, _DA) else _asdist(m)
+        m = _replica(m) if isinstance(m, _DA) else upload_like(m, a)
         return _core._select(a, m)
-    key, adv = _split_advanced(a, entries)
+    key, adv, at = _split_advanced(a, entries)
     v = view(a, key)
     positions = [p for p, _, _, _ in adv]
-    return take_axes(v, positions, _checked(adv), [n for _, _, _, n in adv])
+    return take_axes(v, positions, _checked(adv), [n for _, _, _, n in adv], at)
 
 
 # ---- assignment ---------------------------------------------------------------------------
@@ -432,17 +439,19 @@ def setitem(a, key, value):
         return
     mask_entry = entries[0] if entries[0][0] == "bool" else None
     if (mask_entry is not None and mask_entry[1].ndim >= 1 and len(_shape_of(value)) == 0 and
-            all(e[0] == "slice" and e[1] == slice(None) for e in entries[1:])):
+            all(e[0] == "sep" or (e[0] == "slice" and e[1] == slice(None))
+                for e in entries[1:])):
         # a[mask] = scalar: an elementwise write where the mask is true
         m = mask_entry[1]
-        m = _replica(m) if isinstance(m, _DA) else _asdist(m)
+        m = _replica(m) if isinstance(m, _DA) else \
+            upload_like(m, a) if m.shape == a.shape else _asdist(m)
         if m.ndim < a.ndim:
             m = _core._reshape(m, m.shape + (1,) * (a.ndim - m.ndim))[0]
         if isinstance(value, _DA):
             value = value.astype(a.dtype) if value.dtype != a.dtype else value
         assign(a, value, m)
         return
-    key, adv = _split_advanced(a, entries)
+    key, adv, at = _split_advanced(a, entries)
     v = view(a, key)
     positions = [p for p, _, _, _ in adv]
     indices = _checked(adv)
@@ -454,10 +463,10 @@ def setitem(a, key, value):
     for n in sizes:
         nrows *= n
     # the shape a[key] would have, and how its axes map to (S..., rest...)
-    k, p0 = len(S), positions[0]
-    if positions == list(range(p0, p0 + len(positions))) and p0:
-        res_shape = rest_shape[:p0] + tuple(S) + rest_shape[p0:]
-        perm = list(range(p0, p0 + k)) + list(range(p0)) + list(range(p0 + k, len(res_shape)))
+    k = len(S)
+    if at:
+        res_shape = rest_shape[:at] + tuple(S) + rest_shape[at:]
+        perm = list(range(at, at + k)) + list(range(at)) + list(range(at + k, len(res_shape)))
     else:
         res_shape = tuple(S) + rest_shape
         perm = list(range(len(res_shape)))
@@ -576,10 +585,10 @@ def take(a, indices, axis=None, out=None, mode="raise"):
     idx = wrap_indices(idx, n, axis, mode)
     if idx.ndim == 0:
         r = take_axes(a, [axis], [_shape.reshape(_asdist(idx), (1,)) if isinstance(idx, _DA)
-                                  else idx.reshape(1)], [n])
+                                  else idx.reshape(1)], [n], axis)
         r = basic_view(r, (slice(None),) * axis + (0,))
     else:
-        r = take_axes(a, [axis], [idx], [n])
+        r = take_axes(a, [axis], [idx], [n], axis)
     if out is not None:
         return _reductions._write_out(r, out)
     return r

@@ -19,7 +19,8 @@ for f in kernels/*.cu; do
   pids+=($!)
 done
 for f in src/backend/cuda/*.c src/core/dg_status.c src/core/dg_ufunc.c \
-         src/backend/cpu/cpu_loops.c tests/cuda_selftest/cuda_selftest.c; do
+         src/backend/cpu/cpu_loops.c src/backend/cpu/cpu_index.c \
+         tests/cuda_selftest/cuda_selftest.c; do
   [ "$(basename "$f")" = module.c ] && continue
   gcc $cflags $inc -c "$f" -o "$b/$(basename "$f").o" &
   pids+=($!)
