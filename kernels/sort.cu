@@ -102,8 +102,8 @@ static cudaError_t dg_sort_typed(const dg_cu_sort *a, int nsm, cudaMemPool_t poo
     uint32_t *p0, *p1;
     int64_t *offs;
     cudaError_t e, f;
-    int64_t nb = (total + DG_CU_THREADS - 1) / DG_CU_THREADS;
-    const unsigned blocks = (unsigned)(nb < 1 ? 1 : nb > (int64_t)nsm * 64 ? (int64_t)nsm * 64 : nb);
+    const int64_t nb = (total + DG_CU_THREADS - 1) / DG_CU_THREADS, cap = (int64_t)nsm * 64;
+    const unsigned blocks = (unsigned)(nb < 1 ? 1 : nb > cap ? cap : nb);
 
     if (a->rows == 1)
         e = cub::DeviceRadixSort::SortPairs(NULL, cub_bytes, (const K *)NULL, (K *)NULL,

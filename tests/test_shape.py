@@ -96,7 +96,8 @@ def test_axes_functions_are_views(ndev, no_leak):
         moved()
         views = [(a.T, x.T), (dg.transpose(a, (1, 0, 2)), np.transpose(x, (1, 0, 2))),
                  (a.transpose(2, 0, 1), x.transpose(2, 0, 1)),
-                 (np.swapaxes(a, 0, 2), np.swapaxes(x, 0, 2)), (a.swapaxes(-1, 1), x.swapaxes(-1, 1)),
+                 (np.swapaxes(a, 0, 2), np.swapaxes(x, 0, 2)),
+                 (a.swapaxes(-1, 1), x.swapaxes(-1, 1)),
                  (dg.moveaxis(a, 0, -1), np.moveaxis(x, 0, -1)),
                  (dg.moveaxis(a, [0, 1], [2, 0]), np.moveaxis(x, [0, 1], [2, 0])),
                  (dg.rollaxis(a, 2), np.rollaxis(x, 2)),
@@ -315,3 +316,16 @@ def test_functions_reach_dgarray_through_numpy(ndev):
     eq(np.concatenate([a, a]), np.concatenate([x, x]))
     eq(np.where(a > 0, a, 0), np.where(x > 0, x, 0))
     eq(np.compress([1, 0, 1, 1], a, axis=0), np.compress([1, 0, 1, 1], x, axis=0))
+
+
+def test_clip_bounds_like_numpy():
+    for x in (np.array([1, 2, 3, -4], np.int8), np.array([1, 2, 3, 250], np.uint8),
+              np.array([0.5, np.nan, -3.0])):
+        a = dg.asarray(x)
+        for lo, hi in [(0, 300), (-1000, 2), (0, 2.5), (0, 2 ** 70), (np.int64(0), 300),
+                       (None, 1), (-1, None)]:
+            eq(dg.clip(a, lo, hi), np.clip(x, lo, hi), f"{x.dtype} {lo} {hi}")
+    o = dg.zeros(4)
+    r = dg.clip(dg.asarray(np.array([1, 2, 3, -4], np.int8)), 0, 2, out=o)
+    assert r is o
+    eq(o, np.clip(np.array([1, 2, 3, -4], np.int8), 0, 2).astype(np.float64))

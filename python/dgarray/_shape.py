@@ -7,6 +7,7 @@ nothing); new arrays are filled by assignments into views of them, which the
 planner turns into moves of only what changes device.  Sorting runs on the
 devices (``_core._sort``), along an axis each chunk holds whole.
 """
+import builtins
 import itertools
 import operator
 
@@ -431,9 +432,16 @@ def clip(a, a_min=_NOVALUE, a_max=_NOVALUE, out=None, *, min=_NOVALUE, max=_NOVA
         if a_max is not _NOVALUE:
             raise ValueError("Passed more than one argument for the same parameter")
         a_max = max
-    a_min = None if a_min is _NOVALUE else a_min
-    a_max = None if a_max is _NOVALUE else a_max
     a = _asdist(a)
+
+    def bound(v):  # NumPy brings Python ints outside an integer dtype into it
+        if v is _NOVALUE:
+            return None
+        if type(v) is int and a.dtype.kind in "iu":
+            info = numpy.iinfo(a.dtype)
+            return builtins.min(builtins.max(v, int(info.min)), int(info.max))
+        return v
+    a_min, a_max = bound(a_min), bound(a_max)
     if a_min is None and a_max is None:
         r = numpy.positive(a, out=out, **kwargs) if a.dtype != numpy.bool_ else a.copy()
         return r
@@ -441,8 +449,8 @@ def clip(a, a_min=_NOVALUE, a_max=_NOVALUE, out=None, *, min=_NOVALUE, max=_NOVA
         return numpy.maximum(a, a_min, out=out, **kwargs)
     if a_min is None:
         return numpy.minimum(a, a_max, out=out, **kwargs)
-    lo = numpy.maximum(a, a_min, out=out, **kwargs)
-    return numpy.minimum(lo, a_max, out=out if out is not None else lo, **kwargs)
+    lo = numpy.maximum(a, a_min, **kwargs)
+    return numpy.minimum(lo, a_max, out=out, **kwargs)
 
 
 def roll(a, shift, axis=None):
@@ -541,7 +549,6 @@ def _repeat_scalar(a, r, axis):
 
 def repeat(a, repeats, axis=None):
     """Each element (each index of an axis) repeated."""
-    from . import _indexing as ix
     a = _asdist(a)
     if axis is None:
         a, axis = ravel(a), 0
@@ -558,7 +565,7 @@ def repeat(a, repeats, axis=None):
     if reps.ndim != 1 or reps.size != n:
         raise ValueError(f"operands could not be broadcast together with shape ({n},) "
                          f"({reps.size},)")
-    return ix.take(a, numpy.repeat(numpy.arange(n), reps), axis=axis)
+    return _indexing.take(a, numpy.repeat(numpy.arange(n), reps), axis=axis)
 
 
 def tile(A, reps):
@@ -631,7 +638,7 @@ def unique(ar, return_index=False, return_inverse=False, return_counts=False, ax
            *, equal_nan=True, sorted=True):
     """The sorted unique elements (and where they first are, how to rebuild
     ar from them, how often each occurs), computed on the devices."""
-    from . import arange, empty, zeros
+    from . import empty, zeros
     if axis is not None:
         raise NotImplementedError("dgarray's unique does not take axis= yet")
     a = _asdist(ar)
@@ -697,7 +704,8 @@ def size(a, axis=None):
 
 
 FUNCTIONS = {
-    "ndim": ndim, "shape": shape, "size": size, "reshape": reshape, "ravel": ravel, "transpose": transpose, "swapaxes": swapaxes,
+    "ndim": ndim, "shape": shape, "size": size, "reshape": reshape, "ravel": ravel,
+    "transpose": transpose, "swapaxes": swapaxes,
     "moveaxis": moveaxis, "rollaxis": rollaxis, "expand_dims": expand_dims,
     "squeeze": squeeze, "broadcast_to": broadcast_to, "broadcast_arrays": broadcast_arrays,
     "atleast_1d": atleast_1d, "atleast_2d": atleast_2d, "atleast_3d": atleast_3d,

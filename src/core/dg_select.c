@@ -63,14 +63,6 @@ static int holds_whole_rows(const dg_array *a, const dg_chunk *c)
     return 1;
 }
 
-static int cmp_first_row(const void *pa, const void *pb, void *ctx)
-{
-    const dg_array *a = (const dg_array *)ctx;
-    int64_t x = a->chunks[*(const int *)pa].box.r[0].start;
-    int64_t y = a->chunks[*(const int *)pb].box.r[0].start;
-    return (x > y) - (x < y);
-}
-
 /* The non-empty chunks of a in order of their first row in order[], their
  * number in *n; 0 if they are not disjoint runs of whole rows. */
 static int row_order(const dg_array *a, int *order, int *n)
@@ -86,7 +78,7 @@ static int row_order(const dg_array *a, int *order, int *n)
     /* insertion sort by first row (few chunks), then no overlap */
     for (i = 1; i < k; i++) {
         int j = i, t = order[i];
-        while (j > 0 && cmp_first_row(&order[j - 1], &t, (void *)a) > 0) {
+        while (j > 0 && a->chunks[order[j - 1]].box.r[0].start > a->chunks[t].box.r[0].start) {
             order[j] = order[j - 1];
             j--;
         }

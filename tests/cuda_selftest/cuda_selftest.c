@@ -831,7 +831,8 @@ static void sort_case(int dev, int dt, int64_t rows, int64_t n)
 {
     const int isz = dg_dtype_size(dt);
     const int64_t total = rows * n;
-    char *src = (char *)malloc((size_t)(total * isz)), *want = (char *)malloc((size_t)(total * isz));
+    char *src = (char *)malloc((size_t)(total * isz));
+    char *want = (char *)malloc((size_t)(total * isz));
     int64_t *wpos = (int64_t *)malloc((size_t)total * 8), i;
     void *work;
     char *dsrc, *ddst, *didx, *got, *gpos;

@@ -172,43 +172,39 @@ static inline uint64_t float_key(uint64_t bits, int w, uint64_t em, uint64_t mm)
     return bits & sign ? ~bits & all : bits | sign;
 }
 
+/* Sign-flipped key of a signed integer (two's complement order to
+ * unsigned order). */
+static inline uint64_t int_key(int64_t v) { return (uint64_t)v ^ ((uint64_t)1 << 63); }
+
 /* The keys of element x of dtype dt: k[0] and, for complex, k[1], k[2]. */
 static void sort_keys(int dt, const char *x, uint64_t *k)
 {
+    const uint64_t em64 = (uint64_t)0x7FF << 52, mm64 = ((uint64_t)1 << 52) - 1;
+    union {
+        uint8_t u8; int8_t i8; uint16_t u16; int16_t i16; uint32_t u32[2]; int32_t i32;
+        uint64_t u64[2]; int64_t i64;
+    } v;
+    memcpy(&v, x, (size_t)dg_dtype_size(dt));
     switch (dt) {
-    case DG_BOOL: case DG_UINT8: k[0] = *(const uint8_t *)x; break;
-    case DG_UINT16: { uint16_t v; memcpy(&v, x, 2); k[0] = v; break; }
-    case DG_UINT32: { uint32_t v; memcpy(&v, x, 4); k[0] = v; break; }
-    case DG_UINT64: memcpy(&k[0], x, 8); break;
-    case DG_INT8: k[0] = (uint64_t)(int64_t)*(const int8_t *)x ^ ((uint64_t)1 << 63); break;
-    case DG_INT16: { int16_t v; memcpy(&v, x, 2); k[0] = (uint64_t)(int64_t)v ^ ((uint64_t)1 << 63); break; }
-    case DG_INT32: { int32_t v; memcpy(&v, x, 4); k[0] = (uint64_t)(int64_t)v ^ ((uint64_t)1 << 63); break; }
-    case DG_INT64: { int64_t v; memcpy(&v, x, 8); k[0] = (uint64_t)v ^ ((uint64_t)1 << 63); break; }
-    case DG_FLOAT16: { uint16_t v; memcpy(&v, x, 2); k[0] = float_key(v, 16, 0x7C00, 0x03FF); break; }
-    case DG_FLOAT32: {
-        uint32_t v;
-        memcpy(&v, x, 4);
-        k[0] = float_key(v, 32, 0x7F800000u, 0x007FFFFFu);
-        break;
-    }
-    case DG_FLOAT64: {
-        uint64_t v;
-        memcpy(&v, x, 8);
-        k[0] = float_key(v, 64, (uint64_t)0x7FF << 52, ((uint64_t)1 << 52) - 1);
-        break;
-    }
+    case DG_BOOL: case DG_UINT8: k[0] = v.u8; break;
+    case DG_UINT16: k[0] = v.u16; break;
+    case DG_UINT32: k[0] = v.u32[0]; break;
+    case DG_UINT64: k[0] = v.u64[0]; break;
+    case DG_INT8: k[0] = int_key(v.i8); break;
+    case DG_INT16: k[0] = int_key(v.i16); break;
+    case DG_INT32: k[0] = int_key(v.i32); break;
+    case DG_INT64: k[0] = int_key(v.i64); break;
+    case DG_FLOAT16: k[0] = float_key(v.u16, 16, 0x7C00, 0x03FF); break;
+    case DG_FLOAT32: k[0] = float_key(v.u32[0], 32, 0x7F800000u, 0x007FFFFFu); break;
+    case DG_FLOAT64: k[0] = float_key(v.u64[0], 64, em64, mm64); break;
     default: { /* complex: NumPy's order R + Rj, R + nanj, nan + Rj, nan + nanj */
         uint64_t re, im;
         if (dt == DG_COMPLEX64) {
-            uint32_t v[2];
-            memcpy(v, x, 8);
-            re = float_key(v[0], 32, 0x7F800000u, 0x007FFFFFu);
-            im = float_key(v[1], 32, 0x7F800000u, 0x007FFFFFu);
+            re = float_key(v.u32[0], 32, 0x7F800000u, 0x007FFFFFu);
+            im = float_key(v.u32[1], 32, 0x7F800000u, 0x007FFFFFu);
         } else {
-            uint64_t v[2];
-            memcpy(v, x, 16);
-            re = float_key(v[0], 64, (uint64_t)0x7FF << 52, ((uint64_t)1 << 52) - 1);
-            im = float_key(v[1], 64, (uint64_t)0x7FF << 52, ((uint64_t)1 << 52) - 1);
+            re = float_key(v.u64[0], 64, em64, mm64);
+            im = float_key(v.u64[1], 64, em64, mm64);
         }
         /* a NaN part's key is all ones (float_key) */
         k[0] = (uint64_t)(re == ~(uint64_t)0) * 2 + (uint64_t)(im == ~(uint64_t)0);
