@@ -185,7 +185,10 @@ static PyObject *f_copyto(PyObject *mod, PyObject *args)
     if (st == DG_OK && wo != Py_None)
         st = dgpy_replica((DgArrayObject *)wo, &w, &err);
     if (st == DG_OK && !w && s->dtype == d->dtype && s->ndim == d->ndim &&
-        memcmp(s->shape, d->shape, (size_t)d->ndim * sizeof(int64_t)) == 0) {
+        memcmp(s->shape, d->shape, (size_t)d->ndim * sizeof(int64_t)) == 0 &&
+        !dg_array_same_layout(d, s)) {
+        /* moves straight into place (a source of the same layout is copied
+         * by the loop below, chunk by chunk where it is) */
         st = dg_array_assign(d, s, &err);
     } else if (st == DG_OK) {
         dg_ew_call call;
