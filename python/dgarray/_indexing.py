@@ -225,12 +225,11 @@ def flat_rows(indices, sizes, shape):
     for i, w in zip(indices, _weights(sizes)):
         t = i * w if w != 1 else i
         f = t if f is None else f + t
+    from . import _shape
     f = _asdist(f, numpy.int64)
     if f.shape != tuple(shape):
-        from . import _shape
-        f = _shape.broadcast_to(f, shape).copy()
-    from . import _shape
-    return _shape.reshape(f, (-1,))
+        f = _shape.broadcast_to(f, shape)
+    return _shape.reshape(f, (-1,))  # a broadcast one is copied here
 
 
 def _weights(sizes):
@@ -498,12 +497,7 @@ def nonzero(a):
     flat = _core._select(None, m)
     if a.ndim == 1:
         return (flat,)
-    out, w = [], 1
-    ws = []
-    for n in reversed(a.shape):
-        ws.append(w)
-        w *= n
-    ws = ws[::-1]
+    out, ws = [], _weights(a.shape)
     for ax, n in enumerate(a.shape):
         q = numpy.floor_divide(flat, ws[ax]) if ws[ax] != 1 else flat
         out.append(numpy.remainder(q, n) if ax else q)

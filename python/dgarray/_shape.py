@@ -690,7 +690,7 @@ def unique_values(x):
 
 
 def ndim(a):
-    return _asdist(a).ndim if isinstance(a, _DA) else numpy.ndim(a)
+    return a.ndim if isinstance(a, _DA) else numpy.ndim(a)
 
 
 def shape(a):
