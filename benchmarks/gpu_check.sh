@@ -3,7 +3,8 @@
 # test suite on the CUDA backend, run the benchmarks.  Logs and results go to
 # $OUT (the device tool brings that folder back).
 #
-#   bash benchmarks/gpu_check.sh [build] [test] [chains] [sanitize] [bench] [scaling] [profile]
+#   bash benchmarks/gpu_check.sh [build] [test] [chains] [sanitize] [selftest] [bench]
+#                                [scaling] [profile]
 #   (default: build test chains bench)
 set -uo pipefail
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
@@ -48,6 +49,16 @@ if [[ " $steps " == *" sanitize "* ]]; then
     echo "compute-sanitizer $tool: exit $src"
     [[ $src == 0 ]] || rc=1
     tail -3 "$OUT/sanitize-$tool.log"
+    # the index kernels: compactions (dense and strided), keyed rows, sorts
+    DGARRAY_BACKEND=cuda timeout 300 compute-sanitizer --tool $tool --error-exitcode 9 \
+      python3 -m pytest tests/test_indexing.py tests/test_shape.py -q -p no:cacheprovider \
+        -k "not 1dev and (boolean_masks or integer_arrays or large_random or take_put or \
+        (sort_argsort and (float32 or int8)) or unique)" \
+      > "$OUT/sanitize-index-$tool.log" 2>&1
+    src=$?
+    echo "compute-sanitizer $tool (index): exit $src"
+    [[ $src == 0 ]] || rc=1
+    tail -3 "$OUT/sanitize-index-$tool.log"
   done
 fi
 if [[ " $steps " == *" scaling "* ]]; then
@@ -56,6 +67,12 @@ if [[ " $steps " == *" scaling "* ]]; then
   CUDA_VISIBLE_DEVICES=0 timeout 150 python3 benchmarks/scaling.py --out "$OUT/scaling.json" 2>&1 | tail -8
   timeout 150 python3 benchmarks/scaling.py --out "$OUT/scaling.json" 2>&1 | tail -9
   python3 benchmarks/scaling.py --out "$OUT/scaling.json" --plot "$OUT/scaling" 2>&1 | tail -12
+fi
+if [[ " $steps " == *" selftest "* ]]; then
+  # the CUDA backend's slots against the CPU backend's, without Python
+  timeout 600 bash tests/cuda_selftest/run.sh > "$OUT/selftest.log" 2>&1
+  [[ $? == 0 ]] || rc=1
+  grep -E "^FAIL|PASSED|FAILED" "$OUT/selftest.log" | tail -20
 fi
 if [[ " $steps " == *" profile "* ]]; then
   timeout 300 python3 benchmarks/profile_gpu.py --trace /tmp ${PROFILE_ONLY:+--only $PROFILE_ONLY} \

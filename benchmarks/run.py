@@ -602,6 +602,149 @@ def w_random(kind, n=N28):
     return res
 
 
+def jacobi_step(center, north, south, west, east):
+    center[:] = 0.2 * (center + north + east + west + south)
+
+
+def jacobi_views(g):
+    return g[1:-1, 1:-1], g[:-2, 1:-1], g[2:, 1:-1], g[1:-1, :-2], g[1:-1, 2:]
+
+
+def jacobi_loop(views, iters, sync):
+    """iters steps over the views of one grid, then sync()."""
+    def f():
+        for _ in range(iters):
+            jacobi_step(*views)
+        sync()
+    return f
+
+
+def w_jacobi(n=16384, iters=10):
+    """The 2-D Jacobi stencil written with slices of one grid split by rows:
+    GB/s counting the bytes each array operation of an iteration reads and
+    writes (four adds, a multiply, the assignment into the interior) plus
+    the halo rows that cross between devices."""
+    ndev = max(NGPU, 1)
+    interior = (n - 2) * (n - 2) * 4
+    nbytes = (4 * 3 + 2 + 2) * interior + 2 * (ndev - 1) * (n - 2) * 4
+    x = np.random.default_rng(6).standard_normal((n, n), dtype=np.float32)
+    rows = {d: slice(n * d // ndev, n * (d + 1) // ndev) for d in range(ndev)}
+    g = dg.distributed_array(x, rows)
+    res = {"workload": "jacobi_f32_16384sq", "unit": "GB/s", "peers": {}, "ceiling": None}
+    res["dgarray"] = nbytes * iters / best_of(
+        jacobi_loop(jacobi_views(g), iters, g._sync), 5, 1) / 1e9
+    # two iterations from the same grid, against NumPy's
+    g2 = dg.distributed_array(x, rows)
+    for _ in range(2):
+        jacobi_step(*jacobi_views(g2))
+    y = x.copy()
+    for _ in range(2):
+        jacobi_step(*jacobi_views(y))
+    np.testing.assert_allclose(g2.get(), y, rtol=1e-5, atol=1e-6)
+    del g, g2
+    if cp is not None:
+        gc_ = cp.asarray(x)
+        res["peers"]["cupy"] = nbytes * iters / best_of(
+            jacobi_loop(jacobi_views(gc_), iters, cp_sync_all), 5, 1) / 1e9
+        del gc_
+    if cda is not None and NGPU > 1:
+        try:
+            dgc = cda.distributed_array(x, rows)
+            res["peers"]["cupyx.distributed"] = nbytes * iters / best_of(
+                jacobi_loop(jacobi_views(dgc), iters, cp_sync_all), 3, 1) / 1e9
+            del dgc
+        except Exception as e:  # noqa: BLE001
+            log(f"  cupyx.distributed failed: {e}")
+    if jax is not None:
+        try:
+            import jax.numpy as jnp
+            from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+            sh = NamedSharding(Mesh(np.array(jax.devices()), ("d",)), P("d", None))
+            jg = jax.device_put(x, sh)
+
+            @jax.jit
+            def step(a):
+                c = 0.2 * (a[1:-1, 1:-1] + a[:-2, 1:-1] + a[1:-1, 2:] + a[1:-1, :-2]
+                           + a[2:, 1:-1])
+                return a.at[1:-1, 1:-1].set(c)
+
+            def fj():
+                a = jg
+                for _ in range(iters):
+                    a = step(a)
+                a.block_until_ready()
+            res["peers"]["jax"] = nbytes * iters / best_of(fj, 5, 1) / 1e9
+        except Exception as e:  # noqa: BLE001
+            log(f"  jax failed: {e}")
+    return res
+
+
+def w_mask_select(n=N28):
+    """a[a > 0] of 2^28 float32 (half of them positive): GB/s counting the
+    comparison (a read, the mask written) and the selection (a and the mask
+    read, the selected elements written)."""
+    x = np.random.default_rng(7).standard_normal(n, dtype=np.float32)
+    k = int((x > 0).sum())
+    nbytes = 4 * n + n + 4 * n + n + 4 * k
+    a = dg.asarray(x)
+
+    def f():
+        a[a > 0]._sync()
+    res = {"workload": "mask_select_f32_2p28", "unit": "GB/s", "peers": {}, "ceiling": None}
+    res["dgarray"] = nbytes / best_of(f, 10) / 1e9
+    assert np.array_equal(a[a > 0].get(), x[x > 0]), "dgarray a[a > 0] differs from NumPy"
+    del a
+    if cp is not None:
+        ga = cp.asarray(x)
+        res["peers"]["cupy"] = nbytes / best_of(lambda: (ga[ga > 0], cp_sync_all()), 10) / 1e9
+        del ga
+    if jax is not None:
+        try:
+            from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+            sh = NamedSharding(Mesh(np.array(jax.devices()), ("d",)), P("d"))
+            ja = jax.device_put(x, sh)
+            res["peers"]["jax"] = nbytes / best_of(
+                lambda: ja[ja > 0].block_until_ready(), 5) / 1e9
+        except Exception as e:  # noqa: BLE001
+            log(f"  jax failed: {e}")
+    return res
+
+
+def w_take(n=1 << 26):
+    """take(a, idx) of 2^26 random indices into 2^26 float32, both split over
+    the GPUs (half of the rows asked of the other GPU): GB/s counting the
+    indices read, the rows read and the result written."""
+    rng = np.random.default_rng(8)
+    x = rng.standard_normal(n, dtype=np.float32)
+    idx = rng.integers(0, n, n)
+    nbytes = 8 * n + 4 * n + 4 * n
+    a, i = dg.asarray(x), dg.asarray(idx)
+
+    def f():
+        dg.take(a, i)._sync()
+    res = {"workload": "take_f32_2p26", "unit": "GB/s", "peers": {}, "ceiling": None}
+    res["dgarray"] = nbytes / best_of(f, 10) / 1e9
+    assert np.array_equal(dg.take(a, i).get(), x[idx]), "dgarray take differs from NumPy"
+    del a, i
+    if cp is not None:
+        ga, gi = cp.asarray(x), cp.asarray(idx)
+        res["peers"]["cupy"] = nbytes / best_of(lambda: (cp.take(ga, gi), cp_sync_all()),
+                                                10) / 1e9
+        del ga, gi
+    if jax is not None:
+        try:
+            import jax.numpy as jnp
+            from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+            sh = NamedSharding(Mesh(np.array(jax.devices()), ("d",)), P("d"))
+            ja, ji = jax.device_put(x, sh), jax.device_put(idx, sh)
+            tk = jax.jit(lambda p, q: jnp.take(p, q))
+            res["peers"]["jax"] = nbytes / best_of(lambda: tk(ja, ji).block_until_ready(),
+                                                   10) / 1e9
+        except Exception as e:  # noqa: BLE001
+            log(f"  jax failed: {e}")
+    return res
+
+
 WORKLOADS = {
     "add_f32_2p28": w_add,
     "sin_f32_2p28": w_sin,
@@ -618,6 +761,9 @@ WORKLOADS = {
     "cg_f64_32768": w_cg,
     "random_uniform_f32_2p28": lambda: w_random("uniform"),
     "random_normal_f32_2p28": lambda: w_random("normal"),
+    "jacobi_f32_16384sq": w_jacobi,
+    "mask_select_f32_2p28": w_mask_select,
+    "take_f32_2p26": w_take,
 }
 
 

@@ -327,8 +327,77 @@ __device__ __forceinline__ void dg_ew_offsets(const dg_cu_ew_strided &a, IDX r,
         off[k] += (int64_t)r * a.strides[0][k];
 }
 
-/* Any strides (0: broadcast; negative), scalars by value, the where mask.
- * One element per thread and iteration; a.ndim >= 1. */
+/* Elements per thread of a tile of the 2-d strided path. */
+#define DG_EW_ROW_ITEMS 4
+#define DG_EW_ROW_TILE (DG_EW_ROW_ITEMS * DG_CU_THREADS)
+
+/* The strided kernel on a space of one or two dims (a row-strided view, the
+ * interior of a grid): tiles of DG_EW_ROW_TILE neighbouring elements of one
+ * row, found with one division per tile, not per element; each thread loads
+ * the inputs of its DG_EW_ROW_ITEMS elements before it computes and stores
+ * any, so that several loads are in flight (an output that is an input is
+ * the same element of it, never another: the core reads overlapping views
+ * from copies). */
+template <class L, class T0, class T1>
+__device__ __forceinline__ void dg_ew_rows(const dg_cu_ew_strided &a, const T0 &s0,
+                                           const T1 &s1, bool d0, bool d1, bool uexp)
+{
+    typedef typename L::T2 T2;
+    typedef typename L::T3 T3;
+    constexpr int NOP = L::NIN + L::NOUT;
+    const bool two = a.ndim == 2;
+    const int ic = two ? 1 : 0;
+    const int64_t rows = two ? a.shape[0] : 1, cols = a.shape[ic];
+    const int64_t ntc = (cols + DG_EW_ROW_TILE - 1) / DG_EW_ROW_TILE, ntiles = rows * ntc;
+    const char *where = a.data[DG_CU_WHERE];
+
+    for (int64_t t = blockIdx.x; t < ntiles; t += gridDim.x) {
+        const int64_t row = t / ntc, c0 = (t - row * ntc) * DG_EW_ROW_TILE + threadIdx.x;
+        char *p[DG_MAXOPS];
+        const char *w = NULL;
+#pragma unroll
+        for (int k = 0; k < NOP; k++)
+            p[k] = a.data[k] == NULL ? NULL : a.data[k] + (two ? row * a.strides[0][k] : 0);
+        if (where != NULL)
+            w = where + (two ? row * a.strides[0][DG_CU_WHERE] : 0);
+        T0 x0[DG_EW_ROW_ITEMS];
+        T1 x1[DG_EW_ROW_ITEMS];
+        bool on[DG_EW_ROW_ITEMS];
+#pragma unroll
+        for (int j = 0; j < DG_EW_ROW_ITEMS; j++) {
+            const int64_t c = c0 + (int64_t)j * DG_CU_THREADS;
+            on[j] = c < cols &&
+                    (w == NULL || *(const dg_bool *)(w + c * a.strides[ic][DG_CU_WHERE]));
+            x0[j] = s0;
+            x1[j] = s1;
+            if (on[j] && d0)
+                x0[j] = *reinterpret_cast<const T0 *>(p[0] + c * a.strides[ic][0]);
+            if constexpr (L::NIN > 1) {
+                if (on[j] && d1)
+                    x1[j] = *reinterpret_cast<const T1 *>(p[1] + c * a.strides[ic][1]);
+            }
+        }
+#pragma unroll
+        for (int j = 0; j < DG_EW_ROW_ITEMS; j++) {
+            const int64_t c = c0 + (int64_t)j * DG_CU_THREADS;
+            T2 x2{};
+            T3 x3{};
+            if (!on[j])
+                continue;
+            dg_ew_eval<L>(uexp, x0[j], x1[j], x2, x3);
+            if constexpr (L::NIN == 1)
+                *reinterpret_cast<T1 *>(p[1] + c * a.strides[ic][1]) = x1[j];
+            if constexpr (NOP > 2)
+                *reinterpret_cast<T2 *>(p[2] + c * a.strides[ic][2]) = x2;
+            if constexpr (NOP > 3)
+                *reinterpret_cast<T3 *>(p[3] + c * a.strides[ic][3]) = x3;
+        }
+    }
+}
+
+/* Any strides (0: broadcast; negative), scalars by value, the where mask;
+ * a.ndim >= 1.  One or two dims: dg_ew_rows; more: one element per thread
+ * and iteration, its offsets found by division. */
 template <class L>
 __global__ void __launch_bounds__(DG_CU_THREADS)
 dg_ew_strided_k(const __grid_constant__ dg_cu_ew_strided a)
@@ -348,6 +417,10 @@ dg_ew_strided_k(const __grid_constant__ dg_cu_ew_strided a)
     const bool small = a.n <= (int64_t)UINT32_MAX;
     const int64_t step = (int64_t)gridDim.x * DG_CU_THREADS;
 
+    if (a.ndim <= 2) {
+        dg_ew_rows<L>(a, s0, s1, d0, d1, uexp);
+        return;
+    }
     for (int64_t i = (int64_t)blockIdx.x * DG_CU_THREADS + threadIdx.x; i < a.n; i += step) {
         int64_t off[DG_MAXOPS];
         if (small)

@@ -5,6 +5,8 @@ import os
 os.environ.setdefault("DGARRAY_CPU_DEVICES", "4")
 os.environ.setdefault("DGARRAY_MIN_SPLIT_BYTES", "0")
 
+import gc  # noqa: E402
+
 import pytest  # noqa: E402
 
 import dgarray  # noqa: E402
@@ -22,3 +24,15 @@ def ndev(request):
 def pytest_report_header(config):
     return (f"dgarray backend: {dgarray.backend()}, {NDEV_TOTAL} device(s); "
             f"tests use {NDEVS}")
+
+
+@pytest.fixture
+def no_leak():
+    """Device memory in use returns to where it was when the test ends."""
+    gc.collect()
+    dgarray._core._sync_all()
+    base = dgarray._core._bytes_in_use()
+    yield
+    gc.collect()
+    dgarray._core._sync_all()
+    assert dgarray._core._bytes_in_use() == base

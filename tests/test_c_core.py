@@ -1,5 +1,6 @@
-"""The C unit tests of src/core (box algebra and the planner), built with the
-sanitizers and run from pytest so that the one test command runs them too."""
+"""The C unit tests of src/core (box algebra, the planner and the view maps),
+built with the sanitizers and run from pytest so that the one test command
+runs them too."""
 import os
 import shutil
 import subprocess
@@ -19,5 +20,6 @@ def test_c_unit_tests():
                        text=True, env=env, timeout=600)
     out = r.stdout + r.stderr
     assert r.returncode == 0, out
-    last = [ln for ln in out.splitlines() if "passed" in ln][-1]
-    assert last.strip().endswith("0 failed"), out
+    counts = [ln for ln in out.splitlines() if "passed" in ln]
+    assert len(counts) == 2, out  # test_plan, test_viewmap
+    assert all(ln.strip().endswith(" 0 failed") for ln in counts), out

@@ -340,6 +340,17 @@ from ._linalg import (dot, inner, make_2d_index_map, matmul, outer, tensordot,  
 if hasattr(_numpy, "vecdot"):
     from ._linalg import matvec, vecdot, vecmat  # noqa: E402,F401
 
+# ---- indexing, shapes, joining, sorting ------------------------------------------------------
+
+from ._indexing import (argwhere, compress, flatnonzero, nonzero, put, take,  # noqa: E402
+                        where)
+from ._shape import (array_split, astype, atleast_1d, atleast_2d, atleast_3d,  # noqa: E402
+                     broadcast_arrays, broadcast_to, clip, column_stack, concatenate, diff,
+                     dstack, expand_dims, flip, fliplr, flipud, hsplit, hstack,
+                     matrix_transpose, moveaxis, ravel, repeat, reshape, roll, rollaxis, sort,
+                     argsort, split, squeeze, stack, swapaxes, tile, transpose, unique,
+                     unique_values, vsplit, vstack)
+
 
 # ---- NumPy's names: ufuncs dispatch to DistributedArray.__array_ufunc__ -------------------
 

@@ -231,10 +231,11 @@ def method(name, self, *args, **kwargs):
         return array_function(*args, **kwargs)
     if name in _PROTOCOL_METHODS:
         return _PROTOCOL_METHODS[name](self, *args, **kwargs)
-    from . import _linalg, _reductions
+    from . import _linalg, _reductions, _shape
     if name in _linalg.METHODS:
         return _linalg.METHODS[name](self, *args, **kwargs)
-    return _reductions.FUNCTIONS[name](self, *args, **kwargs)
+    f = _reductions.FUNCTIONS.get(name) or _shape.METHODS[name]
+    return f(self, *args, **kwargs)
 
 
 def _repr_html(self):
@@ -266,12 +267,14 @@ def ufunc_method(ufunc, method_name, *inputs, **kwargs):
 
 def _numpy_functions():
     """NumPy function -> dgarray's implementation, for __array_function__."""
-    from . import _linalg, _reductions
+    from . import _indexing, _linalg, _reductions, _shape
     table = {}
-    for name, f in list(_reductions.FUNCTIONS.items()) + list(_linalg.FUNCTIONS.items()):
-        nf = getattr(numpy, name, None)
-        if nf is not None:
-            table[nf] = f
+    for funcs in (_reductions.FUNCTIONS, _linalg.FUNCTIONS, _shape.FUNCTIONS,
+                  _indexing.FUNCTIONS):
+        for name, f in funcs.items():
+            nf = getattr(numpy, name, None)
+            if nf is not None:
+                table[nf] = f
     return table
 
 
@@ -288,6 +291,8 @@ def array_function(func, types, args, kwargs):
     if impl is None:
         from . import _fallback
         return _fallback.array_function(func, types, args, kwargs)
+    if not all(issubclass(t, (_core.DistributedArray, numpy.ndarray)) for t in types):
+        return NotImplemented  # NEP 18: let the other type's override run
     return impl(*args, **kwargs)
 
 
@@ -299,3 +304,7 @@ def any_negative(x):
         from . import _reductions
         return bool(_reductions.min(x) < 0)
     return bool((numpy.asarray(x) < 0).any())
+
+
+# a[key] and a[key] = value (src/py/array.c calls these)
+from ._indexing import getitem, setitem  # noqa: E402,F401

@@ -215,6 +215,8 @@ dg_status dg_buffer_sync(dg_backend_i *be, dg_buffer *b, dg_error *err)
 dg_status dg_array_unshare(dg_array *a, dg_error *err)
 {
     int i;
+    if (a->readonly)
+        return dg_error_set(err, DG_ERR_VALUE, -1, "assignment destination is read-only");
     for (i = 0; i < a->nchunks; i++)
         DG_CHECK(dg_buffer_unshare(a->be, a->chunks[i].buf, err));
     return DG_OK;

@@ -80,6 +80,9 @@ typedef struct dg_array {
      * the chunks are that layout.  Owned. */
     int nlogical;
     dg_plan_chunk *logical;
+    /* 1 for a view that must not be written: a broadcast (elements share
+     * memory) and every view of one (dg_view.h). */
+    int readonly;
 } dg_array;
 
 /* ---- life ---------------------------------------------------------------- */
@@ -144,7 +147,8 @@ dg_status dg_array_sync(dg_array *a, dg_error *err);
 
 /* Copy on write: gives every chunk of `a` whose memory another array shares
  * a private copy (see dg_buffer).  Every function that writes into an
- * existing array calls it first. */
+ * existing array calls it first; a read-only array (a broadcast view) is a
+ * DG_ERR_VALUE here. */
 dg_status dg_array_unshare(dg_array *a, dg_error *err);
 
 /* Regions of at most this many bytes that a device can read in place on
@@ -209,7 +213,10 @@ enum {
     /* a chunk whose device holds most of its elements may be held as views
      * of a plus the pieces that move (the array keeps `layout` as its
      * logical layout): only what changes device moves */
-    DG_RESHARD_PIECES = 1u
+    DG_RESHARD_PIECES = 1u,
+    /* every chunk of the result dense in C order: views of a only where
+     * they are (what dg_array_flatten needs of a view's reshard) */
+    DG_RESHARD_DENSE = 2u
 };
 dg_status dg_array_reshard_ex(dg_array *a, const dg_plan_chunk *layout, int n, unsigned flags,
                               dg_array **out, dg_error *err);

@@ -139,4 +139,11 @@ dg_status dg_array_combine(dg_array *a, int loop, dg_array **out, dg_error *err)
  * New reference. */
 dg_status dg_array_combine_one(dg_array *a, int loop, dg_array **out, dg_error *err);
 
+/* A layout of (ndim, shape) in which every chunk holds the whole of `axis`:
+ * the longest other axis split in near-equal blocks over the devices (one
+ * device when there is none).  How scans and sorts reach a layout they can
+ * work on where the data is.  *out malloc'ed, *n entries. */
+dg_status dg_layout_axis_whole(int ndevices, int ndim, const int64_t *shape, int axis,
+                               dg_plan_chunk **out, int *n, dg_error *err);
+
 #endif /* DG_ARRAY_IMPL_H */

@@ -218,6 +218,79 @@ typedef struct dg_allreduce_desc {
     int op;
 } dg_allreduce_desc;
 
+/* Compaction (dg_backend_i.select): the elements of an N-d strided block
+ * whose mask byte is non-zero, in C order of the block, written densely to
+ * dst: their values (itemsize bytes each, from src) or, when src is NULL,
+ * their indices as int64: base + sum over the axes of pos[a] * gstride[a].
+ * How many were written goes to *count (one int64 in device memory). */
+typedef struct dg_select_desc {
+    int ndim;
+    int64_t shape[DG_MAXDIM];
+    int itemsize;
+    const char *src;
+    int64_t src_strides[DG_MAXDIM];
+    const dg_bool *mask;
+    int64_t mask_strides[DG_MAXDIM];
+    int64_t base;
+    int64_t gstride[DG_MAXDIM];
+    char *dst;
+    int64_t *count;
+} dg_select_desc;
+
+/* Keyed copies of rows (dg_backend_i.rows).  For each j < n whose key[j]
+ * lies in the range (start, stop, step), with r = (key[j] - start) / step:
+ * a gather (scatter 0) copies src row r to dst row j, a scatter src row j to
+ * dst row r; keys outside the range are skipped.  A row is an N-d block of
+ * `shape` (ndim may be 0: one element) of itemsize-byte elements at byte
+ * strides src_strides / dst_strides; row i of a side starts at its pointer
+ * plus i times its rstride.  Keys are int64 in device memory, dense.  When a
+ * scatter names one dst row twice, one of the rows written wins. */
+typedef struct dg_rows_desc {
+    int scatter;
+    int64_t n;
+    const int64_t *key;
+    int64_t start, stop, step;
+    int itemsize;
+    int ndim;
+    int64_t shape[DG_MAXDIM];
+    const char *src;
+    int64_t src_rstride;
+    int64_t src_strides[DG_MAXDIM];
+    char *dst;
+    int64_t dst_rstride;
+    int64_t dst_strides[DG_MAXDIM];
+} dg_rows_desc;
+
+/* Routing (dg_backend_i.route): for each j < n, in order, whose key[j] lies
+ * in the range (start, stop, step): rows[k] = (key[j] - start) / step and
+ * pos[k] = j, k counting them from 0; how many to *count (int64 in device
+ * memory).  rows and pos have room for n. */
+typedef struct dg_route_desc {
+    int64_t n;
+    const int64_t *key;
+    int64_t start, stop, step;
+    int64_t *rows;
+    int64_t *pos;
+    int64_t *count;
+} dg_route_desc;
+
+/* Sorting (dg_backend_i.sort): every row along the last dim of an N-d
+ * strided block sorted stably in NumPy's order (NaN after every number,
+ * -0.0 equal to 0.0, complex by real part then imaginary part, NaN parts
+ * last): the sorted values to dst and the positions along the row they came
+ * from (int64) to idx; either may be NULL.  dst must not overlap src. */
+typedef struct dg_sort_desc {
+    int dtype;
+    int ndim;
+    int64_t shape[DG_MAXDIM];
+    const char *src;
+    int64_t src_strides[DG_MAXDIM];
+    char *dst;
+    int64_t dst_strides[DG_MAXDIM];
+    int64_t *idx;
+    int64_t idx_strides[DG_MAXDIM];
+} dg_sort_desc;
+
 /* Capabilities a backend states in dg_backend_i.flags. */
 enum {
     DG_BE_IDX_IN = 1u /* reduce honours dg_reduce_desc.idx_in */
@@ -299,6 +372,21 @@ struct dg_backend_i {
      * NULL: the core waits with sync. */
     dg_status (*sync_for)(dg_backend_i *be, dg_pos p, int64_t timeout_us, int *done,
                           dg_error *err);
+    /* OPTIONAL ([numpy] indexing; NULL: the core raises DG_ERR_NOTIMPL).
+     * Each enqueues its work on (dev, stream); all data is on dev. */
+    /* A compaction (dg_select_desc). */
+    dg_status (*select)(dg_backend_i *be, int dev, int stream, const dg_select_desc *d,
+                        dg_error *err);
+    /* Keyed row copies (dg_rows_desc). */
+    dg_status (*rows)(dg_backend_i *be, int dev, int stream, const dg_rows_desc *d,
+                      dg_error *err);
+    /* A routing (dg_route_desc). */
+    dg_status (*route)(dg_backend_i *be, int dev, int stream, const dg_route_desc *d,
+                       dg_error *err);
+    /* A sort (dg_sort_desc); DG_ERR_NOTIMPL, enqueueing nothing, for a dtype
+     * it does not sort. */
+    dg_status (*sort)(dg_backend_i *be, int dev, int stream, const dg_sort_desc *d,
+                      dg_error *err);
 
     /* Waits for all work, frees every resource; `be` is invalid afterwards. */
     void (*destroy)(dg_backend_i *be);

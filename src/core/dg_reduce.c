@@ -898,6 +898,33 @@ out:
     return st;
 }
 
+dg_status dg_layout_axis_whole(int ndevices, int ndim, const int64_t *shape, int axis,
+                               dg_plan_chunk **out, int *n, dg_error *err)
+{
+    dg_plan_chunk *w;
+    int other = -1, ax, nd = ndevices, i;
+    for (ax = 0; ax < ndim; ax++)
+        if (ax != axis && (other < 0 || shape[ax] > shape[other]))
+            other = ax;
+    if (other < 0 || shape[other] < 2)
+        nd = 1;
+    else if (shape[other] < nd)
+        nd = (int)shape[other];
+    w = (dg_plan_chunk *)malloc((size_t)nd * sizeof(*w));
+    if (!w)
+        return dg_error_set(err, DG_ERR_NOMEM, -1, "out of host memory");
+    for (i = 0; i < nd; i++) {
+        w[i].device = i;
+        dg_box_full(&w[i].box, ndim, shape);
+        if (nd > 1)
+            w[i].box.r[other] = dg_range_make(shape[other] * i / nd, shape[other] * (i + 1) / nd,
+                                              1);
+    }
+    *out = w;
+    *n = nd;
+    return DG_OK;
+}
+
 dg_status dg_array_scan(dg_array *a, int axis, int loop, dg_array **out, dg_error *err)
 {
     dg_backend_i *be = a->be;
@@ -931,30 +958,11 @@ dg_status dg_array_scan(dg_array *a, int axis, int loop, dg_array **out, dg_erro
     } else if (scan_blocks(a, axis)) {
         st = scan_with_carries(a, axis, loop, r, err);
     } else {
-        /* any other layout: through one where the axis is whole (split on
-         * the longest other axis, else one device), and back */
+        /* any other layout: through one where the axis is whole, and back */
         dg_plan_chunk *w = NULL;
-        int nw = 0, other = -1, ax, nd = be->ndevices;
-        for (ax = 0; ax < a->ndim; ax++)
-            if (ax != axis && (other < 0 || a->shape[ax] > a->shape[other]))
-                other = ax;
-        if (other < 0 || a->shape[other] < 2)
-            nd = 1;
-        else if (a->shape[other] < nd)
-            nd = (int)a->shape[other];
-        w = (dg_plan_chunk *)malloc((size_t)nd * sizeof(*w));
-        if (!w) {
-            st = dg_error_set(err, DG_ERR_NOMEM, -1, "out of host memory");
-            goto fail;
-        }
-        for (i = 0; i < nd; i++) {
-            w[nw].device = i;
-            dg_box_full(&w[nw].box, a->ndim, a->shape);
-            if (nd > 1)
-                w[nw].box.r[other] = dg_range_make(a->shape[other] * i / nd,
-                                                   a->shape[other] * (i + 1) / nd, 1);
-            nw++;
-        }
+        int nw = 0;
+        DG_CHECK_GOTO(dg_layout_axis_whole(be->ndevices, a->ndim, a->shape, axis, &w, &nw, err),
+                      st, fail);
         st = dg_array_reshard(a, w, nw, &t, err);
         free(w);
         if (st == DG_OK)
@@ -1020,7 +1028,7 @@ dg_status dg_array_flatten(dg_array *a, size_t min_split_bytes, dg_array **out, 
         DG_CHECK(dg_layout_default(a->be->ndevices, nd, a->shape,
                                    (size_t)dg_dtype_size(a->dtype), min_split_bytes, &l, &n,
                                    err));
-        st = dg_array_reshard(a, l, n, &src, err);
+        st = dg_array_reshard_ex(a, l, n, DG_RESHARD_DENSE, &src, err);
         free(l);
         if (st != DG_OK)
             return st;

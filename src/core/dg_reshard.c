@@ -94,6 +94,30 @@ static int worth_viewing(const dg_chunk *s, const dg_box *box, int isz)
     return (size_t)dg_box_size(box) * (size_t)isz * 2 >= s->buf->mem->nbytes;
 }
 
+/* 1 if chunk s's view of `box` is dense in C order (length-1 axes aside). */
+static int view_is_dense(const dg_chunk *s, const dg_box *box, int isz)
+{
+    int64_t st[DG_MAXDIM], want = isz;
+    char *p;
+    int ax;
+    dg_chunk_view(s, box, &p, st);
+    for (ax = box->ndim - 1; ax >= 0; ax--) {
+        int64_t n = dg_range_len(box->r[ax]);
+        if (n > 1 && st[ax] != want)
+            return 0;
+        want *= n;
+    }
+    return 1;
+}
+
+/* 1 if chunk s can hold `box` of a reshard as a view (flags: of the
+ * reshard). */
+static int can_view(const dg_chunk *s, int dev, const dg_box *box, int isz, unsigned flags)
+{
+    return s->device == dev && dg_box_contains(&s->box, box) && worth_viewing(s, box, isz) &&
+           (!(flags & DG_RESHARD_DENSE) || view_is_dense(s, box, isz));
+}
+
 /* Appends to r a chunk on dev holding `box`: a view of s sharing its memory
  * (s not NULL), else a new dense buffer. */
 static dg_status push_chunk(dg_array *r, int dev, const dg_box *box, const dg_chunk *s,
@@ -147,9 +171,7 @@ static dg_status reshard_chunks(dg_array *rep, const dg_plan_chunk *layout, int 
         int local = 0, remote = 0, virt = 0, worth = 1;
         kind[t] = HOLD_NEW;
         for (i = 0; i < nsrc && dg_box_size(D) > 0; i++) {
-            const dg_chunk *s = &rep->chunks[i];
-            if (s->device == layout[t].device && dg_box_contains(&s->box, D) &&
-                worth_viewing(s, D, isz)) {
+            if (can_view(&rep->chunks[i], layout[t].device, D, isz, flags)) {
                 kind[t] = HOLD_VIEW;
                 break;
             }
@@ -178,12 +200,9 @@ static dg_status reshard_chunks(dg_array *rep, const dg_plan_chunk *layout, int 
         const dg_plan_chunk *L = &layout[t];
         pieces[t] = r->nchunks;
         if (kind[t] == HOLD_VIEW) {
-            for (i = 0; i < nsrc; i++) {
-                const dg_chunk *s = &rep->chunks[i];
-                if (s->device == L->device && dg_box_contains(&s->box, &L->box) &&
-                    worth_viewing(s, &L->box, isz))
+            for (i = 0; i < nsrc; i++)
+                if (can_view(&rep->chunks[i], L->device, &L->box, isz, flags))
                     break;
-            }
             st = push_chunk(r, L->device, &L->box, &rep->chunks[i], err);
         } else if (kind[t] == HOLD_PIECES) {
             for (j = 0; j < plan->ncopies && st == DG_OK; j++) {

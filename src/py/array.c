@@ -1,5 +1,6 @@
 /* The DistributedArray type: a Python handle on a core dg_array. */
 #include "dgpy.h"
+#include "dg_view.h"
 
 #include <structmember.h>
 
@@ -317,13 +318,15 @@ static PyObject *get_index_map(DgArrayObject *self, void *c)
 }
 static PyObject *get_T(DgArrayObject *self, void *c)
 {
+    int perm[DG_MAXDIM], i, nd = self->arr->ndim;
+    dg_array *out = NULL;
+    dg_error err = DG_ERROR_INIT;
     (void)c;
-    if (self->arr->ndim < 2)
-        return Py_NewRef(self);
-    PyErr_SetString(PyExc_NotImplementedError,
-                    "transposing a DistributedArray of 2 or more dimensions is not "
-                    "implemented yet");
-    return NULL;
+    for (i = 0; i < nd; i++)
+        perm[i] = nd - 1 - i;
+    if (dg_array_transpose(self->arr, perm, &out, &err) != DG_OK)
+        return dgpy_raise(&err);
+    return dgpy_wrap(out);
 }
 
 static PyGetSetDef array_getset[] = {
@@ -604,6 +607,21 @@ static PyObject *py_method(const char *name, PyObject *self, PyObject *args, PyO
     X(argmin, "argmin(axis=None, out=None, keepdims=False)")                             \
     X(cumsum, "cumsum(axis=None, dtype=None, out=None)")                                 \
     X(cumprod, "cumprod(axis=None, dtype=None, out=None)")                               \
+    X(reshape, "reshape(*shape, order='C', copy=None): a view where the layout allows")   \
+    X(ravel, "ravel(order='C'): a as 1-d, a view where the layout allows")                \
+    X(flatten, "flatten(order='C'): a 1-d copy")                                         \
+    X(transpose, "transpose(*axes): a view with the axes permuted")                      \
+    X(swapaxes, "swapaxes(axis1, axis2): a view with two axes exchanged")                \
+    X(squeeze, "squeeze(axis=None): a view without length-1 axes")                       \
+    X(clip, "clip(min=None, max=None, out=None): values limited to [min, max]")          \
+    X(repeat, "repeat(repeats, axis=None): each element repeated")                       \
+    X(sort, "sort(axis=-1): sorts in place")                                             \
+    X(argsort, "argsort(axis=-1): the indices that sort the array")                      \
+    X(take, "take(indices, axis=None, out=None, mode='raise'): elements at indices")     \
+    X(put, "put(indices, values, mode='raise'): a.flat[indices] = values")               \
+    X(nonzero, "nonzero(): the indices of the non-zero elements, one array per axis")    \
+    X(compress, "compress(condition, axis=None, out=None): the slices where true")       \
+    X(fill, "fill(value): every element = value")                                        \
     X(dot, "dot(b, out=None): the dot product with b, as numpy.dot")                      \
     X(__array_function__, "NumPy functions that dgarray implements run on the devices")  \
     X(__array_namespace__, "__array_namespace__(api_version=None): the dgarray module")    \
@@ -776,6 +794,28 @@ static Py_ssize_t mp_length(DgArrayObject *self)
     return (Py_ssize_t)self->arr->shape[0];
 }
 
+/* a[key] and a[key] = value: NumPy's indexing (dgarray/_indexing.py). */
+static PyObject *mp_subscript(PyObject *self, PyObject *key)
+{
+    PyObject *f = dgpy_impl("getitem");
+    return f ? PyObject_CallFunctionObjArgs(f, self, key, NULL) : NULL;
+}
+
+static int mp_ass_subscript(PyObject *self, PyObject *key, PyObject *value)
+{
+    PyObject *f, *r;
+    if (!value) {
+        PyErr_SetString(PyExc_ValueError, "cannot delete array elements");
+        return -1;
+    }
+    f = dgpy_impl("setitem");
+    r = f ? PyObject_CallFunctionObjArgs(f, self, key, value, NULL) : NULL;
+    if (!r)
+        return -1;
+    Py_DECREF(r);
+    return 0;
+}
+
 static PyObject *richcompare(PyObject *a, PyObject *b, int op)
 {
     int id;
@@ -839,6 +879,8 @@ static PyType_Slot array_slots[] = {
     {Py_nb_float, (void *)nb_float}, {Py_nb_int, (void *)nb_int},
     {Py_nb_index, (void *)nb_index}, {Py_nb_bool, (void *)nb_bool},
     {Py_mp_length, (void *)mp_length},
+    {Py_mp_subscript, (void *)mp_subscript},
+    {Py_mp_ass_subscript, (void *)mp_ass_subscript},
     {0, NULL},
 };
 

@@ -86,6 +86,15 @@ int dgpy_default_layout(int ndim, const int64_t *shape, int dtype, dg_plan_chunk
 PyObject *dgpy_impl(const char *name);
 extern PyType_Spec dgpy_array_spec;
 
+/* ---- module.c ---- */
+/* An int or a sequence of ints -> (ndim, shape); -1 with ValueError for
+ * negative sizes or more than DG_MAXDIM axes. */
+int dgpy_parse_shape(PyObject *o, int *nd, int64_t *shape);
+
+/* ---- index.c ---- */
+/* The module functions of indexing, views and sorting (_view, _select, ...). */
+extern PyMethodDef dgpy_index_methods[];
+
 /* ---- ufunc.c ---- */
 /* Applies ufunc `id` (NumPy object `ufunc`) to args/kwargs as
  * ufunc.__call__ would.  Returns NotImplemented for operands it cannot take. */

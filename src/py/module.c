@@ -157,8 +157,7 @@ static PyObject *f_from_host(PyObject *mod, PyObject *args)
     return res;
 }
 
-/* Shape tuple -> (ndim, shape); -1 with ValueError for negative sizes. */
-static int parse_shape(PyObject *o, int *nd, int64_t *shape)
+int dgpy_parse_shape(PyObject *o, int *nd, int64_t *shape)
 {
     PyObject *seq;
     Py_ssize_t i, n;
@@ -221,7 +220,7 @@ static PyObject *f_empty(PyObject *mod, PyObject *args)
     (void)mod;
     if (!PyArg_ParseTuple(args, "OOOi", &shapeo, &dtypeo, &layout, &mode))
         return NULL;
-    if (parse_shape(shapeo, &nd, shape) < 0 || dgpy_dtype_from_obj(dtypeo, &dt) < 0)
+    if (dgpy_parse_shape(shapeo, &nd, shape) < 0 || dgpy_dtype_from_obj(dtypeo, &dt) < 0)
         return NULL;
     if (dt < 0)
         dt = DG_FLOAT64;
@@ -513,7 +512,7 @@ static PyObject *f_validate_layout(PyObject *mod, PyObject *args)
     (void)mod;
     if (!PyArg_ParseTuple(args, "OO", &shapeo, &lo))
         return NULL;
-    if (parse_shape(shapeo, &nd, shape) < 0 || dgpy_layout_from_py(lo, nd, &l, &n) < 0)
+    if (dgpy_parse_shape(shapeo, &nd, shape) < 0 || dgpy_layout_from_py(lo, nd, &l, &n) < 0)
         return NULL;
     st = dg_layout_validate(dgpy_st->be->ndevices, nd, shape, l, n, &err);
     PyMem_Free(l);
@@ -793,6 +792,8 @@ static int module_exec(PyObject *m)
     if (!st->array_type)
         goto fail;
     if (PyModule_AddObjectRef(m, "DistributedArray", (PyObject *)st->array_type) < 0)
+        goto fail;
+    if (PyModule_AddFunctions(m, dgpy_index_methods) < 0)
         goto fail;
     st->DeviceError = PyErr_NewExceptionWithDoc(
         "dgarray.DeviceError", "A CUDA, cuBLAS or NCCL call failed.", PyExc_RuntimeError, NULL);

@@ -2,6 +2,7 @@
  * answer, cached), broadcasting, out= / where= / dtype= / casting=, and the
  * core call. */
 #include "dgpy.h"
+#include "dg_view.h"
 
 /* Markers for weak Python scalars in type-resolution keys (NEP 50). */
 enum { WEAK_INT = 100, WEAK_FLOAT, WEAK_COMPLEX };
@@ -568,6 +569,10 @@ static PyObject *ufunc_apply(int id, PyObject *ufunc, PyObject *const *args, int
         if (!outs[i])
             continue;
         if (DgArray_Check(outs[i])) {
+            if (((DgArrayObject *)outs[i])->arr->readonly) {
+                PyErr_SetString(PyExc_ValueError, "output array is read-only");
+                goto done;
+            }
             out_dt[i] = ((DgArrayObject *)outs[i])->arr->dtype;
         } else if (dgpy_is_ndarray(outs[i])) {
             int64_t sh[DG_MAXDIM], st[DG_MAXDIM];
@@ -806,6 +811,27 @@ static PyObject *ufunc_apply(int id, PyObject *ufunc, PyObject *const *args, int
     }
     for (i = 0; i < nout; i++)
         call.out[i] = res[i];
+    /* an input that is another view of an output's memory is read from a
+     * copy, as NumPy does (the loop would read what it already wrote) */
+    for (i = 0; i < nin + 1; i++) {
+        dg_array **x = i < nin ? &inarr[i] : &warr;
+        int j;
+        for (j = 0; *x && j < nout; j++) {
+            if (res[j] && dg_array_overlaps(*x, res[j])) {
+                dg_array *cp = NULL;
+                if (dgpy_cast(*x, (*x)->dtype, &cp, &err) != DG_OK) {
+                    dgpy_raise(&err);
+                    goto done;
+                }
+                dg_array_decref(*x);
+                *x = cp;
+                if (i < nin)
+                    call.in[i].arr = cp;
+                else
+                    call.where = cp;
+            }
+        }
+    }
     if (!where_false) {
         dg_status st = dg_ew_apply(&call, &err);
         if (st != DG_OK) {

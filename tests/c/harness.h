@@ -1,10 +1,16 @@
-/* The harness of the C unit tests: checks that count failures per test, and
- * a runner that prints "N passed, M failed". */
+/* The C unit tests' harness: checks that count failures per test, a seeded
+ * random generator, box membership (when dg_box.h is included first), and
+ * the runner that prints "N passed, M failed".  Included once by each test
+ * program (its definitions are static). */
 #ifndef DG_TEST_HARNESS_H
 #define DG_TEST_HARNESS_H
 
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
+
+/* ---- harness ---------------------------------------------------------- */
 
 static int g_fail;          /* failed checks in the current test */
 static const char *g_test;  /* name of the current test */
@@ -32,17 +38,54 @@ static inline void failf(const char *fmt, ...)
     fputc('\n', stderr);
 }
 
+static uint64_t g_rng = 0x9e3779b97f4a7c15u;
+
+static inline uint64_t rnd(void)
+{
+    g_rng ^= g_rng << 13;
+    g_rng ^= g_rng >> 7;
+    g_rng ^= g_rng << 17;
+    return g_rng;
+}
+
+/* Uniform in [lo, hi]. */
+static inline int64_t rnd_in(int64_t lo, int64_t hi)
+{
+    return lo + (int64_t)(rnd() % (uint64_t)(hi - lo + 1));
+}
+
+/* ---- boxes ---------------------------------------------------------------- */
+#ifdef DG_BOX_H
+static inline int range_has(dg_range r, int64_t x)
+{
+    return x >= r.start && x < r.stop && (x - r.start) % r.step == 0;
+}
+
+static inline int box_has(const dg_box *b, const int64_t *idx)
+{
+    for (int i = 0; i < b->ndim; i++)
+        if (!range_has(b->r[i], idx[i]))
+            return 0;
+    return 1;
+}
+#endif
+
+/* ---- runner ------------------------------------------------------------- */
+
 typedef struct test_case {
     const char *name;
     void (*fn)(void);
 } test_case;
 
-/* Runs the n tests, prints "N passed, M failed"; 0 if none failed, else 1. */
-static inline int run_tests(const test_case *tests, size_t n)
+/* Runs the tests (argv[1]: a seed), prints "N passed, M failed" and
+ * returns the exit status. */
+static int run_tests(const test_case *tests, size_t ntests, int argc, char **argv)
 {
     int passed = 0, failed = 0;
 
-    for (size_t i = 0; i < n; i++) {
+    if (argc > 1)
+        g_rng = strtoull(argv[1], NULL, 0) | 1u;
+    for (size_t i = 0; i < ntests; i++) {
         g_test = tests[i].name;
         g_fail = 0;
         tests[i].fn();

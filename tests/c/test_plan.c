@@ -21,22 +21,6 @@
 
 #include "harness.h"
 
-static uint64_t g_rng = 0x9e3779b97f4a7c15u;
-
-static uint64_t rnd(void)
-{
-    g_rng ^= g_rng << 13;
-    g_rng ^= g_rng >> 7;
-    g_rng ^= g_rng << 17;
-    return g_rng;
-}
-
-/* Uniform in [lo, hi]. */
-static int64_t rnd_in(int64_t lo, int64_t hi)
-{
-    return lo + (int64_t)(rnd() % (uint64_t)(hi - lo + 1));
-}
-
 /* ---- helpers ---------------------------------------------------------- */
 
 /* A box from ndim (start, stop, step) triples, canonicalised. */
@@ -54,19 +38,6 @@ static dg_box bx(int ndim, ...)
     }
     va_end(ap);
     return b;
-}
-
-static int range_has(dg_range r, int64_t x)
-{
-    return x >= r.start && x < r.stop && (x - r.start) % r.step == 0;
-}
-
-static int box_has(const dg_box *b, const int64_t *idx)
-{
-    for (int i = 0; i < b->ndim; i++)
-        if (!range_has(b->r[i], idx[i]))
-            return 0;
-    return 1;
 }
 
 static int range_is_canon(dg_range r)
@@ -970,7 +941,5 @@ static const test_case g_tests[] = {
 
 int main(int argc, char **argv)
 {
-    if (argc > 1)
-        g_rng = strtoull(argv[1], NULL, 0) | 1u;
-    return run_tests(g_tests, sizeof g_tests / sizeof g_tests[0]);
+    return run_tests(g_tests, sizeof g_tests / sizeof g_tests[0], argc, argv);
 }

@@ -351,9 +351,9 @@ static const test_case g_tests[] = {
     {"redraw_streams", test_redraw_streams},
 };
 
-int main(void)
+int main(int argc, char **argv)
 {
-    int rc = run_tests(g_tests, sizeof g_tests / sizeof g_tests[0]);
+    int rc = run_tests(g_tests, sizeof g_tests / sizeof g_tests[0], argc, argv);
     printf("random checksum %016llx\n", (unsigned long long)g_sum);
     return rc;
 }

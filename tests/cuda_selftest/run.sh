@@ -19,13 +19,22 @@ for f in kernels/*.cu; do
   pids+=($!)
 done
 for f in src/backend/cuda/*.c src/core/dg_status.c src/core/dg_ufunc.c \
-         src/backend/cpu/cpu_loops.c tests/cuda_selftest/cuda_selftest.c; do
+         src/backend/cpu/cpu_loops.c src/backend/cpu/cpu_index.c \
+         tests/cuda_selftest/cuda_selftest.c; do
   [ "$(basename "$f")" = module.c ] && continue
   gcc $cflags $inc -c "$f" -o "$b/$(basename "$f").o" &
   pids+=($!)
 done
 for p in "${pids[@]}"; do wait "$p"; done
+# NCCL (the exchange slots): -lnccl, or the versioned library where only that
+# is installed
+nccl="-lnccl"
+for d in ${NCCL_HOME:+$NCCL_HOME/lib} "$cuda/lib64" /usr/lib/x86_64-linux-gnu /usr/lib64; do
+  if [ -e "$d/libnccl.so" ]; then nccl="-L$d -Wl,-rpath,$d -lnccl"; break; fi
+  v=$(ls "$d"/libnccl.so.[0-9]* 2>/dev/null | head -1 || true)
+  if [ -n "$v" ]; then nccl="-L$d -Wl,-rpath,$d -l:$(basename "$v")"; break; fi
+done
 gcc -o "$b/cuda_selftest" "$b"/*.o -L"$cuda/lib64" -Wl,-rpath,"$cuda/lib64" \
-    -lcudart -lcublas -lstdc++ -lpthread -lm
+    -lcudart -lcublas $nccl -lstdc++ -lpthread -lm
 echo "built in $(( $(date +%s) - t0 )) s"
 "$b/cuda_selftest" "$@"

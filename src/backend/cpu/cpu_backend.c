@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "cpu_gemm.h"
+#include "cpu_index.h"
 #include "cpu_loops.h"
 #include "dg_backend.h"
 #include "dg_ufunc.h"
@@ -36,8 +37,10 @@
 #define CPU_BIG_BLOCK ((size_t)1 << 21)
 #define CPU_NCLASSES 200
 
-typedef enum { T_EW, T_COPY, T_FILL, T_REDUCE, T_SCAN, T_WAIT, T_FREE,
-               T_GEMM } task_kind;
+typedef enum {
+    T_EW, T_COPY, T_FILL, T_REDUCE, T_SCAN, T_WAIT, T_FREE, T_GEMM,
+    T_SELECT, T_ROWS, T_ROUTE, T_SORT
+} task_kind;
 
 typedef struct cpu_task {
     struct cpu_task *next;
@@ -51,6 +54,13 @@ typedef struct cpu_task {
         dg_gemm_desc gemm;
         dg_pos wait;
         void *free;
+        dg_select_desc select;
+        dg_rows_desc rows;
+        dg_route_desc route;
+        struct {
+            dg_sort_desc d;
+            void *work;
+        } sort;
     } u;
 } cpu_task;
 
@@ -293,6 +303,10 @@ static void run_task(cpu_be *cb, cpu_dev *d, cpu_task *t)
     case T_SCAN: dg_cpu_scan_run(&t->u.scan); break;
     case T_GEMM: dg_cpu_gemm_run(&t->u.gemm); break;
     case T_FREE: pool_put(d, t->u.free); break;
+    case T_SELECT: dg_cpu_select_run(&t->u.select); break;
+    case T_ROWS: dg_cpu_rows_run(&t->u.rows); break;
+    case T_ROUTE: dg_cpu_route_run(&t->u.route); break;
+    case T_SORT: dg_cpu_sort_run(&t->u.sort.d, t->u.sort.work); break;
     case T_WAIT: {
         cpu_dev *o = &cb->devs[t->u.wait.dev];
         pthread_mutex_lock(&o->mu);
@@ -494,6 +508,57 @@ static dg_status cpu_scan(dg_backend_i *be, int dev, int stream, const dg_scan_d
     t.u.scan = *sc;
     return submit(impl_of(be), dev, &t, TASK_SIZE(scan),
                   shape_count(sc->ndim, sc->shape) < CPU_INLINE_ELEMS, err);
+}
+
+/* ---- index work (cpu_index.c) ------------------------------------------------------ */
+
+static dg_status cpu_select(dg_backend_i *be, int dev, int stream, const dg_select_desc *d,
+                            dg_error *err)
+{
+    cpu_task t;
+    (void)stream;
+    t.kind = T_SELECT;
+    t.u.select = *d;
+    return submit(impl_of(be), dev, &t, TASK_SIZE(select),
+                  shape_count(d->ndim, d->shape) < CPU_INLINE_ELEMS, err);
+}
+
+static dg_status cpu_rows(dg_backend_i *be, int dev, int stream, const dg_rows_desc *d,
+                          dg_error *err)
+{
+    cpu_task t;
+    (void)stream;
+    t.kind = T_ROWS;
+    t.u.rows = *d;
+    return submit(impl_of(be), dev, &t, TASK_SIZE(rows),
+                  d->n * shape_count(d->ndim, d->shape) < CPU_INLINE_ELEMS, err);
+}
+
+static dg_status cpu_route(dg_backend_i *be, int dev, int stream, const dg_route_desc *d,
+                           dg_error *err)
+{
+    cpu_task t;
+    (void)stream;
+    t.kind = T_ROUTE;
+    t.u.route = *d;
+    return submit(impl_of(be), dev, &t, TASK_SIZE(route), d->n < CPU_INLINE_ELEMS, err);
+}
+
+/* The sort's workspace comes from the device's pool and goes back to it
+ * after the sort, in queue order. */
+static dg_status cpu_sort(dg_backend_i *be, int dev, int stream, const dg_sort_desc *d,
+                          dg_error *err)
+{
+    cpu_task t;
+    dg_status st;
+    (void)stream;
+    t.kind = T_SORT;
+    t.u.sort.d = *d;
+    DG_CHECK(cpu_alloc(be, dev, dg_cpu_sort_work_bytes(d), &t.u.sort.work, err));
+    st = submit(impl_of(be), dev, &t, TASK_SIZE(sort),
+                shape_count(d->ndim, d->shape) < CPU_INLINE_ELEMS, err);
+    cpu_release(be, dev, t.u.sort.work);
+    return st;
 }
 
 /* ---- transfers and collectives ------------------------------------------------- */
@@ -852,6 +917,10 @@ dg_status dg_cpu_backend_create(int ndevices, dg_backend_i **out, dg_error *err)
     cb->iface.allreduce = cpu_allreduce;
     cb->iface.can_access = cpu_can_access;
     cb->iface.gemm = cpu_gemm;
+    cb->iface.select = cpu_select;
+    cb->iface.rows = cpu_rows;
+    cb->iface.route = cpu_route;
+    cb->iface.sort = cpu_sort;
     cb->iface.destroy = cpu_destroy;
     for (i = 0; i < ndevices; i++) {
         cpu_dev *d = &cb->devs[i];

@@ -201,6 +201,71 @@ cudaError_t dg_cu_fill_pattern(char *dst, int64_t nbytes, const unsigned char *v
 cudaError_t dg_cu_fill_launch(const dg_fill_desc *d, int64_t n, unsigned blocks,
                               cudaStream_t s);
 
+/* ---- index work (kernels/index.cu, kernels/sort.cu) ---------------------- */
+
+/* A compaction after coalescing (the backend's select and route slots):
+ *   SELECT: the n elements of an N-d block (shape; byte strides sstr from
+ *     src, mstr from mask), in C order: where the mask byte is non-zero, the
+ *     element's value (itemsize bytes) or, src NULL, its index base +
+ *     sum c[a] * gstride[a] (int64) is written to dst[k], k counting them;
+ *   ROUTE: for each j < n whose key[j] lies in (start, stop, step):
+ *     rows[k] = (key[j] - start) / step, pos[k] = j.
+ * How many to *count (int64). */
+enum { DG_CU_SELECT, DG_CU_ROUTE };
+typedef struct dg_cu_compact {
+    int32_t kind, ndim, itemsize;
+    int64_t n, base;
+    const char *src;
+    const unsigned char *mask;
+    char *dst;
+    int64_t shape[DG_MAXDIM], sstr[DG_MAXDIM], mstr[DG_MAXDIM], gstride[DG_MAXDIM];
+    const int64_t *key;
+    int64_t start, stop, step;
+    int64_t *rows, *pos;
+    int64_t *count;
+} dg_cu_compact;
+
+/* Enqueues the kernels of compaction a on s (stream of the current device,
+ * nsm multiprocessors), their workspace from `pool`, freed stream-ordered. */
+cudaError_t dg_cu_compact_run(const dg_cu_compact *a, int nsm, cudaMemPool_t pool,
+                              cudaStream_t s);
+
+/* Keyed row copies after coalescing a row's dims (the backend's rows slot):
+ * for j < n with key[j] in (start, stop, step), r = (key[j] - start) / step,
+ * a gather copies src row r to dst row j, a scatter src row j to dst row r.
+ * A row has rowlen elements over ndim dims (shape; byte strides sstr, dstr;
+ * ndim 0: one element), rows rstride apart on each side. */
+typedef struct dg_cu_rows {
+    int32_t scatter, itemsize, ndim;
+    int64_t n, rowlen;
+    const int64_t *key;
+    int64_t start, stop, step;
+    const char *src;
+    char *dst;
+    int64_t src_rstride, dst_rstride;
+    int64_t shape[DG_MAXDIM], sstr[DG_MAXDIM], dstr[DG_MAXDIM];
+} dg_cu_rows;
+
+cudaError_t dg_cu_rows_launch(const dg_cu_rows *a, unsigned blocks, cudaStream_t s);
+
+/* A sort of `rows` rows of n elements of dtype (not complex) along their
+ * last dim, after coalescing the row dims (nrd of them: rshape; byte strides
+ * rsrc, rdst, ridx), elements ss / ds / is bytes apart along a row: the
+ * values sorted in NumPy's order to dst and their positions to idx (either
+ * NULL).  dst must not overlap src.  n < 2^32. */
+typedef struct dg_cu_sort {
+    int32_t dtype, nrd;
+    int64_t rows, n, ss, ds, is;
+    const char *src;
+    char *dst;
+    int64_t *idx;
+    int64_t rshape[DG_MAXDIM], rsrc[DG_MAXDIM], rdst[DG_MAXDIM], ridx[DG_MAXDIM];
+} dg_cu_sort;
+
+/* Enqueues the sort on s, its workspace from `pool`; cudaErrorNotSupported
+ * (nothing enqueued) for a dtype it does not sort. */
+cudaError_t dg_cu_sort_run(const dg_cu_sort *a, int nsm, cudaMemPool_t pool, cudaStream_t s);
+
 #ifdef __cplusplus
 }
 #endif

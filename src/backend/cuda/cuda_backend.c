@@ -680,6 +680,20 @@ static dg_status slot_reduce(dg_backend_i *be, int dev, int stream, const dg_red
     return st;
 }
 
+/* The index slots, each keeping the caller's current device. */
+#define INDEX_SLOT(name, desc)                                                            \
+    static dg_status slot_##name(dg_backend_i *be, int dev, int stream, const desc *d,    \
+                                 dg_error *err)                                          \
+    {                                                                                    \
+        dg_status st;                                                                    \
+        KEEP_DEVICE(cu_##name(be, dev, stream, d, err));                                 \
+        return st;                                                                       \
+    }
+INDEX_SLOT(select, dg_select_desc)
+INDEX_SLOT(rows, dg_rows_desc)
+INDEX_SLOT(route, dg_route_desc)
+INDEX_SLOT(sort, dg_sort_desc)
+
 static dg_status slot_scan(dg_backend_i *be, int dev, int stream, const dg_scan_desc *d,
                            dg_error *err)
 {
@@ -854,6 +868,10 @@ static dg_status backend_create(int ndevices, dg_backend_i **out, dg_error *err)
     b->iface.exchange = slot_exchange;
     b->iface.allreduce = slot_allreduce;
     b->iface.can_access = cu_can_access;
+    b->iface.select = slot_select;
+    b->iface.rows = slot_rows;
+    b->iface.route = slot_route;
+    b->iface.sort = slot_sort;
     b->iface.destroy = slot_destroy;
     pthread_mutex_init(&b->hc_mu, NULL);
     for (i = 0; i < ndevices; i++) {

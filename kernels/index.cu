@@ -1,0 +1,282 @@
+/* Index kernels: compaction (the select and route slots) and keyed row
+ * copies (the rows slot), matching the CPU backend (cpu_index.c).
+ *
+ * A compaction runs in three steps over tiles of DG_CP_TILE elements in C
+ * order: each block counts the selected elements of its tile (a warp ballot
+ * a round), an exclusive scan of the counts (CUB) gives each tile its first
+ * output position and the total, and each block writes its selected
+ * elements in order, their positions from the ballots (one scan of the
+ * tile's ballot counts in shared memory).  The elements of a round are
+ * neighbouring threads, so the loads of every step are coalesced.  A dense
+ * 1-d selection of values takes CUB's single-pass DeviceSelect::Flagged
+ * instead.
+ *
+ * A keyed row copy is one thread per element of the rows named: it reads
+ * the key, skips it outside the range, and copies one item (1 to 16 bytes). */
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cub/device/device_scan.cuh>
+#include <cub/device/device_select.cuh>
+
+#include "cu_kernels.h"
+
+/* Rounds of DG_CU_THREADS elements per tile. */
+#define DG_CP_ROUNDS 16
+#define DG_CP_TILE (DG_CP_ROUNDS * DG_CU_THREADS)
+#define DG_CP_WARPS (DG_CU_THREADS / 32)
+
+/* 16 bytes at 8-byte alignment (complex128 in buffers aligned to 8). */
+struct alignas(8) dg_cp_b16 {
+    uint64_t a, b;
+};
+
+/* Byte offsets of element i (C order over a's shape) in the mask and the
+ * source, and its index (base + sum c[a] * gstride[a]). */
+__device__ __forceinline__ void dg_cp_offsets(const dg_cu_compact &a, int64_t i, int64_t &mo,
+                                              int64_t &so, int64_t &gi)
+{
+    mo = so = 0;
+    gi = a.base;
+    for (int d = a.ndim - 1; d > 0; d--) {
+        const int64_t q = i / a.shape[d], c = i - q * a.shape[d];
+        i = q;
+        mo += c * a.mstr[d];
+        so += c * a.sstr[d];
+        gi += c * a.gstride[d];
+    }
+    mo += i * a.mstr[0];
+    so += i * a.sstr[0];
+    gi += i * a.gstride[0];
+}
+
+/* Whether element i is selected. */
+__device__ __forceinline__ bool dg_cp_pred(const dg_cu_compact &a, int64_t i)
+{
+    if (a.kind == DG_CU_ROUTE) {
+        const int64_t k = a.key[i];
+        return k >= a.start && k < a.stop && (a.step == 1 || (k - a.start) % a.step == 0);
+    }
+    int64_t mo, so, gi;
+    dg_cp_offsets(a, i, mo, so, gi);
+    return a.mask[mo] != 0;
+}
+
+template <class T> __device__ __forceinline__ void dg_cp_copy(char *d, const char *s)
+{
+    *reinterpret_cast<T *>(d) = *reinterpret_cast<const T *>(s);
+}
+
+__device__ __forceinline__ void dg_cp_item(char *d, const char *s, int isz)
+{
+    switch (isz) {
+    case 1: dg_cp_copy<uint8_t>(d, s); break;
+    case 2: dg_cp_copy<uint16_t>(d, s); break;
+    case 4: dg_cp_copy<uint32_t>(d, s); break;
+    case 8: dg_cp_copy<uint64_t>(d, s); break;
+    default: dg_cp_copy<dg_cp_b16>(d, s); break;
+    }
+}
+
+/* Writes selected element i as output k. */
+__device__ __forceinline__ void dg_cp_emit(const dg_cu_compact &a, int64_t i, int64_t k)
+{
+    if (a.kind == DG_CU_ROUTE) {
+        a.rows[k] = (a.key[i] - a.start) / a.step;
+        a.pos[k] = i;
+        return;
+    }
+    int64_t mo, so, gi;
+    dg_cp_offsets(a, i, mo, so, gi);
+    if (a.src != NULL)
+        dg_cp_item(a.dst + k * a.itemsize, a.src + so, a.itemsize);
+    else
+        reinterpret_cast<int64_t *>(a.dst)[k] = gi;
+}
+
+/* counts[t] = the selected elements of tile t. */
+__global__ void __launch_bounds__(DG_CU_THREADS)
+dg_cp_count_k(const __grid_constant__ dg_cu_compact a, int64_t *counts)
+{
+    __shared__ int wsum[DG_CP_WARPS];
+    const int64_t first = (int64_t)blockIdx.x * DG_CP_TILE + threadIdx.x;
+    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    int c = 0;
+#pragma unroll 4
+    for (int r = 0; r < DG_CP_ROUNDS; r++) {
+        const int64_t i = first + (int64_t)r * DG_CU_THREADS;
+        c += i < a.n && dg_cp_pred(a, i);
+    }
+    for (int o = 16; o > 0; o /= 2)
+        c += __shfl_down_sync(0xffffffffu, c, o);
+    if (lane == 0)
+        wsum[warp] = c;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        int t = 0;
+        for (int w = 0; w < DG_CP_WARPS; w++)
+            t += wsum[w];
+        counts[blockIdx.x] = t;
+    }
+}
+
+/* The selected elements of tile t, from output offsets[t] on, in order. */
+__global__ void __launch_bounds__(DG_CU_THREADS)
+dg_cp_write_k(const __grid_constant__ dg_cu_compact a, const int64_t *offsets)
+{
+    __shared__ int before[DG_CP_ROUNDS * DG_CP_WARPS];
+    const int64_t first = (int64_t)blockIdx.x * DG_CP_TILE + threadIdx.x;
+    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    const unsigned lt = (1u << lane) - 1u;
+    unsigned ballot[DG_CP_ROUNDS];
+#pragma unroll
+    for (int r = 0; r < DG_CP_ROUNDS; r++) {
+        const int64_t i = first + (int64_t)r * DG_CU_THREADS;
+        ballot[r] = __ballot_sync(0xffffffffu, i < a.n && dg_cp_pred(a, i));
+        if (lane == 0)
+            before[r * DG_CP_WARPS + warp] = __popc(ballot[r]);
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) { /* exclusive scan, rounds major, warps minor */
+        int t = 0;
+        for (int e = 0; e < DG_CP_ROUNDS * DG_CP_WARPS; e++) {
+            const int v = before[e];
+            before[e] = t;
+            t += v;
+        }
+    }
+    __syncthreads();
+    const int64_t base = offsets[blockIdx.x];
+#pragma unroll
+    for (int r = 0; r < DG_CP_ROUNDS; r++) {
+        if (ballot[r] >> lane & 1u) {
+            const int64_t i = first + (int64_t)r * DG_CU_THREADS;
+            dg_cp_emit(a, i, base + before[r * DG_CP_WARPS + warp] + __popc(ballot[r] & lt));
+        }
+    }
+}
+
+/* CUB's single-pass selection of a dense 1-d block of T. */
+template <class T>
+static cudaError_t dg_cp_flagged(const dg_cu_compact *a, cudaMemPool_t pool, cudaStream_t s)
+{
+    const T *in = reinterpret_cast<const T *>(a->src);
+    T *out = reinterpret_cast<T *>(a->dst);
+    size_t bytes = 0;
+    void *tmp = NULL;
+    cudaError_t e = cub::DeviceSelect::Flagged(NULL, bytes, in, a->mask, out, a->count,
+                                               (::cuda::std::int64_t)a->n, s);
+    if (e != cudaSuccess)
+        return e;
+    e = cudaMallocFromPoolAsync(&tmp, bytes > 0 ? bytes : 1, pool, s);
+    if (e != cudaSuccess)
+        return e;
+    e = cub::DeviceSelect::Flagged(tmp, bytes, in, a->mask, out, a->count,
+                                   (::cuda::std::int64_t)a->n, s);
+    cudaError_t f = cudaFreeAsync(tmp, s);
+    return e != cudaSuccess ? e : f;
+}
+
+extern "C" cudaError_t dg_cu_compact_run(const dg_cu_compact *a, int nsm, cudaMemPool_t pool,
+                                         cudaStream_t s)
+{
+    const int64_t ntiles = (a->n + DG_CP_TILE - 1) / DG_CP_TILE;
+    size_t cub_bytes = 0, counts_bytes;
+    char *mem = NULL;
+    int64_t *counts, *offsets;
+    cudaError_t e, f;
+    (void)nsm;
+
+    if (a->n == 0)
+        return cudaMemsetAsync(a->count, 0, sizeof(int64_t), s);
+    if (ntiles > 0x7fffffff)
+        return cudaErrorInvalidValue;
+    if (a->kind == DG_CU_SELECT && a->src != NULL && a->ndim == 1 &&
+        a->sstr[0] == a->itemsize && a->mstr[0] == 1) {
+        switch (a->itemsize) {
+        case 1: return dg_cp_flagged<uint8_t>(a, pool, s);
+        case 2: return dg_cp_flagged<uint16_t>(a, pool, s);
+        case 4: return dg_cp_flagged<uint32_t>(a, pool, s);
+        case 8: return dg_cp_flagged<uint64_t>(a, pool, s);
+        case 16: return dg_cp_flagged<dg_cp_b16>(a, pool, s);
+        default: break;
+        }
+    }
+    e = cub::DeviceScan::ExclusiveSum(NULL, cub_bytes, (const int64_t *)NULL, (int64_t *)NULL,
+                                      ntiles + 1, s);
+    if (e != cudaSuccess)
+        return e;
+    counts_bytes = ((size_t)(ntiles + 1) * sizeof(int64_t) + 255) / 256 * 256;
+    e = cudaMallocFromPoolAsync((void **)&mem, 2 * counts_bytes + cub_bytes, pool, s);
+    if (e != cudaSuccess)
+        return e;
+    counts = (int64_t *)mem;
+    offsets = (int64_t *)(mem + counts_bytes);
+    e = cudaMemsetAsync(counts + ntiles, 0, sizeof(int64_t), s);
+    if (e == cudaSuccess) {
+        void *args[] = {(void *)a, (void *)&counts};
+        e = cudaLaunchKernel((const void *)dg_cp_count_k, dim3((unsigned)ntiles),
+                             dim3(DG_CU_THREADS), args, 0, s);
+    }
+    if (e == cudaSuccess)
+        e = cub::DeviceScan::ExclusiveSum(mem + 2 * counts_bytes, cub_bytes, counts, offsets,
+                                          ntiles + 1, s);
+    if (e == cudaSuccess)
+        e = cudaMemcpyAsync(a->count, offsets + ntiles, sizeof(int64_t),
+                            cudaMemcpyDeviceToDevice, s);
+    if (e == cudaSuccess) {
+        void *args[] = {(void *)a, (void *)&offsets};
+        e = cudaLaunchKernel((const void *)dg_cp_write_k, dim3((unsigned)ntiles),
+                             dim3(DG_CU_THREADS), args, 0, s);
+    }
+    f = cudaFreeAsync(mem, s);
+    return e != cudaSuccess ? e : f;
+}
+
+/* ---- keyed row copies ------------------------------------------------------ */
+
+template <class T>
+__global__ void __launch_bounds__(DG_CU_THREADS) dg_rows_k(const __grid_constant__ dg_cu_rows a)
+{
+    const int64_t total = a.n * a.rowlen;
+    const int64_t step = (int64_t)gridDim.x * DG_CU_THREADS;
+    for (int64_t i = (int64_t)blockIdx.x * DG_CU_THREADS + threadIdx.x; i < total; i += step) {
+        int64_t j = i, e = 0, so = 0, dof = 0;
+        if (a.rowlen != 1) {
+            j = i / a.rowlen;
+            e = i - j * a.rowlen;
+        }
+        const int64_t k = a.key[j];
+        if (k < a.start || k >= a.stop)
+            continue;
+        int64_t r = k - a.start;
+        if (a.step != 1) {
+            if (r % a.step)
+                continue;
+            r /= a.step;
+        }
+        for (int d = a.ndim - 1; d >= 0; d--) {
+            const int64_t q = e / a.shape[d], c = e - q * a.shape[d];
+            e = q;
+            so += c * a.sstr[d];
+            dof += c * a.dstr[d];
+        }
+        const int64_t si = a.scatter ? j : r, di = a.scatter ? r : j;
+        dg_cp_copy<T>(a.dst + di * a.dst_rstride + dof, a.src + si * a.src_rstride + so);
+    }
+}
+
+extern "C" cudaError_t dg_cu_rows_launch(const dg_cu_rows *a, unsigned blocks, cudaStream_t s)
+{
+    void *args[] = {(void *)a};
+    const void *k;
+    switch (a->itemsize) {
+    case 1: k = (const void *)dg_rows_k<uint8_t>; break;
+    case 2: k = (const void *)dg_rows_k<uint16_t>; break;
+    case 4: k = (const void *)dg_rows_k<uint32_t>; break;
+    case 8: k = (const void *)dg_rows_k<uint64_t>; break;
+    case 16: k = (const void *)dg_rows_k<dg_cp_b16>; break;
+    default: return cudaErrorInvalidValue;
+    }
+    return cudaLaunchKernel(k, dim3(blocks), dim3(DG_CU_THREADS), args, 0, s);
+}
