@@ -133,6 +133,20 @@ def test_views_of_op_modes_and_copy_on_write(ndev):
     np.testing.assert_array_equal(v.get(), y[1:3])
 
 
+def test_iteration_gives_views(ndev):
+    x = sample((5, 3))
+    a = dg.distributed_array(x, {d: slice(d, None, ndev) for d in range(ndev)})
+    rows = list(a)
+    assert len(rows) == 5
+    for r, want in zip(rows, x):
+        np.testing.assert_array_equal(r.get(), want)
+    rows[2][1] = 99
+    assert int(a[2, 1]) == 99
+    assert [int(v) for v in a[:, 0]] == list(x[:, 0])
+    with pytest.raises(TypeError, match="0-d"):
+        iter(a[0, 0])
+
+
 def test_zero_d_and_empty_views(ndev):
     x = sample((6, 3))
     a = dg.distributed_array(x, {d: slice(d, None, ndev) for d in range(ndev)})

@@ -329,3 +329,38 @@ def test_clip_bounds_like_numpy():
     r = dg.clip(dg.asarray(np.array([1, 2, 3, -4], np.int8)), 0, 2, out=o)
     assert r is o
     eq(o, np.clip(np.array([1, 2, 3, -4], np.int8), 0, 2).astype(np.float64))
+
+
+def test_random_reshapes_are_views_exactly_when_they_say(ndev):
+    """Random shapes and layouts (reversed views too): the values are NumPy's,
+    and a reshape that says it is a view writes through to its base."""
+    rng = np.random.default_rng(11)
+
+    def factor(size):
+        out = []
+        while len(out) < 3 and size > 1:
+            d = int(rng.integers(1, size + 1))
+            if size % d == 0:
+                out.append(d)
+                size //= d
+        return tuple(out) + (size,)
+    views = 0
+    for _ in range(80):
+        size = int(rng.choice([12, 24, 36, 60]))
+        shape = factor(size)
+        x = np.arange(size).reshape(shape)
+        maps = maps_for(shape, ndev)
+        name, m = maps[rng.integers(0, len(maps))]
+        a = dg.distributed_array(x, m)
+        rev = bool(rng.integers(0, 2))
+        src = a[::-1] if rev else a
+        t = factor(size)
+        r, is_view = dg._core._reshape(src, t)
+        eq(r, (x[::-1] if rev else x).reshape(t), f"{shape} {name} {t}")
+        if is_view:
+            views += 1
+            r[...] = -1 - np.arange(size).reshape(t)
+            y = x.copy()
+            (y[::-1] if rev else y)[...] = (-1 - np.arange(size)).reshape(shape)
+            eq(a, y, f"write through {shape} {name} {t}")
+    assert views > 10

@@ -307,4 +307,4 @@ def any_negative(x):
 
 
 # a[key] and a[key] = value (src/py/array.c calls these)
-from ._indexing import getitem, setitem  # noqa: E402,F401
+from ._indexing import array_iter, getitem, setitem  # noqa: E402,F401

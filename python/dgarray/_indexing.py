@@ -328,6 +328,16 @@ def getitem(a, key):
     return take_axes(v, positions, _checked(adv), [n for _, _, _, n in adv], at)
 
 
+def array_iter(a):
+    """iter(a): the views a[0], a[1], ... along the first axis."""
+    if a.ndim == 0:
+        raise TypeError("iteration over a 0-d array")
+    if a.mode != "replica":
+        _core._resolve(a)
+    return (view(a, [("int", i, 0)] + [("slice", slice(None), ax) for ax in range(1, a.ndim)])
+            for i in range(a.shape[0]))
+
+
 # ---- assignment ---------------------------------------------------------------------------
 
 def host_value(value, dtype):

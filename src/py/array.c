@@ -816,6 +816,13 @@ static int mp_ass_subscript(PyObject *self, PyObject *key, PyObject *value)
     return 0;
 }
 
+/* iter(a): the views a[0], a[1], ... (dgarray/_indexing.py). */
+static PyObject *array_iter(PyObject *self)
+{
+    PyObject *f = dgpy_impl("array_iter");
+    return f ? PyObject_CallOneArg(f, self) : NULL;
+}
+
 static PyObject *richcompare(PyObject *a, PyObject *b, int op)
 {
     int id;
@@ -880,6 +887,7 @@ static PyType_Slot array_slots[] = {
     {Py_nb_index, (void *)nb_index}, {Py_nb_bool, (void *)nb_bool},
     {Py_mp_length, (void *)mp_length},
     {Py_mp_subscript, (void *)mp_subscript},
+    {Py_tp_iter, (void *)array_iter},
     {Py_mp_ass_subscript, (void *)mp_ass_subscript},
     {0, NULL},
 };
