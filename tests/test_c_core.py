@@ -1,4 +1,5 @@
-"""The C unit tests of src/core (box algebra, the planner and the view maps),
+"""The C unit tests of src/core (box algebra, the planner, the view maps) and
+of the random generator (kernels/dg_random.h),
 built with the sanitizers and run from pytest so that the one test command
 runs them too."""
 import os
@@ -21,5 +22,5 @@ def test_c_unit_tests():
     out = r.stdout + r.stderr
     assert r.returncode == 0, out
     counts = [ln for ln in out.splitlines() if "passed" in ln]
-    assert len(counts) == 2, out  # test_plan, test_viewmap
+    assert len(counts) == 3, out  # test_plan, test_viewmap, test_random
     assert all(ln.strip().endswith(" 0 failed") for ln in counts), out
