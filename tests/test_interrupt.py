@@ -40,15 +40,37 @@ def sigint():
     signal.signal(signal.SIGINT, old)
 
 
-# big enough for GPUs to be busy longer than the host takes to queue the work
-N = 4_000_000 if dg.backend() == "cpu" else 1 << 25
+CPU = dg.backend() == "cpu"
+# On GPUs each queued operation must be long: a stream holds about a
+# thousand launches, after which queueing itself waits for the devices, so
+# a chain of short ops would be spent before the signal comes.  There the
+# chain multiplies an 8192^2 matrix by the identity (exact, ~10 ms a step).
+N = 4_000_000 if CPU else 1 << 26
+_EYE = None
 
 
 def chain(x, k):
-    """k elementwise ops queued on the devices."""
+    """k operations queued on the devices (on the host for NumPy arrays)."""
+    global _EYE
+    if CPU or isinstance(x, np.ndarray):
+        for _ in range(k):
+            x = np.sin(x) + 0.5
+        return x
+    if _EYE is None:
+        _EYE = dg.eye(8192)
     for _ in range(k):
-        x = np.sin(x) + 0.5
+        x = x @ _EYE
     return x
+
+
+def operand(host):
+    """The array the chain runs on: host's values, an 8192^2 matrix on GPUs."""
+    return dg.asarray(host if CPU else host.reshape(8192, 8192))
+
+
+def expected(host, k):
+    """The first 1000 values of chain(operand(host), k)."""
+    return chain(host[:1000], k) if CPU else host[:1000]
 
 
 def ops_for(x, seconds):
@@ -89,15 +111,15 @@ def interrupted_wait(sigint, queue, wait):
 
 def test_interrupting_get_of_queued_work(sigint):
     host = np.random.default_rng(0).random(N)
-    x = dg.asarray(host)
+    x = operand(host)
     k = ops_for(x, 1.5)
     y, scale, sent, raised, end = interrupted_wait(sigint, lambda s: chain(x, k * s),
                                                    lambda y: y.get())
     assert raised is not None, "the wait did not stop for the signal"
     assert raised - sent < 0.25 and end - raised > 0.25, (sent, raised, end)
     # the work went on to the end, and the devices still work
-    got = y.get()
-    np.testing.assert_allclose(got[:1000], chain(host[:1000], k * scale), rtol=1e-12)
+    got = y.get().ravel()
+    np.testing.assert_allclose(got[:1000], expected(host, k * scale), rtol=1e-12)
     z = (y * 2).sum()
     np.testing.assert_allclose(float(z), got.sum() * 2, rtol=1e-9)
     assert float(dg.random.default_rng(1).random(10).sum()) > 0
@@ -118,7 +140,7 @@ def test_interrupting_a_loop_of_operations(sigint):
 
 
 def test_interrupting_sync_all(sigint):
-    x = dg.asarray(np.random.default_rng(1).random(N))
+    x = operand(np.random.default_rng(1).random(N))
     k = ops_for(x, 1.5)
     y, _, sent, raised, end = interrupted_wait(sigint, lambda s: chain(x, k * s),
                                                lambda y: dg._core._sync_all())

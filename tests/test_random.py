@@ -80,7 +80,8 @@ def test_values_do_not_depend_on_the_number_of_devices_or_the_backend(tmp_path):
     for n in (1, 3, 4):
         env = dict(os.environ, DGARRAY_CPU_DEVICES=str(n), DGARRAY_BACKEND="cpu",
                    DGARRAY_MIN_SPLIT_BYTES="0",
-                   PYTHONPATH=os.path.join(HERE, "..", "python") + os.pathsep
+                   # the dgarray this process imported (a source tree or an install)
+                   PYTHONPATH=os.path.dirname(os.path.dirname(dg.__file__)) + os.pathsep
                    + os.environ.get("PYTHONPATH", ""))
         path = str(tmp_path / f"cpu{n}.npz")
         code = DRAW_CODE + "\nimport sys\nnp.savez(sys.argv[1], **draws())\n"
