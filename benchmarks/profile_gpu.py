@@ -25,16 +25,12 @@ import numpy as np
 os.environ.setdefault("NCCL_NVLS_ENABLE", "0")
 
 import dgarray as dg  # noqa: E402
+from _timing import times  # noqa: E402
 
 
 def best_of(f, reps=10, warm=3):
-    for _ in range(warm):
-        f()
-    ts = []
-    for _ in range(reps):
-        t0 = time.perf_counter()
-        f()
-        ts.append(time.perf_counter() - t0)
+    """The fastest and the median of `reps` timed calls of f."""
+    ts = times(f, reps, warm)
     return min(ts), float(np.median(ts))
 
 

@@ -22,6 +22,7 @@ import numpy as np
 os.environ.setdefault("NCCL_NVLS_ENABLE", "0")
 
 import dgarray as dg  # noqa: E402
+from _timing import best_of  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 N28 = 1 << 28
@@ -31,15 +32,6 @@ def log(msg):
     print(msg, file=sys.stderr, flush=True)
 
 
-def best_of(f, reps=5, warm=2):
-    for _ in range(warm):
-        f()
-    ts = []
-    for _ in range(reps):
-        t0 = time.perf_counter()
-        f()
-        ts.append(time.perf_counter() - t0)
-    return min(ts)
 
 
 # ---- peers, each optional ---------------------------------------------------------------

@@ -19,24 +19,15 @@ import argparse
 import json
 import os
 import sys
-import time
 
 import numpy as np
 
 os.environ.setdefault("NCCL_NVLS_ENABLE", "0")
 
 import dgarray as dg  # noqa: E402
+from _timing import best_of  # noqa: E402
 
 
-def best_of(f, reps=5, warm=2):
-    for _ in range(warm):
-        f()
-    ts = []
-    for _ in range(reps):
-        t0 = time.perf_counter()
-        f()
-        ts.append(time.perf_counter() - t0)
-    return min(ts)
 
 
 def rows_map(n, ndev):
