@@ -17,3 +17,16 @@ def times(f, reps=5, warm=2):
 def best_of(f, reps=5, warm=2):
     """The fastest of `reps` timed calls of f (after `warm` untimed ones)."""
     return min(times(f, reps, warm))
+
+
+def done(r):
+    """Waits until a dgarray result (or a tuple of them) is complete and
+    readable: a result left in an op mode is combined first, and the time
+    counts that too."""
+    if isinstance(r, tuple):
+        for x in r:
+            done(x)
+        return
+    if r.mode != "replica":
+        r = r.change_mode("replica")
+    r._sync()

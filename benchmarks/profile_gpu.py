@@ -25,23 +25,13 @@ import numpy as np
 os.environ.setdefault("NCCL_NVLS_ENABLE", "0")
 
 import dgarray as dg  # noqa: E402
-from _timing import times  # noqa: E402
+from _timing import done, times  # noqa: E402
 
 
 def best_of(f, reps=10, warm=3):
     """The fastest and the median of `reps` timed calls of f."""
     ts = times(f, reps, warm)
     return min(ts), float(np.median(ts))
-
-
-def done(r):
-    if isinstance(r, tuple):
-        for x in r:
-            done(x)
-        return
-    if r.mode != "replica":
-        r = r.change_mode("replica")
-    r._sync()
 
 
 def timeline(f, tracedir, name):

@@ -22,7 +22,7 @@ import numpy as np
 os.environ.setdefault("NCCL_NVLS_ENABLE", "0")
 
 import dgarray as dg  # noqa: E402
-from _timing import best_of  # noqa: E402
+from _timing import best_of, done  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 N28 = 1 << 28
@@ -30,8 +30,6 @@ N28 = 1 << 28
 
 def log(msg):
     print(msg, file=sys.stderr, flush=True)
-
-
 
 
 # ---- peers, each optional ---------------------------------------------------------------
@@ -262,18 +260,6 @@ def w_h2d_d2h(nbytes=1 << 30):
             log(f"  jax failed: {e}")
     rows += [h2d, d2h]
     return rows
-
-
-def done(r):
-    """Waits until a dgarray result is complete and readable (a result left in
-    an op mode is combined first: the time counts that too)."""
-    if isinstance(r, tuple):
-        for x in r:
-            done(x)
-        return
-    if r.mode != "replica":
-        r = r.change_mode("replica")
-    r._sync()
 
 
 def peer_times(name, x, dg_fn, np_fn, cp_fn, cda_fn, jax_fn, nbytes, cda_map):
