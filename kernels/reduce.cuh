@@ -35,6 +35,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <type_traits>
 #include <utility>
 
@@ -357,7 +358,7 @@ __device__ __forceinline__ void dg_red_put(const dg_cu_red &a, int64_t kd, int64
     *reinterpret_cast<T *>(a.dst + kd) = v;
     if constexpr (Op::ARG)
         *reinterpret_cast<int64_t *>(reinterpret_cast<char *>(a.idx) + ki) =
-            st.have ? st.i : 0;
+            st.have ? st.i + a.idx_base : 0;
 }
 
 /* Writes the partial of output m and chunk s ([nsplit][m] arrays). */
@@ -370,6 +371,88 @@ __device__ __forceinline__ void dg_red_put_part(const dg_cu_red &a, int64_t m, i
     if constexpr (Op::ARG)
         a.part_idx[p] = st.i;
     a.part_have[p] = st.have;
+}
+
+/* *p read from L2 (ld.global.cg): partials other blocks wrote in this
+ * kernel, never in this multiprocessor's L1. */
+template <class T> __device__ __forceinline__ T dg_red_ldcg(const T *p)
+{
+    T v;
+    if constexpr (sizeof(T) == 1) {
+        const unsigned char x = __ldcg(reinterpret_cast<const unsigned char *>(p));
+        memcpy(&v, &x, 1);
+    } else if constexpr (sizeof(T) == 2) {
+        const unsigned short x = __ldcg(reinterpret_cast<const unsigned short *>(p));
+        memcpy(&v, &x, 2);
+    } else if constexpr (sizeof(T) == 4) {
+        const unsigned int x = __ldcg(reinterpret_cast<const unsigned int *>(p));
+        memcpy(&v, &x, 4);
+    } else if constexpr (sizeof(T) == 8) {
+        const unsigned long long x = __ldcg(reinterpret_cast<const unsigned long long *>(p));
+        memcpy(&v, &x, 8);
+    } else {
+        static_assert(sizeof(T) == 16, "a dtype of 1, 2, 4, 8 or 16 bytes");
+        const uint4 x = __ldcg(reinterpret_cast<const uint4 *>(p));
+        memcpy(&v, &x, 16);
+    }
+    return v;
+}
+
+/* Folds the a.nsplit partials of outputs m0 .. m1 - 1 in chunk order, p
+ * threads per output (1, 32 or DG_CU_THREADS), and writes them (init where
+ * none has an element).  Every thread of the block calls it alike. */
+template <class Op>
+__device__ __forceinline__ void dg_red_fold_parts(const dg_cu_red &a, int64_t m0, int64_t m1,
+                                                  int p)
+{
+    typedef typename Op::T T;
+    const int lane = (int)threadIdx.x & (p - 1), sub = (int)threadIdx.x / p;
+    const int opb = DG_CU_THREADS / p;
+    for (int64_t mb = m0; mb < m1; mb += opb) {
+        const int64_t m = mb + sub;
+        dg_red_st<Op> st;
+        st.i = 0;
+        st.have = false;
+        if (m < m1) {
+            for (int s = lane; s < a.nsplit; s += p) {
+                const int64_t q = (int64_t)s * a.m + m;
+                if (!dg_red_ldcg(a.part_have + q))
+                    continue;
+                dg_red_st<Op> o{dg_red_ldcg(reinterpret_cast<const T *>(a.part) + q),
+                                Op::ARG ? dg_red_ldcg(a.part_idx + q) : 0, true};
+                dg_red_merge<Op>(st, o);
+            }
+        }
+        dg_red_group<Op>(st, p);
+        if (lane == 0 && m < m1) {
+            const dg_red_koff o = dg_red_kept(a, m);
+            dg_red_put<Op>(a, o.dst, o.idx, st);
+        }
+    }
+}
+
+/* With a.tick: after a first-pass block wrote its partials, the last of its
+ * column's a.nsplit blocks to finish folds the partials of the column's
+ * groups (`per` outputs each), so that no final pass is launched.  The
+ * fence orders each thread's partials before the block's count; the last
+ * block reads them from L2. */
+template <class Op>
+__device__ __forceinline__ void dg_red_last_fold(const dg_cu_red &a, int64_t per)
+{
+    __shared__ bool last;
+    __threadfence();
+    __syncthreads();
+    if (threadIdx.x == 0)
+        last = atomicAdd(&a.tick[blockIdx.x], 1u) == (unsigned)a.nsplit - 1;
+    __syncthreads();
+    if (!last)
+        return;
+    __threadfence();
+    const int64_t ngroups = (a.m + per - 1) / per;
+    for (int64_t g = blockIdx.x; g < ngroups; g += gridDim.x)
+        dg_red_fold_parts<Op>(a, g * per, (g + 1) * per < a.m ? (g + 1) * per : a.m, a.ftpo);
+    if (threadIdx.x == 0)
+        a.tick[blockIdx.x] = 0; /* for the next reduction on this stream */
 }
 
 /* Blocks per multiprocessor the register budget of a first pass aims at:
@@ -591,6 +674,8 @@ dg_red_inner_k(const __grid_constant__ dg_cu_red a)
             }
         }
     }
+    if (a.tick != NULL)
+        dg_red_last_fold<Op>(a, opb);
 }
 
 /* ---- outer: threads along the outputs ------------------------------------------ */
@@ -704,6 +789,8 @@ dg_red_outer_k(const __grid_constant__ dg_cu_red a)
             }
         }
     }
+    if (a.tick != NULL)
+        dg_red_last_fold<Op>(a, per);
 }
 
 /* ---- final: the partials ----------------------------------------------------------- */
@@ -713,31 +800,10 @@ template <class Op>
 __global__ void __launch_bounds__(DG_CU_THREADS)
 dg_red_final_k(const __grid_constant__ dg_cu_red a)
 {
-    typedef typename Op::T T;
-    const int p = a.tpo, lane = (int)threadIdx.x & (p - 1), sub = (int)threadIdx.x / p;
-    const int opb = DG_CU_THREADS / p;
+    const int64_t opb = DG_CU_THREADS / a.tpo;
     const int64_t ngroups = (a.m + opb - 1) / opb;
-    for (int64_t g = blockIdx.x; g < ngroups; g += gridDim.x) {
-        const int64_t m = g * opb + sub;
-        dg_red_st<Op> st;
-        st.i = 0;
-        st.have = false;
-        if (m < a.m) {
-            for (int s = lane; s < a.nsplit; s += p) {
-                const int64_t q = (int64_t)s * a.m + m;
-                if (!a.part_have[q])
-                    continue;
-                dg_red_st<Op> o{reinterpret_cast<const T *>(a.part)[q],
-                                Op::ARG ? a.part_idx[q] : 0, true};
-                dg_red_merge<Op>(st, o);
-            }
-        }
-        dg_red_group<Op>(st, p);
-        if (lane == 0 && m < a.m) {
-            const dg_red_koff o = dg_red_kept(a, m);
-            dg_red_put<Op>(a, o.dst, o.idx, st);
-        }
-    }
+    for (int64_t g = blockIdx.x; g < ngroups; g += gridDim.x)
+        dg_red_fold_parts<Op>(a, g * opb, (g + 1) * opb < a.m ? (g + 1) * opb : a.m, a.tpo);
 }
 
 /* ---- this part's table ------------------------------------------------------------- */

@@ -143,8 +143,8 @@ typedef enum dg_reduce_kind {
  *   DG_RED_ARGMAX / DG_RED_ARGMIN: dst[m] (of `dtype`) = the largest /
  *     smallest reduced element, NaN counting as beyond every number (the
  *     first NaN wins; complex compared as NumPy does, real part first);
- *     idx[m] (int64) = sum over the reduced dims r of pos_r * idx_gstride[r]
- *     for the element found; among equal candidates the smallest such value.
+ *     idx[m] (int64) = idx_base + sum over the reduced dims r of
+ *     pos_r * idx_gstride[r] for the element found; among equal candidates the smallest such value.
  *     Every reduced extent is >= 1.
  * An output element with no reduced element (a reduced extent of 0) gets
  * `init`. */
@@ -171,6 +171,9 @@ typedef struct dg_reduce_desc {
      * position: how partial (value, index) pairs are combined. */
     const int64_t *idx_in;
     int64_t idx_in_strides[DG_MAXDIM];
+    /* ARGMAX / ARGMIN without idx_in: added to every index written for an
+     * element found (the offset of a chunk in the whole array). */
+    int64_t idx_base;
 } dg_reduce_desc;
 
 /* An inclusive scan along the last dim of an N-d strided block, with a

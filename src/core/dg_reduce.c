@@ -400,28 +400,6 @@ static int small_result(const dg_array *r)
     return dg_get_peer_read_bytes() >= (size_t)dg_dtype_size(r->dtype);
 }
 
-/* Adds `base` to every element of the int64 chunk c (one elementwise loop). */
-static dg_status add_base(dg_backend_i *be, dg_chunk *c, int64_t base, dg_error *err)
-{
-    int dt[3] = {DG_INT64, DG_INT64, DG_INT64};
-    dg_ew_desc d;
-    int ax;
-    memset(&d, 0, sizeof(d));
-    d.loop = dg_loop_find(DG_UF_add, dt);
-    d.nop = 3;
-    d.ndim = c->box.ndim;
-    for (ax = 0; ax < d.ndim; ax++) {
-        d.shape[ax] = dg_range_len(c->box.r[ax]);
-        d.strides[0][ax] = d.strides[2][ax] = c->strides[ax];
-    }
-    d.data[0] = d.data[2] = (char *)c->buf->ptr + c->offset;
-    memcpy(d.scalar[1], &base, sizeof base);
-    DG_CHECK(dg_buffer_use_write(be, c->buf, c->device, DG_STREAM_COMPUTE, err));
-    DG_CHECK(be->elementwise(be, c->device, DG_STREAM_COMPUTE, &d, err));
-    dg_buffer_mark_write(c->buf, be->pos(be, c->device, DG_STREAM_COMPUTE));
-    return DG_OK;
-}
-
 /* Reduces one part into chunk rc of the result (and ic of the indices). */
 static dg_status reduce_part(dg_array *a, const dg_reduce_call *c, const part *p,
                              dg_chunk *rc, dg_chunk *ic, dg_error *err)
@@ -474,6 +452,7 @@ static dg_status reduce_part(dg_array *a, const dg_reduce_call *c, const part *p
             base += p->box.r[ax].start * mult[ax];
         }
     }
+    d.idx_base = base;
     if (c->where) {
         DG_CHECK(dg_fetch_region(c->where, &p->box, dev, DG_STREAM_COMPUTE, &w, err));
         d.where = (const dg_bool *)w.ptr;
@@ -497,8 +476,6 @@ static dg_status reduce_part(dg_array *a, const dg_reduce_call *c, const part *p
         if (w.buf)
             dg_buffer_mark_read(w.buf, q);
     }
-    if (ic && base != 0)
-        st = add_base(be, ic, base, err);
 done:
     if (w.buf)
         dg_buffer_decref(be, w.buf);

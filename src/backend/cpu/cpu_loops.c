@@ -527,7 +527,7 @@ void dg_cpu_reduce_run(const dg_reduce_desc *d)
                 char *ib = (char *)d->idx;
                 for (int a = 0; a < nk; a++)
                     ib += kidx[a] * d->idx_strides[a];
-                *(int64_t *)ib = 0;
+                *(int64_t *)ib = nred == 0 || d->idx_in ? 0 : d->idx_base;
             }
             continue;
         }
@@ -583,7 +583,7 @@ void dg_cpu_reduce_run(const dg_reduce_desc *d)
             for (int a = 0; a < nk; a++)
                 ib += kidx[a] * d->idx_strides[a];
             memcpy(dst, best, (size_t)isz);
-            *(int64_t *)ib = best_i;
+            *(int64_t *)ib = best_i + (d->idx_in ? 0 : d->idx_base);
         }
     } while (dg_cpu_next(kidx, d->shape, 0, nk));
 }

@@ -383,33 +383,94 @@ static dg_status cu_sync_all(dg_backend_i *be, dg_error *err)
 
 /* ---- memory ------------------------------------------------------------------ */
 
+/* Small blocks.  An allocation costs a call into the pool (a few
+ * microseconds of host time, as much as a kernel launch), and most
+ * operations allocate small results, partials or staging buffers.  A
+ * released block of at most 2^CU_CACHE_MAX_SHIFT bytes is kept, by size
+ * class, for the next allocation of its class: both are on the compute
+ * stream, as the pool's own reuse is, and the core orders a release after
+ * every use of the memory on the other streams (dg_backend.h), so a kept
+ * block is as safe to hand out again as memory the pool frees and reuses.
+ * Blocks of a class are allocated at the class's full size. */
+
+/* The class of an allocation of n bytes, or -1 if it is not small. */
+static int cache_class(size_t n)
+{
+    int c = 0;
+    if (n > ((size_t)1 << CU_CACHE_MAX_SHIFT))
+        return -1;
+    while (((size_t)1 << (CU_CACHE_MIN_SHIFT + c)) < n)
+        c++;
+    return c;
+}
+
+/* Gives every kept block of d back to its pool (stream-ordered). */
+static void cache_flush(cu_dev *d)
+{
+    int c;
+    pthread_mutex_lock(&d->mu);
+    for (c = 0; c < CU_CACHE_NCLASS; c++) {
+        while (d->ncache[c] > 0) {
+            void *p = d->cache[c][--d->ncache[c]];
+            if (cudaFreeAsync(p, d->st[DG_STREAM_COMPUTE].s) != cudaSuccess)
+                (void)cudaGetLastError();
+        }
+    }
+    pthread_mutex_unlock(&d->mu);
+}
+
 static dg_status cu_alloc(dg_backend_i *be, int dev, size_t nbytes, void **ptr, dg_error *err)
 {
     cu_be *b = cu_of(be);
     cu_dev *d;
     void *p = NULL;
     cudaError_t ce;
-    int ok;
+    int ok = 0;
+
+    size_t want;
+    int cls;
 
     DG_CHECK(cu_check_stream(b, dev, DG_STREAM_COMPUTE, "alloc", err));
     d = &b->devs[dev];
     if (nbytes == 0)
         nbytes = 1;
+    cls = cache_class(nbytes);
+    want = cls >= 0 ? (size_t)1 << (CU_CACHE_MIN_SHIFT + cls) : nbytes;
+    if (cls >= 0) {
+        pthread_mutex_lock(&d->mu);
+        if (d->ncache[cls] > 0) {
+            p = d->cache[cls][d->ncache[cls] - 1];
+            ok = live_put(d, p, nbytes);
+            if (ok) {
+                d->ncache[cls]--;
+                d->in_use += nbytes;
+                d->st[DG_STREAM_COMPUTE].seq++;
+            }
+        }
+        pthread_mutex_unlock(&d->mu);
+        if (p != NULL) {
+            if (!ok)
+                return dg_error_set(err, DG_ERR_NOMEM, dev, "out of host memory");
+            *ptr = p;
+            return DG_OK;
+        }
+    }
     DG_CHECK(cu_set_device(b, dev, err));
-    ce = cudaMallocFromPoolAsync(&p, nbytes, d->pool, d->st[DG_STREAM_COMPUTE].s);
+    ce = cudaMallocFromPoolAsync(&p, want, d->pool, d->st[DG_STREAM_COMPUTE].s);
     if (ce == cudaErrorMemoryAllocation) {
         /* Memory released on the other stream, or held by the pool in pieces
          * too small: let pending frees finish, hand unused memory back to the
          * device, and try once more. */
         int k;
         (void)cudaGetLastError();
+        cache_flush(d);
         for (k = 0; k < DG_NSTREAMS; k++)
             if (cudaStreamSynchronize(d->st[k].s) != cudaSuccess)
                 (void)cudaGetLastError();
         if (cudaMemPoolTrimTo(d->pool, 0) != cudaSuccess)
             (void)cudaGetLastError();
         p = NULL;
-        ce = cudaMallocFromPoolAsync(&p, nbytes, d->pool, d->st[DG_STREAM_COMPUTE].s);
+        ce = cudaMallocFromPoolAsync(&p, want, d->pool, d->st[DG_STREAM_COMPUTE].s);
     }
     if (ce != cudaSuccess)
         return cu_fail(err, ce, dev, nbytes, "cudaMallocFromPoolAsync");
@@ -434,18 +495,25 @@ static void cu_release(dg_backend_i *be, int dev, void *ptr)
     cu_be *b = cu_of(be);
     cu_dev *d;
     size_t size;
+    int cls;
 
     if (ptr == NULL || dev < 0 || dev >= b->ndev)
         return;
     d = &b->devs[dev];
-    if (cudaSetDevice(d->id) != cudaSuccess ||
-        cudaFreeAsync(ptr, d->st[DG_STREAM_COMPUTE].s) != cudaSuccess)
-        (void)cudaGetLastError(); /* never fails: at worst the memory is lost */
     pthread_mutex_lock(&d->mu);
     size = live_take(d, ptr);
     d->in_use -= size;
-    d->st[DG_STREAM_COMPUTE].seq++;
+    cls = size > 0 ? cache_class(size) : -1;
+    if (cls >= 0 && d->ncache[cls] < CU_CACHE_KEEP) {
+        d->cache[cls][d->ncache[cls]++] = ptr; /* kept: see cache_class */
+        pthread_mutex_unlock(&d->mu);
+        return;
+    }
     pthread_mutex_unlock(&d->mu);
+    if (cudaSetDevice(d->id) != cudaSuccess ||
+        cudaFreeAsync(ptr, d->st[DG_STREAM_COMPUTE].s) != cudaSuccess)
+        (void)cudaGetLastError(); /* never fails: at worst the memory is lost */
+    cu_bump(b, dev, DG_STREAM_COMPUTE);
 }
 
 static size_t cu_bytes_in_use(dg_backend_i *be, int dev)
@@ -497,7 +565,10 @@ static void dev_teardown(cu_dev *d)
     for (k = 0; k < DG_NSTREAMS; k++)
         if (d->st[k].s != NULL && cudaStreamSynchronize(d->st[k].s) != cudaSuccess)
             (void)cudaGetLastError();
-    /* allocations the core did not release */
+    /* kept blocks, scratch, and allocations the core did not release */
+    if (d->st[DG_STREAM_COMPUTE].s != NULL)
+        cache_flush(d);
+    cu_reduce_scratch_free(d);
     if (d->live != NULL && d->st[DG_STREAM_COMPUTE].s != NULL) {
         for (i = 0; i < d->live_cap; i++)
             if (d->live[i].ptr != 0 &&

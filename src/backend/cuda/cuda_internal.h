@@ -39,6 +39,11 @@ typedef struct cu_stream {
     uint64_t seq;    /* operations enqueued so far [mu] */
     uint64_t done;   /* operations 1..done are known complete [mu] */
     cu_event *last;  /* the newest event recorded on s, or NULL [mu] */
+    /* the reductions' partials and arrival counters on s (cuda_reduce.c),
+     * kept from one reduction to the next: stream order keeps them apart */
+    void *red_part;
+    size_t red_part_cap;
+    unsigned int *red_tick;
 } cu_stream;
 
 /* One live allocation: address and size (open addressing, key 0 = empty). */
@@ -46,6 +51,14 @@ typedef struct cu_live {
     uintptr_t ptr;
     size_t size;
 } cu_live;
+
+/* Small allocations come in power-of-two classes of 2^CU_CACHE_MIN_SHIFT to
+ * 2^CU_CACHE_MAX_SHIFT bytes; CU_CACHE_KEEP released blocks of each class
+ * are kept per device. */
+#define CU_CACHE_MIN_SHIFT 8
+#define CU_CACHE_MAX_SHIFT 16
+#define CU_CACHE_NCLASS (CU_CACHE_MAX_SHIFT - CU_CACHE_MIN_SHIFT + 1)
+#define CU_CACHE_KEEP 32
 
 typedef struct cu_dev {
     int id;                      /* CUDA device ordinal */
@@ -58,6 +71,10 @@ typedef struct cu_dev {
     cu_live *live;               /* [mu] */
     size_t live_n, live_cap;     /* [mu] */
     size_t in_use;               /* bytes of live allocations [mu] */
+    /* released small blocks kept for the next allocation of their class on
+     * the compute stream (cuda_backend.c: cu_alloc) [mu] */
+    void *cache[CU_CACHE_NCLASS][CU_CACHE_KEEP];
+    int ncache[CU_CACHE_NCLASS];
     size_t total_mem;
     char name[256];
 } cu_dev;
@@ -121,6 +138,9 @@ dg_status cu_check_stream(cu_be *b, int dev, int stream, const char *op, dg_erro
 
 /* Counts one more operation enqueued on (dev, stream); call after enqueueing. */
 void cu_bump(cu_be *b, int dev, int stream);
+
+/* Gives back the reductions' scratch of every stream of d (teardown). */
+void cu_reduce_scratch_free(cu_dev *d);
 
 /* The backend's wait: (dev, stream) waits for p. */
 dg_status cu_wait(dg_backend_i *be, int dev, int stream, dg_pos p, dg_error *err);
