@@ -271,6 +271,10 @@ done:
  * device of the first, when every partial covers the same box: the pairs are
  * stacked there ([part, box...]) and folded over the stack by the backend's
  * reduce reading the indices (idx_in).  New one-chunk REPLICA arrays. */
+static dg_status fold_stack(dg_backend_i *be, int dtype, int nd, const int64_t *shape,
+                            const dg_box *B, int np, int dev, int kind, dg_buffer *sv,
+                            dg_buffer *si, dg_array **vout, dg_array **iout, dg_error *err);
+
 static dg_status combine_arg_on_device(dg_array *v, dg_array *ix, int kind, dg_array **vout,
                                        dg_array **iout, dg_error *err)
 {
@@ -280,16 +284,12 @@ static dg_status combine_arg_on_device(dg_array *v, dg_array *ix, int kind, dg_a
     const dg_box *B = &v->chunks[0].box;
     const int64_t n = dg_box_size(B);
     dg_buffer *sv = NULL, *si = NULL;
-    dg_plan_chunk one;
-    dg_array *rv = NULL, *ri = NULL;
-    dg_reduce_desc d;
     dg_status st = DG_OK;
     int p, ax;
     dg_pos q;
 
     DG_CHECK(dg_buffer_new(be, dev, (size_t)(n * np) * (size_t)isz, &sv, err));
-    DG_CHECK_GOTO(dg_buffer_new(be, dev, (size_t)(n * np) * sizeof(int64_t), &si, err), st,
-                  done);
+    st = dg_buffer_new(be, dev, (size_t)(n * np) * sizeof(int64_t), &si, err);
     for (p = 0; p < np && st == DG_OK; p++) {
         const dg_chunk *cs[2] = {&v->chunks[p], &ix->chunks[p]};
         dg_buffer *dst[2] = {sv, si};
@@ -320,18 +320,39 @@ static dg_status combine_arg_on_device(dg_array *v, dg_array *ix, int kind, dg_a
             }
         }
     }
-    if (st != DG_OK)
-        goto done;
+    if (st == DG_OK)
+        st = fold_stack(be, v->dtype, nd, v->shape, B, np, dev, kind, sv, si, vout, iout, err);
+    dg_buffer_decref(be, sv);
+    if (si)
+        dg_buffer_decref(be, si);
+    return st;
+}
+
+/* Folds the stack (sv, si on dev: np (value, index) pairs for each element
+ * of box B, part after part) into one-chunk arrays of shape `shape` on dev. */
+static dg_status fold_stack(dg_backend_i *be, int dtype, int nd, const int64_t *shape,
+                            const dg_box *B, int np, int dev, int kind, dg_buffer *sv,
+                            dg_buffer *si, dg_array **vout, dg_array **iout, dg_error *err)
+{
+    const int isz = dg_dtype_size(dtype);
+    const int64_t n = dg_box_size(B);
+    dg_plan_chunk one;
+    dg_array *rv = NULL, *ri = NULL;
+    dg_reduce_desc d;
+    dg_status st = DG_OK;
+    int ax;
+    dg_pos q;
+
     one.device = dev;
     one.box = *B;
-    DG_CHECK_GOTO(dg_array_empty(be, v->dtype, nd, v->shape, &one, 1, DG_MODE_REPLICA, &rv,
+    DG_CHECK_GOTO(dg_array_empty(be, dtype, nd, shape, &one, 1, DG_MODE_REPLICA, &rv,
                                  err), st, done);
-    DG_CHECK_GOTO(dg_array_empty(be, DG_INT64, nd, v->shape, &one, 1, DG_MODE_REPLICA, &ri,
+    DG_CHECK_GOTO(dg_array_empty(be, DG_INT64, nd, shape, &one, 1, DG_MODE_REPLICA, &ri,
                                  err), st, done);
     /* dims: the box's (kept), then the stack (reduced) */
     memset(&d, 0, sizeof(d));
     d.kind = kind;
-    d.dtype = v->dtype;
+    d.dtype = dtype;
     d.ndim = nd + 1;
     d.nred = 1;
     d.src = (const char *)sv->ptr;
@@ -351,6 +372,8 @@ static dg_status combine_arg_on_device(dg_array *v, dg_array *ix, int kind, dg_a
         d.src_strides[nd] = n * isz;
         d.idx_in_strides[nd] = n * (int64_t)sizeof(int64_t);
     }
+    DG_CHECK_GOTO(dg_buffer_use_read(be, sv, dev, DG_STREAM_COMPUTE, err), st, done);
+    DG_CHECK_GOTO(dg_buffer_use_read(be, si, dev, DG_STREAM_COMPUTE, err), st, done);
     DG_CHECK_GOTO(dg_buffer_use_write(be, rv->chunks[0].buf, dev, DG_STREAM_COMPUTE, err), st,
                   done);
     DG_CHECK_GOTO(dg_buffer_use_write(be, ri->chunks[0].buf, dev, DG_STREAM_COMPUTE, err), st,
@@ -369,10 +392,6 @@ done:
         dg_array_decref(rv);
     if (ri)
         dg_array_decref(ri);
-    if (sv)
-        dg_buffer_decref(be, sv);
-    if (si)
-        dg_buffer_decref(be, si);
     return st;
 }
 
@@ -402,7 +421,7 @@ static int small_result(const dg_array *r)
 
 /* Reduces one part into chunk rc of the result (and ic of the indices). */
 static dg_status reduce_part(dg_array *a, const dg_reduce_call *c, const part *p,
-                             dg_chunk *rc, dg_chunk *ic, dg_error *err)
+                             dg_chunk *rc, dg_chunk *ic, int stacked, dg_error *err)
 {
     dg_backend_i *be = a->be;
     const dg_chunk *ch = &a->chunks[p->chunk];
@@ -463,22 +482,98 @@ static dg_status reduce_part(dg_array *a, const dg_reduce_call *c, const part *p
             goto done;
     }
     DG_CHECK_GOTO(dg_buffer_use_read(be, ch->buf, dev, DG_STREAM_COMPUTE, err), st, done);
-    DG_CHECK_GOTO(dg_buffer_use_write(be, rc->buf, dev, DG_STREAM_COMPUTE, err), st, done);
-    if (ic)
-        DG_CHECK_GOTO(dg_buffer_use_write(be, ic->buf, dev, DG_STREAM_COMPUTE, err), st, done);
+    if (!stacked) { /* a stack: every device waited for it before any wrote */
+        DG_CHECK_GOTO(dg_buffer_use_write(be, rc->buf, dev, DG_STREAM_COMPUTE, err), st, done);
+        if (ic)
+            DG_CHECK_GOTO(dg_buffer_use_write(be, ic->buf, dev, DG_STREAM_COMPUTE, err), st,
+                          done);
+    }
     DG_CHECK_GOTO(be->reduce(be, dev, DG_STREAM_COMPUTE, &d, err), st, done);
     {
         dg_pos q = be->pos(be, dev, DG_STREAM_COMPUTE);
         dg_buffer_mark_read(ch->buf, q);
-        dg_buffer_mark_write(rc->buf, q);
-        if (ic)
-            dg_buffer_mark_write(ic->buf, q);
+        if (stacked) {
+            dg_buffer_mark_write_part(rc->buf, q);
+            if (ic)
+                dg_buffer_mark_write_part(ic->buf, q);
+        } else {
+            dg_buffer_mark_write(rc->buf, q);
+            if (ic)
+                dg_buffer_mark_write(ic->buf, q);
+        }
         if (w.buf)
             dg_buffer_mark_read(w.buf, q);
     }
 done:
     if (w.buf)
         dg_buffer_decref(be, w.buf);
+    return st;
+}
+
+/* 1 if the parts (layout l) of an argmax / argmin can write their (value,
+ * index) pairs straight into a stack on the first part's device: at least
+ * two parts, all reducing to the same non-empty box of few elements, each
+ * on a device that writes there in place. */
+static int stack_in_place(dg_backend_i *be, const dg_plan_chunk *l, int np, int isz)
+{
+    const int64_t n = dg_box_size(&l[0].box);
+    int i;
+    if (np < 2 || n == 0 || !(be->flags & DG_BE_IDX_IN) || !be->can_access)
+        return 0;
+    for (i = 1; i < np; i++)
+        if (!dg_box_equal(&l[i].box, &l[0].box) ||
+            !be->can_access(be, l[i].device, l[0].device))
+            return 0;
+    return (size_t)n * (size_t)np * (size_t)(isz + 8) <= dg_get_peer_read_bytes();
+}
+
+/* argmax / argmin over parts that stack_in_place accepts: each part's pairs
+ * go straight into the stack on l[0]'s device (no copies), then the stack
+ * is folded there.  New one-chunk arrays of shape oshape. */
+static dg_status reduce_stacked(dg_array *a, const dg_reduce_call *c, const part *parts,
+                                int np, const dg_plan_chunk *l, const int64_t *oshape,
+                                dg_array **vout, dg_array **iout, dg_error *err)
+{
+    dg_backend_i *be = a->be;
+    const int isz = dg_dtype_size(a->dtype), nd = a->ndim, dev = l[0].device;
+    const dg_box *B = &l[0].box;
+    const int64_t n = dg_box_size(B);
+    dg_buffer *sv = NULL, *si = NULL;
+    dg_status st;
+    int i, ax;
+
+    DG_CHECK(dg_buffer_new(be, dev, (size_t)(n * np) * (size_t)isz, &sv, err));
+    st = dg_buffer_new(be, dev, (size_t)(n * np) * sizeof(int64_t), &si, err);
+    /* every device waits for the stack's memory before any part is written */
+    for (i = 0; i < np && st == DG_OK; i++) {
+        st = dg_buffer_use_write(be, sv, l[i].device, DG_STREAM_COMPUTE, err);
+        if (st == DG_OK)
+            st = dg_buffer_use_write(be, si, l[i].device, DG_STREAM_COMPUTE, err);
+    }
+    for (i = 0; i < np && st == DG_OK; i++) {
+        dg_chunk rc, ic;
+        int64_t vs = isz, is = (int64_t)sizeof(int64_t);
+        memset(&rc, 0, sizeof rc);
+        memset(&ic, 0, sizeof ic);
+        rc.device = ic.device = dev;
+        rc.box = ic.box = *B;
+        rc.buf = sv;
+        ic.buf = si;
+        rc.offset = (int64_t)i * n * isz;
+        ic.offset = (int64_t)i * n * (int64_t)sizeof(int64_t);
+        for (ax = nd - 1; ax >= 0; ax--) {
+            rc.strides[ax] = vs;
+            ic.strides[ax] = is;
+            vs *= dg_range_len(B->r[ax]);
+            is *= dg_range_len(B->r[ax]);
+        }
+        st = reduce_part(a, c, &parts[i], &rc, &ic, 1, err);
+    }
+    if (st == DG_OK)
+        st = fold_stack(be, a->dtype, nd, oshape, B, np, dev, c->kind, sv, si, vout, iout, err);
+    dg_buffer_decref(be, sv);
+    if (si)
+        dg_buffer_decref(be, si);
     return st;
 }
 
@@ -542,6 +637,10 @@ dg_status dg_array_reduce(dg_array *a, const dg_reduce_call *c, dg_array **out,
         l[i].device = a->chunks[parts[i].chunk].device;
         project(&parts[i].box, c->red, &l[i].box);
     }
+    if (arg && stack_in_place(be, l, nparts, dg_dtype_size(a->dtype))) {
+        DG_CHECK_GOTO(reduce_stacked(a, c, parts, nparts, l, oshape, &r, &ri, err), st, fail);
+        goto finish;
+    }
     DG_CHECK_GOTO(dg_array_empty(be, a->dtype, nd, oshape, l, nparts, DG_MODE_REPLICA, &r, err),
                   st, fail);
     if (arg)
@@ -549,7 +648,7 @@ dg_status dg_array_reduce(dg_array *a, const dg_reduce_call *c, dg_array **out,
                                      err), st, fail);
     for (i = 0; i < nparts; i++)
         DG_CHECK_GOTO(reduce_part(a, c, &parts[i], &r->chunks[i], arg ? &ri->chunks[i] : NULL,
-                                  err), st, fail);
+                                  0, err), st, fail);
     for (i = 0; i < nparts && disjoint; i++)
         for (j = i + 1; j < nparts && disjoint; j++) {
             dg_box I;
