@@ -373,8 +373,8 @@ __device__ __forceinline__ void dg_red_put_part(const dg_cu_red &a, int64_t m, i
     a.part_have[p] = st.have;
 }
 
-/* *p read from L2 (ld.global.cg): partials other blocks wrote in this
- * kernel, never in this multiprocessor's L1. */
+/* *p read from L2 (ld.global.cg): partials other blocks wrote, never
+ * cached in this multiprocessor's L1. */
 template <class T> __device__ __forceinline__ T dg_red_ldcg(const T *p)
 {
     T v;
@@ -429,30 +429,6 @@ __device__ __forceinline__ void dg_red_fold_parts(const dg_cu_red &a, int64_t m0
             dg_red_put<Op>(a, o.dst, o.idx, st);
         }
     }
-}
-
-/* With a.tick: after a first-pass block wrote its partials, the last of its
- * column's a.nsplit blocks to finish folds the partials of the column's
- * groups (`per` outputs each), so that no final pass is launched.  The
- * fence orders each thread's partials before the block's count; the last
- * block reads them from L2. */
-template <class Op>
-__device__ __forceinline__ void dg_red_last_fold(const dg_cu_red &a, int64_t per)
-{
-    __shared__ bool last;
-    __threadfence();
-    __syncthreads();
-    if (threadIdx.x == 0)
-        last = atomicAdd(&a.tick[blockIdx.x], 1u) == (unsigned)a.nsplit - 1;
-    __syncthreads();
-    if (!last)
-        return;
-    __threadfence();
-    const int64_t ngroups = (a.m + per - 1) / per;
-    for (int64_t g = blockIdx.x; g < ngroups; g += gridDim.x)
-        dg_red_fold_parts<Op>(a, g * per, (g + 1) * per < a.m ? (g + 1) * per : a.m, a.ftpo);
-    if (threadIdx.x == 0)
-        a.tick[blockIdx.x] = 0; /* for the next reduction on this stream */
 }
 
 /* Blocks per multiprocessor the register budget of a first pass aims at:
@@ -674,8 +650,6 @@ dg_red_inner_k(const __grid_constant__ dg_cu_red a)
             }
         }
     }
-    if (a.tick != NULL)
-        dg_red_last_fold<Op>(a, opb);
 }
 
 /* ---- outer: threads along the outputs ------------------------------------------ */
@@ -789,8 +763,6 @@ dg_red_outer_k(const __grid_constant__ dg_cu_red a)
             }
         }
     }
-    if (a.tick != NULL)
-        dg_red_last_fold<Op>(a, per);
 }
 
 /* ---- final: the partials ----------------------------------------------------------- */

@@ -119,12 +119,6 @@ typedef struct dg_cu_red {
     char *part;
     int64_t *part_idx;
     unsigned char *part_have;
-    /* nsplit > 1: NULL (the final pass folds the partials), or one zeroed
-     * arrival counter per block column (gridDim.x of them): the last of a
-     * column's nsplit blocks folds that column's partials, with ftpo
-     * threads per output as the final pass would, and zeroes its counter */
-    unsigned int *tick;
-    int32_t ftpo;
     const char *idx_in; /* argmax / argmin: indices to read, or NULL */
     int64_t idx_base;   /* argmax / argmin: added to each index found (not idx_in's) */
     int64_t kshape[DG_MAXDIM], kstr[DG_MAXDIM], kdst[DG_MAXDIM], kidx[DG_MAXDIM],

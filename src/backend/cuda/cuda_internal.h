@@ -39,11 +39,10 @@ typedef struct cu_stream {
     uint64_t seq;    /* operations enqueued so far [mu] */
     uint64_t done;   /* operations 1..done are known complete [mu] */
     cu_event *last;  /* the newest event recorded on s, or NULL [mu] */
-    /* the reductions' partials and arrival counters on s (cuda_reduce.c),
-     * kept from one reduction to the next: stream order keeps them apart */
+    /* the reductions' partials on s (cuda_reduce.c), kept from one
+     * reduction to the next: stream order keeps them apart */
     void *red_part;
     size_t red_part_cap;
-    unsigned int *red_tick;
 } cu_stream;
 
 /* One live allocation: address and size (open addressing, key 0 = empty). */

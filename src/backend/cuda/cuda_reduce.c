@@ -33,18 +33,6 @@
  * (DGARRAY_RED_WAVES, for tuning). */
 #define RED_WAVES 4
 
-/* 0 where DGARRAY_RED_FUSED=0: every split reduction launches its final
- * pass (for comparison). */
-static int red_fused(void)
-{
-    static int f = -1;
-    if (f < 0) {
-        const char *e = getenv("DGARRAY_RED_FUSED");
-        f = !(e && strcmp(e, "0") == 0);
-    }
-    return f;
-}
-
 static int64_t red_waves(void)
 {
     static int64_t w = 0;
@@ -179,37 +167,14 @@ static void red_args(const dg_reduce_desc *d, int64_t m, int64_t k, dg_cu_red *r
     r->idx_base = arg && !iin ? d->idx_base : 0;
 }
 
-/* Arrival counters per stream: first passes of at most this many block
- * columns fold their own partials (dg_cu_red.tick). */
-#define RED_TICKS 8192
-
-/* The stream's partials (at least nbytes) and counters, from the pool on
- * the stream, made or grown here; *part NULL if the pool has no room. */
+/* The stream's partials, at least nbytes, from the pool on the stream,
+ * made or grown here; *part NULL if the pool has no room. */
 static dg_status red_scratch(cu_be *b, int dev, int stream, size_t nbytes, void **part,
-                             unsigned int **tick, dg_error *err)
+                             dg_error *err)
 {
     cu_stream *cs = &b->devs[dev].st[stream];
     cudaError_t ce;
     *part = NULL;
-    *tick = NULL;
-    if (cs->red_tick == NULL) {
-        void *t = NULL;
-        ce = cudaMallocFromPoolAsync(&t, RED_TICKS * sizeof(unsigned int), b->devs[dev].pool,
-                                     cs->s);
-        if (ce == cudaErrorMemoryAllocation) {
-            (void)cudaGetLastError();
-            return DG_OK;
-        }
-        if (ce == cudaSuccess)
-            ce = cudaMemsetAsync(t, 0, RED_TICKS * sizeof(unsigned int), cs->s);
-        if (ce != cudaSuccess) {
-            if (t != NULL && cudaFreeAsync(t, cs->s) != cudaSuccess)
-                (void)cudaGetLastError();
-            return cu_fail(err, ce, dev, RED_TICKS * sizeof(unsigned int),
-                           "making the arrival counters of the reductions");
-        }
-        cs->red_tick = (unsigned int *)t;
-    }
     if (nbytes > cs->red_part_cap) {
         size_t cap = cs->red_part_cap ? cs->red_part_cap : 4096;
         void *p = NULL;
@@ -234,7 +199,6 @@ static dg_status red_scratch(cu_be *b, int dev, int stream, size_t nbytes, void 
         cs->red_part_cap = cap;
     }
     *part = cs->red_part;
-    *tick = cs->red_tick;
     return DG_OK;
 }
 
@@ -247,10 +211,7 @@ void cu_reduce_scratch_free(cu_dev *d)
             continue;
         if (cs->red_part != NULL && cudaFreeAsync(cs->red_part, cs->s) != cudaSuccess)
             (void)cudaGetLastError();
-        if (cs->red_tick != NULL && cudaFreeAsync(cs->red_tick, cs->s) != cudaSuccess)
-            (void)cudaGetLastError();
         cs->red_part = NULL;
-        cs->red_tick = NULL;
         cs->red_part_cap = 0;
         if (cudaStreamSynchronize(cs->s) != cudaSuccess)
             (void)cudaGetLastError();
@@ -374,15 +335,13 @@ dg_status cu_reduce(dg_backend_i *be, int dev, int stream, const dg_reduce_desc 
     }
 
     /* the partials, in the stream's scratch: values, indices (argmax /
-     * argmin) and have flags of [nsplit][m]; the first pass folds them
-     * itself where its block columns have counters */
+     * argmin) and have flags of [nsplit][m] */
     if (r.nsplit > 1) {
         const size_t n = (size_t)r.nsplit * (size_t)m;
         const size_t vb = (n * (size_t)isz + 15) / 16 * 16;
         const size_t ib = r.idx != NULL ? n * sizeof(int64_t) : 0;
-        unsigned int *tick = NULL;
         void *mem = NULL;
-        DG_CHECK(red_scratch(b, dev, stream, vb + ib + n, &mem, &tick, err));
+        DG_CHECK(red_scratch(b, dev, stream, vb + ib + n, &mem, err));
         if (mem == NULL) {
             /* no room for the partials: one pass, slower but the same result
              * up to rounding */
@@ -392,15 +351,12 @@ dg_status cu_reduce(dg_backend_i *be, int dev, int stream, const dg_reduce_desc 
             r.part = (char *)mem;
             r.part_idx = r.idx != NULL ? (int64_t *)((char *)mem + vb) : NULL;
             r.part_have = (unsigned char *)mem + vb + ib;
-            r.ftpo = r.nsplit >= 64 ? DG_CU_THREADS : r.nsplit >= 8 ? 32 : 1;
-            if (red_grid(groups) <= RED_TICKS && red_fused())
-                r.tick = tick;
         }
     }
 
     st = red_launch(d, dev, which, vec, &r, red_grid(groups), (unsigned)r.nsplit, s, err);
-    if (st == DG_OK && r.nsplit > 1 && r.tick == NULL) {
-        r.tpo = r.ftpo;
+    if (st == DG_OK && r.nsplit > 1) {
+        r.tpo = r.nsplit >= 64 ? DG_CU_THREADS : r.nsplit >= 8 ? 32 : 1;
         st = red_launch(d, dev, DG_CU_RED_FINAL, 1, &r,
                         red_grid((m + DG_CU_THREADS / r.tpo - 1) / (DG_CU_THREADS / r.tpo)), 1,
                         s, err);
