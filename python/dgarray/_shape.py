@@ -9,12 +9,14 @@ devices (``_core._sort``), along an axis each chunk holds whole.
 """
 import builtins
 import itertools
+import math
 import operator
 
 import numpy
 
 from . import _core
 from . import _indexing
+from ._indexing import _asdist
 
 _DA = _core.DistributedArray
 _NOVALUE = numpy._NoValue
@@ -24,18 +26,6 @@ try:
 except ImportError:  # NumPy < 2
     from numpy.core.multiarray import normalize_axis_index
     from numpy.core.numeric import normalize_axis_tuple
-
-
-def _asdist(x, dtype=None):
-    from . import asarray
-    return asarray(x, dtype=dtype)
-
-
-def _prod(shape):
-    n = 1
-    for s in shape:
-        n *= s
-    return n
 
 
 def _shape_arg(shape):
@@ -69,11 +59,11 @@ def _reshape_target(size, shape):
     if unknown:
         if shape[unknown[0]] != -1:
             raise ValueError("negative dimensions not allowed")
-        known = _prod(n for i, n in enumerate(shape) if i != unknown[0])
+        known = math.prod(n for i, n in enumerate(shape) if i != unknown[0])
         if known == 0 or size % known:
             raise err()
         shape[unknown[0]] = size // known
-    if _prod(shape) != size:
+    if math.prod(shape) != size:
         raise err()
     return tuple(shape)
 

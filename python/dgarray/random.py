@@ -15,6 +15,7 @@ of calls give the same values every time.  Methods NumPy's Generator has and
 this one does not (``exponential``, ``permutation``, ``shuffle``, ...) run
 through NumPy (dgarray.FallbackWarning), seeded from the same key and stream.
 """
+import math as _math
 import operator as _operator
 
 import numpy as _numpy
@@ -50,13 +51,6 @@ def _shape_of(size):
     if any(n < 0 for n in shape):
         raise ValueError("negative dimensions are not allowed")
     return shape
-
-
-def _size_of(shape):
-    n = 1
-    for k in shape:
-        n *= k
-    return n
 
 
 def _is_scalar(x):
@@ -282,7 +276,7 @@ class Generator:
         if high is None:
             low, high = 0, low
         shape = _shape_of(size)
-        if shape is not None and _size_of(shape) == 0:
+        if shape is not None and _math.prod(shape) == 0:
             from . import empty
             return empty(shape, dt, index_map=index_map)
         closed = bool(endpoint)
@@ -423,7 +417,7 @@ class Generator:
                 raise ValueError("Probabilities do not sum to 1. See Notes section of "
                                  "docstring for more information.")
         shape = () if size is None else _shape_of(size)
-        n = _size_of(shape)
+        n = _math.prod(shape)
         if replace and p is None:
             idx = self.integers(0, max(pop, 1), size=shape)
         elif replace:

@@ -144,7 +144,8 @@ typedef enum dg_reduce_kind {
  *     smallest reduced element, NaN counting as beyond every number (the
  *     first NaN wins; complex compared as NumPy does, real part first);
  *     idx[m] (int64) = idx_base + sum over the reduced dims r of
- *     pos_r * idx_gstride[r] for the element found; among equal candidates the smallest such value.
+ *     pos_r * idx_gstride[r] for the element found; among equal candidates
+ *     the smallest such value.
  *     Every reduced extent is >= 1.
  * An output element with no reduced element (a reduced extent of 0) gets
  * `init`. */

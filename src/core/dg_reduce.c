@@ -267,14 +267,14 @@ done:
     return st;
 }
 
-/* Combines overlapping (value, index) partials of argmax / argmin on the
- * device of the first, when every partial covers the same box: the pairs are
- * stacked there ([part, box...]) and folded over the stack by the backend's
- * reduce reading the indices (idx_in).  New one-chunk REPLICA arrays. */
 static dg_status fold_stack(dg_backend_i *be, int dtype, int nd, const int64_t *shape,
                             const dg_box *B, int np, int dev, int kind, dg_buffer *sv,
                             dg_buffer *si, dg_array **vout, dg_array **iout, dg_error *err);
 
+/* Combines overlapping (value, index) partials of argmax / argmin on the
+ * device of the first, when every partial covers the same box: the pairs are
+ * stacked there ([part, box...]) and folded over the stack by the backend's
+ * reduce reading the indices (idx_in).  New one-chunk REPLICA arrays. */
 static dg_status combine_arg_on_device(dg_array *v, dg_array *ix, int kind, dg_array **vout,
                                        dg_array **iout, dg_error *err)
 {
