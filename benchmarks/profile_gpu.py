@@ -111,7 +111,10 @@ def workloads(n=1 << 28, sq=16384):
                 dg.config.allow_tf32 = False
         big = dg.ones((1 << 15, 1 << 15), np.float64, index_map=sq_map_k(1 << 15, ndev))
         vec = dg.ones(1 << 15, np.float64)
+        fa = dg.ones((k, k), np.float64, index_map=sq_map_k(k, ndev))
+        fb = dg.ones((k, k), np.float64, index_map=sq_map_k(k, ndev))
         mm = {"matmul_tf32": (tf32, 2 * k ** 3),
+              "matmul_f64": (lambda: done(fa @ fb), 2 * k ** 3),
               "matvec_f64_32768": (lambda: done(big.dot(vec)), 8 << 30)}
     return {
         **mm,

@@ -124,6 +124,11 @@ dg_status dg_fetch_region(dg_array *x, const dg_box *region, int dev, int stream
  * link every time. */
 dg_status dg_fetch_region_local(dg_array *x, const dg_box *region, int dev, int stream,
                                 dg_region_src *out, dg_error *err);
+/* dg_fetch_region_local whose copies join `batch` instead of running: the
+ * caller runs the batch (one exchange group for many fetches, so that
+ * transfers in both directions fly at once), or frees it unrun on error. */
+dg_status dg_fetch_region_batch(dg_array *x, const dg_box *region, int dev, dg_move *batch,
+                                dg_region_src *out, dg_error *err);
 
 /* Drops the length-1 axes of an elementwise loop and merges neighbouring
  * axes along which every operand is dense, so that contiguous work becomes

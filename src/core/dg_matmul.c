@@ -1020,14 +1020,20 @@ done:
     return st;
 }
 
-/* Fetches, on the transfer stream of each task's device, the blocks not in
- * place there (a block several tasks of one device need is fetched once). */
+/* Fetches the blocks not in place on each task's device (a block several
+ * tasks of one device need is fetched once), all in one move: one exchange
+ * group on the transfer streams, every direction at once.  Fetches queued
+ * one after another would each wait for the one before, and on a GPU the
+ * later ones would find every multiprocessor taken by the products that
+ * the first tasks started meanwhile. */
 static dg_status prefetch(const dg_contract_call *c, const mm_src *A, const mm_src *B,
                           const dg_mm_plan *pl, dg_region_src *pa, dg_region_src *pb,
                           dg_error *err)
 {
     int t, w, s;
+    dg_move mv;
     dg_status st = DG_OK;
+    dg_move_init(&mv, A->x->be);
     for (t = 0; t < pl->ntasks && st == DG_OK; t++) {
         const dg_mm_task *tk = &pl->tasks[t];
         for (w = 0; w < 2 && st == DG_OK; w++) {
@@ -1048,14 +1054,13 @@ static dg_status prefetch(const dg_contract_call *c, const mm_src *A, const mm_s
                     break;
                 }
             }
-            if (slot[t].buf)
-                continue;
-            /* a move on the transfer streams (it orders them after the
-             * temporary's allocation itself) */
-            st = dg_fetch_region_local(x->x, &box, tk->device, DG_STREAM_TRANSFER, &slot[t],
-                                       err);
+            if (!slot[t].buf)
+                st = dg_fetch_region_batch(x->x, &box, tk->device, &mv, &slot[t], err);
         }
     }
+    if (st == DG_OK)
+        st = dg_move_run(&mv, err);
+    dg_move_free(&mv);
     return st;
 }
 

@@ -304,24 +304,34 @@ size_t dg_get_peer_read_bytes(void) { return peer_read_bytes; }
 
 static dg_status find_source(dg_array *x, const dg_box *region, int dev, int peer_ok,
                              const dg_chunk **out);
-static dg_status fetch_region(dg_array *x, const dg_box *region, int dev, int stream,
-                              int peer_ok, dg_region_src *out, dg_error *err);
+static dg_status fetch_region(dg_array *x, const dg_box *region, int dev, int peer_ok,
+                              dg_move *batch, dg_region_src *out, dg_error *err);
 
 dg_status dg_find_source(dg_array *x, const dg_box *region, int dev, const dg_chunk **out)
 {
     return find_source(x, region, dev, 1, out);
 }
 
+/* The stream argument of both: the move picks its streams, and readers
+ * wait for its writes. */
 dg_status dg_fetch_region(dg_array *x, const dg_box *region, int dev, int stream,
                           dg_region_src *out, dg_error *err)
 {
-    return fetch_region(x, region, dev, stream, 1, out, err);
+    (void)stream;
+    return fetch_region(x, region, dev, 1, NULL, out, err);
 }
 
 dg_status dg_fetch_region_local(dg_array *x, const dg_box *region, int dev, int stream,
                                 dg_region_src *out, dg_error *err)
 {
-    return fetch_region(x, region, dev, stream, 0, out, err);
+    (void)stream;
+    return fetch_region(x, region, dev, 0, NULL, out, err);
+}
+
+dg_status dg_fetch_region_batch(dg_array *x, const dg_box *region, int dev, dg_move *batch,
+                                dg_region_src *out, dg_error *err)
+{
+    return fetch_region(x, region, dev, 0, batch, out, err);
 }
 
 static dg_status find_source(dg_array *x, const dg_box *region, int dev, int peer_ok,
@@ -353,21 +363,22 @@ void dg_count_peer_read(const dg_array *x, const dg_chunk *c, const dg_box *regi
         counts.peer_read += dg_box_size(region) * dg_dtype_size(x->dtype);
 }
 
-static dg_status fetch_region(dg_array *x, const dg_box *region, int dev, int stream,
-                               int peer_ok, dg_region_src *out, dg_error *err)
+/* batch NULL: a move of its own, run here; else the copies join *batch,
+ * which the caller runs. */
+static dg_status fetch_region(dg_array *x, const dg_box *region, int dev, int peer_ok,
+                              dg_move *batch, dg_region_src *out, dg_error *err)
 {
     dg_backend_i *be = x->be;
     const int isz = dg_dtype_size(x->dtype);
     const dg_chunk *in = NULL;
     dg_plan_chunk *src = NULL, dst;
     dg_plan plan = {0, 0, NULL};
-    dg_move mv;
+    dg_move own, *mv = batch ? batch : &own;
     dg_chunk tmp;
     dg_status st;
     int i, ax;
     int64_t stride = isz;
 
-    (void)stream; /* the move picks its streams; readers wait for its writes */
     DG_CHECK(find_source(x, region, dev, peer_ok, &in));
     if (in) {
         dg_count_peer_read(x, in, region, dev);
@@ -385,7 +396,8 @@ static dg_status fetch_region(dg_array *x, const dg_box *region, int dev, int st
         stride *= dg_range_len(region->r[ax]);
     }
     DG_CHECK(dg_buffer_new(be, dev, (size_t)dg_box_size(region) * (size_t)isz, &tmp.buf, err));
-    dg_move_init(&mv, be);
+    if (!batch)
+        dg_move_init(&own, be);
     DG_CHECK_GOTO(dg_array_layout(x, &src, err), st, done);
     dst.device = dev;
     dst.box = tmp.box;
@@ -393,11 +405,12 @@ static dg_status fetch_region(dg_array *x, const dg_box *region, int dev, int st
     for (i = 0; i < plan.ncopies; i++) {
         dg_move_item it;
         dg_move_item_view(&it, isz, &x->chunks[plan.copies[i].src], &plan.copies[i].box, &tmp);
-        DG_CHECK_GOTO(dg_move_add(&mv, &it, err), st, done);
+        DG_CHECK_GOTO(dg_move_add(mv, &it, err), st, done);
     }
-    st = dg_move_run(&mv, err);
+    st = batch ? DG_OK : dg_move_run(&own, err);
 done:
-    dg_move_free(&mv);
+    if (!batch)
+        dg_move_free(&own);
     dg_plan_free(&plan);
     free(src);
     if (st != DG_OK) {
