@@ -168,6 +168,37 @@ def test_where(name, ndev):
         assert_same(got, ref, name, x.dtype, x)
 
 
+@pytest.mark.parametrize("layout", ["rows", "uneven", "strided", "overlap"])
+@pytest.mark.parametrize("name, dtype, initial", [
+    ("sum", "f8", 5.0), ("sum", "i2", 300), ("sum", "i8", 5.5), ("prod", "f8", -3.0),
+    ("nansum", "f8", 2.5), ("max", "f8", 1e9), ("min", "i8", -1000)])
+def test_initial_counted_once(name, dtype, initial, layout, ndev):
+    """`initial` enters the result once, however many devices hold parts of
+    the reduced axis (each part starts from the identity)."""
+    x = data(dtype, nan=name == "nansum")
+    if dtype.startswith("f") and name == "prod":
+        x = np.where(np.isfinite(x), np.clip(x, -2.0, 2.0), 1.5)
+    d = distribute(x, layout, ndev)
+    mask = (np.arange(x.size).reshape(x.shape) % 3) != 0
+    for kw in ({"axis": 0}, {"axis": None}, {"axis": 0, "where": mask}):
+        ref, err = numpy_or_error(call, name, x, initial=initial, **kw)
+        assert err is None
+        got = call(name, d, initial=initial, **kw)
+        assert_same(got, ref, name, x.dtype, x)
+
+
+def test_ufunc_reduce_initial_counted_once(ndev):
+    x = np.arange(40, dtype=np.int64).reshape(8, 5)
+    for uf in (np.add, np.multiply, np.bitwise_xor, np.logical_xor):
+        xx = x % 3 if uf is np.multiply else x
+        dd = distribute(xx, "uneven", ndev)
+        for axis in (0, None):
+            ref = uf.reduce(xx, axis=axis, initial=7)
+            got = uf.reduce(dd, axis=axis, initial=7)
+            g = got.get() if isinstance(got, dg.DistributedArray) else np.asarray(got)
+            assert g.dtype == ref.dtype and np.array_equal(g, ref), (uf, axis, g, ref)
+
+
 def test_where_without_identity_needs_initial(ndev):
     x = data("f4")
     d = distribute(x, "rows", ndev)

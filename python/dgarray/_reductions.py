@@ -21,6 +21,9 @@ _REDUCIBLE = {numpy.add, numpy.multiply, numpy.maximum, numpy.minimum, numpy.fma
               numpy.fmin, numpy.logical_and, numpy.logical_or, numpy.logical_xor,
               numpy.bitwise_and, numpy.bitwise_or, numpy.bitwise_xor}
 # partial results of these may stay in an op mode until read (CuPy's lazy modes)
+# each device folds `initial` into its part of these (not idempotent): the
+# reduction starts from the identity and `initial` is folded in once after
+_INITIAL_ONCE = {numpy.add, numpy.multiply, numpy.logical_xor, numpy.bitwise_xor}
 _LAZY_MODE = {numpy.add: "sum", numpy.multiply: "prod", numpy.maximum: "max",
               numpy.minimum: "min"}
 
@@ -133,8 +136,13 @@ def ufunc_reduce(ufunc, a, axis=0, dtype=None, out=None, keepdims=False,
             raise ValueError(f"zero-size array to reduction operation {ufunc.__name__} "
                              "which has no identity")
         init = ufunc.identity
+    post = None
+    if initial is not _NOVALUE and ufunc in _INITIAL_ONCE:
+        post, init = numpy.asarray(initial).astype(work)[()], ufunc.identity
     res = _core._reduce(x, 0, ufunc, axes, bool(keepdims), init, wh,
                         _LAZY_MODE.get(ufunc))
+    if post is not None:
+        res = ufunc(res, post)
     if res.dtype != rdt:
         res = res.astype(rdt)
     if out is not None:
