@@ -22,8 +22,9 @@
  *     neighbouring outputs (V each in the V > 1 variant), 256 / tx threads
  *     split the reduced elements, then merge through shared memory;
  *   - final: folds the partials that the first two leave when the reduced
- *     elements of an output are cut into chunks (nsplit > 1), and writes init
- *     where nothing was reduced.
+ *     elements of an output are cut into chunks (or that the first passes
+ *     of several devices left in one stack), and writes init where nothing
+ *     was reduced.
  *
  * The kernels are compiled in DG_CU_RED_NPARTS translation units
  * (kernels/reduce_<k>.cu): a part defines DG_RED_PART and includes this file,
@@ -44,6 +45,13 @@
 #define DG_CU_RED_NPARTS 6
 /* Independent loads in flight per thread in the dense loops. */
 #define DG_RED_UNROLL 4
+/* Partials a thread of the final pass loads before it merges them (fewer
+ * of 8 bytes or more, and of argmax / argmin, which carry an index: no
+ * spills). */
+template <class Op> __host__ __device__ constexpr int dg_red_fold_batch()
+{
+    return Op::ARG || sizeof(typename Op::T) >= 8 ? 4 : 8;
+}
 
 /* Op numbers: loop I of DG_LOOP_LIST is op I; argmax of dtype D is op
  * dg_ew_nloops + D, argmin dg_ew_nloops + DG_NDTYPES + D. */
@@ -361,7 +369,9 @@ __device__ __forceinline__ void dg_red_put(const dg_cu_red &a, int64_t kd, int64
             st.have ? st.i + a.idx_base : 0;
 }
 
-/* Writes the partial of output m and chunk s ([nsplit][m] arrays). */
+/* Writes the partial of output m and chunk s ([nsplit][m] arrays, perhaps
+ * on a peer): argmax / argmin indices with idx_base added, as the final
+ * pass reads them. */
 template <class Op>
 __device__ __forceinline__ void dg_red_put_part(const dg_cu_red &a, int64_t m, int s,
                                                 const dg_red_st<Op> &st)
@@ -369,7 +379,7 @@ __device__ __forceinline__ void dg_red_put_part(const dg_cu_red &a, int64_t m, i
     const int64_t p = (int64_t)s * a.m + m;
     reinterpret_cast<typename Op::T *>(a.part)[p] = st.v;
     if constexpr (Op::ARG)
-        a.part_idx[p] = st.i;
+        a.part_idx[p] = st.i + a.idx_base;
     a.part_have[p] = st.have;
 }
 
@@ -414,13 +424,31 @@ __device__ __forceinline__ void dg_red_fold_parts(const dg_cu_red &a, int64_t m0
         st.i = 0;
         st.have = false;
         if (m < m1) {
-            for (int s = lane; s < a.nsplit; s += p) {
-                const int64_t q = (int64_t)s * a.m + m;
-                if (!dg_red_ldcg(a.part_have + q))
-                    continue;
-                dg_red_st<Op> o{dg_red_ldcg(reinterpret_cast<const T *>(a.part) + q),
-                                Op::ARG ? dg_red_ldcg(a.part_idx + q) : 0, true};
-                dg_red_merge<Op>(st, o);
+            /* dg_red_fold_batch partials' loads in flight before any merge
+             * (a value is read whether or not its have flag is set: the
+             * memory is there), merged in chunk order */
+            constexpr int NB = dg_red_fold_batch<Op>();
+            for (int s0 = lane; s0 < a.nsplit; s0 += NB * p) {
+                bool h[NB];
+                T v[NB];
+                int64_t ix[NB];
+#pragma unroll
+                for (int u = 0; u < NB; u++) {
+                    const int s = s0 + u * p;
+                    const int64_t q = (int64_t)s * a.m + m;
+                    h[u] = s < a.nsplit;
+                    if (h[u]) {
+                        h[u] = dg_red_ldcg(a.part_have + q) != 0;
+                        v[u] = dg_red_ldcg(reinterpret_cast<const T *>(a.part) + q);
+                        ix[u] = Op::ARG ? dg_red_ldcg(a.part_idx + q) : 0;
+                    }
+                }
+#pragma unroll
+                for (int u = 0; u < NB; u++)
+                    if (h[u]) {
+                        dg_red_st<Op> o{v[u], ix[u], true};
+                        dg_red_merge<Op>(st, o);
+                    }
             }
         }
         dg_red_group<Op>(st, p);
@@ -642,7 +670,7 @@ dg_red_inner_k(const __grid_constant__ dg_cu_red a)
         }
         dg_red_group<Op>(st, p);
         if (lane == 0 && m < a.m) {
-            if (a.nsplit > 1) {
+            if (a.part != NULL) {
                 dg_red_put_part<Op>(a, m, s, st);
             } else {
                 const dg_red_koff o = dg_red_kept(a, m);
@@ -751,12 +779,12 @@ dg_red_outer_k(const __grid_constant__ dg_cu_red a)
             /* the V outputs differ in the innermost kept dim only */
             const int64_t ds = a.kdst[a.nk - 1], is = a.kidx[a.nk - 1];
             dg_red_koff o{0, 0, 0, 0, 0};
-            if (a.nsplit <= 1)
+            if (a.part == NULL)
                 o = dg_red_kept(a, m0);
 #pragma unroll
             for (int e = 0; e < V; e++) {
                 dg_red_st<Op> st{acc[e], ai[e], have};
-                if (a.nsplit > 1)
+                if (a.part != NULL)
                     dg_red_put_part<Op>(a, m0 + e, s, st);
                 else
                     dg_red_put<Op>(a, o.dst + e * ds, o.idx + e * is, st);

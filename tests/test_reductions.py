@@ -199,6 +199,33 @@ def test_ufunc_reduce_initial_counted_once(ndev):
             assert g.dtype == ref.dtype and np.array_equal(g, ref), (uf, axis, g, ref)
 
 
+@pytest.mark.parametrize("layout", ["rows", "uneven", "strided", "replicated", "overlap"])
+@pytest.mark.parametrize("dtype", ["f4", "f8", "i8", "c8"])
+def test_long_reductions(dtype, layout, ndev):
+    """Reductions long enough for a GPU to cut each output's elements into
+    chunks (partials folded by a last pass, on each device or stacked from
+    all devices on one), against NumPy; the largest value three times, in
+    different parts, so argmax must return the first."""
+    rng = np.random.default_rng(11)
+    n = (1 << 20) + 37
+    dt = np.dtype(dtype)
+    if dt.kind == "i":
+        x = rng.integers(-1000, 1000, n).astype(dt)
+    else:
+        x = rng.standard_normal(n).astype(dt)
+        if dt.kind == "c":
+            x = x + 1j * rng.standard_normal(n).astype(dt)
+    x[[5, n // 2 + 3, n - 2]] = x.real.max() + 1
+    d = distribute(x, layout, ndev)
+    for name in ("sum", "max", "argmax", "argmin", "mean"):
+        check(name, x, d)
+    y = x[: n - n % 1024].reshape(-1, 1024)
+    e = distribute(y, layout, ndev)
+    for name in ("sum", "argmax", "min"):
+        for axis in (0, 1, None):
+            check(name, y, e, axis=axis)
+
+
 def test_where_without_identity_needs_initial(ndev):
     x = data("f4")
     d = distribute(x, "rows", ndev)
@@ -271,9 +298,19 @@ def check_method(ufunc, method, x, d, axis):
 def test_lazy_mode_and_zero_dim_results(ndev):
     x = data("f8")
     d = distribute(x, "rows", ndev)
+    # partials that are small beside the data reduced are folded at once on
+    # one device; large ones are left as partial sums, as CuPy does
     s = d.sum(axis=0)
+    assert s.mode == "replica" and len(s.index_map) == 1
+    np.testing.assert_allclose(s.get(), x.sum(axis=0), rtol=1e-13)
+    old = dg.config.peer_read_bytes
+    dg.config.peer_read_bytes = 0
+    try:
+        s = d.sum(axis=0)
+    finally:
+        dg.config.peer_read_bytes = old
     if ndev > 1:
-        assert s.mode == "sum"  # left as partial sums, as CuPy does
+        assert s.mode == "sum"
     np.testing.assert_allclose(s.get(), x.sum(axis=0), rtol=1e-13)
     np.testing.assert_allclose((s * 2).get(), x.sum(axis=0) * 2, rtol=1e-13)
     t = d.sum()

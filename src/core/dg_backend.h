@@ -28,7 +28,7 @@
 #include "dg_gemm.h"
 #include "dg_status.h"
 
-#define DG_BACKEND_VERSION 3
+#define DG_BACKEND_VERSION 4
 #define DG_HOST (-1)
 #define DG_MAXOPS 5 /* operands of one loop: nin + nout <= 4, plus the where mask */
 
@@ -175,7 +175,29 @@ typedef struct dg_reduce_desc {
     /* ARGMAX / ARGMIN without idx_in: added to every index written for an
      * element found (the offset of a chunk in the whole array). */
     int64_t idx_base;
+    /* The passes to run (a backend with reduce_parts; else always WHOLE):
+     *   DG_RED_WHOLE: the reduction above.
+     *   DG_RED_PARTS: the first pass alone, for a stack of partials on one
+     *     device folded later by a FOLD: the outputs' partial results go to
+     *     rows part_row, part_row + 1, ... (as many as reduce_parts says) of
+     *     [rows][m] arrays, m the outputs in C order over the kept dims:
+     *     values (dtype) at part, indices (argmax / argmin, idx_base added)
+     *     at part_idx, and at part_have a byte, 0 where the row's part
+     *     reduced no element.  init is not folded in.  The stack may be on
+     *     a device that dev can access (dg_backend_i.can_access); there is
+     *     neither where nor idx_in, and every reduced extent is >= 1.
+     *   DG_RED_FOLD: the last pass alone: dst (and idx) = the rows
+     *     0 .. part_rows - 1 of such a stack folded in that order (argmax /
+     *     argmin: the smallest index among equal values), from init where
+     *     has_init; init where no row has a value.  nred is 0; src unused. */
+    int pass;
+    char *part;
+    int64_t *part_idx;
+    unsigned char *part_have;
+    int64_t part_row, part_rows;
 } dg_reduce_desc;
+
+enum { DG_RED_WHOLE, DG_RED_PARTS, DG_RED_FOLD };
 
 /* An inclusive scan along the last dim of an N-d strided block, with a
  * binary loop of DG_LOOP_LIST whose three dtypes are all `dtype`:
@@ -391,6 +413,12 @@ struct dg_backend_i {
      * it does not sort. */
     dg_status (*sort)(dg_backend_i *be, int dev, int stream, const dg_sort_desc *d,
                       dg_error *err);
+
+    /* OPTIONAL: how many rows of partials (>= 1) the DG_RED_PARTS pass of
+     * reduction d on dev writes; a backend with it runs PARTS and FOLD
+     * passes (dg_reduce_desc.pass).  NULL: the core reduces whole. */
+    dg_status (*reduce_parts)(dg_backend_i *be, int dev, const dg_reduce_desc *d, int64_t *rows,
+                              dg_error *err);
 
     /* Waits for all work, frees every resource; `be` is invalid afterwards. */
     void (*destroy)(dg_backend_i *be);

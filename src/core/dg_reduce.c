@@ -419,19 +419,17 @@ static int small_result(const dg_array *r)
     return dg_get_peer_read_bytes() >= (size_t)dg_dtype_size(r->dtype);
 }
 
-/* Reduces one part into chunk rc of the result (and ic of the indices). */
-static dg_status reduce_part(dg_array *a, const dg_reduce_call *c, const part *p,
-                             dg_chunk *rc, dg_chunk *ic, int stacked, dg_error *err)
+/* The reduction of part p of a on its chunk (the kept axes first, then the
+ * reduced ones, each group in order: perm[k] is the axis of dim k; *nk kept
+ * dims), with no output, where mask or pass set. */
+static void part_desc(const dg_array *a, const dg_reduce_call *c, const part *p, int *perm,
+                      int *nk_out, dg_reduce_desc *d)
 {
-    dg_backend_i *be = a->be;
     const dg_chunk *ch = &a->chunks[p->chunk];
-    const int nd = a->ndim, dev = ch->device;
-    int perm[DG_MAXDIM], nk = 0, nr = 0, ax, k;
+    const int nd = a->ndim;
+    int nk = 0, nr = 0, ax, k;
     int64_t sstr[DG_MAXDIM], mult[DG_MAXDIM], m = 1, base = 0;
     char *sptr;
-    dg_reduce_desc d;
-    dg_region_src w = {NULL, NULL, {0}};
-    dg_status st;
 
     for (ax = 0; ax < nd; ax++)
         if (!c->red[ax])
@@ -446,61 +444,77 @@ static dg_status reduce_part(dg_array *a, const dg_reduce_call *c, const part *p
             m *= a->shape[ax];
     }
     dg_chunk_view(ch, &p->box, &sptr, sstr);
-    memset(&d, 0, sizeof(d));
-    d.kind = c->kind;
-    d.loop = c->loop;
-    d.dtype = a->dtype;
-    d.ndim = nd;
-    d.nred = nr;
-    d.src = sptr;
-    d.dst = (char *)rc->buf->ptr + rc->offset;
-    d.has_init = c->has_init;
-    memcpy(d.init, c->init, sizeof d.init);
-    if (ic)
-        d.idx = (int64_t *)((char *)ic->buf->ptr + ic->offset);
+    memset(d, 0, sizeof(*d));
+    d->kind = c->kind;
+    d->loop = c->loop;
+    d->dtype = a->dtype;
+    d->ndim = nd;
+    d->nred = nr;
+    d->src = sptr;
+    d->has_init = c->has_init;
+    memcpy(d->init, c->init, sizeof d->init);
     for (k = 0; k < nd; k++) {
         ax = perm[k];
-        d.shape[k] = dg_range_len(p->box.r[ax]);
-        d.src_strides[k] = sstr[ax];
-        if (k < nk) {
-            d.dst_strides[k] = rc->strides[ax];
-            if (ic)
-                d.idx_strides[k] = ic->strides[ax];
-        } else {
-            d.idx_gstride[k] = p->box.r[ax].step * mult[ax];
+        d->shape[k] = dg_range_len(p->box.r[ax]);
+        d->src_strides[k] = sstr[ax];
+        if (k >= nk) {
+            d->idx_gstride[k] = p->box.r[ax].step * mult[ax];
             base += p->box.r[ax].start * mult[ax];
         }
     }
-    d.idx_base = base;
+    d->idx_base = base;
+    *nk_out = nk;
+}
+
+/* Points the kept dims of d (perm: part_desc's) at chunk rc of the result
+ * and ic of the indices. */
+static void desc_output(dg_reduce_desc *d, const int *perm, int nk, dg_chunk *rc, dg_chunk *ic)
+{
+    int k;
+    d->dst = (char *)rc->buf->ptr + rc->offset;
+    if (ic)
+        d->idx = (int64_t *)((char *)ic->buf->ptr + ic->offset);
+    for (k = 0; k < nk; k++) {
+        d->dst_strides[k] = rc->strides[perm[k]];
+        if (ic)
+            d->idx_strides[k] = ic->strides[perm[k]];
+    }
+}
+
+/* Reduces one part into chunk rc of the result (and ic of the indices). */
+static dg_status reduce_part(dg_array *a, const dg_reduce_call *c, const part *p,
+                             dg_chunk *rc, dg_chunk *ic, dg_error *err)
+{
+    dg_backend_i *be = a->be;
+    const dg_chunk *ch = &a->chunks[p->chunk];
+    const int dev = ch->device;
+    int perm[DG_MAXDIM], nk, k;
+    dg_reduce_desc d;
+    dg_region_src w = {NULL, NULL, {0}};
+    dg_status st;
+
+    part_desc(a, c, p, perm, &nk, &d);
+    desc_output(&d, perm, nk, rc, ic);
     if (c->where) {
         DG_CHECK(dg_fetch_region(c->where, &p->box, dev, DG_STREAM_COMPUTE, &w, err));
         d.where = (const dg_bool *)w.ptr;
-        for (k = 0; k < nd; k++)
+        for (k = 0; k < a->ndim; k++)
             d.where_strides[k] = w.strides[perm[k]];
         st = dg_buffer_use_read(be, w.buf, dev, DG_STREAM_COMPUTE, err);
         if (st != DG_OK)
             goto done;
     }
     DG_CHECK_GOTO(dg_buffer_use_read(be, ch->buf, dev, DG_STREAM_COMPUTE, err), st, done);
-    if (!stacked) { /* a stack: every device waited for it before any wrote */
-        DG_CHECK_GOTO(dg_buffer_use_write(be, rc->buf, dev, DG_STREAM_COMPUTE, err), st, done);
-        if (ic)
-            DG_CHECK_GOTO(dg_buffer_use_write(be, ic->buf, dev, DG_STREAM_COMPUTE, err), st,
-                          done);
-    }
+    DG_CHECK_GOTO(dg_buffer_use_write(be, rc->buf, dev, DG_STREAM_COMPUTE, err), st, done);
+    if (ic)
+        DG_CHECK_GOTO(dg_buffer_use_write(be, ic->buf, dev, DG_STREAM_COMPUTE, err), st, done);
     DG_CHECK_GOTO(be->reduce(be, dev, DG_STREAM_COMPUTE, &d, err), st, done);
     {
         dg_pos q = be->pos(be, dev, DG_STREAM_COMPUTE);
         dg_buffer_mark_read(ch->buf, q);
-        if (stacked) {
-            dg_buffer_mark_write_part(rc->buf, q);
-            if (ic)
-                dg_buffer_mark_write_part(ic->buf, q);
-        } else {
-            dg_buffer_mark_write(rc->buf, q);
-            if (ic)
-                dg_buffer_mark_write(ic->buf, q);
-        }
+        dg_buffer_mark_write(rc->buf, q);
+        if (ic)
+            dg_buffer_mark_write(ic->buf, q);
         if (w.buf)
             dg_buffer_mark_read(w.buf, q);
     }
@@ -510,70 +524,142 @@ done:
     return st;
 }
 
-/* 1 if the parts (layout l) of an argmax / argmin can write their (value,
- * index) pairs straight into a stack on the first part's device: at least
- * two parts, all reducing to the same non-empty box of few elements, each
- * on a device that writes there in place. */
-static int stack_in_place(dg_backend_i *be, const dg_plan_chunk *l, int np, int isz)
+/* ---- partials stacked on one device ------------------------------------------ */
+
+/* A stack of `rows` rows of m partials (dg_reduce_desc.pass) in one buffer:
+ * the values, the indices (arg), the have bytes, each 16-byte aligned.
+ * Returns its bytes; *ioff, *hoff: where the indices and have bytes start. */
+static size_t stack_bytes(int64_t rows, int64_t m, int isz, int arg, size_t *ioff,
+                          size_t *hoff)
 {
-    const int64_t n = dg_box_size(&l[0].box);
+    const size_t n = (size_t)rows * (size_t)m;
+    *ioff = (n * (size_t)isz + 15) / 16 * 16;
+    *hoff = *ioff + (arg ? n * sizeof(int64_t) : 0);
+    return *hoff + n;
+}
+
+/* 1 if the parts (layout l) may leave their partials in one stack on the
+ * first part's device, folded there by one last pass: at least two parts,
+ * all reducing to the same non-empty box, no where mask, a backend that
+ * folds stacks, and every device writing there in place. */
+static int stackable(dg_backend_i *be, const dg_reduce_call *c, const dg_plan_chunk *l, int np)
+{
     int i;
-    if (np < 2 || n == 0 || !(be->flags & DG_BE_IDX_IN) || !be->can_access)
+    if (np < 2 || c->where || !be->reduce_parts || !be->can_access ||
+        dg_box_size(&l[0].box) == 0)
         return 0;
     for (i = 1; i < np; i++)
         if (!dg_box_equal(&l[i].box, &l[0].box) ||
             !be->can_access(be, l[i].device, l[0].device))
             return 0;
-    return (size_t)n * (size_t)np * (size_t)(isz + 8) <= dg_get_peer_read_bytes();
+    return 1;
 }
 
-/* argmax / argmin over parts that stack_in_place accepts: each part's pairs
- * go straight into the stack on l[0]'s device (no copies), then the stack
- * is folded there.  New one-chunk arrays of shape oshape. */
+/* The parts (stackable) reduced by first passes that write their partials
+ * straight into a stack on l[0]'s device (peer writes: no copies, no pass
+ * per device to finish them), then one fold there into new one-chunk arrays
+ * of shape oshape (*iout too for argmax / argmin).  *done = 0, nothing
+ * enqueued, where the stack would be large: more than the peer-read limit
+ * and more than 1/16 of the bytes reduced. */
 static dg_status reduce_stacked(dg_array *a, const dg_reduce_call *c, const part *parts,
                                 int np, const dg_plan_chunk *l, const int64_t *oshape,
-                                dg_array **vout, dg_array **iout, dg_error *err)
+                                dg_array **vout, dg_array **iout, int *done, dg_error *err)
 {
     dg_backend_i *be = a->be;
-    const int isz = dg_dtype_size(a->dtype), nd = a->ndim, dev = l[0].device;
-    const dg_box *B = &l[0].box;
-    const int64_t n = dg_box_size(B);
-    dg_buffer *sv = NULL, *si = NULL;
-    dg_status st;
-    int i, ax;
+    const int isz = dg_dtype_size(a->dtype), arg = c->kind != DG_RED_LOOP;
+    const int dev = l[0].device;
+    const int64_t m = dg_box_size(&l[0].box);
+    dg_reduce_desc *d = (dg_reduce_desc *)malloc((size_t)(np + 1) * sizeof(dg_reduce_desc));
+    int *perm = (int *)malloc((size_t)(np + 1) * DG_MAXDIM * sizeof(int));
+    int64_t *row = (int64_t *)malloc((size_t)np * sizeof(int64_t));
+    int64_t reduced = 0, rows = 0, nrow = 0;
+    size_t nbytes = 0, ioff, hoff;
+    dg_buffer *sb = NULL;
+    dg_array *rv = NULL, *ri = NULL;
+    dg_status st = DG_OK;
+    int i, nk = 0;
+    char *base;
+    dg_pos q;
 
-    DG_CHECK(dg_buffer_new(be, dev, (size_t)(n * np) * (size_t)isz, &sv, err));
-    st = dg_buffer_new(be, dev, (size_t)(n * np) * sizeof(int64_t), &si, err);
-    /* every device waits for the stack's memory before any part is written */
-    for (i = 0; i < np && st == DG_OK; i++) {
-        st = dg_buffer_use_write(be, sv, l[i].device, DG_STREAM_COMPUTE, err);
-        if (st == DG_OK)
-            st = dg_buffer_use_write(be, si, l[i].device, DG_STREAM_COMPUTE, err);
+    *done = 0;
+    if (!d || !perm || !row) {
+        st = dg_error_set(err, DG_ERR_NOMEM, -1, "out of host memory");
+        goto out;
     }
     for (i = 0; i < np && st == DG_OK; i++) {
-        dg_chunk rc, ic;
-        int64_t vs = isz, is = (int64_t)sizeof(int64_t);
-        memset(&rc, 0, sizeof rc);
-        memset(&ic, 0, sizeof ic);
-        rc.device = ic.device = dev;
-        rc.box = ic.box = *B;
-        rc.buf = sv;
-        ic.buf = si;
-        rc.offset = (int64_t)i * n * isz;
-        ic.offset = (int64_t)i * n * (int64_t)sizeof(int64_t);
-        for (ax = nd - 1; ax >= 0; ax--) {
-            rc.strides[ax] = vs;
-            ic.strides[ax] = is;
-            vs *= dg_range_len(B->r[ax]);
-            is *= dg_range_len(B->r[ax]);
-        }
-        st = reduce_part(a, c, &parts[i], &rc, &ic, 1, err);
+        part_desc(a, c, &parts[i], perm + i * DG_MAXDIM, &nk, &d[i]);
+        d[i].pass = DG_RED_PARTS;
+        row[i] = rows;
+        st = be->reduce_parts(be, a->chunks[parts[i].chunk].device, &d[i], &nrow, err);
+        rows += nrow;
+        reduced += dg_box_size(&parts[i].box);
     }
-    if (st == DG_OK)
-        st = fold_stack(be, a->dtype, nd, oshape, B, np, dev, c->kind, sv, si, vout, iout, err);
-    dg_buffer_decref(be, sv);
-    if (si)
-        dg_buffer_decref(be, si);
+    if (st != DG_OK)
+        goto out;
+    nbytes = stack_bytes(rows, m, isz, arg, &ioff, &hoff);
+    if (nbytes > dg_get_peer_read_bytes() && nbytes > (size_t)reduced * (size_t)isz / 16)
+        goto out;
+    *done = 1;
+    DG_CHECK_GOTO(dg_buffer_new(be, dev, nbytes, &sb, err), st, out);
+    DG_CHECK_GOTO(dg_array_empty(be, a->dtype, a->ndim, oshape, l, 1, DG_MODE_REPLICA, &rv,
+                                 err), st, out);
+    if (arg)
+        DG_CHECK_GOTO(dg_array_empty(be, DG_INT64, a->ndim, oshape, l, 1, DG_MODE_REPLICA,
+                                     &ri, err), st, out);
+    base = (char *)sb->ptr;
+    /* every device waits for the stack's memory before any part writes it
+     * (the part writes that follow do not wait for one another) */
+    for (i = 0; i < np; i++)
+        DG_CHECK_GOTO(dg_buffer_use_write(be, sb, a->chunks[parts[i].chunk].device,
+                                          DG_STREAM_COMPUTE, err), st, out);
+    for (i = 0; i < np; i++) {
+        const dg_chunk *ch = &a->chunks[parts[i].chunk];
+        d[i].part = base;
+        d[i].part_idx = arg ? (int64_t *)(base + ioff) : NULL;
+        d[i].part_have = (unsigned char *)base + hoff;
+        d[i].part_row = row[i];
+        DG_CHECK_GOTO(dg_buffer_use_read(be, ch->buf, ch->device, DG_STREAM_COMPUTE, err), st,
+                      out);
+        DG_CHECK_GOTO(be->reduce(be, ch->device, DG_STREAM_COMPUTE, &d[i], err), st, out);
+        q = be->pos(be, ch->device, DG_STREAM_COMPUTE);
+        dg_buffer_mark_read(ch->buf, q);
+        dg_buffer_mark_write_part(sb, q);
+    }
+    /* the fold: the kept dims alone, read from the stack */
+    d[np] = d[0];
+    d[np].pass = DG_RED_FOLD;
+    d[np].ndim = nk;
+    d[np].nred = 0;
+    d[np].src = NULL;
+    d[np].part_row = 0;
+    d[np].part_rows = rows;
+    desc_output(&d[np], perm, nk, &rv->chunks[0], ri ? &ri->chunks[0] : NULL);
+    DG_CHECK_GOTO(dg_buffer_use_read(be, sb, dev, DG_STREAM_COMPUTE, err), st, out);
+    DG_CHECK_GOTO(dg_buffer_use_write(be, rv->chunks[0].buf, dev, DG_STREAM_COMPUTE, err), st,
+                  out);
+    if (ri)
+        DG_CHECK_GOTO(dg_buffer_use_write(be, ri->chunks[0].buf, dev, DG_STREAM_COMPUTE, err),
+                      st, out);
+    DG_CHECK_GOTO(be->reduce(be, dev, DG_STREAM_COMPUTE, &d[np], err), st, out);
+    q = be->pos(be, dev, DG_STREAM_COMPUTE);
+    dg_buffer_mark_read(sb, q);
+    dg_buffer_mark_write(rv->chunks[0].buf, q);
+    if (ri)
+        dg_buffer_mark_write(ri->chunks[0].buf, q);
+    *vout = rv;
+    if (iout)
+        *iout = ri;
+    rv = ri = NULL;
+out:
+    if (sb)
+        dg_buffer_decref(be, sb);
+    if (rv)
+        dg_array_decref(rv);
+    if (ri)
+        dg_array_decref(ri);
+    free(d);
+    free(perm);
+    free(row);
     return st;
 }
 
@@ -637,9 +723,12 @@ dg_status dg_array_reduce(dg_array *a, const dg_reduce_call *c, dg_array **out,
         l[i].device = a->chunks[parts[i].chunk].device;
         project(&parts[i].box, c->red, &l[i].box);
     }
-    if (arg && stack_in_place(be, l, nparts, dg_dtype_size(a->dtype))) {
-        DG_CHECK_GOTO(reduce_stacked(a, c, parts, nparts, l, oshape, &r, &ri, err), st, fail);
-        goto finish;
+    if (stackable(be, c, l, nparts)) {
+        int done = 0;
+        DG_CHECK_GOTO(reduce_stacked(a, c, parts, nparts, l, oshape, &r, arg ? &ri : NULL,
+                                     &done, err), st, fail);
+        if (done)
+            goto finish;
     }
     DG_CHECK_GOTO(dg_array_empty(be, a->dtype, nd, oshape, l, nparts, DG_MODE_REPLICA, &r, err),
                   st, fail);
@@ -648,7 +737,7 @@ dg_status dg_array_reduce(dg_array *a, const dg_reduce_call *c, dg_array **out,
                                      err), st, fail);
     for (i = 0; i < nparts; i++)
         DG_CHECK_GOTO(reduce_part(a, c, &parts[i], &r->chunks[i], arg ? &ri->chunks[i] : NULL,
-                                  0, err), st, fail);
+                                  err), st, fail);
     for (i = 0; i < nparts && disjoint; i++)
         for (j = i + 1; j < nparts && disjoint; j++) {
             dg_box I;

@@ -480,19 +480,102 @@ static int fold_loop_ok(int loop, int dtype)
            dg_loops[loop].dtypes[1] == dtype && dg_loops[loop].dtypes[2] == dtype;
 }
 
+/* The rows of partials a PARTS pass writes here: one, since the loops fold
+ * a part whole. */
+static dg_status cpu_reduce_parts(dg_backend_i *be, int dev, const dg_reduce_desc *d,
+                                  int64_t *rows, dg_error *err)
+{
+    (void)be;
+    (void)dev;
+    (void)d;
+    (void)err;
+    *rows = 1;
+    return DG_OK;
+}
+
+/* The whole reduction that the PARTS or FOLD pass r is here.  PARTS: the
+ * part reduced into row part_row of the stack (its have bytes are filled
+ * with 1 after: with neither where nor empty extents every output has a
+ * value).  FOLD: the stack, shape (kept dims, rows), reduced over its rows,
+ * argmax / argmin reading their indices from it. */
+static dg_status cpu_stack_desc(const dg_reduce_desc *r, int dev, dg_reduce_desc *w,
+                                dg_error *err)
+{
+    const int nk = r->ndim - r->nred, isz = dg_dtype_size(r->dtype);
+    const int arg = r->kind != DG_RED_LOOP;
+    int64_t m = 1, ks[DG_MAXDIM];
+    int a;
+    if (nk < 0 || nk > DG_MAXDIM || r->part == NULL || r->part_have == NULL ||
+        (arg && r->part_idx == NULL))
+        return dg_error_set(err, DG_ERR_INTERNAL, dev, "a reduction pass without its stack");
+    for (a = nk - 1; a >= 0; a--) {
+        ks[a] = m;
+        m *= r->shape[a];
+    }
+    *w = *r;
+    w->pass = DG_RED_WHOLE;
+    if (r->pass == DG_RED_PARTS) {
+        if (r->where != NULL || r->idx_in != NULL || r->part_row < 0)
+            return dg_error_set(err, DG_ERR_INTERNAL, dev, "a partials pass with a where "
+                                "mask, read indices or a row below 0");
+        w->has_init = 0;
+        w->dst = r->part + r->part_row * m * isz;
+        w->idx = arg ? r->part_idx + r->part_row * m : NULL;
+        for (a = 0; a < nk; a++) {
+            w->dst_strides[a] = ks[a] * isz;
+            w->idx_strides[a] = ks[a] * (int64_t)sizeof(int64_t);
+        }
+        return DG_OK;
+    }
+    if (r->nred != 0 || r->part_rows < 1 || nk + 1 > DG_MAXDIM)
+        return dg_error_set(err, DG_ERR_INTERNAL, dev, "a fold of %lld rows over %d reduced "
+                            "dims", (long long)r->part_rows, r->nred);
+    w->ndim = nk + 1;
+    w->nred = 1;
+    w->shape[nk] = r->part_rows;
+    w->src = r->part;
+    w->where = NULL;
+    for (a = 0; a < nk; a++) {
+        w->src_strides[a] = ks[a] * isz;
+        w->idx_in_strides[a] = ks[a] * (int64_t)sizeof(int64_t);
+    }
+    w->src_strides[nk] = m * isz;
+    w->idx_in_strides[nk] = m * (int64_t)sizeof(int64_t);
+    w->idx_in = arg ? r->part_idx : NULL;
+    w->idx_gstride[nk] = 0;
+    w->idx_base = 0;
+    return DG_OK;
+}
+
 static dg_status cpu_reduce(dg_backend_i *be, int dev, int stream, const dg_reduce_desc *r,
                             dg_error *err)
 {
     cpu_task t;
-    (void)stream;
+    dg_fill_desc have;
     if (r->kind == DG_RED_LOOP && !fold_loop_ok(r->loop, r->dtype))
         return dg_error_set(err, DG_ERR_INTERNAL, dev,
                             "reduction with loop %d, which is not a binary loop of %s",
                             r->loop, dg_dtype_name(r->dtype));
     t.kind = T_REDUCE;
-    t.u.reduce = *r;
-    return submit(impl_of(be), dev, &t, TASK_SIZE(reduce),
-                  shape_count(r->ndim, r->shape) < CPU_INLINE_ELEMS, err);
+    if (r->pass == DG_RED_WHOLE)
+        t.u.reduce = *r;
+    else if (r->pass == DG_RED_PARTS || r->pass == DG_RED_FOLD)
+        DG_CHECK(cpu_stack_desc(r, dev, &t.u.reduce, err));
+    else
+        return dg_error_set(err, DG_ERR_INTERNAL, dev, "reduction pass %d", r->pass);
+    DG_CHECK(submit(impl_of(be), dev, &t, TASK_SIZE(reduce),
+                    shape_count(t.u.reduce.ndim, t.u.reduce.shape) < CPU_INLINE_ELEMS, err));
+    if (r->pass != DG_RED_PARTS)
+        return DG_OK;
+    memset(&have, 0, sizeof have);
+    have.kind = DG_FILL_CONST;
+    have.dtype = DG_BOOL;
+    have.ndim = 1;
+    have.shape[0] = shape_count(r->ndim - r->nred, r->shape);
+    have.strides[0] = 1;
+    have.dst = (char *)r->part_have + r->part_row * have.shape[0];
+    have.value[0] = 1;
+    return cpu_fill(be, dev, stream, &have, err);
 }
 
 static dg_status cpu_scan(dg_backend_i *be, int dev, int stream, const dg_scan_desc *sc,
@@ -921,6 +1004,7 @@ dg_status dg_cpu_backend_create(int ndevices, dg_backend_i **out, dg_error *err)
     cb->iface.rows = cpu_rows;
     cb->iface.route = cpu_route;
     cb->iface.sort = cpu_sort;
+    cb->iface.reduce_parts = cpu_reduce_parts;
     cb->iface.destroy = cpu_destroy;
     for (i = 0; i < ndevices; i++) {
         cpu_dev *d = &cb->devs[i];

@@ -102,10 +102,11 @@ const dg_cu_ew_entry *dg_cu_ew_entry_get(int i);
  * argmin per dim, whose index is read from idx_in instead where it is set).
  * Output i and reduced element r (both in C order over their dims) is at
  * src + kept offset of i + reduced offset of r.  The reduced elements of an
- * output are cut into nsplit chunks of kchunk; with nsplit > 1 the first pass
- * writes one partial per chunk s and output i at [s * m + i] of part /
- * part_idx / part_have and the final pass folds them; with nsplit 1 the
- * first pass writes dst (and idx).  tpo: threads per output of the inner and
+ * output are cut into nsplit chunks of kchunk; where part is set the first
+ * pass writes one partial per chunk s and output i at [s * m + i] of part /
+ * part_idx (idx_base added) / part_have, and the final pass folds the nsplit
+ * rows there (perhaps several devices' rows stacked); else the first pass
+ * writes dst (and idx).  tpo: threads per output of the inner and
  * final passes (1, 32 or DG_CU_THREADS); tx: threads along the outputs of the
  * outer pass (a power of two up to 32). */
 typedef struct dg_cu_red {

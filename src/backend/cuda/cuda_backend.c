@@ -751,6 +751,14 @@ static dg_status slot_reduce(dg_backend_i *be, int dev, int stream, const dg_red
     return st;
 }
 
+static dg_status slot_reduce_parts(dg_backend_i *be, int dev, const dg_reduce_desc *d,
+                                  int64_t *rows, dg_error *err)
+{
+    dg_status st;
+    KEEP_DEVICE(cu_reduce_parts(be, dev, d, rows, err));
+    return st;
+}
+
 /* The index slots, each keeping the caller's current device. */
 #define INDEX_SLOT(name, desc)                                                            \
     static dg_status slot_##name(dg_backend_i *be, int dev, int stream, const desc *d,    \
@@ -943,6 +951,7 @@ static dg_status backend_create(int ndevices, dg_backend_i **out, dg_error *err)
     b->iface.rows = slot_rows;
     b->iface.route = slot_route;
     b->iface.sort = slot_sort;
+    b->iface.reduce_parts = slot_reduce_parts;
     b->iface.destroy = slot_destroy;
     pthread_mutex_init(&b->hc_mu, NULL);
     for (i = 0; i < ndevices; i++) {

@@ -175,6 +175,8 @@ dg_status cu_elementwise(dg_backend_i *be, int dev, int stream, const dg_ew_desc
                          dg_error *err);                            /* cuda_ew.c */
 dg_status cu_reduce(dg_backend_i *be, int dev, int stream, const dg_reduce_desc *d,
                     dg_error *err);                                 /* cuda_reduce.c */
+dg_status cu_reduce_parts(dg_backend_i *be, int dev, const dg_reduce_desc *d, int64_t *rows,
+                          dg_error *err);                           /* cuda_reduce.c */
 dg_status cu_scan(dg_backend_i *be, int dev, int stream, const dg_scan_desc *d,
                   dg_error *err);                                   /* cuda_scan.c */
 dg_status cu_fill(dg_backend_i *be, int dev, int stream, const dg_fill_desc *d,

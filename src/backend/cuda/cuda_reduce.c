@@ -86,7 +86,7 @@ static dg_status red_check(const dg_reduce_desc *d, int dev, int64_t *m, int64_t
             li->dtypes[1] != d->dtype || li->dtypes[2] != d->dtype)
             return dg_error_set(err, DG_ERR_INTERNAL, dev, "loop %d of %s cannot reduce %s",
                                 d->loop, red_name(d), dg_dtype_name(d->dtype));
-    } else if (d->idx == NULL) {
+    } else if (d->idx == NULL && d->pass != DG_RED_PARTS) {
         return dg_error_set(err, DG_ERR_INTERNAL, dev, "%s without an index output",
                             red_name(d));
     }
@@ -102,7 +102,26 @@ static dg_status red_check(const dg_reduce_desc *d, int dev, int64_t *m, int64_t
         else
             *k *= d->shape[a];
     }
-    if (*m > 0 && (d->dst == NULL || (*k > 0 && d->src == NULL)))
+    if (d->pass == DG_RED_PARTS) {
+        if (d->part == NULL || d->part_have == NULL || d->part_row < 0 ||
+            (d->kind != DG_RED_LOOP && d->part_idx == NULL))
+            return dg_error_set(err, DG_ERR_INTERNAL, dev, "a %s partials pass without its "
+                                "stack", red_name(d));
+        if (d->where != NULL || d->idx_in != NULL || *k == 0 || d->src == NULL)
+            return dg_error_set(err, DG_ERR_INTERNAL, dev, "a %s partials pass with a where "
+                                "mask, read indices, no input or nothing to reduce",
+                                red_name(d));
+        return DG_OK;
+    }
+    if (d->pass == DG_RED_FOLD) {
+        if (d->nred != 0 || d->part_rows < 1 || d->part == NULL || d->part_have == NULL ||
+            (d->kind != DG_RED_LOOP && d->part_idx == NULL))
+            return dg_error_set(err, DG_ERR_INTERNAL, dev, "a %s fold of %lld rows over %d "
+                                "reduced dims", red_name(d), (long long)d->part_rows, d->nred);
+    } else if (d->pass != DG_RED_WHOLE) {
+        return dg_error_set(err, DG_ERR_INTERNAL, dev, "reduction pass %d", d->pass);
+    }
+    if (*m > 0 && (d->dst == NULL || (d->pass == DG_RED_WHOLE && *k > 0 && d->src == NULL)))
         return dg_error_set(err, DG_ERR_INTERNAL, dev, "a %s reduction without %s", red_name(d),
                             d->dst == NULL ? "output" : "input");
     return DG_OK;
@@ -248,16 +267,125 @@ static dg_status red_launch(const dg_reduce_desc *d, int dev, int which, int vec
     return cu_fail(err, ce, dev, 0, what);
 }
 
+/* How a first pass runs: the kernel (which, vec), its blocks along the
+ * outputs (groups) and the chunks of each output's reduced elements
+ * (r->kchunk, r->nsplit), from r as red_args filled it (k > 0). */
+typedef struct red_geom {
+    int which, vec;
+    int64_t groups;
+} red_geom;
+
+static dg_status red_plan(cu_be *b, int dev, const dg_reduce_desc *d, dg_cu_red *r,
+                          red_geom *g, dg_error *err)
+{
+    const int isz = dg_dtype_size(d->dtype);
+    const int64_t m = r->m, k = r->k;
+    const int vmax = dg_cu_red_vec(d->kind, d->loop, d->dtype);
+    const int64_t ks = red_abs(r->kstr[r->nk - 1]), rs = red_abs(r->rstr[r->nr - 1]);
+    const int64_t al = (int64_t)vmax * isz;
+    int per_sm = 0;
+    int64_t slots;
+    cudaError_t ce;
+
+    g->vec = 1;
+    g->which = m > 1 && k > RED_THREAD_K && ks != 0 && ks < rs ? DG_CU_RED_OUTER
+                                                                : DG_CU_RED_INNER;
+    if (g->which == DG_CU_RED_INNER) {
+        r->tpo = k <= RED_THREAD_K ? 1 : k <= RED_WARP_K ? 32 : DG_CU_THREADS;
+        if (vmax > 1 && d->where == NULL && r->idx_in == NULL && r->nr == 1 &&
+            r->rstr[0] == isz && (uintptr_t)d->src % (uint64_t)al == 0 &&
+            red_aligned(r->kstr, r->nk, al))
+            g->vec = vmax;
+        g->groups = (m + DG_CU_THREADS / r->tpo - 1) / (DG_CU_THREADS / r->tpo);
+    } else {
+        if (vmax > 1 && d->where == NULL && r->idx_in == NULL && r->kstr[r->nk - 1] == isz &&
+            r->kshape[r->nk - 1] % vmax == 0 && (uintptr_t)d->src % (uint64_t)al == 0 &&
+            red_aligned(r->kstr, r->nk - 1, al) && red_aligned(r->rstr, r->nr, al))
+            g->vec = vmax;
+        /* the fewest threads along the outputs that cover them, at most a warp */
+        r->tx = 32;
+        while (r->tx > 1 && (int64_t)(r->tx / 2) * g->vec >= m)
+            r->tx /= 2;
+        g->groups = (m + (int64_t)r->tx * g->vec - 1) / ((int64_t)r->tx * g->vec);
+    }
+    if (g->which == DG_CU_RED_INNER && r->tpo != DG_CU_THREADS)
+        return DG_OK;
+
+    /* chunks: enough blocks for one full wave of the GPU when the outputs
+     * give fewer, each thread still making RED_MIN_LOADS loads or more */
+    ce = dg_cu_red_occupancy(d->kind, d->loop, d->dtype, g->which, g->vec, &per_sm);
+    if (ce != cudaSuccess) {
+        char what[128];
+        snprintf(what, sizeof what, "cudaOccupancyMaxActiveBlocksPerMultiprocessor "
+                 "(a reduction: %s of %s)", red_name(d), dg_dtype_name(d->dtype));
+        return cu_fail(err, ce, dev, 0, what);
+    }
+    slots = (int64_t)(per_sm > 0 ? per_sm : 1) * b->devs[dev].nsm;
+    if (g->groups < slots) {
+        const int64_t rows = g->which == DG_CU_RED_OUTER ? DG_CU_THREADS / r->tx
+                                                         : DG_CU_THREADS;
+        const int64_t per = rows * (g->which == DG_CU_RED_INNER ? g->vec : 1) * RED_MIN_LOADS;
+        /* several waves where one long fold is cut (a full reduction);
+         * outer passes keep one, their final pass grows with outputs */
+        int64_t waves = g->which == DG_CU_RED_INNER ? red_waves() : 1;
+        int64_t want = waves * slots / g->groups, most = (k + per - 1) / per;
+        if (want > most)
+            want = most;
+        if (want > 65535)
+            want = 65535;
+        if (want > 1) {
+            r->kchunk = (k + want - 1) / want;
+            if (g->which == DG_CU_RED_INNER)
+                r->kchunk = (r->kchunk + g->vec - 1) / g->vec * g->vec;
+            r->nsplit = (int32_t)((k + r->kchunk - 1) / r->kchunk);
+        }
+    }
+    return DG_OK;
+}
+
+/* Launches the final pass over the r->nsplit partials of each of the r->m
+ * outputs (none: init): a thread per output where there are many outputs
+ * (neighbouring threads read neighbouring partials), else a warp or a
+ * block per output as the partials are many. */
+static dg_status red_final(const dg_reduce_desc *d, int dev, dg_cu_red *r, cudaStream_t s,
+                           dg_error *err)
+{
+    r->tpo = r->m >= 8192 || r->nsplit < 8 ? 1 : r->nsplit >= 64 ? DG_CU_THREADS : 32;
+    return red_launch(d, dev, DG_CU_RED_FINAL, 1, r,
+                      red_grid((r->m + DG_CU_THREADS / r->tpo - 1) / (DG_CU_THREADS / r->tpo)),
+                      1, s, err);
+}
+
+dg_status cu_reduce_parts(dg_backend_i *be, int dev, const dg_reduce_desc *d, int64_t *rows,
+                          dg_error *err)
+{
+    cu_be *b = cu_of(be);
+    int64_t m = 0, k = 0;
+    dg_cu_red r;
+    red_geom g;
+
+    *rows = 1;
+    DG_CHECK(cu_check_stream(b, dev, DG_STREAM_COMPUTE, "reduce_parts", err));
+    DG_CHECK(red_check(d, dev, &m, &k, err));
+    if (d->pass != DG_RED_PARTS)
+        return dg_error_set(err, DG_ERR_INTERNAL, dev, "the rows of a reduction pass %d",
+                            d->pass);
+    red_args(d, m, k, &r);
+    DG_CHECK(cu_set_device(b, dev, err));
+    DG_CHECK(red_plan(b, dev, d, &r, &g, err));
+    *rows = r.nsplit;
+    return DG_OK;
+}
+
 dg_status cu_reduce(dg_backend_i *be, int dev, int stream, const dg_reduce_desc *d,
                     dg_error *err)
 {
     cu_be *b = cu_of(be);
     const int isz = dg_dtype_size(d->dtype);
-    int64_t m = 0, k = 0, groups, ks, rs, slots;
-    int which, vec = 1, vmax, per_sm = 0;
+    int64_t m = 0, k = 0;
     dg_cu_red r;
+    red_geom g;
     cudaStream_t s;
-    cudaError_t ce;
     dg_status st;
 
     DG_CHECK(cu_check_stream(b, dev, stream, "reduce", err));
@@ -268,75 +396,38 @@ dg_status cu_reduce(dg_backend_i *be, int dev, int stream, const dg_reduce_desc 
     DG_CHECK(cu_set_device(b, dev, err));
     s = b->devs[dev].st[stream].s;
 
-    if (k == 0) { /* every output is init */
-        r.nsplit = 0;
-        st = red_launch(d, dev, DG_CU_RED_FINAL, 1, &r, red_grid((m + DG_CU_THREADS - 1) /
-                                                                 DG_CU_THREADS), 1, s, err);
+    if (d->pass == DG_RED_FOLD) { /* the stack's rows, in order */
+        r.nsplit = (int32_t)d->part_rows;
+        r.part = d->part;
+        r.part_idx = r.idx != NULL ? d->part_idx : NULL;
+        r.part_have = d->part_have;
+        r.idx_base = 0;
+        if (d->part_rows > 0x7fffffff)
+            return dg_error_set(err, DG_ERR_INTERNAL, dev, "a fold of %lld rows",
+                                (long long)d->part_rows);
+        st = red_final(d, dev, &r, s, err);
         if (st == DG_OK)
             cu_bump(b, dev, stream);
         return st;
     }
-
-    /* the first pass and its variant */
-    vmax = dg_cu_red_vec(d->kind, d->loop, d->dtype);
-    ks = red_abs(r.kstr[r.nk - 1]);
-    rs = red_abs(r.rstr[r.nr - 1]);
-    which = m > 1 && k > RED_THREAD_K && ks != 0 && ks < rs ? DG_CU_RED_OUTER : DG_CU_RED_INNER;
-    if (which == DG_CU_RED_INNER) {
-        const int64_t al = (int64_t)vmax * isz;
-        r.tpo = k <= RED_THREAD_K ? 1 : k <= RED_WARP_K ? 32 : DG_CU_THREADS;
-        if (vmax > 1 && d->where == NULL && r.idx_in == NULL && r.nr == 1 &&
-            r.rstr[0] == isz && (uintptr_t)d->src % (uint64_t)al == 0 &&
-            red_aligned(r.kstr, r.nk, al))
-            vec = vmax;
-        groups = (m + DG_CU_THREADS / r.tpo - 1) / (DG_CU_THREADS / r.tpo);
-    } else {
-        const int64_t al = (int64_t)vmax * isz;
-        if (vmax > 1 && d->where == NULL && r.idx_in == NULL && r.kstr[r.nk - 1] == isz &&
-            r.kshape[r.nk - 1] % vmax == 0 && (uintptr_t)d->src % (uint64_t)al == 0 &&
-            red_aligned(r.kstr, r.nk - 1, al) && red_aligned(r.rstr, r.nr, al))
-            vec = vmax;
-        /* the fewest threads along the outputs that cover them, at most a warp */
-        r.tx = 32;
-        while (r.tx > 1 && (int64_t)(r.tx / 2) * vec >= m)
-            r.tx /= 2;
-        groups = (m + (int64_t)r.tx * vec - 1) / ((int64_t)r.tx * vec);
+    if (k == 0) { /* every output is init */
+        r.nsplit = 0;
+        st = red_final(d, dev, &r, s, err);
+        if (st == DG_OK)
+            cu_bump(b, dev, stream);
+        return st;
     }
+    DG_CHECK(red_plan(b, dev, d, &r, &g, err));
 
-    /* chunks: enough blocks for one full wave of the GPU when the outputs
-     * give fewer, each thread still making RED_MIN_LOADS loads or more */
-    if (which == DG_CU_RED_OUTER || r.tpo == DG_CU_THREADS) {
-        ce = dg_cu_red_occupancy(d->kind, d->loop, d->dtype, which, vec, &per_sm);
-        if (ce != cudaSuccess) {
-            char what[128];
-            snprintf(what, sizeof what, "cudaOccupancyMaxActiveBlocksPerMultiprocessor "
-                     "(a reduction: %s of %s)", red_name(d), dg_dtype_name(d->dtype));
-            return cu_fail(err, ce, dev, 0, what);
-        }
-        slots = (int64_t)(per_sm > 0 ? per_sm : 1) * b->devs[dev].nsm;
-        if (groups < slots) {
-            const int64_t rows = which == DG_CU_RED_OUTER ? DG_CU_THREADS / r.tx : DG_CU_THREADS;
-            const int64_t per = rows * (which == DG_CU_RED_INNER ? vec : 1) * RED_MIN_LOADS;
-            /* several waves where one long fold is cut (a full reduction);
-             * outer passes keep one, their final pass grows with outputs */
-            int64_t waves = which == DG_CU_RED_INNER ? red_waves() : 1;
-            int64_t want = waves * slots / groups, most = (k + per - 1) / per;
-            if (want > most)
-                want = most;
-            if (want > 65535)
-                want = 65535;
-            if (want > 1) {
-                r.kchunk = (k + want - 1) / want;
-                if (which == DG_CU_RED_INNER)
-                    r.kchunk = (r.kchunk + vec - 1) / vec * vec;
-                r.nsplit = (int32_t)((k + r.kchunk - 1) / r.kchunk);
-            }
-        }
-    }
-
-    /* the partials, in the stream's scratch: values, indices (argmax /
-     * argmin) and have flags of [nsplit][m] */
-    if (r.nsplit > 1) {
+    if (d->pass == DG_RED_PARTS) {
+        /* the partials go to the caller's stack (red_plan gave its rows) */
+        const size_t off = (size_t)d->part_row * (size_t)m;
+        r.part = d->part + off * (size_t)isz;
+        r.part_idx = d->kind != DG_RED_LOOP ? d->part_idx + off : NULL;
+        r.part_have = d->part_have + off;
+    } else if (r.nsplit > 1) {
+        /* the partials, in the stream's scratch: values, indices (argmax /
+         * argmin) and have flags of [nsplit][m] */
         const size_t n = (size_t)r.nsplit * (size_t)m;
         const size_t vb = (n * (size_t)isz + 15) / 16 * 16;
         const size_t ib = r.idx != NULL ? n * sizeof(int64_t) : 0;
@@ -354,12 +445,10 @@ dg_status cu_reduce(dg_backend_i *be, int dev, int stream, const dg_reduce_desc 
         }
     }
 
-    st = red_launch(d, dev, which, vec, &r, red_grid(groups), (unsigned)r.nsplit, s, err);
-    if (st == DG_OK && r.nsplit > 1) {
-        r.tpo = r.nsplit >= 64 ? DG_CU_THREADS : r.nsplit >= 8 ? 32 : 1;
-        st = red_launch(d, dev, DG_CU_RED_FINAL, 1, &r,
-                        red_grid((m + DG_CU_THREADS / r.tpo - 1) / (DG_CU_THREADS / r.tpo)), 1,
-                        s, err);
+    st = red_launch(d, dev, g.which, g.vec, &r, red_grid(g.groups), (unsigned)r.nsplit, s, err);
+    if (st == DG_OK && d->pass == DG_RED_WHOLE && r.part != NULL) {
+        r.idx_base = 0; /* the partials' indices hold it */
+        st = red_final(d, dev, &r, s, err);
     }
     cu_bump(b, dev, stream);
     return st;
