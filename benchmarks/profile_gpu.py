@@ -63,7 +63,7 @@ def timeline(f, tracedir, name):
     return rows
 
 
-def print_timeline(rows, limit=80):
+def print_timeline(rows, limit=110):
     for c, d, s, n, ts, du in rows[:limit]:
         side = "GPU" if c in ("kernel", "gpu_memcpy", "gpu_memset") else "host"
         print(f"    {ts:9.1f} {du:8.1f}  {side:4} d{d} s{s}  {n[:90]}")
@@ -113,7 +113,24 @@ def workloads(n=1 << 28, sq=16384):
         vec = dg.ones(1 << 15, np.float64)
         fa = dg.ones((k, k), np.float64, index_map=sq_map_k(k, ndev))
         fb = dg.ones((k, k), np.float64, index_map=sq_map_k(k, ndev))
+        st = {"x": dg.zeros(1 << 15), "r": dg.ones(1 << 15) * 1e-3}
+        st["p"] = st["r"]
+        st["rs"] = st["r"].dot(st["r"])
+
+        def cg_step():
+            """One iteration of tests/_cg.py's loop (big: all ones, so the
+            values mean nothing; the steps and their waits are the same)."""
+            p, r = st["p"], st["r"]
+            Ap = big.dot(p)
+            alpha = st["rs"] / p.dot(Ap)
+            st["x"] = st["x"] + alpha * p
+            r = r - alpha * Ap
+            rsnew = r.dot(r)
+            bool(dg.sqrt(rsnew) < 0.0)
+            st["p"] = r + (rsnew / st["rs"]) * p
+            st["r"], st["rs"] = r, rsnew
         mm = {"matmul_tf32": (tf32, 2 * k ** 3),
+              "cg_step": (cg_step, 8 << 30),
               "matmul_f64": (lambda: done(fa @ fb), 2 * k ** 3),
               "matvec_f64_32768": (lambda: done(big.dot(vec)), 8 << 30)}
     return {

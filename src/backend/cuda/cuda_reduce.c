@@ -103,10 +103,6 @@ static dg_status red_check(const dg_reduce_desc *d, int dev, int64_t *m, int64_t
             *k *= d->shape[a];
     }
     if (d->pass == DG_RED_PARTS) {
-        if (d->part == NULL || d->part_have == NULL || d->part_row < 0 ||
-            (d->kind != DG_RED_LOOP && d->part_idx == NULL))
-            return dg_error_set(err, DG_ERR_INTERNAL, dev, "a %s partials pass without its "
-                                "stack", red_name(d));
         if (d->where != NULL || d->idx_in != NULL || *k == 0 || d->src == NULL)
             return dg_error_set(err, DG_ERR_INTERNAL, dev, "a %s partials pass with a where "
                                 "mask, read indices, no input or nothing to reduce",
@@ -114,8 +110,7 @@ static dg_status red_check(const dg_reduce_desc *d, int dev, int64_t *m, int64_t
         return DG_OK;
     }
     if (d->pass == DG_RED_FOLD) {
-        if (d->nred != 0 || d->part_rows < 1 || d->part == NULL || d->part_have == NULL ||
-            (d->kind != DG_RED_LOOP && d->part_idx == NULL))
+        if (d->nred != 0 || d->part_rows < 1)
             return dg_error_set(err, DG_ERR_INTERNAL, dev, "a %s fold of %lld rows over %d "
                                 "reduced dims", red_name(d), (long long)d->part_rows, d->nred);
     } else if (d->pass != DG_RED_WHOLE) {
@@ -390,6 +385,11 @@ dg_status cu_reduce(dg_backend_i *be, int dev, int stream, const dg_reduce_desc 
 
     DG_CHECK(cu_check_stream(b, dev, stream, "reduce", err));
     DG_CHECK(red_check(d, dev, &m, &k, err));
+    if (d->pass != DG_RED_WHOLE &&
+        (d->part == NULL || d->part_have == NULL || d->part_row < 0 ||
+         (d->kind != DG_RED_LOOP && d->part_idx == NULL)))
+        return dg_error_set(err, DG_ERR_INTERNAL, dev, "a %s %s pass without its stack",
+                            red_name(d), d->pass == DG_RED_PARTS ? "partials" : "fold");
     if (m == 0)
         return DG_OK;
     red_args(d, m, k, &r);
