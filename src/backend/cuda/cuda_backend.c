@@ -269,6 +269,8 @@ dg_status cu_wait(dg_backend_i *be, int dev, int stream, dg_pos p, dg_error *err
     cu_be *b = cu_of(be);
     cu_event *e;
     cudaError_t ce;
+    uint64_t *slot;
+    int covered;
 
     DG_CHECK(cu_check_stream(b, dev, stream, "wait", err));
     if (p.seq == 0 || (p.dev == dev && p.stream == stream))
@@ -276,10 +278,23 @@ dg_status cu_wait(dg_backend_i *be, int dev, int stream, dg_pos p, dg_error *err
     DG_CHECK(cu_check_stream(b, p.dev, p.stream, "wait for a position", err));
     if (pos_done(b, p))
         return DG_OK;
+    slot = &b->devs[dev].st[stream].waited[p.dev * DG_NSTREAMS + p.stream];
+    pthread_mutex_lock(&b->devs[dev].mu);
+    covered = *slot >= p.seq;
+    pthread_mutex_unlock(&b->devs[dev].mu);
+    if (covered)
+        return DG_OK;
     DG_CHECK(ev_cover(b, p.dev, p.stream, p.seq, &e, err));
     ce = cudaSetDevice(b->devs[dev].id);
     if (ce == cudaSuccess)
         ce = cudaStreamWaitEvent(b->devs[dev].st[stream].s, e->ev, 0);
+    if (ce == cudaSuccess) {
+        const uint64_t upto = e->seq; /* fixed while the reference is held */
+        pthread_mutex_lock(&b->devs[dev].mu);
+        if (*slot < upto)
+            *slot = upto;
+        pthread_mutex_unlock(&b->devs[dev].mu);
+    }
     ev_release(b, p.dev, e);
     if (ce != cudaSuccess)
         return cu_fail(err, ce, dev, 0, "cudaStreamWaitEvent");
@@ -441,10 +456,9 @@ static dg_status cu_alloc(dg_backend_i *be, int dev, size_t nbytes, void **ptr, 
         if (d->ncache[cls] > 0) {
             p = d->cache[cls][d->ncache[cls] - 1];
             ok = live_put(d, p, nbytes);
-            if (ok) {
+            if (ok) { /* the compute stream's position covers its release */
                 d->ncache[cls]--;
                 d->in_use += nbytes;
-                d->st[DG_STREAM_COMPUTE].seq++;
             }
         }
         pthread_mutex_unlock(&d->mu);
@@ -504,7 +518,8 @@ static void cu_release(dg_backend_i *be, int dev, void *ptr)
     size = live_take(d, ptr);
     d->in_use -= size;
     cls = size > 0 ? cache_class(size) : -1;
-    if (cls >= 0 && d->ncache[cls] < CU_CACHE_KEEP) {
+    if (cls >= 0 && d->ncache[cls] < (cls + CU_CACHE_MIN_SHIFT <= CU_CACHE_MANY_SHIFT
+                                          ? CU_CACHE_KEEP : CU_CACHE_KEEP_BIG)) {
         d->cache[cls][d->ncache[cls]++] = ptr; /* kept: see cache_class */
         pthread_mutex_unlock(&d->mu);
         return;
@@ -598,6 +613,8 @@ static void dev_teardown(cu_dev *d)
         if (d->st[k].s != NULL && cudaStreamDestroy(d->st[k].s) != cudaSuccess)
             (void)cudaGetLastError();
         d->st[k].s = NULL;
+        free(d->st[k].waited);
+        d->st[k].waited = NULL;
     }
     if (d->pool != NULL && cudaMemPoolDestroy(d->pool) != cudaSuccess)
         (void)cudaGetLastError();
@@ -831,9 +848,13 @@ static dg_status dev_setup(cu_be *b, int i, dg_error *err)
         return dg_error_set(err, DG_ERR_DEVICE, i,
                             "GPU %d (%s) has no stream-ordered memory pools "
                             "(cudaMallocAsync), which dgarray needs", i, d->name);
-    for (k = 0; k < DG_NSTREAMS; k++)
+    for (k = 0; k < DG_NSTREAMS; k++) {
         CU_CHECK(cudaStreamCreateWithFlags(&d->st[k].s, cudaStreamNonBlocking), err, i,
                  "cudaStreamCreateWithFlags");
+        d->st[k].waited = (uint64_t *)calloc((size_t)b->ndev * DG_NSTREAMS, sizeof(uint64_t));
+        if (d->st[k].waited == NULL)
+            return dg_error_set(err, DG_ERR_NOMEM, i, "out of host memory");
+    }
     memset(&pp, 0, sizeof pp);
     pp.allocType = cudaMemAllocationTypePinned;
     pp.handleTypes = cudaMemHandleTypeNone;

@@ -39,6 +39,9 @@ typedef struct cu_stream {
     uint64_t seq;    /* operations enqueued so far [mu] */
     uint64_t done;   /* operations 1..done are known complete [mu] */
     cu_event *last;  /* the newest event recorded on s, or NULL [mu] */
+    /* waited[j * DG_NSTREAMS + k]: operations of GPU j's stream k that s
+     * already waits for (a later wait for no more is dropped) [mu] */
+    uint64_t *waited;
     /* the reductions' partials on s (cuda_reduce.c), kept from one
      * reduction to the next: stream order keeps them apart */
     void *red_part;
@@ -53,11 +56,14 @@ typedef struct cu_live {
 
 /* Small allocations come in power-of-two classes of 2^CU_CACHE_MIN_SHIFT to
  * 2^CU_CACHE_MAX_SHIFT bytes; CU_CACHE_KEEP released blocks of each class
- * are kept per device. */
+ * up to 2^CU_CACHE_MANY_SHIFT bytes are kept per device, CU_CACHE_KEEP_BIG
+ * of each larger class (at most about 16 MiB of those). */
 #define CU_CACHE_MIN_SHIFT 8
-#define CU_CACHE_MAX_SHIFT 16
+#define CU_CACHE_MANY_SHIFT 16
+#define CU_CACHE_MAX_SHIFT 21
 #define CU_CACHE_NCLASS (CU_CACHE_MAX_SHIFT - CU_CACHE_MIN_SHIFT + 1)
 #define CU_CACHE_KEEP 32
+#define CU_CACHE_KEEP_BIG 4
 
 typedef struct cu_dev {
     int id;                      /* CUDA device ordinal */
