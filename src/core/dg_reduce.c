@@ -570,24 +570,23 @@ static dg_status reduce_stacked(dg_array *a, const dg_reduce_call *c, const part
     const int dev = l[0].device;
     const int64_t m = dg_box_size(&l[0].box);
     dg_reduce_desc *d = (dg_reduce_desc *)malloc((size_t)(np + 1) * sizeof(dg_reduce_desc));
-    int *perm = (int *)malloc((size_t)(np + 1) * DG_MAXDIM * sizeof(int));
     int64_t *row = (int64_t *)malloc((size_t)np * sizeof(int64_t));
     int64_t reduced = 0, rows = 0, nrow = 0;
     size_t nbytes = 0, ioff, hoff;
     dg_buffer *sb = NULL;
     dg_array *rv = NULL, *ri = NULL;
     dg_status st = DG_OK;
-    int i, nk = 0;
+    int perm[DG_MAXDIM], i, nk = 0;
     char *base;
     dg_pos q;
 
     *done = 0;
-    if (!d || !perm || !row) {
+    if (!d || !row) {
         st = dg_error_set(err, DG_ERR_NOMEM, -1, "out of host memory");
         goto out;
     }
     for (i = 0; i < np && st == DG_OK; i++) {
-        part_desc(a, c, &parts[i], perm + i * DG_MAXDIM, &nk, &d[i]);
+        part_desc(a, c, &parts[i], perm, &nk, &d[i]); /* the same perm for every part */
         d[i].pass = DG_RED_PARTS;
         row[i] = rows;
         st = be->reduce_parts(be, a->chunks[parts[i].chunk].device, &d[i], &nrow, err);
@@ -658,7 +657,6 @@ out:
     if (ri)
         dg_array_decref(ri);
     free(d);
-    free(perm);
     free(row);
     return st;
 }
