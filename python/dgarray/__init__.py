@@ -47,7 +47,9 @@ class _Config:
     peer_read_bytes: an operand region of at most this many bytes held on
     another device that the computing device can address (NVLink peers; the
     CPU backend's virtual devices) is read there in place instead of being
-    moved (default 256 KiB; DGARRAY_PEER_READ_BYTES sets it at start).
+    moved (default 256 KiB; DGARRAY_PEER_READ_BYTES sets it at start).  A
+    reduction's partials up to this many bytes (or 1/16 of the bytes
+    reduced) are stacked on one device and folded at once.
 
     allow_tf32: float32 matrix products may use TF32 tensor cores (default off).
 
