@@ -254,6 +254,20 @@ def test_dot(sa, sb, dtype, ndev):
         check(A.dot(B), np.asarray(a.dot(b)), 7)
 
 
+@pytest.mark.parametrize("layout", ["rows", "uneven", "strided", "replicated", "overlap"])
+@pytest.mark.parametrize("dtype", ["f4", "f8", "c8", "c16", "f2"])
+def test_long_dots(dtype, layout, ndev):
+    """1-d dots long enough to be cut over the devices (the pieces after the
+    first add into the result): on the GPU they run as the backend's
+    multiply and sum loops, float16 through cuBLAS."""
+    n = 50_003
+    a, b = data(dtype, (n,)), data(dtype, (n,), 5)
+    A, B = distribute(a, layout, ndev), distribute(b, "uneven", ndev)
+    check(A.dot(B), np.asarray(a.dot(b)), n)
+    check(dg.vdot(A, B), np.asarray(np.vdot(a, b)), n)
+    check(dg.inner(B, A), np.asarray(np.inner(b, a)), n)
+
+
 @pytest.mark.parametrize("dtype", ["f8", "c16", "i8", "f2"])
 def test_vdot_inner_outer(dtype, ndev):
     a, b = data(dtype, (4, 6)), data(dtype, (4, 6), 3)
