@@ -36,6 +36,16 @@ static inline int64_t dg_range_len(dg_range r)
     return r.stop > r.start ? (r.stop - r.start - 1) / r.step + 1 : 0;
 }
 
+/* Number of elements of a block of `shape` (1 for ndim 0). */
+static inline int64_t dg_shape_size(int ndim, const int64_t *shape)
+{
+    int64_t n = 1;
+    int a;
+    for (a = 0; a < ndim; a++)
+        n *= shape[a];
+    return n;
+}
+
 /* Canonicalises every axis of b in place. */
 void dg_box_canon(dg_box *b);
 

@@ -978,8 +978,8 @@ static dg_status dot_loops(dg_backend_i *be, int dev, const dg_gemm_desc *d, dg_
 {
     const int isz = dg_dtype_size(d->dtype);
     const int dts[3] = {d->dtype, d->dtype, d->dtype};
-    const int mul = dg_loop_find(dg_ufunc_find("multiply"), dts);
-    const int add = dg_loop_find(dg_ufunc_find("add"), dts);
+    const int mul = dg_loop_find(DG_UF_multiply, dts);
+    const int add = dg_loop_find(DG_UF_add, dts);
     dg_buffer *tmp = NULL;
     char *t, *sum;
     dg_ew_desc e;

@@ -16,15 +16,6 @@
 /* Maps chunk `in` into the view; 1 if it keeps any element. */
 typedef int (*view_map_fn)(const void *ctx, const dg_strided *in, dg_strided *out);
 
-static int64_t shape_size(int ndim, const int64_t *shape)
-{
-    int64_t n = 1;
-    int a;
-    for (a = 0; a < ndim; a++)
-        n *= shape[a];
-    return n;
-}
-
 /* Chunk c as the view maps see it. */
 static dg_strided strided_of(const dg_chunk *c)
 {
@@ -108,7 +99,7 @@ static dg_status view_build(dg_array *a, int ndim, const int64_t *shape, view_ma
     }
     if (r->nchunks == 0) {
         dg_chunk *d = &r->chunks[0];
-        if (shape_size(ndim, shape) != 0 || a->nchunks == 0) {
+        if (dg_shape_size(ndim, shape) != 0 || a->nchunks == 0) {
             dg_array_decref(r);
             return dg_error_set(err, DG_ERR_INTERNAL, -1, "a view that no chunk holds");
         }
@@ -278,14 +269,14 @@ static dg_status flat_rows_layout(dg_backend_i *be, int dtype, int ndim, const i
 dg_status dg_array_reshape(dg_array *a, int ndim, const int64_t *shape, size_t min_split_bytes,
                            dg_array **out, int *is_view, dg_error *err)
 {
-    int64_t total = shape_size(a->ndim, a->shape);
+    int64_t total = dg_shape_size(a->ndim, a->shape);
     dg_array *flat = NULL, *moved = NULL;
     dg_plan_chunk *l = NULL;
     shapes s;
     dg_status st;
     int n = 0;
 
-    if (ndim < 0 || ndim > DG_MAXDIM || shape_size(ndim, shape) != total)
+    if (ndim < 0 || ndim > DG_MAXDIM || dg_shape_size(ndim, shape) != total)
         return dg_error_set(err, DG_ERR_VALUE, -1, "cannot reshape an array of size %lld",
                             (long long)total);
     s.ndim = a->ndim;

@@ -410,15 +410,6 @@ static dg_status submit(cpu_be *cb, int dev, const cpu_task *proto, size_t size,
 
 #define TASK_SIZE(field) (offsetof(cpu_task, u) + sizeof(((cpu_task *)0)->u.field))
 
-static int64_t shape_count(int ndim, const int64_t *shape)
-{
-    int64_t n = 1;
-    int a;
-    for (a = 0; a < ndim; a++)
-        n *= shape[a];
-    return n;
-}
-
 static void cpu_release(dg_backend_i *be, int dev, void *ptr)
 {
     cpu_be *cb = impl_of(be);
@@ -447,7 +438,7 @@ static dg_status cpu_copy(dg_backend_i *be, int dev, int stream, const dg_copy_d
     t.kind = T_COPY;
     t.u.copy = *c;
     return submit(impl_of(be), dev, &t, TASK_SIZE(copy),
-                  shape_count(c->ndim, c->shape) * c->itemsize < CPU_INLINE_ELEMS * 8, err);
+                  dg_shape_size(c->ndim, c->shape) * c->itemsize < CPU_INLINE_ELEMS * 8, err);
 }
 
 static dg_status cpu_elementwise(dg_backend_i *be, int dev, int stream,
@@ -458,7 +449,7 @@ static dg_status cpu_elementwise(dg_backend_i *be, int dev, int stream,
     t.kind = T_EW;
     t.u.ew = *d;
     return submit(impl_of(be), dev, &t, TASK_SIZE(ew),
-                  shape_count(d->ndim, d->shape) < CPU_INLINE_ELEMS, err);
+                  dg_shape_size(d->ndim, d->shape) < CPU_INLINE_ELEMS, err);
 }
 
 static dg_status cpu_fill(dg_backend_i *be, int dev, int stream, const dg_fill_desc *f,
@@ -469,7 +460,7 @@ static dg_status cpu_fill(dg_backend_i *be, int dev, int stream, const dg_fill_d
     t.kind = T_FILL;
     t.u.fill = *f;
     return submit(impl_of(be), dev, &t, TASK_SIZE(fill),
-                  shape_count(f->ndim, f->shape) < CPU_INLINE_ELEMS, err);
+                  dg_shape_size(f->ndim, f->shape) < CPU_INLINE_ELEMS, err);
 }
 
 /* 1 if `loop` is a binary loop whose three dtypes are all dtype. */
@@ -564,14 +555,14 @@ static dg_status cpu_reduce(dg_backend_i *be, int dev, int stream, const dg_redu
     else
         return dg_error_set(err, DG_ERR_INTERNAL, dev, "reduction pass %d", r->pass);
     DG_CHECK(submit(impl_of(be), dev, &t, TASK_SIZE(reduce),
-                    shape_count(t.u.reduce.ndim, t.u.reduce.shape) < CPU_INLINE_ELEMS, err));
+                    dg_shape_size(t.u.reduce.ndim, t.u.reduce.shape) < CPU_INLINE_ELEMS, err));
     if (r->pass != DG_RED_PARTS)
         return DG_OK;
     memset(&have, 0, sizeof have);
     have.kind = DG_FILL_CONST;
     have.dtype = DG_BOOL;
     have.ndim = 1;
-    have.shape[0] = shape_count(r->ndim - r->nred, r->shape);
+    have.shape[0] = dg_shape_size(r->ndim - r->nred, r->shape);
     have.strides[0] = 1;
     have.dst = (char *)r->part_have + r->part_row * have.shape[0];
     have.value[0] = 1;
@@ -590,7 +581,7 @@ static dg_status cpu_scan(dg_backend_i *be, int dev, int stream, const dg_scan_d
     t.kind = T_SCAN;
     t.u.scan = *sc;
     return submit(impl_of(be), dev, &t, TASK_SIZE(scan),
-                  shape_count(sc->ndim, sc->shape) < CPU_INLINE_ELEMS, err);
+                  dg_shape_size(sc->ndim, sc->shape) < CPU_INLINE_ELEMS, err);
 }
 
 /* ---- index work (cpu_index.c) ------------------------------------------------------ */
@@ -603,7 +594,7 @@ static dg_status cpu_select(dg_backend_i *be, int dev, int stream, const dg_sele
     t.kind = T_SELECT;
     t.u.select = *d;
     return submit(impl_of(be), dev, &t, TASK_SIZE(select),
-                  shape_count(d->ndim, d->shape) < CPU_INLINE_ELEMS, err);
+                  dg_shape_size(d->ndim, d->shape) < CPU_INLINE_ELEMS, err);
 }
 
 static dg_status cpu_rows(dg_backend_i *be, int dev, int stream, const dg_rows_desc *d,
@@ -614,7 +605,7 @@ static dg_status cpu_rows(dg_backend_i *be, int dev, int stream, const dg_rows_d
     t.kind = T_ROWS;
     t.u.rows = *d;
     return submit(impl_of(be), dev, &t, TASK_SIZE(rows),
-                  d->n * shape_count(d->ndim, d->shape) < CPU_INLINE_ELEMS, err);
+                  d->n * dg_shape_size(d->ndim, d->shape) < CPU_INLINE_ELEMS, err);
 }
 
 static dg_status cpu_route(dg_backend_i *be, int dev, int stream, const dg_route_desc *d,
@@ -639,7 +630,7 @@ static dg_status cpu_sort(dg_backend_i *be, int dev, int stream, const dg_sort_d
     t.u.sort.d = *d;
     DG_CHECK(cpu_alloc(be, dev, dg_cpu_sort_work_bytes(d), &t.u.sort.work, err));
     st = submit(impl_of(be), dev, &t, TASK_SIZE(sort),
-                shape_count(d->ndim, d->shape) < CPU_INLINE_ELEMS, err);
+                dg_shape_size(d->ndim, d->shape) < CPU_INLINE_ELEMS, err);
     cpu_release(be, dev, t.u.sort.work);
     return st;
 }
