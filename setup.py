@@ -160,7 +160,7 @@ def cuda_extension(home):
         runtime_library_dirs=libdirs,
         extra_compile_args=C_FLAGS,
         # the nvcc objects are C++: their runtime (exception personality) too
-        extra_link_args=["-pthread"] + [link_flag(n) for n in ("cudart", "cublas", "nccl")]
+        extra_link_args=["-pthread"] + [link_flag(n) for n in ("cudart", "cublas", "cublasLt", "nccl")]
         + ["-lstdc++"],
     )
     ext.cuda_home = home

@@ -4,7 +4,7 @@
 # $OUT (the device tool brings that folder back).
 #
 #   bash benchmarks/gpu_check.sh [build] [test] [chains] [sanitize] [selftest] [bench]
-#                                [scaling] [profile]
+#                                [scaling] [profile] [gemm]
 #   (default: build test chains bench)
 set -uo pipefail
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
@@ -78,6 +78,21 @@ if [[ " $steps " == *" profile "* ]]; then
   timeout 300 python3 benchmarks/profile_gpu.py --trace /tmp ${PROFILE_ONLY:+--only $PROFILE_ONLY} \
       > "$OUT/profile.txt" 2>&1
   grep -E "^==|read4|NCCL|cudaMemcpyPeer" "$OUT/profile.txt"
+fi
+if [[ " $steps " == *" gemm "* ]]; then
+  # one GPU's GEMMs of the matmul rows: dgarray's cuBLAS call against
+  # cublasGemmEx and cuBLASLt's algorithms (benchmarks/gemm_algos.cu)
+  cuda="${CUDA_HOME:-$(dirname "$(dirname "$(readlink -f "$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)")")")}"
+  "$cuda/bin/nvcc" -O2 -std=c++17 -o /tmp/gemm_algos benchmarks/gemm_algos.cu -L"$cuda/lib64" \
+      -Xlinker -rpath="$cuda/lib64" -lcublasLt -lcublas || rc=1
+  IFS=';' read -ra shapes <<< "${GEMM_SHAPES:-tf32 4096 8192 4096 8192;tf32 4096 8192 8192;f64 4096 8192 4096 8192}"
+  for shape in "${shapes[@]}"; do
+    # shape: the dtype, m n k and lda; the two plain calls, then the best three of cuBLASLt
+    /tmp/gemm_algos $shape > /tmp/gemm.txt 2>&1
+    cat /tmp/gemm.txt >> "$OUT/gemm.log"
+    head -3 /tmp/gemm.txt
+    grep "lt\[" /tmp/gemm.txt | awk '{print $(NF-1), $0}' | sort -rn | head -3 | cut -d' ' -f2-
+  done
 fi
 if [[ " $steps " == *" bench "* ]]; then
   timeout 400 python3 benchmarks/run.py --machine nvidia-h200-x2 --out "$OUT" ${BENCH_ONLY:+--only $BENCH_ONLY} 2>&1 | tee "$OUT/bench.log" | tail -20

@@ -268,6 +268,29 @@ def test_long_dots(dtype, layout, ndev):
     check(dg.inner(B, A), np.asarray(np.inner(b, a)), n)
 
 
+@pytest.mark.parametrize("tf32", [False, True])
+@pytest.mark.parametrize("la, lb", [("rows", "rows"), ("default", "replicated"),
+                                    ("cols", "rows")])
+def test_large_float32_products(la, lb, tf32, ndev):
+    """Float32 products big enough (m n k >= 2^30 on one GPU) for the CUDA
+    backend's cuBLASLt path: the first product of a shape also times the
+    algorithms on the side, the second uses the fastest; rows x rows runs the
+    local GEMMs while the other halves are fetched (share_sms).  Each result
+    against NumPy in float64 (TF32 rounds the inputs to 10 bits)."""
+    a, b = data("f4", (2048, 2048)), data("f4", (2048, 1024), 7)
+    A, B = distribute(a, la, ndev), distribute(b, lb, ndev)
+    want = a.astype(np.float64) @ b.astype(np.float64)
+    dg.config.allow_tf32 = tf32
+    try:
+        for _ in range(2):
+            got = (A @ B).get()
+            assert got.dtype == np.float32 and got.shape == want.shape
+            err = np.abs(got - want).max() / np.abs(want).max()
+            assert err < (2e-3 if tf32 else 2e-6), err
+    finally:
+        dg.config.allow_tf32 = False
+
+
 @pytest.mark.parametrize("dtype", ["f8", "c16", "i8", "f2"])
 def test_vdot_inner_outer(dtype, ndev):
     a, b = data(dtype, (4, 6)), data(dtype, (4, 6), 3)

@@ -1033,10 +1033,11 @@ static dg_status dot_loops(dg_backend_i *be, int dev, const dg_gemm_desc *d, dg_
     return st;
 }
 
-/* Runs task t into chunk oc of the result. */
+/* Runs task t into chunk oc of the result; share: fetches run on its device
+ * meanwhile (dg_gemm_desc.share_sms). */
 static dg_status run_task(const dg_contract_call *c, const mm_src *A, const mm_src *B,
                           const dg_mm_task *t, const dg_region_src *pa,
-                          const dg_region_src *pb, dg_chunk *oc, dg_error *err)
+                          const dg_region_src *pb, dg_chunk *oc, int share, dg_error *err)
 {
     dg_backend_i *be = A->x->be;
     const int dev = t->device, isz = dg_dtype_size(A->x->dtype);
@@ -1082,6 +1083,7 @@ static dg_status run_task(const dg_contract_call *c, const mm_src *A, const mm_s
         }
     }
     d.beta = !t->first;
+    d.share_sms = share;
     DG_CHECK_GOTO(dg_buffer_use_read(be, ra.buf, dev, DG_STREAM_COMPUTE, err), st, done);
     DG_CHECK_GOTO(dg_buffer_use_read(be, rb.buf, dev, DG_STREAM_COMPUTE, err), st, done);
     DG_CHECK_GOTO(dg_buffer_use_write(be, oc->buf, dev, DG_STREAM_COMPUTE, err), st, done);
@@ -1106,10 +1108,11 @@ done:
  * group on the transfer streams, every direction at once.  Fetches queued
  * one after another would each wait for the one before, and on a GPU the
  * later ones would find every multiprocessor taken by the products that
- * the first tasks started meanwhile. */
+ * the first tasks started meanwhile.  busy[dev] = 1 for each device that
+ * sends or receives. */
 static dg_status prefetch(const dg_contract_call *c, const mm_src *A, const mm_src *B,
                           const dg_mm_plan *pl, dg_region_src *pa, dg_region_src *pb,
-                          dg_error *err)
+                          unsigned char *busy, dg_error *err)
 {
     int t, w, s;
     dg_move mv;
@@ -1139,6 +1142,9 @@ static dg_status prefetch(const dg_contract_call *c, const mm_src *A, const mm_s
                 st = dg_fetch_region_batch(x->x, &box, tk->device, &mv, &slot[t], err);
         }
     }
+    for (t = 0; t < mv.n && st == DG_OK; t++)
+        if (mv.items[t].src_dev != mv.items[t].dst_dev)
+            busy[mv.items[t].src_dev] = busy[mv.items[t].dst_dev] = 1;
     if (st == DG_OK)
         st = dg_move_run(&mv, err);
     dg_move_free(&mv);
@@ -1178,6 +1184,7 @@ dg_status dg_array_contract(dg_array *a, dg_array *b, const dg_contract_call *c,
     dg_mm_plan pl;
     dg_array *r = NULL;
     dg_region_src *pa = NULL, *pb = NULL;
+    unsigned char *busy = NULL;
     mm_src A, B;
     dg_status st;
     int t, j;
@@ -1211,15 +1218,20 @@ dg_status dg_array_contract(dg_array *a, dg_array *b, const dg_contract_call *c,
                                  pl.mode, &r, err), st, done);
     pa = (dg_region_src *)calloc((size_t)(pl.ntasks ? pl.ntasks : 1), sizeof(dg_region_src));
     pb = (dg_region_src *)calloc((size_t)(pl.ntasks ? pl.ntasks : 1), sizeof(dg_region_src));
-    if (!pa || !pb) {
+    busy = (unsigned char *)calloc((size_t)be->ndevices, 1);
+    if (!pa || !pb || !busy) {
         st = dg_error_set(err, DG_ERR_NOMEM, -1, "out of host memory");
         goto done;
     }
     DG_CHECK_GOTO(zero_untouched(r, &pl, err), st, done);
-    DG_CHECK_GOTO(prefetch(c, &A, &B, &pl, pa, pb, err), st, done);
+    DG_CHECK_GOTO(prefetch(c, &A, &B, &pl, pa, pb, busy, err), st, done);
+    /* local tasks run first, while the fetches are in flight */
     for (t = 0; t < pl.ntasks; t++)
         DG_CHECK_GOTO(run_task(c, &A, &B, &pl.tasks[t], &pa[t], &pb[t],
-                               &r->chunks[pl.tasks[t].chunk], err), st, done);
+                               &r->chunks[pl.tasks[t].chunk],
+                               busy[pl.tasks[t].device] && pl.tasks[t].a_local &&
+                                   pl.tasks[t].b_local,
+                               err), st, done);
 done:
     for (t = 0; t < pl.ntasks; t++) {
         if (pa && pa[t].buf)
@@ -1229,6 +1241,7 @@ done:
     }
     free(pa);
     free(pb);
+    free(busy);
     free(al);
     free(bl);
     dg_mm_plan_free(&pl);

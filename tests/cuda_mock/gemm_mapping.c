@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <cublasLt.h>
 #include <cublas_v2.h>
 
 #include "cpu_gemm.h"
@@ -135,6 +136,12 @@ static cplx scale(const void *p, cublasComputeType_t ct, cudaDataType t)
 }
 
 static int nblas, ngemv;
+static unsigned rnd_mock(void)
+{
+    static unsigned x = 12345u;
+    x = x * 1103515245u + 12345u;
+    return x >> 16;
+}
 static void *workspace;
 
 cublasStatus_t cublasCreate_v2(cublasHandle_t *h)
@@ -174,23 +181,22 @@ static const char *at(const char *x, cublasOperation_t op, int64_t i, int64_t j,
     return op == CUBLAS_OP_N ? x + (i + j * ld) * isz : x + (j + i * ld) * isz;
 }
 
-cublasStatus_t cublasGemmStridedBatchedEx_64(
-    cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int64_t m, int64_t n,
-    int64_t k, const void *alpha, const void *A, cudaDataType at_, int64_t lda,
-    long long sa, const void *B, cudaDataType bt, int64_t ldb, long long sb, const void *beta,
-    void *C, cudaDataType ct_, int64_t ldc, long long sc, int64_t count,
-    cublasComputeType_t comp, cublasGemmAlgo_t algo)
+/* C[q] = alpha op(A[q]) op(B[q]) + beta C[q], column-major, q < count. */
+static cublasStatus_t gemm_cm(cublasOperation_t ta, cublasOperation_t tb, int64_t m, int64_t n,
+                              int64_t k, const void *alpha, const void *A, cudaDataType at_,
+                              int64_t lda, long long sa, const void *B, cudaDataType bt,
+                              int64_t ldb, long long sb, const void *beta, void *C,
+                              cudaDataType ct_, int64_t ldc, long long sc, int64_t count,
+                              cublasComputeType_t comp)
 {
     int isz = type_size(ct_);
     int64_t q, i, j, p;
     cplx al = scale(alpha, comp, ct_), be = scale(beta, comp, ct_);
-    (void)algo;
-    if (!h || !workspace || at_ != ct_ || bt != ct_ || m < 0 || n < 0 || k < 0 ||
+    if (at_ != ct_ || bt != ct_ || m < 0 || n < 0 || k < 0 ||
         count < 1 || count > 65535 || ldc < (m > 1 ? m : 1) ||
         lda < ((ta == CUBLAS_OP_N ? m : k) > 1 ? (ta == CUBLAS_OP_N ? m : k) : 1) ||
         ldb < ((tb == CUBLAS_OP_N ? k : n) > 1 ? (tb == CUBLAS_OP_N ? k : n) : 1))
         return CUBLAS_STATUS_INVALID_VALUE;
-    nblas++;
     for (q = 0; q < count; q++)
         for (i = 0; i < m; i++)
             for (j = 0; j < n; j++) {
@@ -207,6 +213,208 @@ cublasStatus_t cublasGemmStridedBatchedEx_64(
                 store(c, ct_, acc);
             }
     return CUBLAS_STATUS_SUCCESS;
+}
+
+cublasStatus_t cublasGemmStridedBatchedEx_64(
+    cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int64_t m, int64_t n,
+    int64_t k, const void *alpha, const void *A, cudaDataType at_, int64_t lda,
+    long long sa, const void *B, cudaDataType bt, int64_t ldb, long long sb, const void *beta,
+    void *C, cudaDataType ct_, int64_t ldc, long long sc, int64_t count,
+    cublasComputeType_t comp, cublasGemmAlgo_t algo)
+{
+    cublasStatus_t r;
+    (void)algo;
+    if (!h || !workspace)
+        return CUBLAS_STATUS_INVALID_VALUE;
+    r = gemm_cm(ta, tb, m, n, k, alpha, A, at_, lda, sa, B, bt, ldb, sb, beta, C, ct_, ldc, sc,
+                count, comp);
+    nblas += r == CUBLAS_STATUS_SUCCESS;
+    return r;
+}
+
+/* ---- cuBLASLt stand-ins: descriptors as host structs, three algorithms ---------- */
+
+struct mock_desc {
+    cublasComputeType_t ct;
+    int32_t ta, tb, target;
+};
+struct mock_layout {
+    cudaDataType t;
+    uint64_t rows, cols;
+    int64_t ld;
+};
+static int nlt, nlt_timed, ntarget;
+
+static cublasStatus_t mock_free(void *p)
+{
+    free(p);
+    return CUBLAS_STATUS_SUCCESS;
+}
+cublasStatus_t cublasLtCreate(cublasLtHandle_t *h)
+{
+    *h = (cublasLtHandle_t)malloc(1);
+    return CUBLAS_STATUS_SUCCESS;
+}
+cublasStatus_t cublasLtDestroy(cublasLtHandle_t h) { return mock_free((void *)h); }
+cublasStatus_t cublasLtMatmulDescCreate(cublasLtMatmulDesc_t *d, cublasComputeType_t ct,
+                                        cudaDataType_t scale_type)
+{
+    struct mock_desc *m = (struct mock_desc *)calloc(1, sizeof(*m));
+    if (scale_type != CUDA_R_32F)
+        return CUBLAS_STATUS_INVALID_VALUE;
+    m->ct = ct;
+    *d = (cublasLtMatmulDesc_t)m;
+    return CUBLAS_STATUS_SUCCESS;
+}
+cublasStatus_t cublasLtMatmulDescDestroy(cublasLtMatmulDesc_t d) { return mock_free((void *)d); }
+cublasStatus_t cublasLtMatmulDescSetAttribute(cublasLtMatmulDesc_t d,
+                                              cublasLtMatmulDescAttributes_t attr,
+                                              const void *buf, size_t size)
+{
+    struct mock_desc *m = (struct mock_desc *)d;
+    int32_t *to = attr == CUBLASLT_MATMUL_DESC_TRANSA ? &m->ta
+                : attr == CUBLASLT_MATMUL_DESC_TRANSB ? &m->tb
+                : attr == CUBLASLT_MATMUL_DESC_SM_COUNT_TARGET ? &m->target : NULL;
+    if (to == NULL || size != sizeof(int32_t))
+        return CUBLAS_STATUS_INVALID_VALUE;
+    memcpy(to, buf, size);
+    return CUBLAS_STATUS_SUCCESS;
+}
+cublasStatus_t cublasLtMatrixLayoutCreate(cublasLtMatrixLayout_t *l, cudaDataType type,
+                                          uint64_t rows, uint64_t cols, int64_t ld)
+{
+    struct mock_layout *m = (struct mock_layout *)calloc(1, sizeof(*m));
+    m->t = type;
+    m->rows = rows;
+    m->cols = cols;
+    m->ld = ld;
+    *l = (cublasLtMatrixLayout_t)m;
+    return ld >= (int64_t)(rows > 1 ? rows : 1) ? CUBLAS_STATUS_SUCCESS
+                                                 : CUBLAS_STATUS_INVALID_VALUE;
+}
+cublasStatus_t cublasLtMatrixLayoutDestroy(cublasLtMatrixLayout_t l) { return mock_free((void *)l); }
+cublasStatus_t cublasLtMatmulPreferenceCreate(cublasLtMatmulPreference_t *p)
+{
+    *p = (cublasLtMatmulPreference_t)malloc(1);
+    return CUBLAS_STATUS_SUCCESS;
+}
+cublasStatus_t cublasLtMatmulPreferenceDestroy(cublasLtMatmulPreference_t p) { return mock_free((void *)p); }
+cublasStatus_t cublasLtMatmulPreferenceSetAttribute(cublasLtMatmulPreference_t p,
+                                                    cublasLtMatmulPreferenceAttributes_t attr,
+                                                    const void *buf, size_t size)
+{
+    uint32_t al;
+    (void)p;
+    if (attr == CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES)
+        return size == sizeof(uint64_t) ? CUBLAS_STATUS_SUCCESS : CUBLAS_STATUS_INVALID_VALUE;
+    if (attr < CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES ||
+        attr > CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES || size != sizeof al)
+        return CUBLAS_STATUS_INVALID_VALUE;
+    memcpy(&al, buf, sizeof al);
+    return al >= 4 && al <= 256 && (al & (al - 1)) == 0 ? CUBLAS_STATUS_SUCCESS
+                                                        : CUBLAS_STATUS_INVALID_VALUE;
+}
+
+/* The m n k of a call whose layouts agree with its ops, else -1 in *k. */
+static void lt_dims(const struct mock_desc *d, const struct mock_layout *a,
+                    const struct mock_layout *b, const struct mock_layout *c, int64_t *m,
+                    int64_t *n, int64_t *k)
+{
+    *m = (int64_t)c->rows;
+    *n = (int64_t)c->cols;
+    *k = (int64_t)(d->ta == CUBLAS_OP_N ? a->cols : a->rows);
+    if ((int64_t)(d->ta == CUBLAS_OP_N ? a->rows : a->cols) != *m ||
+        (int64_t)(d->tb == CUBLAS_OP_N ? b->rows : b->cols) != *k ||
+        (int64_t)(d->tb == CUBLAS_OP_N ? b->cols : b->rows) != *n)
+        *k = -1;
+}
+
+cublasStatus_t cublasLtMatmulAlgoGetHeuristic(
+    cublasLtHandle_t lt, cublasLtMatmulDesc_t op, cublasLtMatrixLayout_t A,
+    cublasLtMatrixLayout_t B, cublasLtMatrixLayout_t C, cublasLtMatrixLayout_t D,
+    cublasLtMatmulPreference_t pref, int requested, cublasLtMatmulHeuristicResult_t *res,
+    int *got)
+{
+    const struct mock_desc *d = (const struct mock_desc *)op;
+    int64_t m, n, k;
+    int i;
+    lt_dims(d, (struct mock_layout *)A, (struct mock_layout *)B, (struct mock_layout *)C, &m,
+            &n, &k);
+    if (!lt || !pref || C != D || k < 0 || requested < 1 || (d->target != 0 && d->target < 1))
+        return CUBLAS_STATUS_INVALID_VALUE;
+    ntarget += d->target > 0;
+    *got = requested < 3 ? requested : 3;
+    for (i = 0; i < *got; i++) {
+        memset(&res[i], 0, sizeof(res[i]));
+        res[i].algo.data[0] = (uint64_t)i + 1;
+        res[i].state = CUBLAS_STATUS_SUCCESS;
+    }
+    return CUBLAS_STATUS_SUCCESS;
+}
+
+cublasStatus_t cublasLtMatmul(cublasLtHandle_t lt, cublasLtMatmulDesc_t op, const void *alpha,
+                              const void *A, cublasLtMatrixLayout_t Ad, const void *B,
+                              cublasLtMatrixLayout_t Bd, const void *beta, const void *C,
+                              cublasLtMatrixLayout_t Cd, void *D, cublasLtMatrixLayout_t Dd,
+                              const cublasLtMatmulAlgo_t *algo, void *ws, size_t wsz,
+                              cudaStream_t s)
+{
+    const struct mock_desc *d = (const struct mock_desc *)op;
+    const struct mock_layout *a = (const struct mock_layout *)Ad,
+                             *b = (const struct mock_layout *)Bd,
+                             *c = (const struct mock_layout *)Cd;
+    int64_t m, n, k;
+    cublasStatus_t r;
+    (void)s;
+    lt_dims(d, a, b, c, &m, &n, &k);
+    if (!lt || C != D || Cd != Dd || k < 0 || !algo || algo->data[0] < 1 ||
+        algo->data[0] > 3 || !ws || wsz < ((size_t)32 << 20))
+        return CUBLAS_STATUS_INVALID_VALUE;
+    r = gemm_cm(d->ta, d->tb, m, n, k, alpha, A, a->t, a->ld, 0, B, b->t, b->ld, 0, beta, D,
+                c->t, c->ld, 0, 1, d->ct);
+    nlt += r == CUBLAS_STATUS_SUCCESS;
+    return r;
+}
+
+/* events and the pool: timings that vary, scratch from the host heap */
+cudaError_t cudaEventCreate(cudaEvent_t *e)
+{
+    *e = (cudaEvent_t)malloc(1);
+    return *e ? cudaSuccess : cudaErrorMemoryAllocation;
+}
+cudaError_t cudaEventDestroy(cudaEvent_t e)
+{
+    free(e);
+    return cudaSuccess;
+}
+cudaError_t cudaEventRecord(cudaEvent_t e, cudaStream_t s)
+{
+    (void)e, (void)s;
+    return cudaSuccess;
+}
+cudaError_t cudaEventQuery(cudaEvent_t e)
+{
+    (void)e;
+    nlt_timed++;
+    return cudaSuccess;
+}
+cudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t a, cudaEvent_t b)
+{
+    (void)a, (void)b;
+    *ms = (float)(1 + rnd_mock() % 5);
+    return cudaSuccess;
+}
+cudaError_t cudaMallocFromPoolAsync(void **p, size_t n, cudaMemPool_t pool, cudaStream_t s)
+{
+    (void)pool, (void)s;
+    *p = malloc(n);
+    return *p ? cudaSuccess : cudaErrorMemoryAllocation;
+}
+cudaError_t cudaFreeAsync(void *p, cudaStream_t s)
+{
+    (void)s;
+    free(p);
+    return cudaSuccess;
 }
 
 static cublasStatus_t gemv(cudaDataType t, cublasOperation_t op, int64_t rows, int64_t cols,
@@ -303,6 +511,7 @@ int main(void)
     b.devs = &dev;
     b.iface.impl = &b;
     b.iface.ndevices = 1;
+    dev.nsm = 132;
     for (t = 0; t < 4000; t++) {
         const int dtype = dtypes[t % 5], isz = dg_dtype_size(dtype);
         const int cx = dg_dtype_kind(dtype) == 'c';
@@ -319,6 +528,7 @@ int main(void)
         d.k = rnd(10) == 0 ? 0 : sizes[rnd(6)];
         d.beta = (int)rnd(2);
         d.allow_tf32 = (int)rnd(2);
+        d.share_sms = (int)rnd(2);
         layout(d.m, d.k, isz, &d.a_rs, &d.a_cs, &asz);
         layout(d.k, d.n, isz, &d.b_rs, &d.b_cs, &bsz);
         layout(d.m, d.n, isz, &d.c_rs, &d.c_cs, &csz);
@@ -352,7 +562,9 @@ int main(void)
         dg_cpu_gemm_run(&d); /* the reference: the CPU backend's loops */
         d.c = C;
         ntest++;
-        if (cu_gemm(&b.iface, 0, DG_STREAM_COMPUTE, &d, &err) != DG_OK) {
+        /* beta 0 runs twice: the second finds its shape's cuBLASLt choice made */
+        if (cu_gemm(&b.iface, 0, DG_STREAM_COMPUTE, &d, &err) != DG_OK ||
+            (!d.beta && cu_gemm(&b.iface, 0, DG_STREAM_COMPUTE, &d, &err) != DG_OK)) {
             printf("FAIL: dtype %s m %lld n %lld k %lld nbatch %d: %s\n", dg_dtype_name(dtype),
                    (long long)d.m, (long long)d.n, (long long)d.k, d.nbatch, err.msg);
             nfail++;
@@ -389,7 +601,12 @@ int main(void)
         free(R);
     }
     cu_gemm_destroy(&b);
-    printf("%d products (%d strided batched GEMM calls, %d gemv calls), %d failed\n", ntest,
-           nblas, ngemv, nfail);
+    if (nlt == 0 || nlt_timed == 0 || ntarget == 0) {
+        printf("FAIL: cuBLASLt ran %d products, read %d timings, had %d SM targets\n", nlt,
+               nlt_timed, ntarget);
+        nfail++;
+    }
+    printf("%d products (%d strided batched GEMM calls, %d gemv calls, %d cuBLASLt calls), "
+           "%d failed\n", ntest, nblas, ngemv, nlt, nfail);
     return nfail != 0;
 }

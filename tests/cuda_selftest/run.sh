@@ -35,6 +35,6 @@ for d in ${NCCL_HOME:+$NCCL_HOME/lib} "$cuda/lib64" /usr/lib/x86_64-linux-gnu /u
   if [ -n "$v" ]; then nccl="-L$d -Wl,-rpath,$d -l:$(basename "$v")"; break; fi
 done
 gcc -o "$b/cuda_selftest" "$b"/*.o -L"$cuda/lib64" -Wl,-rpath,"$cuda/lib64" \
-    -lcudart -lcublas $nccl -lstdc++ -lpthread -lm
+    -lcudart -lcublas -lcublasLt $nccl -lstdc++ -lpthread -lm
 echo "built in $(( $(date +%s) - t0 )) s"
 "$b/cuda_selftest" "$@"

@@ -12,6 +12,10 @@
  * 1, no batch) runs cuBLAS's gemv, which reads the matrix once at memory
  * speed (the GEMV of a conjugate-gradient step).
  *
+ * Large float32 products (no batch) go through cuBLASLt, each shape's
+ * algorithm chosen by timing the ones its heuristic offers (see "float32
+ * products through cuBLASLt" below).
+ *
  * One cuBLAS handle per device, created at its first product with a 32 MiB
  * workspace, used under a lock (a handle is not for two threads at once) on
  * the stream the core asks for; TF32 math only when the descriptor allows
@@ -20,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <cublasLt.h>
 #include <cublas_v2.h>
 
 #include "cu_gemm_kernels.h"
@@ -30,11 +35,51 @@
 /* Largest batch count of one strided batched call. */
 #define CU_BLAS_MAXBATCH 65535
 
+/* Float32 products of at least this many m n k go through cuBLASLt (the
+ * mapping test, tests/cuda_mock, sets it low). */
+#ifndef CU_LT_MIN_MNK
+#define CU_LT_MIN_MNK 1073741824.0
+#endif
+/* Algorithms of cuBLASLt's heuristic timed for a shape, and rounds of it. */
+#define CU_LT_CANDIDATES 8
+#define CU_LT_ROUNDS 2
+/* Shapes whose choice a device keeps (the least recently used goes). */
+#define CU_LT_SHAPES 32
+/* Multiprocessors NCCL's send/recv kernel between two GPUs takes (one per
+ * channel, 16 over NVLink): left to it by products with share_sms. */
+#define CU_XFER_SMS 16
+
+/* One cuBLASLt product shape, as cuBLAS sees it (column-major C = op(A)
+ * op(B), C m x n), with the alignment of its pointers. */
+struct lt_key {
+    int tf32, share, ta, tb, align;
+    int64_t m, n, k, lda, ldb, ldc;
+};
+
+/* A shape's descriptors and the algorithms offered for it: cand[best] runs.
+ * While nev > 0 the candidates' timings are in flight: events ev[j] and
+ * ev[j + 1] bracket run j, candidate j % ncand. */
+struct lt_shape {
+    struct lt_key key;
+    int used, ok;            /* ok 0: no cuBLASLt algorithm, cublasGemmEx runs */
+    unsigned long long tick; /* last use */
+    cublasLtMatmulDesc_t op;
+    cublasLtMatrixLayout_t la, lb, lc;
+    int ncand, best;
+    unsigned bad; /* candidates that failed to launch */
+    cublasLtMatmulHeuristicResult_t cand[CU_LT_CANDIDATES];
+    int nev;
+    cudaEvent_t ev[CU_LT_CANDIDATES * CU_LT_ROUNDS + 1];
+};
+
 struct cu_blas {
     pthread_mutex_t mu;
     int ndev;
-    cublasHandle_t *h;  /* per device, NULL until its first product [mu] */
-    void **ws;          /* per device workspace [mu] */
+    cublasHandle_t *h;        /* per device, NULL until its first product [mu] */
+    void **ws;                /* per device workspace [mu] */
+    cublasLtHandle_t *lt;     /* per device [mu] */
+    struct lt_shape **shapes; /* per device, CU_LT_SHAPES, NULL until needed [mu] */
+    unsigned long long tick;  /* [mu] */
 };
 
 /* Serialises the creation of b->blas. */
@@ -75,9 +120,13 @@ static dg_status blas_state(cu_be *b, struct cu_blas **out, dg_error *err)
         if (bl != NULL) {
             bl->h = (cublasHandle_t *)calloc((size_t)b->ndev, sizeof(cublasHandle_t));
             bl->ws = (void **)calloc((size_t)b->ndev, sizeof(void *));
-            if (bl->h == NULL || bl->ws == NULL) {
+            bl->lt = (cublasLtHandle_t *)calloc((size_t)b->ndev, sizeof(cublasLtHandle_t));
+            bl->shapes = (struct lt_shape **)calloc((size_t)b->ndev, sizeof(struct lt_shape *));
+            if (bl->h == NULL || bl->ws == NULL || bl->lt == NULL || bl->shapes == NULL) {
                 free(bl->h);
                 free(bl->ws);
+                free(bl->lt);
+                free(bl->shapes);
                 free(bl);
                 bl = NULL;
             } else {
@@ -101,15 +150,24 @@ static dg_status blas_handle(struct cu_blas *bl, int dev, cudaStream_t s, int tf
 {
     if (bl->h[dev] == NULL) {
         cublasHandle_t h;
+        cublasLtHandle_t lt;
+        cublasStatus_t cs;
         void *ws = NULL;
         cudaError_t ce;
         CB_CHECK(cublasCreate(&h), err, dev, "cublasCreate");
+        cs = cublasLtCreate(&lt);
+        if (cs != CUBLAS_STATUS_SUCCESS) {
+            cublasDestroy(h);
+            return blas_fail(err, cs, dev, "cublasLtCreate");
+        }
         ce = cudaMalloc(&ws, CU_BLAS_WORKSPACE);
         if (ce != cudaSuccess) {
+            cublasLtDestroy(lt);
             cublasDestroy(h);
             return cu_fail(err, ce, dev, CU_BLAS_WORKSPACE, "cudaMalloc (cuBLAS workspace)");
         }
         bl->h[dev] = h;
+        bl->lt[dev] = lt;
         bl->ws[dev] = ws;
     }
     /* setting the stream resets the workspace to cuBLAS's own: set ours again */
@@ -120,6 +178,238 @@ static dg_status blas_handle(struct cu_blas *bl, int dev, cudaStream_t s, int tf
                                                 : CUBLAS_DEFAULT_MATH),
              err, dev, "cublasSetMathMode");
     *out = bl->h[dev];
+    return DG_OK;
+}
+
+/* ---- float32 products through cuBLASLt, the algorithm chosen by timing ----
+ *
+ * cuBLASLt's heuristic offers several algorithms for a shape and does not
+ * always rank the fastest first: for a 4096 x 8192 x 4096 TF32 product on an
+ * H200 its first took 756 us, its second 630 (benchmarks/gemm_algos.cu).  So
+ * the first product of a shape on a device also enqueues each offered
+ * algorithm CU_LT_ROUNDS times into a scratch C between events, and itself
+ * runs with the first; a later product of the shape reads the events if
+ * they have completed (it never waits for them) and keeps the fastest.  No
+ * host wait, and nothing but the scratch is written.  With share_sms the
+ * heuristic is asked for kernels sized to the multiprocessors NCCL leaves
+ * (SM_COUNT_TARGET): a persistent kernel sized to all of them would wait in
+ * part for the transfer to end. */
+
+/* Drops e's timing events. */
+static void lt_drop_events(struct lt_shape *e)
+{
+    int i;
+    for (i = 0; i < e->nev; i++)
+        if (cudaEventDestroy(e->ev[i]) != cudaSuccess)
+            (void)cudaGetLastError();
+    e->nev = 0;
+}
+
+/* Frees e's descriptors and events (its device current). */
+static void lt_shape_clear(struct lt_shape *e)
+{
+    lt_drop_events(e);
+    if (e->lc)
+        (void)cublasLtMatrixLayoutDestroy(e->lc);
+    if (e->lb)
+        (void)cublasLtMatrixLayoutDestroy(e->lb);
+    if (e->la)
+        (void)cublasLtMatrixLayoutDestroy(e->la);
+    if (e->op)
+        (void)cublasLtMatmulDescDestroy(e->op);
+    memset(e, 0, sizeof(*e));
+}
+
+/* The alignment in bytes (a power of two up to 256) of three float32
+ * matrices and their leading dimensions. */
+static int lt_align(const void *a, const void *b, const void *c, int64_t lda, int64_t ldb,
+                    int64_t ldc)
+{
+    uintptr_t v = (uintptr_t)a | (uintptr_t)b | (uintptr_t)c | (uintptr_t)lda * 4 |
+                  (uintptr_t)ldb * 4 | (uintptr_t)ldc * 4 | 256;
+    return (int)(v & (~v + 1));
+}
+
+/* Makes e (a free slot) for shape k: descriptors and the heuristic's
+ * candidates; e->ok 0 where cuBLASLt offers none. */
+static dg_status lt_shape_make(cublasLtHandle_t lt, int dev, int nsm, const struct lt_key *k,
+                               struct lt_shape *e, dg_error *err)
+{
+    cublasLtMatmulPreference_t pref = NULL;
+    const cublasComputeType_t ct = k->tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
+    const int32_t ta = k->ta ? CUBLAS_OP_T : CUBLAS_OP_N, tb = k->tb ? CUBLAS_OP_T : CUBLAS_OP_N;
+    const int32_t target = nsm - CU_XFER_SMS;
+    const uint64_t wsz = CU_BLAS_WORKSPACE;
+    const uint32_t al = (uint32_t)k->align;
+    const cublasLtMatmulPreferenceAttributes_t align_of[4] = {
+        CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
+        CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES};
+    cublasStatus_t cs;
+    int got = 0, i;
+
+    memset(e, 0, sizeof(*e));
+    e->key = *k;
+    e->used = 1;
+    cs = cublasLtMatmulDescCreate(&e->op, ct, CUDA_R_32F);
+    if (cs == CUBLAS_STATUS_SUCCESS)
+        cs = cublasLtMatmulDescSetAttribute(e->op, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta);
+    if (cs == CUBLAS_STATUS_SUCCESS)
+        cs = cublasLtMatmulDescSetAttribute(e->op, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb);
+    if (cs == CUBLAS_STATUS_SUCCESS && k->share && target > 0)
+        cs = cublasLtMatmulDescSetAttribute(e->op, CUBLASLT_MATMUL_DESC_SM_COUNT_TARGET,
+                                            &target, sizeof target);
+    if (cs == CUBLAS_STATUS_SUCCESS)
+        cs = cublasLtMatrixLayoutCreate(&e->la, CUDA_R_32F, (uint64_t)(k->ta ? k->k : k->m),
+                                        (uint64_t)(k->ta ? k->m : k->k), k->lda);
+    if (cs == CUBLAS_STATUS_SUCCESS)
+        cs = cublasLtMatrixLayoutCreate(&e->lb, CUDA_R_32F, (uint64_t)(k->tb ? k->n : k->k),
+                                        (uint64_t)(k->tb ? k->k : k->n), k->ldb);
+    if (cs == CUBLAS_STATUS_SUCCESS)
+        cs = cublasLtMatrixLayoutCreate(&e->lc, CUDA_R_32F, (uint64_t)k->m, (uint64_t)k->n,
+                                        k->ldc);
+    if (cs == CUBLAS_STATUS_SUCCESS)
+        cs = cublasLtMatmulPreferenceCreate(&pref);
+    if (cs == CUBLAS_STATUS_SUCCESS)
+        cs = cublasLtMatmulPreferenceSetAttribute(
+            pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &wsz, sizeof wsz);
+    for (i = 0; i < 4 && cs == CUBLAS_STATUS_SUCCESS; i++)
+        cs = cublasLtMatmulPreferenceSetAttribute(pref, align_of[i], &al, sizeof al);
+    if (cs == CUBLAS_STATUS_SUCCESS)
+        cs = cublasLtMatmulAlgoGetHeuristic(lt, e->op, e->la, e->lb, e->lc, e->lc, pref,
+                                            CU_LT_CANDIDATES, e->cand, &got);
+    if (pref)
+        (void)cublasLtMatmulPreferenceDestroy(pref);
+    if (cs == CUBLAS_STATUS_NOT_SUPPORTED || (cs == CUBLAS_STATUS_SUCCESS && got <= 0))
+        return DG_OK; /* e->ok 0: cublasGemmEx */
+    if (cs != CUBLAS_STATUS_SUCCESS) {
+        lt_shape_clear(e);
+        return blas_fail(err, cs, dev, "cuBLASLt (a product's descriptors)");
+    }
+    e->ncand = got;
+    e->ok = 1;
+    return DG_OK;
+}
+
+/* Enqueues CU_LT_ROUNDS runs of each of e's candidates on s, into a scratch
+ * C from pool, between events.  Best effort: where the scratch or an event
+ * cannot be had nothing is timed and the first candidate stays. */
+static void lt_time(cublasLtHandle_t lt, cudaMemPool_t pool, cudaStream_t s, void *ws,
+                    struct lt_shape *e, const void *a, const void *b)
+{
+    const float one = 1.0f, zero = 0.0f;
+    const int n = e->ncand * CU_LT_ROUNDS;
+    size_t bytes = (size_t)((e->key.n - 1) * e->key.ldc + e->key.m) * sizeof(float);
+    void *c = NULL;
+    int j, ok = 1;
+    if (e->ncand < 2)
+        return;
+    if (cudaMallocFromPoolAsync(&c, bytes, pool, s) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return;
+    }
+    for (e->nev = 0; e->nev <= n; e->nev++)
+        if (cudaEventCreate(&e->ev[e->nev]) != cudaSuccess)
+            break;
+    ok = e->nev == n + 1 && cudaEventRecord(e->ev[0], s) == cudaSuccess;
+    for (j = 0; j < n && ok; j++) {
+        int i = j % e->ncand;
+        if (!((e->bad >> i) & 1u) &&
+            cublasLtMatmul(lt, e->op, &one, a, e->la, b, e->lb, &zero, c, e->lc, c, e->lc,
+                           &e->cand[i].algo, ws, CU_BLAS_WORKSPACE, s) != CUBLAS_STATUS_SUCCESS)
+            e->bad |= 1u << i;
+        ok = cudaEventRecord(e->ev[j + 1], s) == cudaSuccess;
+    }
+    if (!ok) {
+        (void)cudaGetLastError();
+        lt_drop_events(e);
+    }
+    if (cudaFreeAsync(c, s) != cudaSuccess)
+        (void)cudaGetLastError();
+}
+
+/* Reads e's timings if they have completed: the fastest candidate that
+ * launched becomes e->best. */
+static void lt_settle(struct lt_shape *e)
+{
+    float t[CU_LT_CANDIDATES], best = -1.0f, ms;
+    cudaError_t q;
+    int i, j;
+    if (e->nev == 0)
+        return;
+    q = cudaEventQuery(e->ev[e->nev - 1]);
+    if (q == cudaErrorNotReady)
+        return;
+    if (q == cudaSuccess) {
+        for (i = 0; i < e->ncand; i++)
+            t[i] = -1.0f;
+        for (j = 0; j + 1 < e->nev; j++) {
+            i = j % e->ncand;
+            if ((e->bad >> i) & 1u)
+                continue;
+            if (cudaEventElapsedTime(&ms, e->ev[j], e->ev[j + 1]) != cudaSuccess) {
+                (void)cudaGetLastError();
+                continue;
+            }
+            if (t[i] < 0.0f || ms < t[i])
+                t[i] = ms;
+        }
+        for (i = 0; i < e->ncand; i++)
+            if (t[i] >= 0.0f && (best < 0.0f || t[i] < best)) {
+                best = t[i];
+                e->best = i;
+            }
+    } else {
+        (void)cudaGetLastError();
+    }
+    lt_drop_events(e);
+}
+
+/* C (=|+=) op(A) op(B) in float32 through cuBLASLt: the column-major call
+ * `key` (as cublasGemmEx takes it) on stream s.  *done 0: not run, as
+ * cuBLASLt offers no algorithm for the shape; the caller runs cublasGemmEx.
+ * Call with bl->mu held and dev current. */
+static dg_status lt_gemm(cu_be *b, struct cu_blas *bl, int dev, cudaStream_t s,
+                         const struct lt_key *key, const void *alpha, const void *beta,
+                         const void *a, const void *bm, void *c, int *done, dg_error *err)
+{
+    struct lt_shape *tab = bl->shapes[dev], *e = NULL, *slot = NULL;
+    cublasStatus_t cs;
+    int i, fresh = 0;
+    *done = 0;
+    if (tab == NULL) {
+        tab = (struct lt_shape *)calloc(CU_LT_SHAPES, sizeof(*tab));
+        if (tab == NULL)
+            return dg_error_set(err, DG_ERR_NOMEM, dev, "out of host memory for cuBLASLt");
+        bl->shapes[dev] = tab;
+    }
+    for (i = 0; i < CU_LT_SHAPES && e == NULL; i++) {
+        if (tab[i].used && memcmp(&tab[i].key, key, sizeof(*key)) == 0)
+            e = &tab[i];
+        else if (slot == NULL || (slot->used && (!tab[i].used || tab[i].tick < slot->tick)))
+            slot = &tab[i];
+    }
+    if (e == NULL) {
+        lt_shape_clear(slot);
+        DG_CHECK(lt_shape_make(bl->lt[dev], dev, b->devs[dev].nsm, key, slot, err));
+        e = slot;
+        fresh = 1;
+    }
+    e->tick = ++bl->tick;
+    if (!e->ok)
+        return DG_OK;
+    if (fresh)
+        lt_time(bl->lt[dev], b->devs[dev].pool, s, bl->ws[dev], e, a, bm);
+    else
+        lt_settle(e);
+    cs = cublasLtMatmul(bl->lt[dev], e->op, alpha, a, e->la, bm, e->lb, beta, c, e->lc, c,
+                        e->lc, &e->cand[e->best].algo, bl->ws[dev], CU_BLAS_WORKSPACE, s);
+    if (cs == CUBLAS_STATUS_NOT_SUPPORTED || cs == CUBLAS_STATUS_INVALID_VALUE) {
+        e->ok = 0; /* the shape goes to cublasGemmEx from now on */
+        return DG_OK;
+    }
+    if (cs != CUBLAS_STATUS_SUCCESS)
+        return blas_fail(err, cs, dev, "cublasLtMatmul");
+    *done = 1;
     return DG_OK;
 }
 
@@ -134,6 +424,13 @@ void cu_gemm_destroy(cu_be *b)
             continue;
         if (cudaSetDevice(b->devs[i].id) != cudaSuccess)
             (void)cudaGetLastError();
+        if (bl->shapes[i] != NULL) {
+            int j;
+            for (j = 0; j < CU_LT_SHAPES; j++)
+                lt_shape_clear(&bl->shapes[i][j]);
+            free(bl->shapes[i]);
+        }
+        (void)cublasLtDestroy(bl->lt[i]);
         (void)cublasDestroy(bl->h[i]);
         if (cudaFree(bl->ws[i]) != cudaSuccess)
             (void)cudaGetLastError();
@@ -141,6 +438,8 @@ void cu_gemm_destroy(cu_be *b)
     pthread_mutex_destroy(&bl->mu);
     free(bl->h);
     free(bl->ws);
+    free(bl->lt);
+    free(bl->shapes);
     free(bl);
     b->blas = NULL;
 }
@@ -275,6 +574,27 @@ static dg_status gemm_blas(cu_be *b, int dev, cudaStream_t s, const dg_gemm_desc
     if (st == DG_OK && d->nbatch == 0 && (d->m == 1 || d->n == 1) && d->dtype != DG_FLOAT16) {
         st = gemm_as_gemv(h, dev, d, isz, alpha, beta, err);
         goto out;
+    }
+    if (st == DG_OK && d->nbatch == 0 && d->dtype == DG_FLOAT32 &&
+        (double)d->m * (double)d->n * (double)d->k >= CU_LT_MIN_MNK) {
+        struct lt_key key;
+        const void *x = ccol ? d->a : d->b, *y = ccol ? d->b : d->a;
+        int done = 0;
+        memset(&key, 0, sizeof(key)); /* compared whole, padding too */
+        key.tf32 = tf32;
+        key.share = d->share_sms != 0;
+        key.ta = ccol ? !acol : bcol;
+        key.tb = ccol ? !bcol : acol;
+        key.m = ccol ? d->m : d->n;
+        key.n = ccol ? d->n : d->m;
+        key.k = d->k;
+        key.lda = ccol ? lda : ldb;
+        key.ldb = ccol ? ldb : lda;
+        key.ldc = ldc;
+        key.align = lt_align(x, y, d->c, key.lda, key.ldb, key.ldc);
+        st = lt_gemm(b, bl, dev, s, &key, alpha, beta, x, y, d->c, &done, err);
+        if (st != DG_OK || done)
+            goto out;
     }
     while (st == DG_OK) {
         const char *a = d->a, *bp = d->b;
