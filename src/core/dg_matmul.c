@@ -1103,21 +1103,21 @@ done:
     return st;
 }
 
-/* Plans the fetches of the blocks not in place on each task's device (a
- * block several tasks of one device need is fetched once) as one move, *mv
- * (initialised here; the caller runs and frees it): one exchange group on
- * the transfer streams, every direction at once.  Fetches queued one after
- * another would each wait for the one before, and on a GPU the later ones
- * would find every multiprocessor taken by the products that the first
- * tasks started meanwhile.  busy[dev] = 1 for each device that sends or
- * receives. */
-static dg_status plan_fetches(const dg_contract_call *c, const mm_src *A, const mm_src *B,
-                              const dg_mm_plan *pl, dg_region_src *pa, dg_region_src *pb,
-                              dg_move *mv, unsigned char *busy, dg_error *err)
+/* Fetches the blocks not in place on each task's device (a block several
+ * tasks of one device need is fetched once), all in one move: one exchange
+ * group on the transfer streams, every direction at once.  Fetches queued
+ * one after another would each wait for the one before, and on a GPU the
+ * later ones would find every multiprocessor taken by the products that
+ * the first tasks started meanwhile.  busy[dev] = 1 for each device that
+ * sends or receives. */
+static dg_status prefetch(const dg_contract_call *c, const mm_src *A, const mm_src *B,
+                          const dg_mm_plan *pl, dg_region_src *pa, dg_region_src *pb,
+                          unsigned char *busy, dg_error *err)
 {
     int t, w, s;
+    dg_move mv;
     dg_status st = DG_OK;
-    dg_move_init(mv, A->x->be);
+    dg_move_init(&mv, A->x->be);
     for (t = 0; t < pl->ntasks && st == DG_OK; t++) {
         const dg_mm_task *tk = &pl->tasks[t];
         for (w = 0; w < 2 && st == DG_OK; w++) {
@@ -1139,12 +1139,15 @@ static dg_status plan_fetches(const dg_contract_call *c, const mm_src *A, const 
                 }
             }
             if (!slot[t].buf)
-                st = dg_fetch_region_batch(x->x, &box, tk->device, mv, &slot[t], err);
+                st = dg_fetch_region_batch(x->x, &box, tk->device, &mv, &slot[t], err);
         }
     }
-    for (t = 0; t < mv->n && st == DG_OK; t++)
-        if (mv->items[t].src_dev != mv->items[t].dst_dev)
-            busy[mv->items[t].src_dev] = busy[mv->items[t].dst_dev] = 1;
+    for (t = 0; t < mv.n && st == DG_OK; t++)
+        if (mv.items[t].src_dev != mv.items[t].dst_dev)
+            busy[mv.items[t].src_dev] = busy[mv.items[t].dst_dev] = 1;
+    if (st == DG_OK)
+        st = dg_move_run(&mv, err);
+    dg_move_free(&mv);
     return st;
 }
 
@@ -1183,12 +1186,10 @@ dg_status dg_array_contract(dg_array *a, dg_array *b, const dg_contract_call *c,
     dg_region_src *pa = NULL, *pb = NULL;
     unsigned char *busy = NULL;
     mm_src A, B;
-    dg_move mv;
     dg_status st;
     int t, j;
 
     memset(&pl, 0, sizeof(pl));
-    dg_move_init(&mv, be);
     if (!be->gemm)
         return dg_error_set(err, DG_ERR_NOTIMPL, -1, "the %s backend has no matrix products",
                             be->name);
@@ -1223,19 +1224,14 @@ dg_status dg_array_contract(dg_array *a, dg_array *b, const dg_contract_call *c,
         goto done;
     }
     DG_CHECK_GOTO(zero_untouched(r, &pl, err), st, done);
-    DG_CHECK_GOTO(plan_fetches(c, &A, &B, &pl, pa, pb, &mv, busy, err), st, done);
-    /* the local tasks (the plan puts them first) are enqueued before the
-     * fetches, so that they start at once and run while the fetches are in
-     * flight; a GPU's transfer stream has the higher priority, so the
-     * fetches take multiprocessors as the products' first blocks end */
-    for (t = 0; t < pl.ntasks && pl.tasks[t].a_local && pl.tasks[t].b_local; t++)
+    DG_CHECK_GOTO(prefetch(c, &A, &B, &pl, pa, pb, busy, err), st, done);
+    /* local tasks run first, while the fetches are in flight */
+    for (t = 0; t < pl.ntasks; t++)
         DG_CHECK_GOTO(run_task(c, &A, &B, &pl.tasks[t], &pa[t], &pb[t],
-                               &r->chunks[pl.tasks[t].chunk], busy[pl.tasks[t].device], err),
-                      st, done);
-    DG_CHECK_GOTO(dg_move_run(&mv, err), st, done);
-    for (; t < pl.ntasks; t++)
-        DG_CHECK_GOTO(run_task(c, &A, &B, &pl.tasks[t], &pa[t], &pb[t],
-                               &r->chunks[pl.tasks[t].chunk], 0, err), st, done);
+                               &r->chunks[pl.tasks[t].chunk],
+                               busy[pl.tasks[t].device] && pl.tasks[t].a_local &&
+                                   pl.tasks[t].b_local,
+                               err), st, done);
 done:
     for (t = 0; t < pl.ntasks; t++) {
         if (pa && pa[t].buf)
@@ -1243,7 +1239,6 @@ done:
         if (pb && pb[t].buf)
             dg_buffer_decref(be, pb[t].buf);
     }
-    dg_move_free(&mv);
     free(pa);
     free(pb);
     free(busy);
