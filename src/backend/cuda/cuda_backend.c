@@ -835,7 +835,7 @@ static dg_status dev_setup(cu_be *b, int i, dg_error *err)
     struct cudaDeviceProp prop;
     struct cudaMemPoolProps pp;
     uint64_t threshold = UINT64_MAX;
-    int v = 0, k, least = 0, greatest = 0;
+    int v = 0, k;
 
     DG_CHECK(cu_set_device(b, i, err));
     CU_CHECK(cudaGetDeviceProperties(&prop, d->id), err, i, "cudaGetDeviceProperties");
@@ -848,16 +848,9 @@ static dg_status dev_setup(cu_be *b, int i, dg_error *err)
         return dg_error_set(err, DG_ERR_DEVICE, i,
                             "GPU %d (%s) has no stream-ordered memory pools "
                             "(cudaMallocAsync), which dgarray needs", i, d->name);
-    /* the transfer stream at the greatest priority: where products or loops
-     * fill the multiprocessors, NCCL's kernels and the pack kernels get the
-     * first ones that free up, so a transfer overlapping compute starts at
-     * once instead of after the compute kernel's last wave */
-    CU_CHECK(cudaDeviceGetStreamPriorityRange(&least, &greatest), err, i,
-             "cudaDeviceGetStreamPriorityRange");
     for (k = 0; k < DG_NSTREAMS; k++) {
-        CU_CHECK(cudaStreamCreateWithPriority(&d->st[k].s, cudaStreamNonBlocking,
-                                              k == DG_STREAM_TRANSFER ? greatest : least),
-                 err, i, "cudaStreamCreateWithPriority");
+        CU_CHECK(cudaStreamCreateWithFlags(&d->st[k].s, cudaStreamNonBlocking), err, i,
+                 "cudaStreamCreateWithFlags");
         d->st[k].waited = (uint64_t *)calloc((size_t)b->ndev * DG_NSTREAMS, sizeof(uint64_t));
         if (d->st[k].waited == NULL)
             return dg_error_set(err, DG_ERR_NOMEM, i, "out of host memory");
