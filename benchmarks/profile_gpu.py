@@ -292,6 +292,9 @@ def main():
     ap.add_argument("--trace", default=os.environ.get("OUT", "/tmp"))
     ap.add_argument("--no-ceilings", action="store_true")
     ap.add_argument("--rows", type=int, default=110, help="timeline rows printed per workload")
+    ap.add_argument("--calls", type=int, default=1,
+                    help="consecutive calls traced in one timeline (a cost paid on every "
+                         "call shows as often)")
     args = ap.parse_args()
     print(f"dgarray on {dg.backend()}, {len(dg.devices())} device(s)")
     wl = workloads()
@@ -302,7 +305,8 @@ def main():
         print(f"\n== {name}: best {tmin * 1e6:.1f} us ({nbytes / tmin / 1e9:,.0f} GB/s), "
               f"median {tmed * 1e6:.1f} us")
         try:
-            print_timeline(timeline(f, args.trace, name), args.rows)
+            print_timeline(timeline(lambda: [f() for _ in range(args.calls)], args.trace,
+                                    name), args.rows)
         except Exception as e:  # noqa: BLE001
             print(f"    no trace: {e}")
         sys.stdout.flush()
