@@ -1,0 +1,54 @@
+"""How long does allocating a 2^28-float32 array take, on an idle machine and
+right after an exchange or a loop was launched?  In the add_reshard
+benchmark the result's allocation took 283-1,138 us on every call, right
+after the NCCL launch, against 1-14 us for `a + a` (session 4's results).
+This separates pool growth from contention with a transfer in flight.
+
+    python benchmarks/alloc_probe.py [--reps 6]
+"""
+import argparse
+import os
+import sys
+import time
+
+import numpy as np
+
+os.environ.setdefault("NCCL_NVLS_ENABLE", "0")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import dgarray as dg  # noqa: E402
+from dgarray import _core  # noqa: E402
+from run import cda_rows_map, shifted_map  # noqa: E402
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--reps", type=int, default=6)
+    ap.add_argument("--n", type=int, default=1 << 28)
+    args = ap.parse_args()
+    n, ndev = args.n, len(dg.devices())
+    x = np.ones(n, np.float32)
+    a = dg.distributed_array(x, cda_rows_map(n, ndev))
+    c = dg.distributed_array(x, shifted_map(n, ndev) if ndev > 1 else cda_rows_map(n, ndev))
+    _core._sync_all()
+    before = {
+        "idle": lambda: None,
+        "after a reshard's launch": lambda: c.reshard(a.index_map),
+        "after a + a's launch": lambda: a + a,
+        "idle again": lambda: None,
+    }
+    print(f"dgarray on {dg.backend()}, {ndev} device(s); dg.empty({n}, float32), in us")
+    for label, launch in before.items():
+        ts = []
+        for _ in range(args.reps):
+            pending = launch()
+            t0 = time.perf_counter()
+            e = dg.empty(n, np.float32)
+            ts.append((time.perf_counter() - t0) * 1e6)
+            _core._sync_all()
+            del e, pending
+        print(f"  {label:26s} " + " ".join(f"{t:8.1f}" for t in ts))
+
+
+if __name__ == "__main__":
+    main()
