@@ -20,10 +20,10 @@ _DA = _core.DistributedArray
 _REDUCIBLE = {numpy.add, numpy.multiply, numpy.maximum, numpy.minimum, numpy.fmax,
               numpy.fmin, numpy.logical_and, numpy.logical_or, numpy.logical_xor,
               numpy.bitwise_and, numpy.bitwise_or, numpy.bitwise_xor}
-# partial results of these may stay in an op mode until read (CuPy's lazy modes)
 # each device folds `initial` into its part of these (not idempotent): the
 # reduction starts from the identity and `initial` is folded in once after
 _INITIAL_ONCE = {numpy.add, numpy.multiply, numpy.logical_xor, numpy.bitwise_xor}
+# partial results of these may stay in an op mode until read (CuPy's lazy modes)
 _LAZY_MODE = {numpy.add: "sum", numpy.multiply: "prod", numpy.maximum: "max",
               numpy.minimum: "min"}
 

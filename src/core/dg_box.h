@@ -46,6 +46,18 @@ static inline int64_t dg_shape_size(int ndim, const int64_t *shape)
     return n;
 }
 
+/* Dense C-order strides of a block of `shape`, elements `itemsize` apart
+ * along the last axis (itemsize 1: strides in elements). */
+static inline void dg_dense_strides(int ndim, const int64_t *shape, int64_t itemsize,
+                                    int64_t *strides)
+{
+    int a;
+    for (a = ndim - 1; a >= 0; a--) {
+        strides[a] = itemsize;
+        itemsize *= shape[a];
+    }
+}
+
 /* Canonicalises every axis of b in place. */
 void dg_box_canon(dg_box *b);
 

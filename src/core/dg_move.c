@@ -106,16 +106,6 @@ static dg_status enqueue_copy(dg_backend_i *be, int dev, int stream, const dg_mo
     return be->copy(be, dev, stream, &cp, err);
 }
 
-/* Dense C-order strides of it's shape. */
-static void dense_strides(const dg_move_item *it, int64_t isz, int64_t *out)
-{
-    int ax;
-    for (ax = it->ndim - 1; ax >= 0; ax--) {
-        out[ax] = isz;
-        isz *= it->shape[ax];
-    }
-}
-
 /* One copy between devices as the exchange sees it: where the bytes leave
  * from and arrive at, and the temporaries packing and unpacking them. */
 typedef struct remote {
@@ -207,7 +197,7 @@ dg_status dg_move_run(dg_move *m, dg_error *err)
         if (rem[i].direct)
             continue;
         nx++;
-        dense_strides(it, isz, ds);
+        dg_dense_strides(it->ndim, it->shape, isz, ds);
         x->src_dev = it->src_dev;
         x->dst_dev = it->dst_dev;
         x->nbytes = (size_t)nbytes;
@@ -240,7 +230,7 @@ dg_status dg_move_run(dg_move *m, dg_error *err)
         int64_t ds[DG_MAXDIM];
         if (!rem[i].unpack)
             continue;
-        dense_strides(it, it->itemsize, ds);
+        dg_dense_strides(it->ndim, it->shape, it->itemsize, ds);
         st = enqueue_copy(be, it->dst_dev, DG_STREAM_TRANSFER, it, it->dst_dev,
                           (const char *)rem[i].unpack->ptr, ds, it->dst_dev, it->dst,
                           it->dst_strides, err);

@@ -267,67 +267,6 @@ done:
     return st;
 }
 
-static dg_status fold_stack(dg_backend_i *be, int dtype, int nd, const int64_t *shape,
-                            const dg_box *B, int np, int dev, int kind, dg_buffer *sv,
-                            dg_buffer *si, dg_array **vout, dg_array **iout, dg_error *err);
-
-/* Combines overlapping (value, index) partials of argmax / argmin on the
- * device of the first, when every partial covers the same box: the pairs are
- * stacked there ([part, box...]) and folded over the stack by the backend's
- * reduce reading the indices (idx_in).  New one-chunk REPLICA arrays. */
-static dg_status combine_arg_on_device(dg_array *v, dg_array *ix, int kind, dg_array **vout,
-                                       dg_array **iout, dg_error *err)
-{
-    dg_backend_i *be = v->be;
-    const int isz = dg_dtype_size(v->dtype), nd = v->ndim, np = v->nchunks;
-    const int dev = v->chunks[0].device;
-    const dg_box *B = &v->chunks[0].box;
-    const int64_t n = dg_box_size(B);
-    dg_buffer *sv = NULL, *si = NULL;
-    dg_status st = DG_OK;
-    int p, ax;
-    dg_pos q;
-
-    DG_CHECK(dg_buffer_new(be, dev, (size_t)(n * np) * (size_t)isz, &sv, err));
-    st = dg_buffer_new(be, dev, (size_t)(n * np) * sizeof(int64_t), &si, err);
-    for (p = 0; p < np && st == DG_OK; p++) {
-        const dg_chunk *cs[2] = {&v->chunks[p], &ix->chunks[p]};
-        dg_buffer *dst[2] = {sv, si};
-        int w;
-        for (w = 0; w < 2 && st == DG_OK; w++) {
-            const int es = w ? (int)sizeof(int64_t) : isz;
-            dg_copy_desc cp;
-            int64_t s = es;
-            memset(&cp, 0, sizeof(cp));
-            cp.ndim = nd;
-            cp.itemsize = es;
-            for (ax = nd - 1; ax >= 0; ax--) {
-                cp.shape[ax] = dg_range_len(B->r[ax]);
-                cp.dst_strides[ax] = s;
-                s *= cp.shape[ax];
-            }
-            cp.src_dev = cs[w]->device;
-            dg_chunk_view(cs[w], B, (char **)&cp.src, cp.src_strides);
-            cp.dst_dev = dev;
-            cp.dst = (char *)dst[w]->ptr + (size_t)p * (size_t)n * (size_t)es;
-            st = dg_buffer_use_read(be, cs[w]->buf, dev, DG_STREAM_COMPUTE, err);
-            if (st == DG_OK)
-                st = be->copy(be, dev, DG_STREAM_COMPUTE, &cp, err);
-            if (st == DG_OK) {
-                q = be->pos(be, dev, DG_STREAM_COMPUTE);
-                dg_buffer_mark_read(cs[w]->buf, q);
-                dg_buffer_mark_write(dst[w], q);
-            }
-        }
-    }
-    if (st == DG_OK)
-        st = fold_stack(be, v->dtype, nd, v->shape, B, np, dev, kind, sv, si, vout, iout, err);
-    dg_buffer_decref(be, sv);
-    if (si)
-        dg_buffer_decref(be, si);
-    return st;
-}
-
 /* Folds the stack (sv, si on dev: np (value, index) pairs for each element
  * of box B, part after part) into one-chunk arrays of shape `shape` on dev. */
 static dg_status fold_stack(dg_backend_i *be, int dtype, int nd, const int64_t *shape,
@@ -359,19 +298,15 @@ static dg_status fold_stack(dg_backend_i *be, int dtype, int nd, const int64_t *
     d.dst = (char *)rv->chunks[0].buf->ptr;
     d.idx = (int64_t *)ri->chunks[0].buf->ptr;
     d.idx_in = (const int64_t *)si->ptr;
-    {
-        int64_t s = 1;
-        for (ax = nd - 1; ax >= 0; ax--) {
-            d.shape[ax] = dg_range_len(B->r[ax]);
-            d.src_strides[ax] = s * isz;
-            d.dst_strides[ax] = s * isz;
-            d.idx_strides[ax] = d.idx_in_strides[ax] = s * (int64_t)sizeof(int64_t);
-            s *= d.shape[ax];
-        }
-        d.shape[nd] = np;
-        d.src_strides[nd] = n * isz;
-        d.idx_in_strides[nd] = n * (int64_t)sizeof(int64_t);
-    }
+    for (ax = 0; ax < nd; ax++)
+        d.shape[ax] = dg_range_len(B->r[ax]);
+    dg_dense_strides(nd, d.shape, isz, d.src_strides);
+    dg_dense_strides(nd, d.shape, (int64_t)sizeof(int64_t), d.idx_in_strides);
+    memcpy(d.dst_strides, d.src_strides, sizeof(int64_t) * (size_t)nd);
+    memcpy(d.idx_strides, d.idx_in_strides, sizeof(int64_t) * (size_t)nd);
+    d.shape[nd] = np; /* the stack: part after part */
+    d.src_strides[nd] = n * isz;
+    d.idx_in_strides[nd] = n * (int64_t)sizeof(int64_t);
     DG_CHECK_GOTO(dg_buffer_use_read(be, sv, dev, DG_STREAM_COMPUTE, err), st, done);
     DG_CHECK_GOTO(dg_buffer_use_read(be, si, dev, DG_STREAM_COMPUTE, err), st, done);
     DG_CHECK_GOTO(dg_buffer_use_write(be, rv->chunks[0].buf, dev, DG_STREAM_COMPUTE, err), st,
@@ -392,6 +327,60 @@ done:
         dg_array_decref(rv);
     if (ri)
         dg_array_decref(ri);
+    return st;
+}
+
+/* Combines overlapping (value, index) partials of argmax / argmin on the
+ * device of the first, when every partial covers the same box: the pairs are
+ * stacked there ([part, box...]) and folded over the stack by the backend's
+ * reduce reading the indices (idx_in).  New one-chunk REPLICA arrays. */
+static dg_status combine_arg_on_device(dg_array *v, dg_array *ix, int kind, dg_array **vout,
+                                       dg_array **iout, dg_error *err)
+{
+    dg_backend_i *be = v->be;
+    const int isz = dg_dtype_size(v->dtype), nd = v->ndim, np = v->nchunks;
+    const int dev = v->chunks[0].device;
+    const dg_box *B = &v->chunks[0].box;
+    const int64_t n = dg_box_size(B);
+    dg_buffer *sv = NULL, *si = NULL;
+    dg_status st = DG_OK;
+    int p, ax;
+    dg_pos q;
+
+    DG_CHECK(dg_buffer_new(be, dev, (size_t)(n * np) * (size_t)isz, &sv, err));
+    st = dg_buffer_new(be, dev, (size_t)(n * np) * sizeof(int64_t), &si, err);
+    for (p = 0; p < np && st == DG_OK; p++) {
+        const dg_chunk *cs[2] = {&v->chunks[p], &ix->chunks[p]};
+        dg_buffer *dst[2] = {sv, si};
+        int w;
+        for (w = 0; w < 2 && st == DG_OK; w++) {
+            const int es = w ? (int)sizeof(int64_t) : isz;
+            dg_copy_desc cp;
+            memset(&cp, 0, sizeof(cp));
+            cp.ndim = nd;
+            cp.itemsize = es;
+            for (ax = 0; ax < nd; ax++)
+                cp.shape[ax] = dg_range_len(B->r[ax]);
+            dg_dense_strides(nd, cp.shape, es, cp.dst_strides);
+            cp.src_dev = cs[w]->device;
+            dg_chunk_view(cs[w], B, (char **)&cp.src, cp.src_strides);
+            cp.dst_dev = dev;
+            cp.dst = (char *)dst[w]->ptr + (size_t)p * (size_t)n * (size_t)es;
+            st = dg_buffer_use_read(be, cs[w]->buf, dev, DG_STREAM_COMPUTE, err);
+            if (st == DG_OK)
+                st = be->copy(be, dev, DG_STREAM_COMPUTE, &cp, err);
+            if (st == DG_OK) {
+                q = be->pos(be, dev, DG_STREAM_COMPUTE);
+                dg_buffer_mark_read(cs[w]->buf, q);
+                dg_buffer_mark_write(dst[w], q);
+            }
+        }
+    }
+    if (st == DG_OK)
+        st = fold_stack(be, v->dtype, nd, v->shape, B, np, dev, kind, sv, si, vout, iout, err);
+    dg_buffer_decref(be, sv);
+    if (si)
+        dg_buffer_decref(be, si);
     return st;
 }
 

@@ -494,15 +494,13 @@ static dg_status cpu_stack_desc(const dg_reduce_desc *r, int dev, dg_reduce_desc
 {
     const int nk = r->ndim - r->nred, isz = dg_dtype_size(r->dtype);
     const int arg = r->kind != DG_RED_LOOP;
-    int64_t m = 1, ks[DG_MAXDIM];
+    int64_t m, ks[DG_MAXDIM];
     int a;
     if (nk < 0 || nk > DG_MAXDIM || r->part == NULL || r->part_have == NULL ||
         (arg && r->part_idx == NULL))
         return dg_error_set(err, DG_ERR_INTERNAL, dev, "a reduction pass without its stack");
-    for (a = nk - 1; a >= 0; a--) {
-        ks[a] = m;
-        m *= r->shape[a];
-    }
+    m = dg_shape_size(nk, r->shape);
+    dg_dense_strides(nk, r->shape, 1, ks);
     *w = *r;
     w->pass = DG_RED_WHOLE;
     if (r->pass == DG_RED_PARTS) {
