@@ -31,23 +31,35 @@ def main():
     a = dg.distributed_array(x, cda_rows_map(n, ndev))
     c = dg.distributed_array(x, shifted_map(n, ndev) if ndev > 1 else cda_rows_map(n, ndev))
     _core._sync_all()
+    def pause():
+        time.sleep(0.002)
+
     before = {
-        "idle": lambda: None,
-        "after a reshard's launch": lambda: c.reshard(a.index_map),
-        "after a + a's launch": lambda: a + a,
-        "idle again": lambda: None,
+        "idle": (lambda: None, None),
+        "after a reshard's launch": (lambda: c.reshard(a.index_map), None),
+        "2 ms after a reshard's": (lambda: c.reshard(a.index_map), pause),
+        "after a + a's launch": (lambda: a + a, None),
+        "after a + c's launch": (lambda: a + c, None),
+        "idle again": (lambda: None, None),
     }
-    print(f"dgarray on {dg.backend()}, {ndev} device(s); dg.empty({n}, float32), in us")
-    for label, launch in before.items():
-        ts = []
+    sizes = [("full", n), ("second", n), ("1/8", n // 8), ("3 MiB", 3 << 18)]
+    print(f"dgarray on {dg.backend()}, {ndev} device(s); dg.empty(size, float32) in us, "
+          f"one after the other ({', '.join(f'{k}={v}' for k, v in sizes)})")
+    for label, (launch, wait) in before.items():
+        rows = {k: [] for k, _ in sizes}
         for _ in range(args.reps):
             pending = launch()
-            t0 = time.perf_counter()
-            e = dg.empty(n, np.float32)
-            ts.append((time.perf_counter() - t0) * 1e6)
+            if wait is not None:
+                wait()
+            held = []
+            for k, m in sizes:
+                t0 = time.perf_counter()
+                held.append(dg.empty(m, np.float32))
+                rows[k].append((time.perf_counter() - t0) * 1e6)
             _core._sync_all()
-            del e, pending
-        print(f"  {label:26s} " + " ".join(f"{t:8.1f}" for t in ts))
+            del held, pending
+        for k, ts in rows.items():
+            print(f"  {label:26s} {k:7s}" + " ".join(f"{t:8.1f}" for t in ts))
 
 
 if __name__ == "__main__":
