@@ -113,7 +113,8 @@ typedef struct ew_piece {
     int chunk;        /* output chunk */
     dg_box box;       /* output coordinates */
     int src[EW_OPS];  /* index into the sources, per operand (-1: scalar) */
-    int late;         /* reads a temporary: runs after the pieces in place */
+    int late;         /* reads data a transfer writes: runs after the pieces whose
+                       * data is in place */
 } ew_piece;
 
 typedef struct ew_work {
@@ -130,6 +131,17 @@ static dg_status ew_push_src(ew_work *w, const dg_chunk *c, int temp, int *idx, 
     w->srcs[w->nsrcs].temp = temp;
     *idx = w->nsrcs++;
     return DG_OK;
+}
+
+/* *p: all of output chunk ci's `box`, reading no source yet. */
+static void ew_piece_init(ew_piece *p, int ci, const dg_box *box)
+{
+    int i;
+    memset(p, 0, sizeof(*p));
+    p->chunk = ci;
+    p->box = *box;
+    for (i = 0; i < EW_OPS; i++)
+        p->src[i] = -1;
 }
 
 static dg_status ew_push_piece(ew_work *w, const ew_piece *p, dg_error *err)
@@ -372,6 +384,27 @@ static int ew_all_in_place(const dg_ew_call *call)
     return 1;
 }
 
+/* 1 if a source of piece p was last written by another stream than dev's
+ * compute stream (the moved pieces of a reshard: NCCL's receive buffers,
+ * perhaps still in flight).  Such a piece waits for that stream, and a wait
+ * holds back everything enqueued after it on the compute stream, so it runs
+ * after the pieces whose data is ready (late). */
+static int ew_piece_waits(const ew_work *w, const ew_piece *p, int nops, int dev)
+{
+    int i, k;
+    for (i = 0; i < nops; i++) {
+        const dg_mem *m;
+        if (p->src[i] < 0)
+            continue;
+        m = w->srcs[p->src[i]].c.buf->mem;
+        for (k = 0; k < m->nslots; k++)
+            if (m->writes[k].seq &&
+                !(m->writes[k].dev == dev && m->writes[k].stream == DG_STREAM_COMPUTE))
+                return 1;
+    }
+    return 0;
+}
+
 dg_status dg_ew_apply(const dg_ew_call *call, dg_error *err)
 {
     dg_array *o0 = call->out[0], *ops[EW_OPS + 1];
@@ -387,21 +420,17 @@ dg_status dg_ew_apply(const dg_ew_call *call, dg_error *err)
     memset(&w, 0, sizeof(w));
     dg_move_init(&mv, be);
     if (ew_all_in_place(call)) {
-        /* the common case: one loop per output chunk, nothing moves */
-        ew_piece p;
+        /* the common case: one piece per output chunk, nothing moves */
         for (ci = 0; ci < o0->nchunks && st == DG_OK; ci++) {
             const dg_chunk *oc = &o0->chunks[ci];
+            ew_piece p;
             if (dg_box_size(&oc->box) == 0)
                 continue;
-            w.nsrcs = 0;
-            p.chunk = ci;
-            p.box = oc->box;
-            p.late = 0;
+            ew_piece_init(&p, ci, &oc->box);
             for (i = 0; i < nops && st == DG_OK; i++) {
                 dg_box R;
                 int bcast[DG_MAXDIM];
                 const dg_chunk *in = NULL;
-                p.src[i] = -1;
                 if (!ops[i])
                     continue;
                 input_region(ops[i], &oc->box, call->ndim, &R, bcast);
@@ -412,10 +441,9 @@ dg_status dg_ew_apply(const dg_ew_call *call, dg_error *err)
                 }
             }
             if (st == DG_OK)
-                st = ew_run_piece(call, &w, &p, err);
+                st = ew_push_piece(&w, &p, err);
         }
-        ew_work_free(be, &w);
-        return st;
+        goto run;
     }
     for (ci = 0; ci < o0->nchunks && st == DG_OK; ci++) {
         const dg_chunk *oc = &o0->chunks[ci];
@@ -423,11 +451,7 @@ dg_status dg_ew_apply(const dg_ew_call *call, dg_error *err)
         int first = w.npieces;
         if (dg_box_size(&oc->box) == 0)
             continue;
-        memset(&p, 0, sizeof(p));
-        p.chunk = ci;
-        p.box = oc->box;
-        for (i = 0; i < EW_OPS; i++)
-            p.src[i] = -1;
+        ew_piece_init(&p, ci, &oc->box);
         st = ew_push_piece(&w, &p, err);
         for (i = 0; i < nops && st == DG_OK; i++)
             if (ops[i])
@@ -436,6 +460,10 @@ dg_status dg_ew_apply(const dg_ew_call *call, dg_error *err)
     }
     if (st == DG_OK)
         st = dg_move_run(&mv, err);
+run:
+    for (i = 0; i < w.npieces; i++)
+        w.pieces[i].late |= ew_piece_waits(&w, &w.pieces[i], nops,
+                                           o0->chunks[w.pieces[i].chunk].device);
     /* the pieces in place, then those that wait for transfers */
     for (pass = 0; pass < 2 && st == DG_OK; pass++)
         for (i = 0; i < w.npieces && st == DG_OK; i++)
