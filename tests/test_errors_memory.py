@@ -27,6 +27,29 @@ def test_out_of_device_memory_is_a_clear_error_and_leaves_arrays_intact():
     np.testing.assert_array_equal((a + 1).get(), x + 1)
 
 
+def test_large_blocks_taken_again_hold_their_own_values():
+    """Released blocks larger than the small classes are kept for the next
+    allocation of the same size (the CUDA backend): arrays made, dropped and
+    made again in a random order, each written while the others live, keep
+    their own values, and the bytes in use come back to where they were."""
+    before = dg._core._bytes_in_use()
+    n = (3 << 20) // 8 * len(dg.devices())  # 3 MiB of float64 per device
+    rng = np.random.default_rng(7)
+    live, want = {}, {}
+    for _ in range(60):
+        k = int(rng.integers(0, 6))
+        if k in live and rng.random() < 0.5:
+            del live[k], want[k]
+        else:
+            x = rng.standard_normal(n + (k % 3) * 4096)  # three sizes
+            live[k] = dg.asarray(x) * 2.0  # a temporary of the same size dies here
+            want[k] = x * 2.0
+        for j in live:
+            np.testing.assert_array_equal(live[j].get(), want[j])
+    del live
+    assert dg._core._bytes_in_use() == before
+
+
 def test_backend_can_be_forced_to_cpu():
     code = "import dgarray as d; print(d.backend(), len(d.devices()))"
     env = dict(os.environ, DGARRAY_BACKEND="cpu", DGARRAY_CPU_DEVICES="3")

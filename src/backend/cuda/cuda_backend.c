@@ -408,6 +408,63 @@ static dg_status cu_sync_all(dg_backend_i *be, dg_error *err)
  * block is as safe to hand out again as memory the pool frees and reuses.
  * Blocks of a class are allocated at the class's full size. */
 
+/* Large blocks.  Taking a large block from the pool is not always cheap
+ * either: in a + c.reshard(m) on two H200s, cudaMallocFromPoolAsync of the
+ * 512 MiB result took 200-720 us on every call, made right after NCCL's
+ * launch, and the add in place waited for it instead of running beside the
+ * transfer.  Programs repeat their shapes, so the last few large blocks
+ * released are kept whole (large[], oldest first) and an allocation of
+ * exactly a kept block's size takes it back without a call into the pool;
+ * kept blocks go back to the pool when they are the oldest of too many or
+ * too much, and all of them before a retry on running out of memory. */
+
+/* Gives the oldest kept large block back to its pool (stream-ordered) [mu]. */
+static void large_drop_oldest(cu_dev *d)
+{
+    void *p = d->large[0];
+    d->large_bytes -= d->large_size[0];
+    d->nlarge--;
+    memmove(&d->large[0], &d->large[1], (size_t)d->nlarge * sizeof(void *));
+    memmove(&d->large_size[0], &d->large_size[1], (size_t)d->nlarge * sizeof(size_t));
+    if (cudaSetDevice(d->id) != cudaSuccess ||
+        cudaFreeAsync(p, d->st[DG_STREAM_COMPUTE].s) != cudaSuccess)
+        (void)cudaGetLastError();
+}
+
+/* A kept large block of exactly n bytes, taken out of the cache, or NULL [mu]. */
+static void *large_take(cu_dev *d, size_t n)
+{
+    int i;
+    void *p;
+    for (i = d->nlarge - 1; i >= 0; i--)
+        if (d->large_size[i] == n)
+            break;
+    if (i < 0)
+        return NULL;
+    p = d->large[i];
+    d->large_bytes -= n;
+    d->nlarge--;
+    memmove(&d->large[i], &d->large[i + 1], (size_t)(d->nlarge - i) * sizeof(void *));
+    memmove(&d->large_size[i], &d->large_size[i + 1],
+            (size_t)(d->nlarge - i) * sizeof(size_t));
+    return p;
+}
+
+/* Keeps released large block p of n bytes, giving older ones back to make
+ * room; 0 if it is too large to keep at all [mu]. */
+static int large_keep(cu_dev *d, void *p, size_t n)
+{
+    const size_t most = d->total_mem / CU_LARGE_SHARE;
+    if (n > most)
+        return 0;
+    while (d->nlarge > 0 && (d->nlarge == CU_LARGE_KEEP || d->large_bytes + n > most))
+        large_drop_oldest(d);
+    d->large[d->nlarge] = p;
+    d->large_size[d->nlarge++] = n;
+    d->large_bytes += n;
+    return 1;
+}
+
 /* The class of an allocation of n bytes, or -1 if it is not small. */
 static int cache_class(size_t n)
 {
@@ -424,6 +481,8 @@ static void cache_flush(cu_dev *d)
 {
     int c;
     pthread_mutex_lock(&d->mu);
+    while (d->nlarge > 0)
+        large_drop_oldest(d);
     for (c = 0; c < CU_CACHE_NCLASS; c++) {
         while (d->ncache[c] > 0) {
             void *p = d->cache[c][--d->ncache[c]];
@@ -441,7 +500,6 @@ static dg_status cu_alloc(dg_backend_i *be, int dev, size_t nbytes, void **ptr, 
     void *p = NULL;
     cudaError_t ce;
     int ok = 0;
-
     size_t want;
     int cls;
 
@@ -451,23 +509,26 @@ static dg_status cu_alloc(dg_backend_i *be, int dev, size_t nbytes, void **ptr, 
         nbytes = 1;
     cls = cache_class(nbytes);
     want = cls >= 0 ? (size_t)1 << (CU_CACHE_MIN_SHIFT + cls) : nbytes;
-    if (cls >= 0) {
-        pthread_mutex_lock(&d->mu);
-        if (d->ncache[cls] > 0) {
-            p = d->cache[cls][d->ncache[cls] - 1];
-            ok = live_put(d, p, nbytes);
-            if (ok) { /* the compute stream's position covers its release */
-                d->ncache[cls]--;
-                d->in_use += nbytes;
-            }
-        }
-        pthread_mutex_unlock(&d->mu);
-        if (p != NULL) {
-            if (!ok)
-                return dg_error_set(err, DG_ERR_NOMEM, dev, "out of host memory");
-            *ptr = p;
-            return DG_OK;
-        }
+    pthread_mutex_lock(&d->mu);
+    if (cls >= 0 && d->ncache[cls] > 0) {
+        p = d->cache[cls][d->ncache[cls] - 1];
+        ok = live_put(d, p, nbytes);
+        if (ok) /* the compute stream's position covers its release */
+            d->ncache[cls]--;
+    } else if (cls < 0 && d->nlarge > 0) {
+        p = large_take(d, nbytes);
+        ok = p != NULL && live_put(d, p, nbytes);
+        if (p != NULL && !ok)
+            large_keep(d, p, nbytes); /* back where it was taken from */
+    }
+    if (ok)
+        d->in_use += nbytes;
+    pthread_mutex_unlock(&d->mu);
+    if (p != NULL) {
+        if (!ok)
+            return dg_error_set(err, DG_ERR_NOMEM, dev, "out of host memory");
+        *ptr = p;
+        return DG_OK;
     }
     DG_CHECK(cu_set_device(b, dev, err));
     ce = cudaMallocFromPoolAsync(&p, want, d->pool, d->st[DG_STREAM_COMPUTE].s);
@@ -521,6 +582,10 @@ static void cu_release(dg_backend_i *be, int dev, void *ptr)
     if (cls >= 0 && d->ncache[cls] < (cls + CU_CACHE_MIN_SHIFT <= CU_CACHE_MANY_SHIFT
                                           ? CU_CACHE_KEEP : CU_CACHE_KEEP_BIG)) {
         d->cache[cls][d->ncache[cls]++] = ptr; /* kept: see cache_class */
+        pthread_mutex_unlock(&d->mu);
+        return;
+    }
+    if (cls < 0 && size > 0 && large_keep(d, ptr, size)) {
         pthread_mutex_unlock(&d->mu);
         return;
     }

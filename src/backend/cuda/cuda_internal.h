@@ -64,6 +64,11 @@ typedef struct cu_live {
 #define CU_CACHE_NCLASS (CU_CACHE_MAX_SHIFT - CU_CACHE_MIN_SHIFT + 1)
 #define CU_CACHE_KEEP 32
 #define CU_CACHE_KEEP_BIG 4
+/* Larger blocks: the last CU_LARGE_KEEP released, at most 1/CU_LARGE_SHARE
+ * of the device's memory, are kept whole for an allocation of their exact
+ * size. */
+#define CU_LARGE_KEEP 8
+#define CU_LARGE_SHARE 4
 
 typedef struct cu_dev {
     int id;                      /* CUDA device ordinal */
@@ -80,6 +85,11 @@ typedef struct cu_dev {
      * the compute stream (cuda_backend.c: cu_alloc) [mu] */
     void *cache[CU_CACHE_NCLASS][CU_CACHE_KEEP];
     int ncache[CU_CACHE_NCLASS];
+    /* released large blocks, oldest first, kept the same way [mu] */
+    void *large[CU_LARGE_KEEP];
+    size_t large_size[CU_LARGE_KEEP];
+    int nlarge;
+    size_t large_bytes;
     size_t total_mem;
     char name[256];
 } cu_dev;
