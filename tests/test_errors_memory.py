@@ -1,5 +1,6 @@
 """Errors that come from the devices: out of device memory and the state the
 arrays are left in; the CUDA backend's own checks (skipped without a GPU)."""
+import gc
 import os
 import subprocess
 import sys
@@ -32,6 +33,7 @@ def test_large_blocks_taken_again_hold_their_own_values():
     allocation of the same size (the CUDA backend): arrays made, dropped and
     made again in a random order, each written while the others live, keep
     their own values, and the bytes in use come back to where they were."""
+    gc.collect()  # arrays of earlier tests in reference cycles
     before = dg._core._bytes_in_use()
     n = (3 << 20) // 8 * len(dg.devices())  # 3 MiB of float64 per device
     rng = np.random.default_rng(7)
@@ -103,3 +105,20 @@ def test_peer_copies_between_gpus():
     c = a.reshard({0: slice(0, 512), 1: slice(512, None)})
     np.testing.assert_array_equal(b.get(), x)
     np.testing.assert_array_equal((a + c).get(), x + x)
+
+
+@cuda_only
+@pytest.mark.parametrize("value, ok", [("0", True), ("1048576", True), ("lots", False),
+                                       ("-5", False)])
+def test_large_cache_setting(value, ok):
+    """DGARRAY_LARGE_CACHE_BYTES: 0 keeps no large block, a bad value is named."""
+    code = ("import numpy as np, dgarray as d\n"
+            "x = np.arange(1 << 21, dtype=np.float64)\n"
+            "for _ in range(3):\n"
+            "    assert (d.asarray(x) * 2.0).get().tolist() == (x * 2).tolist()\n")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                       env={**os.environ, "DGARRAY_LARGE_CACHE_BYTES": value}, timeout=120)
+    if ok:
+        assert r.returncode == 0, r.stderr
+    else:
+        assert r.returncode != 0 and "DGARRAY_LARGE_CACHE_BYTES" in r.stderr

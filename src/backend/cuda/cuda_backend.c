@@ -454,8 +454,8 @@ static void *large_take(cu_dev *d, size_t n)
  * room; 0 if it is too large to keep at all [mu]. */
 static int large_keep(cu_dev *d, void *p, size_t n)
 {
-    const size_t most = d->total_mem / CU_LARGE_SHARE;
-    if (n > most)
+    const size_t most = d->large_cap;
+    if (n > most / 4)
         return 0;
     while (d->nlarge > 0 && (d->nlarge == CU_LARGE_KEEP || d->large_bytes + n > most))
         large_drop_oldest(d);
@@ -893,6 +893,24 @@ static void slot_destroy(dg_backend_i *be)
     dev_restore(prev);
 }
 
+/* The bytes of released large blocks a device of `total` bytes keeps:
+ * DGARRAY_LARGE_CACHE_BYTES, else 1/CU_LARGE_SHARE of its memory. */
+static dg_status large_cap_setting(size_t total, size_t *cap, dg_error *err)
+{
+    const char *e = getenv("DGARRAY_LARGE_CACHE_BYTES");
+    char *end = NULL;
+    unsigned long long v;
+    *cap = total / CU_LARGE_SHARE;
+    if (e == NULL || *e == '\0')
+        return DG_OK;
+    v = strtoull(e, &end, 10);
+    if (*end != '\0' || *e == '-' || *e == ' ')
+        return dg_error_set(err, DG_ERR_VALUE, -1, "DGARRAY_LARGE_CACHE_BYTES must be a number "
+                            "of bytes (0: keep no large blocks), not '%s'", e);
+    *cap = (size_t)v;
+    return DG_OK;
+}
+
 /* Streams and memory pool of device i. */
 static dg_status dev_setup(cu_be *b, int i, dg_error *err)
 {
@@ -907,6 +925,7 @@ static dg_status dev_setup(cu_be *b, int i, dg_error *err)
     snprintf(d->name, sizeof d->name, "%s", prop.name);
     d->nsm = prop.multiProcessorCount > 0 ? prop.multiProcessorCount : 1;
     d->total_mem = prop.totalGlobalMem;
+    DG_CHECK(large_cap_setting(d->total_mem, &d->large_cap, err));
     CU_CHECK(cudaDeviceGetAttribute(&v, cudaDevAttrMemoryPoolsSupported, d->id), err, i,
              "cudaDeviceGetAttribute");
     if (!v)

@@ -64,11 +64,12 @@ typedef struct cu_live {
 #define CU_CACHE_NCLASS (CU_CACHE_MAX_SHIFT - CU_CACHE_MIN_SHIFT + 1)
 #define CU_CACHE_KEEP 32
 #define CU_CACHE_KEEP_BIG 4
-/* Larger blocks: the last CU_LARGE_KEEP released, at most 1/CU_LARGE_SHARE
- * of the device's memory, are kept whole for an allocation of their exact
- * size. */
+/* Larger blocks: the last CU_LARGE_KEEP released, together at most
+ * large_cap bytes (DGARRAY_LARGE_CACHE_BYTES, else 1/16 of the device's
+ * memory) and each at most a quarter of that, are kept whole for an
+ * allocation of their exact size. */
 #define CU_LARGE_KEEP 8
-#define CU_LARGE_SHARE 4
+#define CU_LARGE_SHARE 16
 
 typedef struct cu_dev {
     int id;                      /* CUDA device ordinal */
@@ -90,6 +91,7 @@ typedef struct cu_dev {
     size_t large_size[CU_LARGE_KEEP];
     int nlarge;
     size_t large_bytes;
+    size_t large_cap;
     size_t total_mem;
     char name[256];
 } cu_dev;
