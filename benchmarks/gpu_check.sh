@@ -91,7 +91,8 @@ if [[ " $steps " == *" gemm "* ]]; then
     /tmp/gemm_algos $shape > /tmp/gemm.txt 2>&1
     cat /tmp/gemm.txt >> "$OUT/gemm.log"
     head -3 /tmp/gemm.txt
-    grep "lt\[" /tmp/gemm.txt | awk '{print $(NF-1), $0}' | sort -rn | head -3 | cut -d' ' -f2-
+    grep "lt\[" /tmp/gemm.txt | awk '{for (i = 2; i <= NF; i++) if ($i ~ /^TFLOP/) print $(i-1), $0}' \
+        | sort -rn | head -3 | cut -d' ' -f2-
   done
 fi
 if [[ " $steps " == *" alloc "* ]]; then
