@@ -96,6 +96,9 @@ void dg_move_item_view(dg_move_item *it, int itemsize, const dg_chunk *src, cons
  * (writes as part writes: the copies of one move write disjoint elements).
  * The buffers must live until the call returns; the work may still run. */
 dg_status dg_move_run(dg_move *m, dg_error *err);
+/* 1 if dg_move_run sends copy i of m through the backend's exchange group
+ * (a copy between devices not small enough for a peer copy). */
+int dg_move_by_exchange(const dg_move *m, int i);
 void dg_move_free(dg_move *m);
 
 /* Counts a loop on dev reading `region` of x in place from chunk c. */

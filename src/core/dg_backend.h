@@ -319,7 +319,10 @@ typedef struct dg_sort_desc {
 
 /* Capabilities a backend states in dg_backend_i.flags. */
 enum {
-    DG_BE_IDX_IN = 1u /* reduce honours dg_reduce_desc.idx_in */
+    DG_BE_IDX_IN = 1u,  /* reduce honours dg_reduce_desc.idx_in */
+    DG_BE_XCHG_SMS = 2u /* exchange runs kernels that take processors from
+                           work beside it (NCCL's): products then get
+                           dg_gemm_desc.share_sms */
 };
 
 typedef struct dg_backend_i dg_backend_i;

@@ -25,9 +25,10 @@
  * NumPy rounds at every step, so results agree to float16 rounding), float
  * and complex dtypes in their own precision (through BLAS where there is
  * one).  allow_tf32: float32 products may use TF32 tensor cores.
- * share_sms: a transfer between devices runs on this device while these
- * products do (a product's operands being fetched for later products); a
- * backend may leave it processors (the CUDA backend sizes its persistent
+ * share_sms: a transfer between devices whose kernels take processors
+ * (DG_BE_XCHG_SMS) runs on this device while these products do (a
+ * product's operands being fetched for later products); a backend may
+ * leave it processors (the CUDA backend sizes its persistent
  * GEMM kernels to the multiprocessors NCCL leaves free).  A hint only.
  * For float and complex dtypes each of A, B and C has the shape BLAS needs
  * (dg_gemm_blas_layout); the core packs operands that do not. */

@@ -1109,7 +1109,8 @@ done:
  * one after another would each wait for the one before, and on a GPU the
  * later ones would find every multiprocessor taken by the products that
  * the first tasks started meanwhile.  busy[dev] = 1 for each device that
- * sends or receives. */
+ * sends or receives through an exchange whose kernels take processors
+ * (DG_BE_XCHG_SMS; peer copies take none). */
 static dg_status prefetch(const dg_contract_call *c, const mm_src *A, const mm_src *B,
                           const dg_mm_plan *pl, dg_region_src *pa, dg_region_src *pb,
                           unsigned char *busy, dg_error *err)
@@ -1142,8 +1143,8 @@ static dg_status prefetch(const dg_contract_call *c, const mm_src *A, const mm_s
                 st = dg_fetch_region_batch(x->x, &box, tk->device, &mv, &slot[t], err);
         }
     }
-    for (t = 0; t < mv.n && st == DG_OK; t++)
-        if (mv.items[t].src_dev != mv.items[t].dst_dev)
+    for (t = 0; t < mv.n && st == DG_OK && (A->x->be->flags & DG_BE_XCHG_SMS); t++)
+        if (dg_move_by_exchange(&mv, t))
             busy[mv.items[t].src_dev] = busy[mv.items[t].dst_dev] = 1;
     if (st == DG_OK)
         st = dg_move_run(&mv, err);

@@ -106,6 +106,22 @@ static dg_status enqueue_copy(dg_backend_i *be, int dev, int stream, const dg_mo
     return be->copy(be, dev, stream, &cp, err);
 }
 
+/* 1 if copy it, between devices, goes as a peer copy on the destination's
+ * transfer stream: small transfers between devices that reach each other's
+ * memory, since an exchange group costs more to start than they take. */
+static int item_direct(dg_backend_i *be, const dg_move_item *it)
+{
+    return !be->exchange ||
+           (be->can_access && be->can_access(be, it->dst_dev, it->src_dev) &&
+            (size_t)(item_count(it) * it->itemsize) <= dg_get_peer_read_bytes());
+}
+
+int dg_move_by_exchange(const dg_move *m, int i)
+{
+    const dg_move_item *it = &m->items[i];
+    return it->src_dev != it->dst_dev && it->phase == 0 && !item_direct(m->be, it);
+}
+
 /* One copy between devices as the exchange sees it: where the bytes leave
  * from and arrive at, and the temporaries packing and unpacking them. */
 typedef struct remote {
@@ -163,12 +179,7 @@ dg_status dg_move_run(dg_move *m, dg_error *err)
         }
         r = &rem[nrem++];
         r->it = it;
-        /* small transfers between devices that reach each other's memory go
-         * as peer copies on the destination's transfer stream: an exchange
-         * group costs more to start than they take */
-        r->direct = !be->exchange ||
-                    (be->can_access && be->can_access(be, it->dst_dev, it->src_dev) &&
-                     (size_t)nbytes <= dg_get_peer_read_bytes());
+        r->direct = item_direct(be, it);
         r->src_side = r->direct ? it->dst_dev : it->src_dev;
         st = dg_buffer_use_read(be, it->src_buf, r->src_side, DG_STREAM_TRANSFER, err);
         if (st == DG_OK)

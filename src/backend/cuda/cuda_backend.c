@@ -1065,6 +1065,8 @@ static dg_status backend_create(int ndevices, dg_backend_i **out, dg_error *err)
         b->devs[i].started = 1;
     }
     st = cu_transfer_setup(b, err);
+    if (st == DG_OK && !b->xfer_copies)
+        b->iface.flags |= DG_BE_XCHG_SMS; /* NCCL's kernels */
     for (i = 0; i < ndevices && st == DG_OK; i++)
         st = dev_setup(b, i, err);
     for (i = 0; i < ndevices && st == DG_OK; i++)
