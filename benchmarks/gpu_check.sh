@@ -4,7 +4,7 @@
 # $OUT (the device tool brings that folder back).
 #
 #   bash benchmarks/gpu_check.sh [build] [test] [chains] [sanitize] [selftest] [bench]
-#                                [scaling] [profile] [gemm] [alloc]
+#                                [scaling] [profile] [gemm] [alloc] [transfer]
 #   (default: build test chains bench)
 set -uo pipefail
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
@@ -98,6 +98,10 @@ fi
 if [[ " $steps " == *" alloc "* ]]; then
   # allocation time idle and with an exchange or a loop in flight
   timeout 120 python3 benchmarks/alloc_probe.py 2>&1 | tee "$OUT/alloc.log"
+fi
+if [[ " $steps " == *" transfer "* ]]; then
+  # the rows that move data between GPUs under NCCL and under peer copies
+  timeout 400 python3 benchmarks/transfer_ab.py 2>&1 | tee "$OUT/transfer_ab.log"
 fi
 if [[ " $steps " == *" bench "* ]]; then
   timeout 400 python3 benchmarks/run.py --machine nvidia-h200-x2 --out "$OUT" ${BENCH_ONLY:+--only $BENCH_ONLY} 2>&1 | tee "$OUT/bench.log" | tail -20
