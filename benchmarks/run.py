@@ -11,6 +11,7 @@ the same table as Markdown, and prints it.
 """
 import argparse
 import datetime
+import gc
 import json
 import os
 import socket
@@ -492,6 +493,17 @@ def spd_matrix(xp, n, rank=64):
     return xp.tensordot(M, M, axes=([1], [1])) + xp.eye(n) * n
 
 
+def release_pools():
+    """Hands the blocks that dgarray's and CuPy's pools keep back to the
+    driver, so that a peer that runs next has the GPUs' memory (CuPy's CG ran
+    out of memory beside dgarray's kept blocks)."""
+    gc.collect()
+    dg.get_default_memory_pool().free_all_blocks()
+    if cp is not None:
+        cp_sync_all()
+        cp.get_default_memory_pool().free_all_blocks()
+
+
 def w_cg(n=32768, iters=(5, 45)):
     """Iterations of the cuNumeric talk's CG solver (tests/_cg.py, run with
     its `np` bound to dgarray, then to CuPy and JAX) on a dense n x n float64 SPD
@@ -514,6 +526,7 @@ def w_cg(n=32768, iters=(5, 45)):
     resid = float(dg.sqrt(((b - A.dot(x)) ** 2).sum()) / dg.sqrt((b ** 2).sum()))
     assert resid < 1e-8, f"CG residual {resid}"
     del A, x
+    release_pools()
     if cp is not None:
         _cg.np = cp
         try:
@@ -779,6 +792,7 @@ def main():
         t0 = time.perf_counter()
         r = WORKLOADS[name]()
         rows += r if isinstance(r, list) else [r]
+        release_pools()
         log(f"    done in {time.perf_counter() - t0:.1f} s")
     os.makedirs(args.out, exist_ok=True)
     stem = os.path.join(args.out, f"{datetime.date.today().isoformat()}-{args.machine}")

@@ -52,6 +52,40 @@ def test_large_blocks_taken_again_hold_their_own_values():
     assert dg._core._bytes_in_use() == before
 
 
+def test_memory_pool_hands_back_kept_blocks_and_keeps_arrays():
+    """get_default_memory_pool() as CuPy's: used bytes follow the arrays,
+    the pools hold at least that, and free_all_blocks() hands back what the
+    dropped arrays left (the CUDA backend keeps it) without touching the
+    arrays still alive or the bytes they use."""
+    pool = dg.get_default_memory_pool()
+    assert pool is dg.get_default_memory_pool()
+    gc.collect()
+    pool.free_all_blocks()
+    rng = np.random.default_rng(11)
+    n = (5 << 20) // 8 * len(dg.devices())  # 5 MiB of float64 per device
+    x = rng.standard_normal(n)
+    keep = dg.asarray(x)
+    used = pool.used_bytes()
+    assert used >= x.nbytes
+    for k in range(4):  # large and small blocks, dropped at once
+        y = dg.asarray(rng.standard_normal(n + k * 4096)) * 3.0
+        z = dg.asarray(np.arange(100.0 + k)) + 1.0
+        assert pool.used_bytes() > used
+        del y, z
+    assert pool.used_bytes() == used
+    assert pool.total_bytes() >= used and pool.free_bytes() == pool.total_bytes() - used
+    held = pool.free_bytes()
+    pool.free_all_blocks()
+    assert pool.used_bytes() == used
+    assert 0 <= pool.free_bytes() <= held
+    if dg.backend() == "cuda":  # the dropped 5 MiB blocks were kept, then handed back
+        assert held > n * 8 // len(dg.devices()) and pool.free_bytes() < held
+    np.testing.assert_array_equal((keep * 2.0).get(), x * 2.0)
+    with pytest.raises(ValueError, match="not per stream"):
+        pool.free_all_blocks(stream=1)
+    assert "bytes used" in repr(pool)
+
+
 def test_backend_can_be_forced_to_cpu():
     code = "import dgarray as d; print(d.backend(), len(d.devices()))"
     env = dict(os.environ, DGARRAY_BACKEND="cpu", DGARRAY_CPU_DEVICES="3")

@@ -139,6 +139,15 @@ static int same_stream(dg_pos p, int dev, int stream)
     return p.dev == dev && p.stream == stream;
 }
 
+int dg_mem_read_waits(const dg_mem *m, int dev, int stream)
+{
+    int i;
+    for (i = 0; i < m->nslots; i++)
+        if (m->writes[i].seq && !same_stream(m->writes[i], dev, stream))
+            return 1;
+    return 0;
+}
+
 dg_status dg_mem_use_read(dg_backend_i *be, dg_mem *m, int dev, int stream, dg_error *err)
 {
     int i;

@@ -19,6 +19,9 @@ void dg_buffer_decref(dg_backend_i *be, dg_buffer *b);
  * address in b for writing. */
 dg_status dg_buffer_unshare(dg_backend_i *be, dg_buffer *b, dg_error *err);
 
+/* 1 if reading m on (dev, stream) has to wait: m was last written by
+ * another stream.  dg_mem_use_read makes exactly these waits. */
+int dg_mem_read_waits(const dg_mem *m, int dev, int stream);
 /* Makes (dev, stream) wait before reading m: for its last writes. */
 dg_status dg_mem_use_read(dg_backend_i *be, dg_mem *m, int dev, int stream, dg_error *err);
 /* Makes (dev, stream) wait before writing m: for its last writes and reads. */

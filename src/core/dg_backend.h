@@ -423,6 +423,14 @@ struct dg_backend_i {
     dg_status (*reduce_parts)(dg_backend_i *be, int dev, const dg_reduce_desc *d, int64_t *rows,
                               dg_error *err);
 
+    /* OPTIONAL: bytes dev's memory pool holds, allocated or kept for reuse
+     * (at least bytes_in_use).  NULL: bytes_in_use. */
+    size_t (*bytes_held)(dg_backend_i *be, int dev);
+    /* OPTIONAL: waits for dev's work, then hands the memory kept for reuse
+     * back to the device, for other libraries or processes.  Allocated
+     * memory is untouched.  NULL: nothing is kept. */
+    dg_status (*trim)(dg_backend_i *be, int dev, dg_error *err);
+
     /* Waits for all work, frees every resource; `be` is invalid afterwards. */
     void (*destroy)(dg_backend_i *be);
 };

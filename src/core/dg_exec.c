@@ -391,17 +391,11 @@ static int ew_all_in_place(const dg_ew_call *call)
  * after the pieces whose data is ready (late). */
 static int ew_piece_waits(const ew_work *w, const ew_piece *p, int nops, int dev)
 {
-    int i, k;
-    for (i = 0; i < nops; i++) {
-        const dg_mem *m;
-        if (p->src[i] < 0)
-            continue;
-        m = w->srcs[p->src[i]].c.buf->mem;
-        for (k = 0; k < m->nslots; k++)
-            if (m->writes[k].seq &&
-                !(m->writes[k].dev == dev && m->writes[k].stream == DG_STREAM_COMPUTE))
-                return 1;
-    }
+    int i;
+    for (i = 0; i < nops; i++)
+        if (p->src[i] >= 0 &&
+            dg_mem_read_waits(w->srcs[p->src[i]].c.buf->mem, dev, DG_STREAM_COMPUTE))
+            return 1;
     return 0;
 }
 

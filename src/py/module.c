@@ -324,27 +324,67 @@ static PyObject *f_ndevices(PyObject *mod, PyObject *unused)
     return PyLong_FromLong(dgpy_st->be->ndevices);
 }
 
-static PyObject *f_bytes_in_use(PyObject *mod, PyObject *unused)
+/* A list of of(be, dev) for every device. */
+static PyObject *per_device(size_t (*of)(dg_backend_i *, int))
 {
     dg_backend_i *be = dgpy_st->be;
     PyObject *lst = PyList_New(be->ndevices);
     int i;
+    for (i = 0; lst && i < be->ndevices; i++) {
+        PyObject *v = PyLong_FromSize_t(of(be, i));
+        if (!v) {
+            Py_CLEAR(lst);
+            break;
+        }
+        PyList_SET_ITEM(lst, i, v);
+    }
+    return lst;
+}
+
+static PyObject *f_bytes_in_use(PyObject *mod, PyObject *unused)
+{
+    dg_backend_i *be = dgpy_st->be;
     dg_error err = DG_ERROR_INIT;
     dg_status st;
     (void)mod;
     (void)unused;
-    if (!lst)
-        return NULL;
     Py_BEGIN_ALLOW_THREADS
     st = be->sync_all(be, &err);
     Py_END_ALLOW_THREADS
-    if (st != DG_OK) {
-        Py_DECREF(lst);
+    if (st != DG_OK)
         return dgpy_raise(&err);
-    }
-    for (i = 0; i < be->ndevices; i++)
-        PyList_SET_ITEM(lst, i, PyLong_FromSize_t(be->bytes_in_use(be, i)));
-    return lst;
+    return per_device(be->bytes_in_use);
+}
+
+static size_t held_or_used(dg_backend_i *be, int dev)
+{
+    return be->bytes_held ? be->bytes_held(be, dev) : be->bytes_in_use(be, dev);
+}
+
+static PyObject *f_bytes_held(PyObject *mod, PyObject *unused)
+{
+    (void)mod;
+    (void)unused;
+    return per_device(held_or_used);
+}
+
+static PyObject *f_trim(PyObject *mod, PyObject *unused)
+{
+    dg_backend_i *be = dgpy_st->be;
+    dg_error err = DG_ERROR_INIT;
+    dg_status st;
+    int i;
+    (void)mod;
+    (void)unused;
+    /* the long wait without the GIL; the hand-back after it is short */
+    Py_BEGIN_ALLOW_THREADS
+    st = be->sync_all(be, &err);
+    Py_END_ALLOW_THREADS
+    for (i = 0; i < be->ndevices && st == DG_OK && be->trim; i++)
+        st = be->trim(be, i, &err);
+    if (st != DG_OK)
+        return dgpy_raise(&err);
+    Py_RETURN_NONE;
 }
 
 static PyObject *f_sync_all(PyObject *mod, PyObject *unused)
@@ -746,6 +786,10 @@ static PyMethodDef module_methods[] = {
     {"backend", f_backend, METH_NOARGS, "backend() -> 'cpu' or 'cuda'"},
     {"_ndevices", f_ndevices, METH_NOARGS, "number of devices"},
     {"_bytes_in_use", f_bytes_in_use, METH_NOARGS, "device bytes allocated, per device"},
+    {"_bytes_held", f_bytes_held, METH_NOARGS,
+     "device bytes the memory pools hold (allocated or kept for reuse), per device"},
+    {"_trim", f_trim, METH_NOARGS,
+     "waits for all work, then hands memory kept for reuse back to every device"},
     {"_sync_all", f_sync_all, METH_NOARGS, "wait for all devices"},
     {"_set_min_split_bytes", f_set_min_split_bytes, METH_O, "set the default split size"},
     {"_get_min_split_bytes", f_get_min_split_bytes, METH_NOARGS, "the default split size"},

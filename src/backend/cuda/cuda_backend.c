@@ -608,6 +608,39 @@ static size_t cu_bytes_in_use(dg_backend_i *be, int dev)
     return n;
 }
 
+/* The pool's reserved bytes: what is allocated, kept in the caches, or
+ * freed to the pool and not yet handed back to the device. */
+static size_t cu_bytes_held(dg_backend_i *be, int dev)
+{
+    cu_be *b = cu_of(be);
+    uint64_t v = 0; /* cuuint64_t */
+    size_t n = cu_bytes_in_use(be, dev);
+    if (dev < 0 || dev >= b->ndev)
+        return 0;
+    if (cudaMemPoolGetAttribute(b->devs[dev].pool, cudaMemPoolAttrReservedMemCurrent, &v) !=
+        cudaSuccess) {
+        (void)cudaGetLastError();
+        return n;
+    }
+    return (size_t)v > n ? (size_t)v : n;
+}
+
+static dg_status cu_trim(dg_backend_i *be, int dev, dg_error *err)
+{
+    cu_be *b = cu_of(be);
+    cu_dev *d;
+    int k;
+    DG_CHECK(cu_check_stream(b, dev, DG_STREAM_COMPUTE, "trim", err));
+    d = &b->devs[dev];
+    DG_CHECK(cu_set_device(b, dev, err));
+    cache_flush(d);
+    cu_reduce_scratch_free(d); /* made again at the next reduction's need */
+    for (k = 0; k < DG_NSTREAMS; k++)
+        CU_CHECK(cudaStreamSynchronize(d->st[k].s), err, dev, "cudaStreamSynchronize");
+    CU_CHECK(cudaMemPoolTrimTo(d->pool, 0), err, dev, "cudaMemPoolTrimTo");
+    return DG_OK;
+}
+
 static dg_status cu_device_info(dg_backend_i *be, int dev, char *name, size_t cap,
                                 size_t *total_bytes, size_t *free_bytes, dg_error *err)
 {
@@ -770,6 +803,21 @@ static void slot_release(dg_backend_i *be, int dev, void *ptr)
     int prev = dev_save();
     cu_release(be, dev, ptr);
     dev_restore(prev);
+}
+
+static size_t slot_bytes_held(dg_backend_i *be, int dev)
+{
+    int prev = dev_save();
+    size_t n = cu_bytes_held(be, dev);
+    dev_restore(prev);
+    return n;
+}
+
+static dg_status slot_trim(dg_backend_i *be, int dev, dg_error *err)
+{
+    dg_status st;
+    KEEP_DEVICE(cu_trim(be, dev, err));
+    return st;
 }
 
 static dg_status slot_wait(dg_backend_i *be, int dev, int stream, dg_pos p, dg_error *err)
@@ -1037,6 +1085,8 @@ static dg_status backend_create(int ndevices, dg_backend_i **out, dg_error *err)
     b->iface.alloc = slot_alloc;
     b->iface.release = slot_release;
     b->iface.bytes_in_use = cu_bytes_in_use;
+    b->iface.bytes_held = slot_bytes_held;
+    b->iface.trim = slot_trim;
     b->iface.pos = cu_pos;
     b->iface.wait = slot_wait;
     b->iface.sync = slot_sync;

@@ -194,6 +194,15 @@ dg_status cu_copy(dg_backend_i *be, int dev, int stream, const dg_copy_desc *c, 
 dg_status cu_exchange_copies(cu_be *b, const dg_xfer *x, int n, dg_error *err)
 {
     int i;
+    /* every destination waits for its source's side first, then every copy
+     * is enqueued, then every source waits for its copy: waits made between
+     * the copies would order them (a copy from GPU 1 to GPU 0 would wait
+     * for one from GPU 0 to GPU 1 on GPU 1's stream), and the two
+     * directions of a link would not run at once */
+    for (i = 0; i < n; i++)
+        if (x[i].nbytes > 0)
+            DG_CHECK(cu_wait(&b->iface, x[i].dst_dev, DG_STREAM_TRANSFER,
+                             cu_pos(&b->iface, x[i].src_dev, DG_STREAM_TRANSFER), err));
     for (i = 0; i < n; i++) {
         dg_copy_desc c;
         if (x[i].nbytes == 0)
@@ -207,11 +216,11 @@ dg_status cu_exchange_copies(cu_be *b, const dg_xfer *x, int n, dg_error *err)
         c.src = (const char *)x[i].src;
         c.dst_dev = x[i].dst_dev;
         c.dst = (char *)x[i].dst;
-        DG_CHECK(cu_wait(&b->iface, x[i].dst_dev, DG_STREAM_TRANSFER,
-                         cu_pos(&b->iface, x[i].src_dev, DG_STREAM_TRANSFER), err));
         DG_CHECK(cu_copy(&b->iface, x[i].dst_dev, DG_STREAM_TRANSFER, &c, err));
-        DG_CHECK(cu_wait(&b->iface, x[i].src_dev, DG_STREAM_TRANSFER,
-                         cu_pos(&b->iface, x[i].dst_dev, DG_STREAM_TRANSFER), err));
     }
+    for (i = 0; i < n; i++)
+        if (x[i].nbytes > 0)
+            DG_CHECK(cu_wait(&b->iface, x[i].src_dev, DG_STREAM_TRANSFER,
+                             cu_pos(&b->iface, x[i].dst_dev, DG_STREAM_TRANSFER), err));
     return DG_OK;
 }
