@@ -25,6 +25,7 @@ import numpy as np
 os.environ.setdefault("NCCL_NVLS_ENABLE", "0")
 
 import dgarray as dg  # noqa: E402
+from _nccl_peer import all_to_all_seconds  # noqa: E402
 from _timing import done, times  # noqa: E402
 
 
@@ -229,28 +230,8 @@ def ceilings(n=1 << 28):
         print(f"  cudaMemcpyPeerAsync 0->1, {nbytes >> 20} MiB: {nbytes / t / 1e9:,.1f} GB/s")
         del bufs
     # all-to-all of an 8 GiB array over the GPUs, as grouped send/recv
-    total = 8 << 30
-    per = total // ngpu
-    blk = per // ngpu
-    sb, rb = [], []
-    for d in range(ngpu):
-        with cp.cuda.Device(d):
-            sb.append(cp.ones(per // 4, cp.float32))
-            rb.append(cp.empty(per // 4, cp.float32))
-
-    def a2a():
-        nccl.groupStart()
-        for d in range(ngpu):
-            for p in range(ngpu):
-                comms[d].send(sb[d].data.ptr + p * blk, blk // 4, nccl.NCCL_FLOAT32, p,
-                              streams[d].ptr)
-                comms[d].recv(rb[d].data.ptr + p * blk, blk // 4, nccl.NCCL_FLOAT32, p,
-                              streams[d].ptr)
-        nccl.groupEnd()
-        for s in streams:
-            s.synchronize()
-    t, _ = best_of(a2a, 5, 1)
-    algbw = per / t / 1e9
+    t = all_to_all_seconds(8 << 30)
+    algbw = (8 << 30) // ngpu / t / 1e9
     print(f"  NCCL all-to-all of 8 GiB over {ngpu} GPUs: {t * 1e3:.2f} ms, algbw "
           f"{algbw:,.1f} GB/s, busbw {algbw * (ngpu - 1) / ngpu:,.1f} GB/s")
 

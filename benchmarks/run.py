@@ -23,6 +23,7 @@ import numpy as np
 os.environ.setdefault("NCCL_NVLS_ENABLE", "0")
 
 import dgarray as dg  # noqa: E402
+from _nccl_peer import all_to_all_seconds  # noqa: E402
 from _timing import best_of, done  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -406,10 +407,17 @@ def w_rows_to_cols(rows_n=1 << 15, cols_n=1 << 16):
     del r
     res["ceiling"] = None
     if ndev > 1:
-        blk = total // ndev // ndev
-        pairs = [(i, j) for i in range(ndev) for j in range(ndev) if i != j]
-        tn = dg._core._bench_exchange(pairs, blk, 5)
-        res["ceiling"] = per_dev_in / tn / 1e9   # NCCL all-to-all bus bandwidth
+        del a
+        release_pools()
+        # NCCL's all-to-all bus bandwidth (CuPy's binding); without CuPy,
+        # the backend's own exchange (NCCL unless DGARRAY_TRANSFER=copy)
+        tn = all_to_all_seconds(total)
+        if tn is None:
+            blk = total // ndev // ndev
+            pairs = [(i, j) for i in range(ndev) for j in range(ndev) if i != j]
+            tn = dg._core._bench_exchange(pairs, blk, 5)
+        res["ceiling"] = per_dev_in / tn / 1e9
+        return res
     del a
     return res
 
