@@ -307,8 +307,11 @@ def test_no_leaks_over_many_cycles():
     refs_x = sys.getrefcount(x)
     gc.collect()
     base = dg._core._bytes_in_use()
+    imap = {}  # overlapping chunks on the first and the last device (one device: both)
+    for d, key in ((0, slice(0, 40)), (dg._core._ndevices() - 1, slice(30, None))):
+        imap.setdefault(d, []).append(key)
     for i in range(10_000):
-        a = dg.distributed_array(x, {0: slice(0, 40), dg._core._ndevices() - 1: slice(30, None)})
+        a = dg.distributed_array(x, imap)
         b = a * 2.0 + 1
         c = np.sin(b) if i % 100 == 0 else b
         del a, b, c

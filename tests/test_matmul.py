@@ -286,7 +286,10 @@ def test_large_float32_products(la, lb, tf32, ndev):
             got = (A @ B).get()
             assert got.dtype == np.float32 and got.shape == want.shape
             err = np.abs(got - want).max() / np.abs(want).max()
-            assert err < (2e-3 if tf32 else 2e-6), err
+            # float32 sums of 2048 products: about sqrt(k) * 2^-24 of the
+            # largest entry, 2e-6 seen on one GPU (one GEMM over all of k);
+            # TF32 inputs err by about 1e-3, a hundred times the float32 bound
+            assert err < (2e-3 if tf32 else 1e-5), err
     finally:
         dg.config.allow_tf32 = False
 
