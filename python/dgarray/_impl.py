@@ -225,17 +225,22 @@ def imatmul(a, b):
     return _linalg.imatmul(a, b)
 
 
-def method(name, self, *args, **kwargs):
-    """DistributedArray.<name>(*args, **kwargs) for the methods array.c forwards."""
+def method_of(name):
+    """The function f that DistributedArray.<name>(*args, **kwargs) calls as
+    f(self, *args, **kwargs), for the methods array.c forwards (it asks once
+    per method and keeps the answer)."""
     if name == "__array_function__":
-        return array_function(*args, **kwargs)
+        return _array_function_method
     if name in _PROTOCOL_METHODS:
-        return _PROTOCOL_METHODS[name](self, *args, **kwargs)
+        return _PROTOCOL_METHODS[name]
     from . import _linalg, _reductions, _shape
     if name in _linalg.METHODS:
-        return _linalg.METHODS[name](self, *args, **kwargs)
-    f = _reductions.FUNCTIONS.get(name) or _shape.METHODS[name]
-    return f(self, *args, **kwargs)
+        return _linalg.METHODS[name]
+    return _reductions.FUNCTIONS.get(name) or _shape.METHODS[name]
+
+
+def _array_function_method(self, *args, **kwargs):
+    return array_function(*args, **kwargs)
 
 
 def _repr_html(self):

@@ -537,21 +537,35 @@ static PyObject *m_copy(DgArrayObject *self, PyObject *args, PyObject *kw)
     return dgpy_wrap(out);
 }
 
-/* Calls a Python-level implementation with self prepended to the args. */
-#define IMPL_METHOD(cname, pyname)                                              \
-    static PyObject *cname(DgArrayObject *self, PyObject *args, PyObject *kw)   \
-    {                                                                           \
-        PyObject *f = dgpy_impl(pyname), *head, *full, *res;                    \
-        if (!f)                                                                 \
-            return NULL;                                                        \
-        head = PyTuple_Pack(1, (PyObject *)self);                               \
-        full = head ? PySequence_Concat(head, args) : NULL;                     \
-        Py_XDECREF(head);                                                       \
-        if (!full)                                                              \
-            return NULL;                                                        \
-        res = PyObject_Call(f, full, kw);                                       \
-        Py_DECREF(full);                                                        \
-        return res;                                                             \
+/* f(self, *args, **kw) for a vectorcall method's arguments (args: nargs
+ * positional, then the values of kwnames), with no tuple or dict made. */
+static PyObject *call_with_self(PyObject *f, PyObject *self, PyObject *const *args,
+                                Py_ssize_t nargs, PyObject *kwnames)
+{
+    PyObject *small[9], **v = small, *res;
+    const Py_ssize_t n = nargs + (kwnames ? PyTuple_GET_SIZE(kwnames) : 0);
+    Py_ssize_t i;
+    if (n + 1 > (Py_ssize_t)(sizeof small / sizeof small[0])) {
+        v = (PyObject **)PyMem_Malloc((size_t)(n + 1) * sizeof(PyObject *));
+        if (!v)
+            return PyErr_NoMemory();
+    }
+    v[0] = self;
+    for (i = 0; i < n; i++)
+        v[i + 1] = args[i];
+    res = PyObject_Vectorcall(f, v, (size_t)(nargs + 1), kwnames);
+    if (v != small)
+        PyMem_Free(v);
+    return res;
+}
+
+/* Calls dgarray._impl.<pyname>(self, *args, **kw). */
+#define IMPL_METHOD(cname, pyname)                                                       \
+    static PyObject *cname(PyObject *self, PyObject *const *args, Py_ssize_t nargs,      \
+                           PyObject *kwnames)                                            \
+    {                                                                                    \
+        PyObject *f = dgpy_impl(pyname);                                                 \
+        return f ? call_with_self(f, self, args, nargs, kwnames) : NULL;                 \
     }
 
 IMPL_METHOD(m_reshard, "reshard")
@@ -573,23 +587,19 @@ static PyObject *m_sync(DgArrayObject *self, PyObject *unused)
 
 static PyObject *m_complex(PyObject *self, PyObject *unused);
 
-/* Methods written in Python: dgarray._impl.method(name, self, *args, **kw). */
-static PyObject *py_method(const char *name, PyObject *self, PyObject *args, PyObject *kw)
+/* Methods written in Python: the function dgarray._impl.method_of(name)
+ * gives, found at the first call and kept (slot *cache), called as
+ * f(self, *args, **kw). */
+static PyObject *py_method(PyObject **cache, const char *name, PyObject *self,
+                           PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
 {
-    PyObject *f = dgpy_impl("method"), *a2, *res;
-    Py_ssize_t i, n = PyTuple_GET_SIZE(args);
-    if (!f)
-        return NULL;
-    a2 = PyTuple_New(n + 2);
-    if (!a2)
-        return NULL;
-    PyTuple_SET_ITEM(a2, 0, PyUnicode_FromString(name));
-    PyTuple_SET_ITEM(a2, 1, Py_NewRef(self));
-    for (i = 0; i < n; i++)
-        PyTuple_SET_ITEM(a2, i + 2, Py_NewRef(PyTuple_GET_ITEM(args, i)));
-    res = PyTuple_GET_ITEM(a2, 0) ? PyObject_Call(f, a2, kw) : NULL;
-    Py_DECREF(a2);
-    return res;
+    if (!*cache) {
+        PyObject *of = dgpy_impl("method_of");
+        *cache = of ? PyObject_CallFunction(of, "s", name) : NULL;
+        if (!*cache)
+            return NULL;
+    }
+    return call_with_self(*cache, self, args, nargs, kwnames);
 }
 
 #define PY_METHODS(X)                                                                     \
@@ -627,15 +637,17 @@ static PyObject *py_method(const char *name, PyObject *self, PyObject *args, PyO
     X(__array_namespace__, "__array_namespace__(api_version=None): the dgarray module")    \
     X(_repr_html_, "Jupyter's view: the values and a picture of the layout")
 
-#define PY_METHOD_FN(name, doc)                                                    \
-    static PyObject *pm_##name(PyObject *self, PyObject *args, PyObject *kw)       \
-    {                                                                              \
-        return py_method(#name, self, args, kw);                                   \
+#define PY_METHOD_FN(name, doc)                                                       \
+    static PyObject *pm_##name(PyObject *self, PyObject *const *args, Py_ssize_t nargs,  \
+                               PyObject *kwnames)                                        \
+    {                                                                                 \
+        static PyObject *f; /* kept for the process's life, as the method table is */ \
+        return py_method(&f, #name, self, args, nargs, kwnames);                      \
     }
 PY_METHODS(PY_METHOD_FN)
 
 #define PY_METHOD_DEF(name, doc) \
-    {#name, (PyCFunction)(void (*)(void))pm_##name, METH_VARARGS | METH_KEYWORDS, doc},
+    {#name, (PyCFunction)(void (*)(void))pm_##name, METH_FASTCALL | METH_KEYWORDS, doc},
 
 static PyMethodDef array_methods[] = {
     PY_METHODS(PY_METHOD_DEF)
@@ -654,15 +666,15 @@ static PyMethodDef array_methods[] = {
      "ndarray of the box ((start, stop, step), ...) of global indices"},
     {"change_mode", (PyCFunction)m_change_mode, METH_O,
      "change_mode(mode): the same values with overlaps combined in `mode`."},
-    {"reshard", (PyCFunction)(void (*)(void))m_reshard, METH_VARARGS | METH_KEYWORDS,
+    {"reshard", (PyCFunction)(void (*)(void))m_reshard, METH_FASTCALL | METH_KEYWORDS,
      "reshard(index_map): the same values laid out as index_map says."},
     {"astype", (PyCFunction)(void (*)(void))m_astype, METH_VARARGS | METH_KEYWORDS,
      "astype(dtype): a copy cast to dtype."},
     {"copy", (PyCFunction)(void (*)(void))m_copy, METH_VARARGS | METH_KEYWORDS,
      "copy(): a copy with the same layout."},
-    {"item", (PyCFunction)(void (*)(void))m_item, METH_VARARGS | METH_KEYWORDS,
+    {"item", (PyCFunction)(void (*)(void))m_item, METH_FASTCALL | METH_KEYWORDS,
      "item(*args): one element as a Python scalar."},
-    {"tolist", (PyCFunction)(void (*)(void))m_tolist, METH_VARARGS | METH_KEYWORDS,
+    {"tolist", (PyCFunction)(void (*)(void))m_tolist, METH_FASTCALL | METH_KEYWORDS,
      "tolist(): the values as nested Python lists."},
     {"_sync", (PyCFunction)m_sync, METH_NOARGS, "wait for the array's pending writes"},
     {NULL, NULL, 0, NULL},
