@@ -11,11 +11,8 @@ GB/s for the moves, ms per iteration for CG).  Needs 2 GPUs; on the CPU
 backend the sizes shrink (DGARRAY_AB_SMALL=1 is set for it) so that the
 script itself can be checked.
 """
-import argparse
 import os
-import subprocess
 import sys
-import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -75,36 +72,8 @@ def rows():
     print(" ".join(out), flush=True)
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--transfers", default="nccl,copy")
-    ap.add_argument("--timeout", type=float, default=180, help="seconds per process")
-    args = ap.parse_args()
-    settings = args.transfers.split(",")
-    env0 = dict(os.environ)
-    import dgarray as dg
-    if dg.backend() != "cuda":
-        env0["DGARRAY_AB_SMALL"] = "1"
-    total = args.rounds * len(settings)
-    k = 0
-    for rnd in range(args.rounds):
-        for setting in (settings if rnd % 2 == 0 else settings[::-1]):
-            k += 1
-            t0 = time.perf_counter()
-            r = subprocess.run([sys.executable, __file__, "--rows"],
-                               env=dict(env0, DGARRAY_TRANSFER=setting),
-                               capture_output=True, text=True, timeout=args.timeout)
-            if r.returncode != 0:
-                print(f"[{k}/{total}] transfer={setting}: failed\n{r.stderr[-2000:]}", flush=True)
-                return 1
-            print(f"[{k}/{total}] transfer={setting:5s} {r.stdout.strip()}  "
-                  f"({time.perf_counter() - t0:.0f} s)", flush=True)
-    return 0
-
-
 if __name__ == "__main__":
-    if sys.argv[1:] == ["--rows"]:
-        rows()
-    else:
-        sys.exit(main())
+    sys.path.insert(0, HERE)
+    from _ab import cli
+    sys.exit(cli(__file__, "DGARRAY_TRANSFER", "--transfers", "nccl,copy", rows, __doc__,
+                 rounds=3))
