@@ -4,6 +4,8 @@ Each configuration runs in its own process (the number of virtual devices is
 fixed when dgarray loads):
   add_f64_1e7      a + b on 10^7 float64, 1 and 2 virtual devices, vs NumPy
   add_f64_1000_us  one a + b on 1,000 float64, 1 virtual device, vs NumPy
+  sum_f64_1000, argmax_f64_1000  one a.sum() / a.argmax() on 1,000 float64
+                   split over 2 virtual devices (host cost), vs NumPy
 Prints a table; --json PATH also writes the rows.
 
     python benchmarks/bench_cpu.py
@@ -50,6 +52,18 @@ for _ in range(1000):
 out["add_f64_1000_dgarray_us"] = 1e6 * best(small, 7, 20000)
 out["add_f64_1000_numpy_us"] = 1e6 * best(lambda: xs + ys, 7, 20000)
 sa._sync()
+# a.sum() and a.argmax() on 1,000 elements split over every device: the
+# method call, the plan and the fold (host cost, the work being tiny)
+ndev = len(dg.devices())
+sd = dg.distributed_array(xs, {d: slice(1000 * d // ndev, 1000 * (d + 1) // ndev)
+                               for d in range(ndev)})
+for name, f, g in (("sum", lambda: sd.sum(), lambda: xs.sum()),
+                   ("argmax", lambda: sd.argmax(), lambda: xs.argmax())):
+    for _ in range(1000):
+        f()
+    out[name + "_f64_1000_dgarray_us"] = 1e6 * best(f, 7, 5000)
+    out[name + "_f64_1000_numpy_us"] = 1e6 * best(g, 7, 5000)
+sd._sync()
 print(json.dumps(out))
 """
 
@@ -75,7 +89,8 @@ def main():
          1e3 * two["add_f64_1e7_numpy_s"], "< NumPy"),
         ("add_f64_1000 (1 device)", "us", one["add_f64_1000_dgarray_us"],
          one["add_f64_1000_numpy_us"], "<= NumPy + 3 us"),
-    ]
+    ] + [(f"{r}_f64_1000 (2 devices)", "us", two[f"{r}_f64_1000_dgarray_us"],
+          two[f"{r}_f64_1000_numpy_us"], "-") for r in ("sum", "argmax")]
     print(f"{'workload':28} {'unit':4} {'dgarray':>10} {'NumPy':>10} {'ratio':>7}  goal")
     for name, unit, d, n, goal in rows:
         print(f"{name:28} {unit:4} {d:10.3f} {n:10.3f} {d / n:7.2f}  {goal}")
