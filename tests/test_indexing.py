@@ -157,7 +157,10 @@ def test_zero_d_and_empty_views(ndev):
     z = a[2:2]
     assert z.shape == (0, 3) and z.get().shape == (0, 3)
     assert float(z.sum()) == 0.0
-    z[...] = 5  # nothing to write
+    z[...] = 5  # nothing to write: a keeps its values
+    want = x.copy()
+    want[3, 1] = 99
+    np.testing.assert_array_equal(a.get(), want)
     s = dg.asarray(np.float32(3.5))
     assert s[()].shape == () and float(s[...]) == 3.5
     assert s[None].shape == (1,)

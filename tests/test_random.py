@@ -302,6 +302,9 @@ def test_out():
     np.testing.assert_array_equal(out.get(), dg.random.default_rng(8).random((20, 3)).get())
     f = dg.empty(10, dtype=np.float32)
     assert r.standard_normal(10, dtype=np.float32, out=f) is f
+    r2 = dg.random.default_rng(8)
+    r2.random((20, 3))
+    np.testing.assert_array_equal(f.get(), r2.standard_normal(10, dtype=np.float32).get())
     h = np.empty(6)
     assert r.random(out=h) is h and (h >= 0).all() and (h < 1).all()
     with pytest.raises(ValueError, match="size must match"):
