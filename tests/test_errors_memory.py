@@ -145,7 +145,8 @@ def test_peer_copies_between_gpus():
 @pytest.mark.parametrize("value, ok", [("0", True), ("1048576", True), ("lots", False),
                                        ("-5", False)])
 def test_large_cache_setting(value, ok):
-    """DGARRAY_LARGE_CACHE_BYTES: 0 keeps no large block, a bad value is named."""
+    """DGARRAY_LARGE_CACHE_BYTES: with 0 (no large block kept) or a size the
+    products are still right; a bad value is refused with its name."""
     code = ("import numpy as np, dgarray as d\n"
             "x = np.arange(1 << 21, dtype=np.float64)\n"
             "for _ in range(3):\n"

@@ -196,7 +196,7 @@ def test_module_names():
 def test_module_functions_take_and_return_distributed_arrays():
     with pytest.warns(dg.FallbackWarning, match="numpy.median"):
         m = dg.median([1.0, 5.0, 2.0])
-    assert isinstance(m, dg.DistributedArray) and float(m) == 2.0
+    assert isinstance(m, dg.DistributedArray) and float(m) == np.median([1.0, 5.0, 2.0])
     with pytest.warns(dg.FallbackWarning, match="numpy.convolve"):
         o = dg.convolve(dg.arange(3), [1, 2])
     same(o, np.convolve(np.arange(3), [1, 2]))
@@ -204,8 +204,8 @@ def test_module_functions_take_and_return_distributed_arrays():
         f = dg.fft.rfft(dg.asarray(V))
     same(f, np.fft.rfft(V))
     with pytest.warns(dg.FallbackWarning, match="numpy.linalg.inv"):
-        inv = dg.linalg.inv(dg.asarray(np.eye(3) * 2))
-    same(inv, np.eye(3) / 2)
+        inv = dg.linalg.inv(dg.asarray(X[:5] + 5 * np.eye(5)))
+    same(inv, np.linalg.inv(X[:5] + 5 * np.eye(5)))
     assert dg.linalg.LinAlgError is np.linalg.LinAlgError
     with pytest.warns(dg.FallbackWarning), pytest.raises(np.linalg.LinAlgError):
         dg.linalg.inv(dg.zeros((2, 2)))
@@ -232,7 +232,7 @@ def test_results_of_types_dgarray_cannot_hold_stay_numpys():
     d = dg.asarray(np.array([3, 1, 2]))
     with pytest.warns(dg.FallbackWarning):
         s = np.array2string(d)
-    assert s == "[3 1 2]"
+    assert s == np.array2string(np.array([3, 1, 2]))
     with pytest.warns(dg.FallbackWarning):
         t = dg.datetime_as_string(np.array(["2024-01-01"], dtype="datetime64[D]"))
     assert isinstance(t, np.ndarray) and t.dtype.kind == "U"
@@ -257,7 +257,8 @@ def test_array_namespace():
     y = xp.asarray([[1.0, 2.0], [3.0, 4.0]])
     assert isinstance(xp.sum(y, axis=0), dg.DistributedArray)
     t = xp.permute_dims(y, (1, 0))  # a view on the devices
-    same(t, np.array([[1.0, 3.0], [2.0, 4.0]]))
+    same(t, np.permute_dims(np.asarray([[1.0, 2.0], [3.0, 4.0]]), (1, 0))
+         if hasattr(np, "permute_dims") else np.asarray([[1.0, 2.0], [3.0, 4.0]]).T)
     with pytest.warns(dg.FallbackWarning):
         u = xp.cumulative_prod(y, axis=0) if hasattr(np, "cumulative_prod") else xp.cov(y)
     same(u, np.cumulative_prod(np.asarray([[1.0, 2.0], [3.0, 4.0]]), axis=0)

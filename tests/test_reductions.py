@@ -397,7 +397,7 @@ def test_unimplemented_numpy_function_runs_through_numpy():
     d = dg.asarray(np.arange(4.0))
     with pytest.warns(dg.FallbackWarning, match="numpy.median"):
         m = np.median(d)
-    assert isinstance(m, dg.DistributedArray) and float(m) == 1.5
+    assert isinstance(m, dg.DistributedArray) and float(m) == np.median(np.arange(4.0))
     old = dg.config.fallback
     dg.config.fallback = "raise"
     try:
