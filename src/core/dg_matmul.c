@@ -1143,9 +1143,10 @@ static dg_status prefetch(const dg_contract_call *c, const mm_src *A, const mm_s
                 st = dg_fetch_region_batch(x->x, &box, tk->device, &mv, &slot[t], err);
         }
     }
-    for (t = 0; t < mv.n && st == DG_OK && (A->x->be->flags & DG_BE_XCHG_SMS); t++)
-        if (dg_move_by_exchange(&mv, t))
-            busy[mv.items[t].src_dev] = busy[mv.items[t].dst_dev] = 1;
+    if (st == DG_OK && (A->x->be->flags & DG_BE_XCHG_SMS))
+        for (t = 0; t < mv.n; t++)
+            if (dg_move_by_exchange(&mv, t))
+                busy[mv.items[t].src_dev] = busy[mv.items[t].dst_dev] = 1;
     if (st == DG_OK)
         st = dg_move_run(&mv, err);
     dg_move_free(&mv);

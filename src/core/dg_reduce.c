@@ -168,6 +168,26 @@ static void project(const dg_box *b, const unsigned char *red, dg_box *p)
             p->r[ax] = dg_range_make(0, 1, 1);
 }
 
+/* Hands (v, ix) over as *vout and *iout (ix is dropped where iout is NULL)
+ * where st is DG_OK and v was made; drops them otherwise.  Returns st. */
+static dg_status hand_pair(dg_status st, dg_array *v, dg_array *ix, dg_array **vout,
+                           dg_array **iout)
+{
+    if (st == DG_OK && v) {
+        *vout = v;
+        v = NULL;
+        if (iout) {
+            *iout = ix;
+            ix = NULL;
+        }
+    }
+    if (v)
+        dg_array_decref(v);
+    if (ix)
+        dg_array_decref(ix);
+    return st;
+}
+
 /* Combines overlapping (value, index) partials of argmax / argmin on the
  * host: a new REPLICA value array and index array with the partials' layout. */
 static dg_status combine_arg_on_host(dg_array *v, dg_array *ix, int is_min,
@@ -250,14 +270,8 @@ static dg_status combine_arg_on_host(dg_array *v, dg_array *ix, int is_min,
                                  DG_MODE_REPLICA, &ri, err), st, done);
     DG_CHECK_GOTO(dg_array_scatter(rv, hv, hs_v, err), st, done);
     DG_CHECK_GOTO(dg_array_scatter(ri, (const char *)hi, hs_i, err), st, done);
-    *vout = rv;
-    *iout = ri;
-    rv = ri = NULL;
 done:
-    if (rv)
-        dg_array_decref(rv);
-    if (ri)
-        dg_array_decref(ri);
+    hand_pair(st, rv, ri, vout, iout);
     free(l);
     free(hv);
     free(hi);
@@ -319,15 +333,8 @@ static dg_status fold_stack(dg_backend_i *be, int dtype, int nd, const int64_t *
     dg_buffer_mark_read(si, q);
     dg_buffer_mark_write(rv->chunks[0].buf, q);
     dg_buffer_mark_write(ri->chunks[0].buf, q);
-    *vout = rv;
-    *iout = ri;
-    rv = ri = NULL;
 done:
-    if (rv)
-        dg_array_decref(rv);
-    if (ri)
-        dg_array_decref(ri);
-    return st;
+    return hand_pair(st, rv, ri, vout, iout);
 }
 
 /* Combines overlapping (value, index) partials of argmax / argmin on the
@@ -634,17 +641,10 @@ static dg_status reduce_stacked(dg_array *a, const dg_reduce_call *c, const part
     dg_buffer_mark_write(rv->chunks[0].buf, q);
     if (ri)
         dg_buffer_mark_write(ri->chunks[0].buf, q);
-    *vout = rv;
-    if (iout)
-        *iout = ri;
-    rv = ri = NULL;
 out:
+    hand_pair(st, rv, ri, vout, iout);
     if (sb)
         dg_buffer_decref(be, sb);
-    if (rv)
-        dg_array_decref(rv);
-    if (ri)
-        dg_array_decref(ri);
     free(d);
     free(row);
     return st;

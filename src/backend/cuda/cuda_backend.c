@@ -418,14 +418,22 @@ static dg_status cu_sync_all(dg_backend_i *be, dg_error *err)
  * kept blocks go back to the pool when they are the oldest of too many or
  * too much, and all of them before a retry on running out of memory. */
 
+/* Takes entry i out of the cache of kept large blocks; its block [mu]. */
+static void *large_remove(cu_dev *d, int i)
+{
+    void *p = d->large[i];
+    d->large_bytes -= d->large_size[i];
+    d->nlarge--;
+    memmove(&d->large[i], &d->large[i + 1], (size_t)(d->nlarge - i) * sizeof(void *));
+    memmove(&d->large_size[i], &d->large_size[i + 1],
+            (size_t)(d->nlarge - i) * sizeof(size_t));
+    return p;
+}
+
 /* Gives the oldest kept large block back to its pool (stream-ordered) [mu]. */
 static void large_drop_oldest(cu_dev *d)
 {
-    void *p = d->large[0];
-    d->large_bytes -= d->large_size[0];
-    d->nlarge--;
-    memmove(&d->large[0], &d->large[1], (size_t)d->nlarge * sizeof(void *));
-    memmove(&d->large_size[0], &d->large_size[1], (size_t)d->nlarge * sizeof(size_t));
+    void *p = large_remove(d, 0);
     if (cudaSetDevice(d->id) != cudaSuccess ||
         cudaFreeAsync(p, d->st[DG_STREAM_COMPUTE].s) != cudaSuccess)
         (void)cudaGetLastError();
@@ -435,19 +443,10 @@ static void large_drop_oldest(cu_dev *d)
 static void *large_take(cu_dev *d, size_t n)
 {
     int i;
-    void *p;
     for (i = d->nlarge - 1; i >= 0; i--)
         if (d->large_size[i] == n)
-            break;
-    if (i < 0)
-        return NULL;
-    p = d->large[i];
-    d->large_bytes -= n;
-    d->nlarge--;
-    memmove(&d->large[i], &d->large[i + 1], (size_t)(d->nlarge - i) * sizeof(void *));
-    memmove(&d->large_size[i], &d->large_size[i + 1],
-            (size_t)(d->nlarge - i) * sizeof(size_t));
-    return p;
+            return large_remove(d, i);
+    return NULL;
 }
 
 /* Keeps released large block p of n bytes, giving older ones back to make
