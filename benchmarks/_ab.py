@@ -1,7 +1,7 @@
 """A/B of an environment setting read when dgarray's backend starts: one
 process per (round, value), the values alternating in order from round to
-round, each process printing its rows on one line (shared by
-transfer_ab.py and fold_ab.py)."""
+round, each process printing its rows on one line (used by
+transfer_ab.py and reduce_ab.py)."""
 import argparse
 import os
 import subprocess

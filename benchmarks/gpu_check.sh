@@ -4,7 +4,7 @@
 # $OUT (the device tool brings that folder back).
 #
 #   bash benchmarks/gpu_check.sh [build] [test] [chains] [sanitize] [selftest] [bench]
-#                                [scaling] [profile] [gemm] [alloc] [transfer]
+#                                [scaling] [profile] [gemm] [alloc] [transfer] [reduce] [redpass]
 #   (default: build test chains bench)
 set -uo pipefail
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
@@ -102,6 +102,18 @@ fi
 if [[ " $steps " == *" transfer "* ]]; then
   # the rows that move data between GPUs under NCCL and under peer copies
   timeout 400 python3 benchmarks/transfer_ab.py 2>&1 | tee "$OUT/transfer_ab.log"
+fi
+if [[ " $steps " == *" redpass "* ]]; then
+  # one GPU's first and final passes of a full reduction, timed apart
+  cuda="${CUDA_HOME:-$(dirname "$(dirname "$(readlink -f "$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)")")")}"
+  "$cuda/bin/nvcc" -O3 -std=c++17 --fmad=false -arch=sm_90 -Isrc/core -Isrc/backend/cuda \
+      -Ikernels -o /tmp/reduce_pass benchmarks/reduce_pass.cu && /tmp/reduce_pass \
+      2>&1 | tee "$OUT/reduce_pass.log"
+  [[ ${PIPESTATUS[0]} == 0 ]] || rc=1
+fi
+if [[ " $steps " == *" reduce "* ]]; then
+  # full reductions: the default cut into waves against 4 fixed waves
+  timeout 400 python3 benchmarks/reduce_ab.py 2>&1 | tee "$OUT/reduce_ab.log"
 fi
 if [[ " $steps " == *" bench "* ]]; then
   timeout 400 python3 benchmarks/run.py --machine nvidia-h200-x2 --out "$OUT" ${BENCH_ONLY:+--only $BENCH_ONLY} 2>&1 | tee "$OUT/bench.log" | tail -20

@@ -462,11 +462,15 @@ __device__ __forceinline__ void dg_red_fold_parts(const dg_cu_red &a, int64_t m0
 /* Blocks per multiprocessor the register budget of a first pass aims at:
  * the dense folds of up to 4 elements a load keep DG_RED_UNROLL loads of 16
  * bytes in flight per thread, so 4 blocks (64 registers) keep enough memory
- * traffic in flight; the others need more registers (8 lanes, complex128,
- * the strided loops, argmax / argmin). */
-template <class Op, int V> constexpr int dg_red_minblocks()
+ * traffic in flight, the dense argmax / argmin of the inner pass too (it
+ * keeps one state, dg_red_arg_items); the others need more registers (8
+ * lanes, complex128, the strided loops, argmax / argmin's lane states).  On
+ * an H200, argmax of 2^27 float32 took 138 us at 2 blocks (92 registers),
+ * 128 us at 4 with one state; a sum 125. */
+template <class Op, int V, bool INNER> constexpr int dg_red_minblocks()
 {
-    return Op::ARG || sizeof(typename Op::T) >= 16 ? 2 : V > 1 && V <= 4 ? 4 : 3;
+    return Op::ARG ? (INNER && V > 1 ? 4 : 2)
+                   : sizeof(typename Op::T) >= 16 ? 2 : V > 1 && V <= 4 ? 4 : 3;
 }
 
 /* The number of i = first, first + step, ... below end. */
@@ -565,6 +569,68 @@ __device__ __forceinline__ bool dg_red_fold_items(int64_t n, const LD &ld, const
     return n > 0;
 }
 
+/* argmax / argmin of this thread's n items of V elements (ld(i, x) loads
+ * item i) into one state: the best element, the first among equals, in
+ * acc and its position i * V + e in *pos.  The loads of DG_RED_UNROLL items
+ * are issued before any is looked at; the batch's best value is found by a
+ * tree of comparisons of values alone, and only a batch whose best beats
+ * the state is searched for the first element as good.  For most data
+ * that is one comparison and one select an element, and no index moves.
+ * Returns n > 0 (acc, *pos set). */
+template <class Op, int V, class LD>
+__device__ __forceinline__ bool dg_red_arg_items(int64_t n, const LD &ld, typename Op::T &acc,
+                                                 int64_t &pos)
+{
+    typedef typename Op::T T;
+    constexpr int U = DG_RED_UNROLL, N = U * V;
+    bool have = false;
+    int64_t i = 0;
+#pragma unroll 1
+    for (; i + U <= n; i += U) {
+        T x[U][V], b[N / 2];
+#pragma unroll
+        for (int u = 0; u < U; u++)
+            ld(i + u, x[u]);
+#pragma unroll
+        for (int t = 0; t < N / 2; t++) {
+            const T &l = x[(2 * t) / V][(2 * t) % V], &r = x[(2 * t + 1) / V][(2 * t + 1) % V];
+            b[t] = Op::better(r, l) ? r : l;
+        }
+#pragma unroll
+        for (int w = N / 4; w >= 1; w /= 2)
+#pragma unroll
+            for (int t = 0; t < w; t++)
+                b[t] = Op::better(b[2 * t + 1], b[2 * t]) ? b[2 * t + 1] : b[2 * t];
+        if (!have || Op::better(b[0], acc)) {
+            /* the first element of the batch as good as its best */
+            int f = N - 1;
+#pragma unroll
+            for (int t = N - 2; t >= 0; t--)
+                if (!Op::better(b[0], x[t / V][t % V]))
+                    f = t;
+#pragma unroll
+            for (int t = 0; t < N; t++)
+                if (t == f)
+                    acc = x[t / V][t % V];
+            pos = i * V + f;
+            have = true;
+        }
+    }
+#pragma unroll 1
+    for (; i < n; i++) {
+        T x[V];
+        ld(i, x);
+#pragma unroll
+        for (int e = 0; e < V; e++)
+            if (!have || Op::better(x[e], acc)) {
+                acc = x[e];
+                pos = i * V + e;
+                have = true;
+            }
+    }
+    return have;
+}
+
 /* The state of lanes (acc, ai) merged in lane order. */
 template <class Op, int V>
 __device__ __forceinline__ dg_red_st<Op> dg_red_lanes(const typename Op::T (&acc)[V],
@@ -583,7 +649,8 @@ __device__ __forceinline__ dg_red_st<Op> dg_red_lanes(const typename Op::T (&acc
  * this thread takes those of index k0 + lane, k0 + lane + p, ...  V > 1: one
  * dense reduced dim (a.nr 1, stride the itemsize), no where mask, row + k0
  * aligned to V elements; V elements a load (this thread takes the vectors
- * k0 / V + lane, + p, ...), one lane state each. */
+ * k0 / V + lane, + p, ...), one lane state each (argmax / argmin: one state
+ * in all, dg_red_arg_items). */
 template <class Op, int V>
 __device__ __forceinline__ void dg_red_inner_dense(const dg_cu_red &a, const char *row,
                                                    int64_t k0, int64_t k1, int lane, int p,
@@ -595,13 +662,20 @@ __device__ __forceinline__ void dg_red_inner_dense(const dg_cu_red &a, const cha
     const int64_t j0 = k0 / V + lane, j1 = k1 / V;
     const char *const q = row + j0 * (int64_t)sizeof(R);
     const int64_t step = (int64_t)sizeof(R) * p;
-    T acc[V];
-    int64_t ai[V];
-    const bool have = dg_red_fold_items<Op, V>(
-        dg_red_count(j0, j1, p), [&](int64_t i, T (&x)[V]) { dg_red_ld<T, V>(q + i * step, x); },
-        [&](int64_t i, int e) { return ((j0 + i * p) * V + e) * gs; }, acc, ai);
-    if (have)
-        dg_red_merge<Op>(st, dg_red_lanes<Op, V>(acc, ai, true));
+    const int64_t n = dg_red_count(j0, j1, p);
+    const auto ld = [&](int64_t i, T (&x)[V]) { dg_red_ld<T, V>(q + i * step, x); };
+    if constexpr (Op::ARG) {
+        T acc;
+        int64_t pos;
+        if (dg_red_arg_items<Op, V>(n, ld, acc, pos))
+            dg_red_merge<Op>(st, dg_red_st<Op>{acc, ((j0 + pos / V * p) * V + pos % V) * gs,
+                                               true});
+    } else {
+        T acc[V];
+        int64_t ai[V];
+        if (dg_red_fold_items<Op, V>(n, ld, [&](int64_t, int) { return (int64_t)0; }, acc, ai))
+            dg_red_merge<Op>(st, dg_red_lanes<Op, V>(acc, ai, true));
+    }
     /* the k1 % V last elements of the row */
     const int64_t kt = j1 * V;
 #pragma unroll 1
@@ -647,7 +721,7 @@ __device__ __forceinline__ void dg_red_inner_any(const dg_cu_red &a, const char 
 /* Block (group g, chunk blockIdx.y): DG_CU_THREADS / tpo outputs, tpo
  * threads each; blocks step over the groups. */
 template <class Op, int V>
-__global__ void __launch_bounds__(DG_CU_THREADS, dg_red_minblocks<Op, V>())
+__global__ void __launch_bounds__(DG_CU_THREADS, dg_red_minblocks<Op, V, true>())
 dg_red_inner_k(const __grid_constant__ dg_cu_red a)
 {
     const int p = a.tpo, lane = (int)threadIdx.x & (p - 1), sub = (int)threadIdx.x / p;
@@ -688,7 +762,7 @@ dg_red_inner_k(const __grid_constant__ dg_cu_red a)
  * innermost kept dim dense, its extent a multiple of V, every other stride
  * and src aligned to V elements), no where mask. */
 template <class Op, int V>
-__global__ void __launch_bounds__(DG_CU_THREADS, dg_red_minblocks<Op, V>())
+__global__ void __launch_bounds__(DG_CU_THREADS, dg_red_minblocks<Op, V, false>())
 dg_red_outer_k(const __grid_constant__ dg_cu_red a)
 {
     typedef typename Op::T T;

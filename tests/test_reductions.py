@@ -248,6 +248,44 @@ def test_long_reductions(dtype, layout, ndev):
             check(name, y, e, axis=axis)
 
 
+def long_arg_data(dtype, case, n):
+    """n values of dtype for test_long_arg_reductions."""
+    dt = np.dtype(dtype)
+    rng = np.random.default_rng(3 + dt.num)
+    if case == "ties":  # seven values: each best one thousands of times
+        lo = 0 if dt.kind in "bu" else -3
+        x = rng.integers(lo, 2 if dt.kind == "b" else 4, n)
+    elif case == "nan":  # NaNs in neighbouring places and at the end, the first wins
+        x = rng.standard_normal(n)
+        x[[n // 3 + 5, n // 3 + 6, n - 3]] = np.nan
+    elif case == "sorted":  # each batch better than the last (argmax), or none (argmin)
+        x = np.sort(rng.integers(0, 2, n) if dt.kind == "b" else rng.standard_normal(n) * 50)
+    else:  # signed zeros: all equal
+        x = np.where(rng.integers(0, 2, n) == 1, -0.0, 0.0)
+    x = x.astype(dt) if dt.kind in "bfc" else np.round(x).astype(dt)
+    if dt.kind == "c" and case == "ties":
+        x = x + 1j * rng.integers(-1, 2, n).astype(dt)
+    return x
+
+
+@pytest.mark.parametrize("dtype, case", [
+    (t, c) for t in ["?", "i1", "u2", "i4", "i8", "f2", "f4", "f8", "c8", "c16"]
+    for c in ["ties", "nan", "sorted", "zeros"] if c in ("ties", "sorted") or t[0] in "fc"])
+def test_long_arg_reductions(dtype, case, ndev):
+    """argmax and argmin long enough that a GPU thread looks at its elements
+    in batches (the best value of a batch found first, then the first
+    element as good as it): ties within a batch and across batches and
+    devices, NaNs side by side, sorted data (every batch improves on the
+    last, or none does), signed zeros; in order and reversed, against NumPy."""
+    n = (1 << 20) + 37
+    x = long_arg_data(dtype, case, n)
+    for y in (x, np.ascontiguousarray(x[::-1])):
+        for layout in ("rows", "replicated"):
+            d = distribute(y, layout, ndev)
+            for name in ("argmax", "argmin"):
+                check(name, y, d)
+
+
 @pytest.mark.parametrize("layout", ["rows", "strided", "cols"])
 @pytest.mark.parametrize("dtype", ["f4", "f8"])
 def test_infinities_match_numpy(dtype, layout, ndev):

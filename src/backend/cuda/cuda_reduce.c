@@ -28,19 +28,29 @@
 /* A chunk gives each of its threads at least this many loads. */
 #define RED_MIN_LOADS 8
 /* When the outputs give too few blocks for an inner pass, the reduced
- * elements are cut into chunks for this many waves of blocks: blocks that
- * finish early take more, so that the multiprocessors finish together
- * (DGARRAY_RED_WAVES, for tuning). */
+ * elements are cut into chunks for up to this many waves of blocks: blocks
+ * that finish early take more, so that the multiprocessors finish together;
+ * but a wave beyond the first only while each thread still makes
+ * RED_WAVE_LOADS loads or more, since each chunk ends in a merge across its
+ * block.  On an H200, a sum of 2^27 float32 took 125.6 us in 2 waves (124
+ * loads a thread) and 126.8 in 4 (62), its argmax 128 and 133; for 2^28,
+ * 4 waves (124 loads) were the faster.  DGARRAY_RED_WAVES (1 to 64, for
+ * tuning) sets the waves exactly. */
 #define RED_WAVES 4
+#define RED_WAVE_LOADS 128
 
-static int64_t red_waves(void)
+/* The waves, and whether the setting fixed them (*exact). */
+static int64_t red_waves(int *exact)
 {
     static int64_t w = 0;
+    static int set = 0;
     if (w == 0) {
         const char *e = getenv("DGARRAY_RED_WAVES");
-        long v = e && *e ? strtol(e, NULL, 10) : RED_WAVES;
-        w = v >= 1 && v <= 64 ? v : RED_WAVES;
+        long v = e && *e ? strtol(e, NULL, 10) : 0;
+        set = v >= 1 && v <= 64;
+        w = set ? v : RED_WAVES;
     }
+    *exact = set;
     return w;
 }
 
@@ -322,8 +332,13 @@ static dg_status red_plan(cu_be *b, int dev, const dg_reduce_desc *d, dg_cu_red 
         const int64_t per = rows * (g->which == DG_CU_RED_INNER ? g->vec : 1) * RED_MIN_LOADS;
         /* several waves where one long fold is cut (a full reduction);
          * outer passes keep one, their final pass grows with outputs */
-        int64_t waves = g->which == DG_CU_RED_INNER ? red_waves() : 1;
+        int exact = 0;
+        const int64_t waves = g->which == DG_CU_RED_INNER ? red_waves(&exact) : 1;
+        const int64_t one = slots / g->groups > 1 ? slots / g->groups : 1;
+        const int64_t deep = k / (per / RED_MIN_LOADS * RED_WAVE_LOADS);
         int64_t want = waves * slots / g->groups, most = (k + per - 1) / per;
+        if (!exact && want > one && want > deep)
+            want = deep > one ? deep : one;
         if (want > most)
             want = most;
         if (want > 65535)
