@@ -54,6 +54,12 @@ class _Config:
 
     allow_tf32: float32 matrix products may use TF32 tensor cores (default off).
 
+    progress: copies between host arrays and the devices larger than a
+    piece (512 MiB) run piece by piece, Ctrl-C stopping them between pieces;
+    True (default): one that has run for a second shows how far it is on
+    sys.stderr, a line rewritten in place; False: never; "always": a line
+    after every piece.
+
     fallback: what a NumPy function dgarray does not implement does: "warn"
     (default: it runs through NumPy on the gathered data, with a
     dgarray.FallbackWarning naming it, and returns DistributedArrays),
@@ -87,6 +93,14 @@ class _Config:
         _linalg.settings.set_allow_tf32(value)
 
     @property
+    def progress(self):
+        return _core._get_progress()
+
+    @progress.setter
+    def progress(self, value):
+        _core._set_progress(value)
+
+    @property
     def fallback(self):
         return _fallback.mode()
 
@@ -97,7 +111,7 @@ class _Config:
     def __repr__(self):
         return (f"dgarray.config(min_split_bytes={self.min_split_bytes}, "
                 f"peer_read_bytes={self.peer_read_bytes}, allow_tf32={self.allow_tf32}, "
-                f"fallback={self.fallback!r})")
+                f"progress={self.progress!r}, fallback={self.fallback!r})")
 
 
 config = _Config()

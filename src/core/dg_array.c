@@ -470,13 +470,51 @@ static dg_status sync_devices(dg_backend_i *be, const char *used, dg_error *err)
     return st;
 }
 
+/* Slab `part` of `nparts` of box b: its rows [L part / nparts, L (part + 1)
+ * / nparts) along its first axis of extent above 1 (all of b for part 0 where
+ * there is none).  0 if the slab is empty. */
+static int slab_of(const dg_box *b, int64_t part, int64_t nparts, dg_box *out)
+{
+    int ax = 0;
+    int64_t len, lo, hi;
+    *out = *b;
+    if (dg_box_size(b) == 0)
+        return 0;
+    if (nparts <= 1)
+        return 1;
+    while (ax < b->ndim && dg_range_len(b->r[ax]) <= 1)
+        ax++;
+    if (ax == b->ndim)
+        return part == 0;
+    len = dg_range_len(b->r[ax]);
+    /* floor(len * part / nparts) without overflow (part < nparts <= DG_MAX_PARTS) */
+    lo = len / nparts * part + len % nparts * part / nparts;
+    hi = len / nparts * (part + 1) + len % nparts * (part + 1) / nparts;
+    if (hi <= lo)
+        return 0;
+    out->r[ax] = dg_range_make(b->r[ax].start + lo * b->r[ax].step,
+                               b->r[ax].start + hi * b->r[ax].step, b->r[ax].step);
+    return 1;
+}
+
 dg_status dg_array_scatter(dg_array *a, const char *host, const int64_t *hstrides,
                            dg_error *err)
+{
+    return dg_array_scatter_part(a, host, hstrides, 0, 1, NULL, err);
+}
+
+dg_status dg_array_scatter_part(dg_array *a, const char *host, const int64_t *hstrides,
+                                int64_t part, int64_t nparts, int64_t *nbytes, dg_error *err)
 {
     dg_backend_i *be = a->be;
     int i, ax;
     dg_status st = DG_OK;
     char *used;
+    if (nbytes)
+        *nbytes = 0;
+    if (nparts < 1 || nparts > DG_MAX_PARTS || part < 0 || part >= nparts)
+        return dg_error_set(err, DG_ERR_INTERNAL, -1, "part %lld of %lld of a host copy",
+                            (long long)part, (long long)nparts);
     DG_CHECK(dg_array_unshare(a, err));
     used = (char *)calloc((size_t)be->ndevices, 1);
     if (!used)
@@ -485,25 +523,29 @@ dg_status dg_array_scatter(dg_array *a, const char *host, const int64_t *hstride
         dg_chunk *c = &a->chunks[i];
         dg_copy_desc cp;
         const char *src = host;
-        if (dg_box_size(&c->box) == 0)
+        dg_box pb;
+        if (!slab_of(&c->box, part, nparts, &pb))
             continue;
         memset(&cp, 0, sizeof(cp));
         cp.ndim = a->ndim;
         cp.itemsize = dg_dtype_size(a->dtype);
         for (ax = 0; ax < a->ndim; ax++) {
-            cp.shape[ax] = dg_range_len(c->box.r[ax]);
-            src += c->box.r[ax].start * hstrides[ax];
-            cp.src_strides[ax] = hstrides[ax] * c->box.r[ax].step;
+            cp.shape[ax] = dg_range_len(pb.r[ax]);
+            src += pb.r[ax].start * hstrides[ax];
+            cp.src_strides[ax] = hstrides[ax] * pb.r[ax].step;
         }
         cp.src_dev = DG_HOST;
         cp.src = src;
         cp.dst_dev = c->device;
-        dg_chunk_view(c, &c->box, &cp.dst, cp.dst_strides);
+        dg_chunk_view(c, &pb, &cp.dst, cp.dst_strides);
         st = dg_buffer_use_write(be, c->buf, c->device, DG_STREAM_COMPUTE, err);
         if (st == DG_OK)
             st = be->copy(be, c->device, DG_STREAM_COMPUTE, &cp, err);
-        if (st == DG_OK)
+        if (st == DG_OK) {
             dg_buffer_mark_write(c->buf, be->pos(be, c->device, DG_STREAM_COMPUTE));
+            if (nbytes)
+                *nbytes += dg_box_size(&pb) * cp.itemsize;
+        }
         used[c->device] = 1;
     }
     /* Even after a failure, wait: the host memory must not be freed while
@@ -521,6 +563,13 @@ dg_status dg_array_scatter(dg_array *a, const char *host, const int64_t *hstride
 dg_status dg_array_gather(dg_array *a, const dg_box *region, char *host,
                           const int64_t *hstrides, dg_error *err)
 {
+    return dg_array_gather_part(a, region, host, hstrides, 0, 1, NULL, err);
+}
+
+dg_status dg_array_gather_part(dg_array *a, const dg_box *region, char *host,
+                               const int64_t *hstrides, int64_t part, int64_t nparts,
+                               int64_t *nbytes, dg_error *err)
+{
     dg_backend_i *be = a->be;
     dg_plan_chunk *src = NULL;
     dg_plan_chunk dst;
@@ -529,6 +578,11 @@ dg_status dg_array_gather(dg_array *a, const dg_box *region, char *host,
     int i, ax;
     char *used = NULL;
 
+    if (nbytes)
+        *nbytes = 0;
+    if (nparts < 1 || nparts > DG_MAX_PARTS || part < 0 || part >= nparts)
+        return dg_error_set(err, DG_ERR_INTERNAL, -1, "part %lld of %lld of a host copy",
+                            (long long)part, (long long)nparts);
     if (a->mode != DG_MODE_REPLICA)
         return dg_error_set(err, DG_ERR_INTERNAL, -1, "gather of an array not in replica mode");
     if (dg_box_size(region) == 0)
@@ -545,24 +599,30 @@ dg_status dg_array_gather(dg_array *a, const dg_box *region, char *host,
         dg_chunk *c = &a->chunks[pc->src];
         dg_copy_desc cp;
         char *dptr = host;
+        dg_box pb;
+        if (!slab_of(&pc->box, part, nparts, &pb))
+            continue;
         memset(&cp, 0, sizeof(cp));
         cp.ndim = a->ndim;
         cp.itemsize = dg_dtype_size(a->dtype);
         for (ax = 0; ax < a->ndim; ax++) {
-            cp.shape[ax] = dg_range_len(pc->box.r[ax]);
-            dptr += dg_box_pos(region, ax, pc->box.r[ax].start) * hstrides[ax];
+            cp.shape[ax] = dg_range_len(pb.r[ax]);
+            dptr += dg_box_pos(region, ax, pb.r[ax].start) * hstrides[ax];
             cp.dst_strides[ax] = cp.shape[ax] > 1
-                ? hstrides[ax] * (pc->box.r[ax].step / region->r[ax].step) : 0;
+                ? hstrides[ax] * (pb.r[ax].step / region->r[ax].step) : 0;
         }
         cp.src_dev = c->device;
-        dg_chunk_view(c, &pc->box, (char **)&cp.src, cp.src_strides);
+        dg_chunk_view(c, &pb, (char **)&cp.src, cp.src_strides);
         cp.dst_dev = DG_HOST;
         cp.dst = dptr;
         st = dg_buffer_use_read(be, c->buf, c->device, DG_STREAM_COMPUTE, err);
         if (st == DG_OK)
             st = be->copy(be, c->device, DG_STREAM_COMPUTE, &cp, err);
-        if (st == DG_OK)
+        if (st == DG_OK) {
             dg_buffer_mark_read(c->buf, be->pos(be, c->device, DG_STREAM_COMPUTE));
+            if (nbytes)
+                *nbytes += dg_box_size(&pb) * cp.itemsize;
+        }
         used[c->device] = 1;
     }
     {

@@ -136,11 +136,27 @@ int dg_array_same_layout(const dg_array *a, const dg_array *b);
 dg_status dg_array_scatter(dg_array *a, const char *host, const int64_t *hstrides,
                            dg_error *err);
 
+/* The same for slab `part` of `nparts` (0 <= part < nparts <= DG_MAX_PARTS)
+ * of every chunk:
+ * the rows [L part / nparts, L (part + 1) / nparts) of its first axis of
+ * extent L > 1.  Parts 0 .. nparts - 1 in turn copy the whole array, every
+ * device taking part in each; *nbytes (if not NULL): the bytes copied.  The
+ * binding makes long copies this way, checking for Ctrl-C and showing
+ * progress between parts. */
+#define DG_MAX_PARTS ((int64_t)1 << 20)
+dg_status dg_array_scatter_part(dg_array *a, const char *host, const int64_t *hstrides,
+                                int64_t part, int64_t nparts, int64_t *nbytes, dg_error *err);
+
 /* Copies the elements of `region` (a box of global indices) into the host
  * array `host` of region's shape (byte strides hstrides), each element from
  * one chunk, then waits.  `a` must be in REPLICA mode.  Call without the GIL. */
 dg_status dg_array_gather(dg_array *a, const dg_box *region, char *host,
                           const int64_t *hstrides, dg_error *err);
+/* The same for slab `part` of `nparts` of each of the gather's copies (one
+ * per chunk part that region needs), as dg_array_scatter_part. */
+dg_status dg_array_gather_part(dg_array *a, const dg_box *region, char *host,
+                               const int64_t *hstrides, int64_t part, int64_t nparts,
+                               int64_t *nbytes, dg_error *err);
 
 /* Waits until every chunk's last write has completed. */
 dg_status dg_array_sync(dg_array *a, dg_error *err);

@@ -74,8 +74,6 @@ static PyObject *gather_region(dg_array *r, const dg_box *region)
     int64_t shape[DG_MAXDIM], strides[DG_MAXDIM];
     int ax, nd, dt;
     char *data;
-    dg_error err = DG_ERROR_INIT;
-    dg_status st;
     PyObject *out;
     if (dgpy_wait_ready(r) < 0)
         return NULL;
@@ -85,12 +83,9 @@ static PyObject *gather_region(dg_array *r, const dg_box *region)
     if (!out)
         return NULL;
     dgpy_ndarray_info(out, &nd, shape, strides, &data, &dt);
-    Py_BEGIN_ALLOW_THREADS
-    st = dg_array_gather(r, region, data, strides, &err);
-    Py_END_ALLOW_THREADS
-    if (st != DG_OK) {
+    if (dgpy_gather_into(r, region, data, strides) < 0) {
         Py_DECREF(out);
-        return dgpy_raise(&err);
+        return NULL;
     }
     return out;
 }
@@ -213,7 +208,6 @@ PyObject *dgpy_from_host(PyObject *host, const dg_plan_chunk *layout, int n, int
     char *data;
     dg_array *a = NULL;
     dg_error err = DG_ERROR_INIT;
-    dg_status st;
     dgpy_ndarray_info(host, &nd, shape, strides, &data, &dt);
     if (nd > DG_MAXDIM) {
         PyErr_Format(PyExc_ValueError, "dgarray supports at most %d dimensions, not %d",
@@ -226,12 +220,9 @@ PyObject *dgpy_from_host(PyObject *host, const dg_plan_chunk *layout, int n, int
         dg_array_decref(a);
         return NULL;
     }
-    Py_BEGIN_ALLOW_THREADS
-    st = dg_array_scatter(a, data, strides, &err);
-    Py_END_ALLOW_THREADS
-    if (st != DG_OK) {
+    if (dgpy_scatter(a, data, strides) < 0) {
         dg_array_decref(a);
-        return dgpy_raise(&err);
+        return NULL;
     }
     return dgpy_wrap(a);
 }

@@ -125,6 +125,20 @@ int dgpy_wait_ready(const dg_array *a);
 /* The same for all work on all devices. */
 int dgpy_wait_all(void);
 
+/* ---- hostcopy.c ---- */
+/* Copies the host array (`host`, byte strides `strides`, a's shape) into
+ * every chunk of a, or region of a (REPLICA) into the host array `host` of
+ * region's shape: in pieces without the GIL, Ctrl-C between them, progress
+ * on sys.stderr for long copies (config.progress).  0, or -1 with an
+ * exception set. */
+int dgpy_scatter(dg_array *a, const char *host, const int64_t *strides);
+int dgpy_gather_into(dg_array *a, const dg_box *region, char *host, const int64_t *strides);
+/* _core._set_progress(True | False | "always"), _core._get_progress(),
+ * _core._piece_bytes(n) -> the previous piece size (tests). */
+PyObject *dgpy_f_set_progress(PyObject *mod, PyObject *arg);
+PyObject *dgpy_f_get_progress(PyObject *mod, PyObject *unused);
+PyObject *dgpy_f_piece_bytes(PyObject *mod, PyObject *arg);
+
 /* ---- random.c ---- */
 /* _fill_random(array, dist, key0, key1, stream, a, b, lo, range): fills in
  * place (dg_fill_random). */

@@ -1,0 +1,234 @@
+/* Long copies between host arrays and the devices: in pieces, interruptible,
+ * with progress.
+ *
+ * A copy larger than one piece (512 MiB by default) runs in parts of about
+ * that size, each without the GIL: part k copies the k-th slab of every
+ * chunk (dg_array_scatter_part, dg_array_gather_part), so that every device
+ * takes part in each.  Between parts the GIL is taken back:
+ *   - Python's signal handlers run, so Ctrl-C stops the copy with a
+ *     KeyboardInterrupt (an array being made is dropped, an array being read
+ *     is unchanged; the host array is no longer in use once it is raised);
+ *   - once the copy has run for a second, a line on sys.stderr says how far
+ *     it is, rewritten in place (carriage return) at most four times a
+ *     second and ended by one that gives the time and the speed.
+ * dgarray.config.progress: True (the default) shows progress after a second,
+ * False never, "always" a line after every piece (for logs and tests). */
+#include <time.h>
+
+#include "dgpy.h"
+
+#define PIECE_BYTES_DEFAULT ((int64_t)512 << 20)
+#define PROGRESS_AFTER_S 1.0
+#define PROGRESS_EVERY_S 0.25
+
+static int64_t piece_bytes = PIECE_BYTES_DEFAULT;
+static int progress_mode = 1; /* 0 never, 1 after PROGRESS_AFTER_S, 2 always */
+
+static double now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* Part `part` of `nparts` of a copy, called without the GIL; *nbytes: the
+ * bytes it copied. */
+typedef dg_status (*part_fn)(void *ctx, int64_t part, int64_t nparts, int64_t *nbytes,
+                             dg_error *err);
+
+typedef struct progress {
+    const char *what;
+    int64_t total, done;
+    double t0, last;
+    int shown;
+} progress;
+
+/* Writes the progress line, then `end`, to sys.stderr (write, flush): 0, or
+ * -1 with KeyboardInterrupt set where Ctrl-C came during the write; other
+ * errors of the stream are dropped (progress is not worth failing a copy). */
+static int progress_line(progress *p, const char *end)
+{
+    const int big = p->total >= ((int64_t)1 << 30);
+    const double unit = big ? 1024.0 * 1024.0 * 1024.0 : 1024.0 * 1024.0;
+    const double t = now_s() - p->t0;
+    char line[256];
+    PyObject *f = PySys_GetObject("stderr"), *r; /* borrowed */
+    snprintf(line, sizeof line, "\rdgarray: %s: %.2f of %.2f %s (%3d%%), %.1f s, %.2f GB/s%s",
+             p->what, (double)p->done / unit, (double)p->total / unit, big ? "GiB" : "MiB",
+             p->total > 0 ? (int)(100.0 * (double)p->done / (double)p->total) : 100, t,
+             t > 0 ? (double)p->done / t / 1e9 : 0.0, end);
+    p->shown = 1;
+    p->last = now_s();
+    if (f == NULL || f == Py_None)
+        return 0;
+    r = PyObject_CallMethod(f, "write", "s", line);
+    if (r != NULL) {
+        Py_DECREF(r);
+        r = PyObject_CallMethod(f, "flush", NULL);
+    }
+    if (r != NULL) {
+        Py_DECREF(r);
+        return 0;
+    }
+    if (PyErr_ExceptionMatches(PyExc_KeyboardInterrupt))
+        return -1;
+    PyErr_Clear();
+    return 0;
+}
+
+/* The last line of a copy that stops with an exception set (kept). */
+static void progress_stop(progress *p, const char *end)
+{
+    PyObject *et, *ev, *tb;
+    if (!p->shown)
+        return;
+    PyErr_Fetch(&et, &ev, &tb);
+    if (progress_line(p, end) < 0)
+        PyErr_Clear();
+    PyErr_Restore(et, ev, tb);
+}
+
+/* Runs fn over a copy of `total` bytes in parts of about piece_bytes
+ * (every device taking part in each); 0, or -1 with an exception set (the
+ * error of a part, or KeyboardInterrupt). */
+static int copy_in_parts(const char *what, int64_t total, part_fn fn, void *ctx)
+{
+    progress p = {what, total, 0, now_s(), 0.0, 0};
+    int64_t nparts = total > piece_bytes ? (total - 1) / piece_bytes + 1 : 1, part;
+    if (nparts > DG_MAX_PARTS)
+        nparts = DG_MAX_PARTS;
+    for (part = 0; part < nparts; part++) {
+        dg_error err = DG_ERROR_INIT;
+        int64_t done = 0;
+        dg_status st;
+        Py_BEGIN_ALLOW_THREADS
+        st = fn(ctx, part, nparts, &done, &err);
+        Py_END_ALLOW_THREADS
+        if (st != DG_OK) {
+            dgpy_raise_int(&err);
+            progress_stop(&p, ", failed\n");
+            return -1;
+        }
+        p.done += done;
+        if (part + 1 < nparts && progress_mode > 0) {
+            const double t = now_s();
+            if ((progress_mode == 2 || (t - p.t0 >= PROGRESS_AFTER_S &&
+                                        (!p.shown || t - p.last >= PROGRESS_EVERY_S))) &&
+                progress_line(&p, "") < 0) {
+                progress_stop(&p, ", interrupted\n");
+                return -1;
+            }
+        }
+        if (PyErr_CheckSignals() < 0) {
+            progress_stop(&p, ", interrupted\n");
+            return -1;
+        }
+    }
+    return p.shown ? progress_line(&p, ", done\n") : 0;
+}
+
+/* ---- host to devices -------------------------------------------------------- */
+
+typedef struct scatter_ctx {
+    dg_array *a;
+    const char *host;
+    const int64_t *strides;
+} scatter_ctx;
+
+static dg_status scatter_part(void *ctx, int64_t part, int64_t nparts, int64_t *nbytes,
+                              dg_error *err)
+{
+    scatter_ctx *c = (scatter_ctx *)ctx;
+    return dg_array_scatter_part(c->a, c->host, c->strides, part, nparts, nbytes, err);
+}
+
+int dgpy_scatter(dg_array *a, const char *host, const int64_t *strides)
+{
+    char what[64];
+    scatter_ctx c = {a, host, strides};
+    int64_t total = 0;
+    int devs = 0, i;
+    char *seen = (char *)calloc((size_t)a->be->ndevices + 1, 1);
+    if (!seen) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (i = 0; i < a->nchunks; i++) {
+        total += dg_box_size(&a->chunks[i].box) * dg_dtype_size(a->dtype);
+        if (!seen[a->chunks[i].device]) {
+            seen[a->chunks[i].device] = 1;
+            devs++;
+        }
+    }
+    free(seen);
+    snprintf(what, sizeof what, "host array to %d device%s", devs, devs == 1 ? "" : "s");
+    return copy_in_parts(what, total, scatter_part, &c);
+}
+
+/* ---- devices to host -------------------------------------------------------- */
+
+typedef struct gather_ctx {
+    dg_array *a;
+    const dg_box *region;
+    char *host;
+    const int64_t *strides;
+} gather_ctx;
+
+static dg_status gather_part(void *ctx, int64_t part, int64_t nparts, int64_t *nbytes,
+                             dg_error *err)
+{
+    gather_ctx *c = (gather_ctx *)ctx;
+    return dg_array_gather_part(c->a, c->region, c->host, c->strides, part, nparts, nbytes,
+                                err);
+}
+
+int dgpy_gather_into(dg_array *a, const dg_box *region, char *host, const int64_t *strides)
+{
+    gather_ctx c = {a, region, host, strides};
+    return copy_in_parts("devices to host array", dg_box_size(region) * dg_dtype_size(a->dtype),
+                         gather_part, &c);
+}
+
+/* ---- settings ----------------------------------------------------------------- */
+
+PyObject *dgpy_f_set_progress(PyObject *mod, PyObject *arg)
+{
+    (void)mod;
+    if (PyUnicode_Check(arg)) {
+        if (PyUnicode_CompareWithASCIIString(arg, "always") != 0) {
+            PyErr_Format(PyExc_ValueError, "progress must be True, False or \"always\", "
+                         "not %R", arg);
+            return NULL;
+        }
+        progress_mode = 2;
+    } else {
+        const int t = PyObject_IsTrue(arg);
+        if (t < 0)
+            return NULL;
+        progress_mode = t;
+    }
+    Py_RETURN_NONE;
+}
+
+PyObject *dgpy_f_get_progress(PyObject *mod, PyObject *unused)
+{
+    (void)mod;
+    (void)unused;
+    if (progress_mode == 2)
+        return PyUnicode_FromString("always");
+    return PyBool_FromLong(progress_mode);
+}
+
+PyObject *dgpy_f_piece_bytes(PyObject *mod, PyObject *arg)
+{
+    long long v = PyLong_AsLongLong(arg), old = (long long)piece_bytes;
+    (void)mod;
+    if (v == -1 && PyErr_Occurred())
+        return NULL;
+    if (v < 1) {
+        PyErr_SetString(PyExc_ValueError, "a piece of a host copy must be at least 1 byte");
+        return NULL;
+    }
+    piece_bytes = (int64_t)v;
+    return PyLong_FromLongLong(old);
+}
