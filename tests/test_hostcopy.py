@@ -43,15 +43,15 @@ def values(dtype, shape):
     return x.astype(dtype)
 
 
-@pytest.mark.parametrize("shape", [(37, 11), (1, 45, 7), (29, 3, 5), (6,), (0, 4)],
-                         ids=str)
+@pytest.mark.parametrize("shape", [(37, 11), (1, 45, 7), (29, 3, 5), (2, 3, 41), (6,), (0, 4),
+                                   ()], ids=str)
 @pytest.mark.parametrize("dtype", ["i1", "f8", "c16"])
 def test_pieces_match_numpy(dtype, shape, ndev, pieces, no_leak):
     """Pieces of one row or a few: every layout's chunks get exactly their
     elements, and get() of the whole array and of strided regions returns
     NumPy's values."""
     x = values(dtype, shape)
-    pieces(3 * x.itemsize * (x.size // shape[0] if shape[0] else 1))
+    pieces(3 * x.itemsize * (x.size // shape[0] if shape and shape[0] else 1))
     for name, m in maps_for(x.shape, ndev):
         d = dg.asarray(x) if m is None else dg.distributed_array(x, m)
         np.testing.assert_array_equal(d.get(), x, err_msg=name)
@@ -85,6 +85,45 @@ def test_progress_lines(ndev, pieces, progress, capsys):
         dg.config.progress = setting
         np.testing.assert_array_equal(dg.distributed_array(x, m).get(), x)
         assert capsys.readouterr().err == ""
+
+
+@pytest.mark.parametrize("shape", [(2, 4096), (3, 2, 2048)], ids=str)
+def test_parts_cut_the_longest_axis(shape, pieces, progress, capsys):
+    """Leading axes shorter than the number of parts: each part is still
+    about a piece (the slabs cut the longest axis), one line per part."""
+    x = values("f4", shape)
+    pieces(x.nbytes // 16)
+    dg.config.progress = "always"
+    d = dg.distributed_array(x, {0: slice(None)})
+    lines = capsys.readouterr().err.split("\r")[1:]
+    assert len(lines) == 16, lines
+    assert all(f"({100 * k // 16:3d}%)" in lines[k - 1] for k in range(1, 17)), lines
+    dg.config.progress = False
+    np.testing.assert_array_equal(d.get(), x)
+
+
+class _FailingStderr:
+    def __init__(self, exc):
+        self.exc = exc
+
+    def write(self, s):
+        raise self.exc
+
+    def flush(self):
+        pass
+
+
+def test_progress_stream_errors(pieces, progress, monkeypatch, no_leak):
+    """A stream that fails to write (ValueError: closed) does not fail the
+    copy; SystemExit from it (a signal handler's sys.exit) is not dropped."""
+    x = values("f8", (40, 8))
+    pieces(8 * 8)
+    dg.config.progress = "always"
+    monkeypatch.setattr(sys, "stderr", _FailingStderr(ValueError("closed")))
+    np.testing.assert_array_equal(dg.asarray(x).get(), x)
+    monkeypatch.setattr(sys, "stderr", _FailingStderr(SystemExit(3)))
+    with pytest.raises(SystemExit):
+        dg.asarray(x)
 
 
 def test_progress_setting(progress):

@@ -471,21 +471,26 @@ static dg_status sync_devices(dg_backend_i *be, const char *used, dg_error *err)
 }
 
 /* Slab `part` of `nparts` of box b: its rows [L part / nparts, L (part + 1)
- * / nparts) along its first axis of extent above 1 (all of b for part 0 where
- * there is none).  0 if the slab is empty. */
+ * / nparts) along its first axis of extent L >= nparts, else along its
+ * longest axis (so that no slab is much more than 1 / nparts of b; all of b
+ * for part 0 where every extent is 1).  0 if the slab is empty. */
 static int slab_of(const dg_box *b, int64_t part, int64_t nparts, dg_box *out)
 {
-    int ax = 0;
+    int ax, i;
     int64_t len, lo, hi;
     *out = *b;
     if (dg_box_size(b) == 0)
         return 0;
-    if (nparts <= 1)
-        return 1;
-    while (ax < b->ndim && dg_range_len(b->r[ax]) <= 1)
-        ax++;
-    if (ax == b->ndim)
+    if (nparts <= 1 || b->ndim == 0)
         return part == 0;
+    for (ax = 0, i = 0; i < b->ndim; i++) {
+        if (dg_range_len(b->r[i]) >= nparts) {
+            ax = i;
+            break;
+        }
+        if (dg_range_len(b->r[i]) > dg_range_len(b->r[ax]))
+            ax = i;
+    }
     len = dg_range_len(b->r[ax]);
     /* floor(len * part / nparts) without overflow (part < nparts <= DG_MAX_PARTS) */
     lo = len / nparts * part + len % nparts * part / nparts;

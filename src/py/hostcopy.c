@@ -44,15 +44,17 @@ typedef struct progress {
 } progress;
 
 /* Writes the progress line, then `end`, to sys.stderr (write, flush): 0, or
- * -1 with KeyboardInterrupt set where Ctrl-C came during the write; other
- * errors of the stream are dropped (progress is not worth failing a copy). */
+ * -1 with the exception set where the write raised one that is not an
+ * Exception (KeyboardInterrupt from Ctrl-C, SystemExit from a signal
+ * handler); errors of the stream itself are dropped (progress is not worth
+ * failing a copy). */
 static int progress_line(progress *p, const char *end)
 {
     const int big = p->total >= ((int64_t)1 << 30);
     const double unit = big ? 1024.0 * 1024.0 * 1024.0 : 1024.0 * 1024.0;
     const double t = now_s() - p->t0;
     char line[256];
-    PyObject *f = PySys_GetObject("stderr"), *r; /* borrowed */
+    PyObject *f = PySys_GetObject("stderr"), *r;
     snprintf(line, sizeof line, "\rdgarray: %s: %.2f of %.2f %s (%3d%%), %.1f s, %.2f GB/s%s",
              p->what, (double)p->done / unit, (double)p->total / unit, big ? "GiB" : "MiB",
              p->total > 0 ? (int)(100.0 * (double)p->done / (double)p->total) : 100, t,
@@ -61,22 +63,25 @@ static int progress_line(progress *p, const char *end)
     p->last = now_s();
     if (f == NULL || f == Py_None)
         return 0;
+    Py_INCREF(f); /* write() may replace sys.stderr */
     r = PyObject_CallMethod(f, "write", "s", line);
     if (r != NULL) {
         Py_DECREF(r);
         r = PyObject_CallMethod(f, "flush", NULL);
     }
+    Py_DECREF(f);
     if (r != NULL) {
         Py_DECREF(r);
         return 0;
     }
-    if (PyErr_ExceptionMatches(PyExc_KeyboardInterrupt))
+    if (!PyErr_ExceptionMatches(PyExc_Exception))
         return -1;
     PyErr_Clear();
     return 0;
 }
 
-/* The last line of a copy that stops with an exception set (kept). */
+/* The last line of a copy that stops with an exception set (kept; an
+ * exception of this write itself is dropped: the copy is failing already). */
 static void progress_stop(progress *p, const char *end)
 {
     PyObject *et, *ev, *tb;
@@ -124,7 +129,13 @@ static int copy_in_parts(const char *what, int64_t total, part_fn fn, void *ctx)
             return -1;
         }
     }
-    return p.shown ? progress_line(&p, ", done\n") : 0;
+    if (p.shown && progress_line(&p, ", done\n") < 0) {
+        /* Ctrl-C while the last line was written: raised, as it would be
+         * at the next line of Python, with the line ended */
+        progress_stop(&p, ", interrupted\n");
+        return -1;
+    }
+    return 0;
 }
 
 /* ---- host to devices -------------------------------------------------------- */
