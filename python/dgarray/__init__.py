@@ -9,6 +9,7 @@ import builtins as _builtins
 import collections as _collections
 import math as _math
 import operator as _operator
+import sys as _sys
 
 import numpy as _numpy
 
@@ -205,6 +206,10 @@ def asarray(a, dtype=None, order=None, *, index_map=None, copy=None):
         if index_map is not None:
             a = a.reshard(index_map)
         return a
+    if copy is False:
+        raise ValueError("Unable to avoid copy while creating an array as requested: data "
+                         "from the host is always copied to the devices (copy=False is "
+                         "possible only for a DistributedArray)")
     host = _numpy.asarray(a, dtype=dtype)
     return _core._from_host(host, _layout_for(host.shape, index_map), 0, None)
 
@@ -213,7 +218,12 @@ def array(obj, dtype=None, copy=True, order="K", subok=False, ndmin=0, *, index_
     """A new DistributedArray from any array-like (always a copy unless copy=False)."""
     if isinstance(obj, DistributedArray):
         a = obj.astype(dtype if dtype is not None else obj.dtype, copy=bool(copy))
+        if a.ndim < ndmin:
+            a = a.reshape((1,) * (ndmin - a.ndim) + a.shape)
         return a.reshard(index_map) if index_map is not None else a
+    if copy is False:
+        raise ValueError("Unable to avoid copy while creating an array as requested: data "
+                         "from the host is always copied to the devices")
     host = _numpy.array(obj, dtype=dtype, ndmin=ndmin)
     return _core._from_host(host, _layout_for(host.shape, index_map), 0, None)
 
@@ -239,13 +249,21 @@ def full(shape, fill_value, dtype=None, order="C", *, index_map=None):
     return a
 
 
+def _check_order(order):
+    """NumPy's error for an order a new array cannot have."""
+    if order is not None and order not in ("C", "c"):
+        _numpy.zeros(0, order=order)
+
+
 def zeros(shape, dtype=float, order="C", *, index_map=None):
     """A new array of zeros."""
+    _check_order(order)
     return full(shape, 0, dtype, index_map=index_map)
 
 
 def ones(shape, dtype=float, order="C", *, index_map=None):
     """A new array of ones."""
+    _check_order(order)
     return full(shape, 1, dtype, index_map=index_map)
 
 
@@ -305,6 +323,8 @@ def arange(start, stop=None, step=None, dtype=None, *, index_map=None):
     dt = _numpy.arange(start, (stop - stop) + start + step, step, dtype=dtype).dtype
     n = _math.ceil((stop - start) / step)
     n = int(n) if int(n) > 0 else 0
+    if n * dt.itemsize > _sys.maxsize:
+        raise ValueError("Maximum allowed size exceeded")
     if dt.kind in "c?" or dt == _numpy.float16:
         host = _numpy.arange(start, stop, step, dtype=dt)
         return _core._from_host(host, _layout_for(host.shape, index_map), 0, None)

@@ -42,7 +42,8 @@ def _normalize_key(shape, key):
                     f"the index is empty on axis {ax} (size {n}): every chunk of an "
                     f"index map must hold at least one element")
             box.append((start, stop, step))
-        elif not isinstance(k, (bool, numpy.bool_)) and hasattr(k, "__index__"):
+        elif (not isinstance(k, (bool, numpy.bool_)) and hasattr(k, "__index__")
+              and numpy.ndim(k) == 0):
             i = operator.index(k)
             j = i + n if i < 0 else i
             if not 0 <= j < n:

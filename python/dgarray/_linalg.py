@@ -388,7 +388,17 @@ def outer(a, b, out=None):
     b = asarray(b) if isinstance(b, numpy.ndarray) else b
     fa, fb = _core._flatten(a), _core._flatten(b)
     dt = numpy.multiply.resolve_dtypes((a.dtype, b.dtype, None))[2]
-    res = _contract(fa, fb, [0], [1], (a.size, b.size), (), dt)
+    shape = (a.size, b.size)
+    if out is not None:
+        # numpy.outer is multiply(a.ravel()[:, None], b.ravel()[None, :], out)
+        if not isinstance(out, (_DA, numpy.ndarray)):
+            raise TypeError("return arrays must be of ArrayType")
+        if tuple(out.shape) != shape:
+            raise ValueError(f"operands could not be broadcast together with shapes "
+                             f"({a.size},1) (1,{b.size}) {_shape_str(out.shape)} (the out= "
+                             f"array of outer must have shape {_shape_str(shape)})")
+        numpy.multiply.resolve_dtypes((a.dtype, b.dtype, out.dtype), casting="same_kind")
+    res = _contract(fa, fb, [0], [1], shape, (), dt)
     return res if out is None else _put(res, out, "outer")
 
 
@@ -470,6 +480,9 @@ def make_2d_index_map(i_partitions, j_partitions, devices):
         for j, devs in enumerate(row):
             idx = (slice(i_partitions[i], i_partitions[i + 1]),
                    slice(j_partitions[j], j_partitions[j + 1]))
+            if hasattr(devs, "__index__"):
+                raise TypeError(f"devices[{i}][{j}] must be an iterable of device numbers "
+                                f"(a set, as {{{devs!r}}}), not {devs!r}")
             for dev in devs:
                 index_map.setdefault(operator.index(dev), []).append(idx)
     return index_map

@@ -77,6 +77,14 @@ def _where_array(where, a):
     return distributed_array(numpy.ascontiguousarray(w), a.index_map)
 
 
+def _keepdims(keepdims):
+    """keepdims as NumPy reads it: a bool, or an integer (TypeError else, a
+    numpy.bool_ too)."""
+    if isinstance(keepdims, bool):
+        return bool(keepdims)
+    return bool(operator.index(keepdims))
+
+
 def _write_out(res, out):
     """Writes res into out (NumPy's rules: shape must match; cast unsafe as
     reductions do); returns out."""
@@ -139,7 +147,7 @@ def ufunc_reduce(ufunc, a, axis=0, dtype=None, out=None, keepdims=False,
     post = None
     if initial is not _NOVALUE and ufunc in _INITIAL_ONCE:
         post, init = numpy.asarray(initial).astype(work)[()], ufunc.identity
-    res = _core._reduce(x, 0, ufunc, axes, bool(keepdims), init, wh,
+    res = _core._reduce(x, 0, ufunc, axes, _keepdims(keepdims), init, wh,
                         _LAZY_MODE.get(ufunc))
     if post is not None:
         res = ufunc(res, post)
@@ -161,8 +169,13 @@ def _arg(kind, a, axis=None, out=None, keepdims=False):
         axes = normalize_axes(operator.index(axis), a.ndim)
         if a.shape[axes[0]] == 0:
             raise ValueError(f"attempt to get {name} of an empty sequence")
-    _, idx = _core._reduce(a, kind, None, axes, bool(keepdims), None, None, None)
+    _, idx = _core._reduce(a, kind, None, axes, _keepdims(keepdims), None, None, None)
     if out is not None:
+        o = out[0] if isinstance(out, tuple) and len(out) == 1 else out
+        if not numpy.can_cast(o.dtype, numpy.intp, "safe"):
+            raise TypeError(f"Cannot cast array data from dtype('{o.dtype}') to "
+                            f"dtype('{numpy.dtype(numpy.intp)}') according to the rule 'safe' "
+                            f"(the out= array of {name} holds indices)")
         return _write_out(idx, out)
     return idx
 
@@ -394,6 +407,10 @@ def cumprod(a, axis=None, dtype=None, out=None):
 
 
 def ufunc_accumulate(ufunc, a, axis=0, dtype=None, out=None):
+    if isinstance(axis, tuple):
+        if len(axis) != 1:
+            raise ValueError("accumulate does not allow multiple axes")
+        axis = axis[0]
     return _scan(ufunc, a, axis, dtype, out)
 
 

@@ -96,8 +96,15 @@ def reshape(a, shape=None, order="C", *, newshape=None, copy=None):
     return r
 
 
+def _check_order(order):
+    """NumPy's error for an order that is not C, F, A or K."""
+    if order is not None:
+        numpy.empty(0).ravel(order=order)
+
+
 def ravel(a, order="C"):
     """a as 1-d (a view where the chunks allow it)."""
+    _check_order(order)
     a = _asdist(a)
     if order in ("F", "f"):
         return reshape(transpose(a), (-1,))
@@ -106,6 +113,7 @@ def ravel(a, order="C"):
 
 def flatten(a, order="C"):
     """A 1-d copy of a."""
+    _check_order(order)
     a = _asdist(a)
     src = transpose(a) if order in ("F", "f") else a
     r, is_view = _core._reshape(src, (src.size,))
@@ -598,24 +606,30 @@ def _sort_call(a, axis, values, indices):
         return v, i
 
 
-def sort(a, axis=-1, kind=None, order=None, *, stable=None):
-    """A sorted copy (stable whatever `kind` says; NaNs last)."""
+def _check_sort_args(kind, order):
+    """NumPy's errors for a sort kind it does not know and for order= (the
+    sort itself is stable whatever the kind)."""
     if order is not None:
         raise ValueError("Cannot specify order when the array has no fields.")
+    if kind is not None:
+        numpy.empty(0).sort(kind=kind)
+
+
+def sort(a, axis=-1, kind=None, order=None, *, stable=None):
+    """A sorted copy (stable whatever `kind` says; NaNs last)."""
+    _check_sort_args(kind, order)
     return _sort_call(a, axis, True, False)[0]
 
 
 def argsort(a, axis=-1, kind=None, order=None, *, stable=None):
     """The indices that sort a (a stable sort whatever `kind` says)."""
-    if order is not None:
-        raise ValueError("Cannot specify order when the array has no fields.")
+    _check_sort_args(kind, order)
     return _sort_call(a, axis, False, True)[1]
 
 
 def sort_inplace(a, axis=-1, kind=None, order=None, *, stable=None):
     """ndarray.sort: a sorted in place."""
-    if order is not None:
-        raise ValueError("Cannot specify order when the array has no fields.")
+    _check_sort_args(kind, order)
     if _core._readonly(a):
         raise ValueError("assignment destination is read-only")
     s = _sort_call(a, axis, True, False)[0]
@@ -629,9 +643,10 @@ def unique(ar, return_index=False, return_inverse=False, return_counts=False, ax
     """The sorted unique elements (and where they first are, how to rebuild
     ar from them, how often each occurs), computed on the devices."""
     from . import empty, zeros
-    if axis is not None:
-        raise NotImplementedError("dgarray's unique does not take axis= yet")
     a = _asdist(ar)
+    if axis is not None:
+        normalize_axis_index(operator.index(axis), a.ndim)
+        raise NotImplementedError("dgarray's unique does not take axis= yet")
     shape = a.shape
     flat = ravel(a)
     n = flat.size

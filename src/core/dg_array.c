@@ -298,6 +298,20 @@ dg_status dg_array_empty(dg_backend_i *be, int dtype, int ndim, const int64_t *s
         return dg_error_set(err, DG_ERR_TYPE, -1, "unsupported dtype number %d", dtype);
     if (mode < 0 || mode >= DG_NMODES)
         return dg_error_set(err, DG_ERR_VALUE, -1, "unknown mode %d", mode);
+    {
+        /* NumPy's limit: the bytes of the whole array fit in an int64 */
+        int64_t most = INT64_MAX / isz, size = 1;
+        int zero = 0;
+        for (ax = 0; ax < ndim; ax++)
+            zero |= shape[ax] == 0;
+        for (ax = 0; ax < ndim && !zero; ax++) {
+            if (shape[ax] > most / size)
+                return dg_error_set(err, DG_ERR_VALUE, -1, "array is too big; `arr.size * "
+                                    "arr.dtype.itemsize` is larger than the maximum possible "
+                                    "size.");
+            size *= shape[ax];
+        }
+    }
     DG_CHECK(dg_layout_validate(be->ndevices, ndim, shape, layout, nchunks, err));
     DG_CHECK(dg_array_alloc_shell(be, dtype, ndim, shape, nchunks, mode, &a, err));
     for (i = 0; i < nchunks; i++) {

@@ -185,15 +185,19 @@ done:
 
 static PyObject *shape_str(int ndim, const int64_t *shape)
 {
-    PyObject *t = PyTuple_New(ndim), *s;
+    /* NumPy's form in its messages: (3,4), (10,), () */
+    char buf[DG_MAXDIM * 22 + 4];
+    size_t k = 0;
     int i;
-    if (!t)
-        return NULL;
-    for (i = 0; i < ndim; i++)
-        PyTuple_SET_ITEM(t, i, PyLong_FromLongLong(shape[i]));
-    s = PyObject_Str(t);
-    Py_DECREF(t);
-    return s;
+    buf[k++] = '(';
+    for (i = 0; i < ndim && i < DG_MAXDIM; i++)
+        k += (size_t)snprintf(buf + k, sizeof buf - k, i ? ",%lld" : "%lld",
+                              (long long)shape[i]);
+    if (ndim == 1)
+        buf[k++] = ',';
+    buf[k++] = ')';
+    buf[k] = '\0';
+    return PyUnicode_FromString(buf);
 }
 
 /* Broadcasts shape (nd, sh) into (*bnd, bsh).  Returns 0, or -1 if the shapes
@@ -237,7 +241,7 @@ static void broadcast_error(operand *ops, int n)
         PyUnicode_Append(&parts, s);
         Py_DECREF(s);
         if (parts)
-            PyUnicode_Append(&parts, PyUnicode_FromString(" "));
+            PyUnicode_AppendAndDel(&parts, PyUnicode_FromString(" "));
     }
     if (parts) {
         PyErr_Format(PyExc_ValueError,
@@ -612,6 +616,7 @@ static PyObject *ufunc_apply(int id, PyObject *ufunc, PyObject *const *args, int
     if (wherep && wherep != Py_True) {
         if (wherep == Py_False) {
             where_false = 1;
+            wherep = NULL;
         } else {
             operand w;
             r = classify(wherep, &w);
@@ -873,8 +878,9 @@ static PyObject *ufunc_apply(int id, PyObject *ufunc, PyObject *const *args, int
                     goto done;
                 }
             }
-        } else {
-            /* a NumPy out=: gather the result and copy it in */
+        } else if (!where_false) {
+            /* a NumPy out=: gather the result and copy it in (nothing where
+             * the mask is all False: out keeps its values, as in NumPy) */
             PyObject *tmp = dgpy_wrap(res[i]), *host, *f, *rr;
             res[i] = NULL;
             if (!tmp)

@@ -113,6 +113,10 @@ static int size_class(size_t n, size_t *cls_size)
         *cls_size = 64;
         return 0;
     }
+    if (n > ((size_t)1 << (8 * sizeof(size_t) - 2))) { /* s would overflow: no class */
+        *cls_size = n;
+        return -1;
+    }
     while (s < n) {
         size_t q = s / 4;
         int k;
