@@ -111,3 +111,13 @@ def test_arrays_too_big_to_address(make):
     (which handed out a block of 0 bytes)."""
     with pytest.raises(ValueError, match="array is too big"):
         make()
+
+
+def test_astype_copy_whose_truth_fails():
+    class Bad:
+        def __bool__(self):
+            raise ZeroDivisionError("no truth")
+    with pytest.raises(ZeroDivisionError):
+        np.arange(3.0).astype(float, copy=Bad())
+    with pytest.raises(ZeroDivisionError):
+        dg.arange(3.0).astype(float, copy=Bad())

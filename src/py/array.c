@@ -482,8 +482,13 @@ static PyObject *m_astype(DgArrayObject *self, PyObject *args, PyObject *kw)
         return NULL;
     if (dt < 0)
         dt = DG_FLOAT64;
-    if (dt == self->arr->dtype && !PyObject_IsTrue(copy))
-        return Py_NewRef(self);
+    if (dt == self->arr->dtype) {
+        const int c = PyObject_IsTrue(copy);
+        if (c < 0)
+            return NULL;
+        if (!c)
+            return Py_NewRef(self);
+    }
     if (casting != Py_None) {
         PyObject *f = dgpy_impl("check_astype_casting");
         PyObject *r;
