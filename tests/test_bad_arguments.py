@@ -40,6 +40,9 @@ def cases():
         ("unique axis out of range", lambda x: x.unique(x.asarray(a), axis=1)),
         ("accumulate axis (0,)", lambda x: x.add.accumulate(x.asarray(m), axis=(0,))),
         ("accumulate axes (0, 1)", lambda x: x.add.accumulate(x.asarray(m), axis=(0, 1))),
+        ("zeros of a float shape", lambda x: x.zeros(2.5)),
+        ("zeros of None", lambda x: x.empty(None)),
+        ("ones of (2, 2.5)", lambda x: x.ones((2, 2.5))),
     ]
 
 

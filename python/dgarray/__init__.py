@@ -173,9 +173,18 @@ def _layout_for(shape, index_map):
 
 
 def _shape_tuple(shape):
+    """A shape argument as NumPy reads it (an int or a sequence of ints), with
+    NumPy's TypeErrors."""
     if hasattr(shape, "__index__"):
         return (_operator.index(shape),)
-    return tuple(_operator.index(n) for n in shape)
+    if shape is None:
+        raise TypeError("Use () not None as shape arguments")
+    try:
+        items = tuple(shape)
+    except TypeError:
+        raise TypeError(f"expected a sequence of integers or a single integer, "
+                        f"got '{shape!r}'") from None
+    return tuple(_operator.index(n) for n in items)
 
 
 def distributed_array(array, index_map=None, mode=REPLICA):
