@@ -40,6 +40,25 @@ def cases():
         ("unique axis out of range", lambda x: x.unique(x.asarray(a), axis=1)),
         ("accumulate axis (0,)", lambda x: x.add.accumulate(x.asarray(m), axis=(0,))),
         ("accumulate axes (0, 1)", lambda x: x.add.accumulate(x.asarray(m), axis=(0, 1))),
+        ("clip uint8 to -1", lambda x: x.clip(x.asarray(np.arange(3, dtype=np.uint8)), 0, -1)),
+        ("clip uint8 below 0 and above 255", lambda x: x.clip(
+            x.asarray(np.arange(3, dtype=np.uint8)), -5, 300)),
+        ("clip uint64 by a float and -1", lambda x: x.clip(
+            x.asarray(np.arange(3, dtype=np.uint64)), 1.5, -1)),
+        ("clip int8 above its range", lambda x: x.clip(
+            x.asarray(np.arange(3, dtype=np.int8)), 1000, 2000)),
+        ("sum uint8 initial -2", lambda x: x.sum(x.asarray(np.arange(3, dtype=np.uint8)),
+                                                 initial=-2)),
+        ("max uint8 initial 300", lambda x: x.max(x.asarray(np.arange(3, dtype=np.uint8)),
+                                                  initial=300)),
+        ("sum int8 initial 1000", lambda x: x.sum(x.asarray(np.arange(3, dtype=np.int8)),
+                                                  initial=1000)),
+        ("sum of empty where", lambda x: x.sum(x.asarray(np.zeros(0)), where=np.array(True))),
+        ("max of empty where initial", lambda x: x.max(
+            x.asarray(np.zeros((0, 2))), axis=0, initial=1, where=np.array([True, False]))),
+        ("empty int8 ** -1", lambda x: x.asarray(np.zeros((2, 0), np.int8)) ** np.int8(-1)),
+        ("nanmean inexact with int dtype", lambda x: x.nanmean(x.asarray(np.array([1.5, 2.5])),
+                                                               dtype=np.int64)),
         ("zeros of a float shape", lambda x: x.zeros(2.5)),
         ("zeros of None", lambda x: x.empty(None)),
         ("ones of (2, 2.5)", lambda x: x.ones((2, 2.5))),

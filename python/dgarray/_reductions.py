@@ -73,8 +73,8 @@ def _where_array(where, a):
             return where
         where = where.get()
     w = numpy.broadcast_to(numpy.asarray(where, dtype=bool), a.shape)
-    from . import distributed_array
-    return distributed_array(numpy.ascontiguousarray(w), a.index_map)
+    # a's own layout (an index map cannot describe an empty array's chunks)
+    return _core._from_host(numpy.ascontiguousarray(w), a._layout(), 0, None)
 
 
 def _keepdims(keepdims):
@@ -133,6 +133,10 @@ def ufunc_reduce(ufunc, a, axis=0, dtype=None, out=None, keepdims=False,
     n_reduced = 1
     for ax in axes:
         n_reduced *= a.shape[ax]
+    if type(initial) is int and rdt.kind in "iu":
+        info = numpy.iinfo(rdt)
+        if not int(info.min) <= initial <= int(info.max):
+            raise OverflowError(f"Python integer {initial} out of bounds for {rdt}")
     init = None if initial is _NOVALUE else initial
     if init is None and wh is not None:
         if ufunc.identity is None:
@@ -367,6 +371,8 @@ def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
     a = _asdist(a)
     if a.dtype.kind not in "fc":
         return mean(a, axis, dtype, out, keepdims, where=where)
+    if dtype is not None and numpy.dtype(dtype).kind not in "fc":
+        raise TypeError("If a is inexact, then dtype must be inexact")
     return mean(a, axis, dtype, out, keepdims, where=_notnan(a, where))
 
 

@@ -432,14 +432,18 @@ def clip(a, a_min=_NOVALUE, a_max=_NOVALUE, out=None, *, min=_NOVALUE, max=_NOVA
         a_max = max
     a = _asdist(a)
 
-    def bound(v):  # NumPy brings Python ints outside an integer dtype into it
+    def bound(v, lower):
+        """NumPy's reading: a Python int beyond an integer dtype on the side
+        that clips nothing is dropped; beyond it on the other side the ufunc
+        raises OverflowError (NEP 50)."""
         if v is _NOVALUE:
             return None
         if type(v) is int and a.dtype.kind in "iu":
             info = numpy.iinfo(a.dtype)
-            return builtins.min(builtins.max(v, int(info.min)), int(info.max))
+            if (v <= int(info.min)) if lower else (v >= int(info.max)):
+                return None
         return v
-    a_min, a_max = bound(a_min), bound(a_max)
+    a_min, a_max = bound(a_min, True), bound(a_max, False)
     if a_min is None and a_max is None:
         r = numpy.positive(a, out=out, **kwargs) if a.dtype != numpy.bool_ else a.copy()
         return r

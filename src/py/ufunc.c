@@ -802,6 +802,7 @@ static PyObject *ufunc_apply(int id, PyObject *ufunc, PyObject *const *args, int
         call.in[i].arr = inarr[i];
     }
     if (id == DG_UF_power && dg_dtype_kind(loop_dt[1]) == 'i' &&
+        dg_shape_size(bnd, bsh) > 0 && /* nothing computed: NumPy raises nothing */
         negative_exponent(&ops[1], loop_dt[1], call.in[1].scalar) != 0)
         goto done;
     if (wherep) {
