@@ -143,3 +143,29 @@ def test_astype_copy_whose_truth_fails():
         np.arange(3.0).astype(float, copy=Bad())
     with pytest.raises(ZeroDivisionError):
         dg.arange(3.0).astype(float, copy=Bad())
+
+
+@pytest.mark.parametrize("dtype", ["?", "i1", "u2", "i8", "f2", "f4", "f8", "c8"])
+def test_round_and_conj_match_numpy(dtype):
+    """round (method, dgarray.round, numpy.round through dispatch) for every
+    decimals sign, and conj / conjugate, against NumPy (errors included)."""
+    rng = np.random.default_rng(2)
+    x = (rng.standard_normal(1000) * 1000).astype(dtype)
+    d = dg.distributed_array(x, {0: slice(0, 500), 1: slice(500, None)})
+    with np.errstate(all="ignore"):
+        for dec in (0, 1, 2, -1, -2, 5):
+            try:
+                want, exc = x.round(dec), None
+            except Exception as e:  # noqa: BLE001 - NumPy's error is the expectation
+                want, exc = None, type(e)
+            for call in (lambda: d.round(dec), lambda: dg.round(d, dec),
+                         lambda: np.round(d, dec), lambda: dg.around(d, dec)):
+                if exc is not None:
+                    with pytest.raises(exc):
+                        call()
+                    continue
+                got = call().get()
+                assert got.dtype == want.dtype
+                np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(d.conj().get(), x.conj())
+    np.testing.assert_array_equal(d.conjugate().get(), np.conjugate(x))

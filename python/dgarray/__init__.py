@@ -437,6 +437,7 @@ from ._shape import (array_split, astype, atleast_1d, atleast_2d, atleast_3d,  #
                      matrix_transpose, moveaxis, ravel, repeat, reshape, roll, rollaxis, sort,
                      argsort, split, squeeze, stack, swapaxes, tile, transpose, unique,
                      unique_values, vsplit, vstack)
+from ._shape import round_ as round, round_ as around  # noqa: E402,A001
 
 
 # ---- NumPy's names: ufuncs dispatch to DistributedArray.__array_ufunc__ -------------------

@@ -712,7 +712,49 @@ def size(a, axis=None):
     return a.size if axis is None else a.shape[normalize_axis_index(axis, a.ndim)]
 
 
+def _power_of_ten(n):
+    """10.0 ** n as NumPy's round computes it (exact up to 10^22)."""
+    p = (1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8)
+    if n < 9:
+        return p[n]
+    r = 1e9
+    for _ in range(n - 9):
+        r *= 10.0
+    return r
+
+
+def round_(a, decimals=0, out=None):
+    """Evenly rounded to `decimals` places, as numpy.round: x * 10^d, rint,
+    / 10^d in x's dtype (d < 0: / then *); integers with d >= 0 unchanged;
+    complex and bool through the host (NumPy's own rules there)."""
+    a = _asdist(a)
+    d = operator.index(decimals)
+    if a.dtype.kind in "cb":
+        from . import asarray
+        r = asarray(numpy.round(a.get(), d))
+    elif a.dtype.kind in "iu" and d >= 0:
+        r = a.copy()
+    else:
+        f = _power_of_ten(abs(d))
+        x = a.astype(numpy.float64) if a.dtype.kind in "iu" else a
+        if d >= 0:
+            r = numpy.true_divide(numpy.rint(numpy.multiply(x, f)), f)
+        else:
+            r = numpy.multiply(numpy.rint(numpy.true_divide(x, f)), f)
+        if r.dtype != a.dtype:
+            r = r.astype(a.dtype)
+    if out is None:
+        return r
+    from ._linalg import _put
+    return _put(r, out, "round")
+
+
+def conjugate(a):
+    return numpy.conjugate(_asdist(a))
+
+
 FUNCTIONS = {
+    "round": round_, "around": round_,
     "ndim": ndim, "shape": shape, "size": size, "reshape": reshape, "ravel": ravel,
     "transpose": transpose, "swapaxes": swapaxes,
     "moveaxis": moveaxis, "rollaxis": rollaxis, "expand_dims": expand_dims,
@@ -747,6 +789,7 @@ def _method_fill(a, value):
 
 # DistributedArray methods written here (src/py/array.c forwards them)
 METHODS = {
+    "round": round_, "conj": conjugate, "conjugate": conjugate,
     "reshape": _method_reshape, "ravel": ravel, "flatten": flatten,
     "transpose": _method_transpose, "swapaxes": swapaxes, "squeeze": _method_squeeze,
     "clip": clip, "repeat": repeat, "sort": sort_inplace, "argsort": argsort,

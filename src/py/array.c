@@ -620,6 +620,9 @@ static PyObject *py_method(PyObject **cache, const char *name, PyObject *self,
     X(swapaxes, "swapaxes(axis1, axis2): a view with two axes exchanged")                \
     X(squeeze, "squeeze(axis=None): a view without length-1 axes")                       \
     X(clip, "clip(min=None, max=None, out=None): values limited to [min, max]")          \
+    X(round, "round(decimals=0, out=None): rounded as numpy.round rounds")              \
+    X(conj, "conj(): the complex conjugate, element-wise")                              \
+    X(conjugate, "conjugate(): the complex conjugate, element-wise")                    \
     X(repeat, "repeat(repeats, axis=None): each element repeated")                       \
     X(sort, "sort(axis=-1): sorts in place")                                             \
     X(argsort, "argsort(axis=-1): the indices that sort the array")                      \
