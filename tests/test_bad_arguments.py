@@ -59,6 +59,10 @@ def cases():
         ("empty int8 ** -1", lambda x: x.asarray(np.zeros((2, 0), np.int8)) ** np.int8(-1)),
         ("nanmean inexact with int dtype", lambda x: x.nanmean(x.asarray(np.array([1.5, 2.5])),
                                                                dtype=np.int64)),
+        ("repeat [] along an empty axis", lambda x: x.asarray(np.zeros((2, 0))).repeat(
+            [], axis=1)),
+        ("repeat [] along a full axis", lambda x: x.asarray(np.zeros((2, 3))).repeat(
+            [], axis=1)),
         ("zeros of a float shape", lambda x: x.zeros(2.5)),
         ("zeros of None", lambda x: x.empty(None)),
         ("ones of (2, 2.5)", lambda x: x.ones((2, 2.5))),

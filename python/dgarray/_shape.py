@@ -557,6 +557,8 @@ def repeat(a, repeats, axis=None):
     else:
         axis = normalize_axis_index(axis, a.ndim)
     reps = repeats.get() if isinstance(repeats, _DA) else numpy.asarray(repeats)
+    if reps.size == 0 and not isinstance(repeats, (_DA, numpy.ndarray)):
+        reps = reps.astype(numpy.intp)  # [] reads as float64; NumPy takes it
     if reps.dtype.kind not in "iu" and reps.dtype != numpy.bool_:
         reps = reps.astype(numpy.intp, casting="safe")
     if (reps < 0).any():
