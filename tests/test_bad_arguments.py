@@ -63,6 +63,10 @@ def cases():
             [], axis=1)),
         ("repeat [] along a full axis", lambda x: x.asarray(np.zeros((2, 3))).repeat(
             [], axis=1)),
+        ("clip of bool without bounds", lambda x: x.clip(x.asarray(np.array([True, False])),
+                                                         None, None)),
+        ("clip of bool by True", lambda x: x.clip(x.asarray(np.array([True, False])),
+                                                  None, True)),
         ("zeros of a float shape", lambda x: x.zeros(2.5)),
         ("zeros of None", lambda x: x.empty(None)),
         ("ones of (2, 2.5)", lambda x: x.ones((2, 2.5))),

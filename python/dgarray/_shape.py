@@ -445,8 +445,7 @@ def clip(a, a_min=_NOVALUE, a_max=_NOVALUE, out=None, *, min=_NOVALUE, max=_NOVA
         return v
     a_min, a_max = bound(a_min, True), bound(a_max, False)
     if a_min is None and a_max is None:
-        r = numpy.positive(a, out=out, **kwargs) if a.dtype != numpy.bool_ else a.copy()
-        return r
+        return numpy.positive(a, out=out, **kwargs)  # bool: NumPy's UFuncTypeError
     if a_max is None:
         return numpy.maximum(a, a_min, out=out, **kwargs)
     if a_min is None:
