@@ -80,9 +80,7 @@ def _where_array(where, a):
 def _keepdims(keepdims):
     """keepdims as NumPy reads it: a bool, or an integer (TypeError else, a
     numpy.bool_ too)."""
-    if isinstance(keepdims, bool):
-        return bool(keepdims)
-    return bool(operator.index(keepdims))
+    return keepdims if isinstance(keepdims, bool) else bool(operator.index(keepdims))
 
 
 def _write_out(res, out):
