@@ -203,6 +203,25 @@ cudaError_t dg_cu_fill_pattern(char *dst, int64_t nbytes, const unsigned char *v
 cudaError_t dg_cu_fill_launch(const dg_fill_desc *d, int64_t n, unsigned blocks,
                               cudaStream_t s);
 
+/* A DG_FILL_RANDOM fill of a run: n elements of `dtype` whose flat indices
+ * are first .. first + n - 1, dense at dst (what a chunk of whole rows is).
+ * Each thread writes 16 bytes (one or more whole Philox blocks) with one
+ * store where the run's 16-byte units are aligned, element by element at the
+ * run's ends.  The values are dg_rand_bits' (kernels/dg_random.h), as the
+ * general kernel's and the CPU loops' are. */
+typedef struct dg_cu_rand_run {
+    char *dst;
+    uint64_t first;
+    int64_t n;
+    int32_t dtype;
+    int32_t aligned;  /* dst - first * itemsize is 16-byte aligned */
+    dg_fill_random r;
+} dg_cu_rand_run;
+
+/* The fill of a run (above); cudaErrorInvalidValue for a dtype or a
+ * distribution it has no kernel for. */
+cudaError_t dg_cu_random_run(const dg_cu_rand_run *a, int nsm, cudaStream_t s);
+
 /* ---- index work (kernels/index.cu, kernels/sort.cu) ---------------------- */
 
 /* A compaction after coalescing (the backend's select and route slots):

@@ -72,7 +72,8 @@ typedef struct cu_live {
 #define CU_LARGE_SHARE 16
 
 typedef struct cu_dev {
-    int id;                      /* CUDA device ordinal */
+    int id;                      /* CUDA device ordinal (logical devices may share one) */
+    int nshare;                  /* logical devices on this GPU, itself included */
     int nsm;                     /* multiprocessors */
     int started;                 /* mu initialised */
     pthread_mutex_t mu;
@@ -111,6 +112,7 @@ typedef struct cu_be {
     struct ncclComm **comms;     /* NCCL communicator, rank i on device i; NULL until needed */
     int nccl_failed;             /* its set-up failed: do not retry */
     int xfer_copies;             /* exchange by copies, not NCCL (see cuda_nccl.c) */
+    int shared_gpu;              /* two logical devices share a GPU (DGARRAY_CUDA_DEVICES) */
     size_t nccl_split;           /* NCCL sends of at most this many bytes (0: whole) */
     struct cu_blas *blas;        /* cuBLAS handles, made at the first product (cuda_gemm.c) */
 } cu_be;

@@ -1,0 +1,53 @@
+"""Host copies of 1 GiB (run.py's h2d_1GiB and d2h_1GiB rows) under each
+setting of the CUDA backend's host copy engine, in alternating rounds, each
+in a fresh process (the settings are read when the engine starts):
+DGARRAY_D2H_TOUCH (1, the default: a device-to-host copy faults its fresh
+destination in beside the DMAs; 0: inside the unpack) and
+DGARRAY_COPY_THREADS (threads sharing a copy).
+
+    python benchmarks/hostcopy_ab.py [--rounds 2] [--mib 1024]
+
+Each line: one process, its settings, h2d and d2h in ms (best of 5, a fresh
+destination array each time, as `a.get()` makes).
+"""
+import argparse
+import os
+import subprocess
+import sys
+
+SETTINGS = [("1", "8"), ("0", "8"), ("1", "16"), ("0", "16")]
+
+
+def rows(mib):
+    import numpy as np
+    import dgarray as dg
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from _timing import best_of
+    x = np.random.default_rng(0).standard_normal((mib << 20) // 4, dtype=np.float32)
+    t_h2d = best_of(lambda: dg.asarray(x)._sync(), 5)
+    a = dg.asarray(x)
+    t_d2h = best_of(lambda: a.get(), 5)
+    assert np.array_equal(a.get(), x)
+    print(f"h2d {1e3 * t_h2d:.2f} ms  d2h {1e3 * t_d2h:.2f} ms", flush=True)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--mib", type=int, default=1024)
+    ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.child:
+        rows(args.mib)
+        return
+    for r in range(args.rounds):
+        for touch, threads in SETTINGS:
+            env = dict(os.environ, DGARRAY_D2H_TOUCH=touch, DGARRAY_COPY_THREADS=threads)
+            p = subprocess.run([sys.executable, __file__, "--child", "--mib", str(args.mib)],
+                               env=env, capture_output=True, text=True, timeout=300)
+            out = p.stdout.strip() or p.stderr.strip().splitlines()[-1:]
+            print(f"round {r} touch={touch} threads={threads:>2}: {out}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
