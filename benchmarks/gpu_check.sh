@@ -5,7 +5,7 @@
 #
 #   bash benchmarks/gpu_check.sh [build] [test] [test4] [chains] [sanitize] [selftest] [bench]
 #                                [scaling] [profile] [gemm] [alloc] [transfer] [reduce] [redpass]
-#                                [hostcopy]
+#                                [hostcopy] [take]
 #   (default: build test chains bench)
 set -uo pipefail
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
@@ -80,7 +80,7 @@ if [[ " $steps " == *" sanitize "* ]]; then
       src=$?
       echo "compute-sanitizer $tool (index): exit $src"
       [[ $src == 0 ]] || rc=1
-      grep -E "^E   .*(bytes in use|AssertionError)|LEAK|leaked|ERROR SUMMARY" \
+      grep -Ei "^E   .*(bytes in use|AssertionError)|leaked|error summary" \
         "$OUT/sanitize-index-$tool.log" | sort | uniq -c | head -20
       tail -3 "$OUT/sanitize-index-$tool.log"
     fi
@@ -148,6 +148,11 @@ if [[ " $steps " == *" hostcopy "* ]]; then
     timeout 120 /tmp/d2h_probe 2>&1 | tee "$OUT/hostcopy.log"
   timeout 240 python3 benchmarks/hostcopy_ab.py --rounds "${HOSTCOPY_ROUNDS:-2}" 2>&1 \
     | tee -a "$OUT/hostcopy.log"
+fi
+if [[ " $steps " == *" take "* ]]; then
+  # take_f32_2p26 apart: the whole take, its bounds check, the row copy, CuPy's,
+  # under the driver's L2 fetch size and 32-byte fetches
+  timeout 120 python3 benchmarks/take_ab.py --rounds "${TAKE_ROUNDS:-1}" 2>&1 | tee "$OUT/take_ab.log"
 fi
 if [[ " $steps " == *" bench "* ]]; then
   timeout 400 python3 benchmarks/run.py --machine "${BENCH_MACHINE:-nvidia-h200-x2}" --out "$OUT" ${BENCH_ONLY:+--only $BENCH_ONLY} 2>&1 | tee "$OUT/bench.log" | tail -20

@@ -1,21 +1,25 @@
 """Host copies of 1 GiB (run.py's h2d_1GiB and d2h_1GiB rows) under each
-setting of the CUDA backend's host copy engine, in alternating rounds, each
-in a fresh process (the settings are read when the engine starts):
+setting of the host copies, in alternating rounds, each in a fresh process
+(the settings are read once): DGARRAY_HOST_CACHE_BYTES (default: the blocks
+of arrays read from the devices are kept for the next read of their size, so
+`a.get()` again reads into touched memory; 0: every read into fresh memory),
 DGARRAY_D2H_TOUCH (1, the default: a device-to-host copy faults its fresh
 destination in beside the DMAs; 0: inside the unpack) and
 DGARRAY_COPY_THREADS (threads sharing a copy).
 
     python benchmarks/hostcopy_ab.py [--rounds 2] [--mib 1024]
 
-Each line: one process, its settings, h2d and d2h in ms (best of 5, a fresh
-destination array each time, as `a.get()` makes).
+Each line: one process, its settings, h2d and d2h in ms (best of 5, after 2
+unmeasured, each `a.get()` a new array).
 """
 import argparse
 import os
 import subprocess
 import sys
 
-SETTINGS = [("1", "8"), ("0", "8"), ("1", "16"), ("0", "16")]
+# (DGARRAY_HOST_CACHE_BYTES or None for the default, touch, threads)
+SETTINGS = [(None, "1", "8"), (None, "1", "16"), ("0", "1", "8"), ("0", "0", "8"),
+            ("0", "1", "16"), ("0", "0", "16")]
 
 
 def rows(mib):
@@ -41,12 +45,15 @@ def main():
         rows(args.mib)
         return
     for r in range(args.rounds):
-        for touch, threads in SETTINGS:
+        for cache, touch, threads in SETTINGS:
             env = dict(os.environ, DGARRAY_D2H_TOUCH=touch, DGARRAY_COPY_THREADS=threads)
+            if cache is not None:
+                env["DGARRAY_HOST_CACHE_BYTES"] = cache
             p = subprocess.run([sys.executable, __file__, "--child", "--mib", str(args.mib)],
                                env=env, capture_output=True, text=True, timeout=300)
             out = p.stdout.strip() or p.stderr.strip().splitlines()[-1:]
-            print(f"round {r} touch={touch} threads={threads:>2}: {out}", flush=True)
+            print(f"round {r} cache={cache or 'default'} touch={touch} threads={threads:>2}: "
+                  f"{out}", flush=True)
 
 
 if __name__ == "__main__":

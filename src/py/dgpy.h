@@ -61,8 +61,21 @@ PyObject *dgpy_as_ndarray(PyObject *o, int dt);
 /* Shape, byte strides, data and dtype of an ndarray. */
 void dgpy_ndarray_info(PyObject *arr, int *ndim, int64_t *shape, int64_t *strides,
                        char **data, int *dtype);
-/* New C-contiguous ndarray (uninitialised). */
+/* New C-contiguous ndarray (uninitialised); one of at least
+ * DGPY_HOSTMEM_MIN bytes lives in a block of hostmem.c. */
 PyObject *dgpy_ndarray_new(int ndim, const int64_t *shape, int dtype);
+
+/* ---- hostmem.c ---- */
+/* Arrays of at least this many bytes that the devices are read into. */
+#define DGPY_HOSTMEM_MIN ((size_t)16 << 20)
+/* n bytes (zeroed if zero) of a kept block of their size, else of a fresh
+ * mapping; NULL if out of memory.  Release with dgpy_hostmem_give. */
+void *dgpy_hostmem_take(size_t n, int zero);
+/* A block of n bytes holding q's first bytes; q is given back.  NULL (q
+ * kept) if out of memory. */
+void *dgpy_hostmem_resize(void *q, size_t n);
+/* Gives back a block of dgpy_hostmem_take: kept for reuse, or unmapped. */
+void dgpy_hostmem_give(void *q);
 /* Converts a scalar or 0-d array to one value of dtype dt, NumPy's way
  * (OverflowError for an out-of-range Python int). */
 int dgpy_scalar_bytes(PyObject *o, int dt, unsigned char out[16]);

@@ -116,13 +116,76 @@ void dgpy_ndarray_info(PyObject *arr, int *ndim, int64_t *shape, int64_t *stride
     *dtype = dtype_of_typenum(PyArray_TYPE(a));
 }
 
+/* NumPy's allocator (NEP 49) for the large arrays the devices are read
+ * into: the blocks of hostmem.c, which keeps them touched for the next read
+ * of that size. */
+static void *hm_malloc(void *ctx, size_t n)
+{
+    (void)ctx;
+    return dgpy_hostmem_take(n, 0);
+}
+
+static void *hm_calloc(void *ctx, size_t nelem, size_t elsize)
+{
+    (void)ctx;
+    if (elsize != 0 && nelem > SIZE_MAX / elsize)
+        return NULL;
+    return dgpy_hostmem_take(nelem * elsize, 1);
+}
+
+static void *hm_realloc(void *ctx, void *p, size_t n)
+{
+    (void)ctx;
+    return dgpy_hostmem_resize(p, n);
+}
+
+static void hm_free(void *ctx, void *p, size_t n)
+{
+    (void)ctx;
+    (void)n;
+    dgpy_hostmem_give(p);
+}
+
+static PyDataMem_Handler hm_handler = {
+    "dgarray_host_blocks", 1, {NULL, hm_malloc, hm_calloc, hm_realloc, hm_free}};
+
+/* The handler as NumPy takes it; made once and kept (every array made with
+ * it holds a reference too). */
+static PyObject *hm_capsule(void)
+{
+    static PyObject *cap = NULL;
+    if (cap == NULL)
+        cap = PyCapsule_New(&hm_handler, "mem_handler", NULL);
+    return cap;
+}
+
 PyObject *dgpy_ndarray_new(int ndim, const int64_t *shape, int dtype)
 {
     npy_intp dims[NPY_MAXDIMS];
+    size_t nbytes = (size_t)dg_dtype_size(dtype);
+    PyObject *cap, *old, *out, *back;
     int i;
-    for (i = 0; i < ndim; i++)
+    for (i = 0; i < ndim; i++) {
         dims[i] = (npy_intp)shape[i];
-    return PyArray_SimpleNew(ndim, dims, dg_to_npy[dtype]);
+        nbytes *= (size_t)shape[i];
+    }
+    if (nbytes < DGPY_HOSTMEM_MIN)
+        return PyArray_SimpleNew(ndim, dims, dg_to_npy[dtype]);
+    cap = hm_capsule();
+    if (cap == NULL)
+        return NULL;
+    old = PyDataMem_SetHandler(cap);
+    if (old == NULL)
+        return NULL;
+    out = PyArray_SimpleNew(ndim, dims, dg_to_npy[dtype]);
+    back = PyDataMem_SetHandler(old);
+    Py_DECREF(old);
+    if (back == NULL) {
+        Py_XDECREF(out);
+        return NULL;
+    }
+    Py_DECREF(back);
+    return out;
 }
 
 int dgpy_scalar_bytes(PyObject *o, int dt, unsigned char out[16])

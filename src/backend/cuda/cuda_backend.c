@@ -980,6 +980,16 @@ static dg_status dev_setup(cu_be *b, int i, dg_error *err)
         return dg_error_set(err, DG_ERR_DEVICE, i,
                             "GPU %d (%s) has no stream-ordered memory pools "
                             "(cudaMallocAsync), which dgarray needs", i, d->name);
+    {
+        /* DGARRAY_L2_FETCH_BYTES: the L2's largest fetch on a miss (a hint
+         * for the whole context, other libraries' kernels included), for
+         * measuring gathers (benchmarks/take_ab.py); unset: the driver's */
+        const char *l2 = getenv("DGARRAY_L2_FETCH_BYTES");
+        if (l2 != NULL && *l2 != '\0')
+            CU_CHECK(cudaDeviceSetLimit(cudaLimitMaxL2FetchGranularity,
+                                        (size_t)strtoull(l2, NULL, 10)),
+                     err, i, "cudaDeviceSetLimit(MaxL2FetchGranularity)");
+    }
     for (k = 0; k < DG_NSTREAMS; k++) {
         CU_CHECK(cudaStreamCreateWithFlags(&d->st[k].s, cudaStreamNonBlocking), err, i,
                  "cudaStreamCreateWithFlags");
