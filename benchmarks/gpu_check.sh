@@ -29,6 +29,8 @@ if [[ " $steps " == *" test "* ]]; then
   DGARRAY_BACKEND=cuda timeout "${TEST_TIMEOUT:-420}" python3 -m pytest tests -q -n "${TEST_WORKERS:-8}" -p no:cacheprovider \
       2>&1 | tee "$OUT/tests.log" | tail -25
   rc=${PIPESTATUS[0]}
+  # $OUT brings back 8 files at most: the summary lines also go to one file
+  echo "test (1 device per GPU): $(tail -1 "$OUT/tests.log")" >> "$OUT/summary.log"
 fi
 if [[ " $steps " == *" test4 "* ]]; then
   # the suite again on 4 logical devices of GPU 0 (DGARRAY_CUDA_DEVICES): every
@@ -37,6 +39,7 @@ if [[ " $steps " == *" test4 "* ]]; then
   DGARRAY_CUDA_DEVICES=0,0,0,0 DGARRAY_BACKEND=cuda timeout "${TEST_TIMEOUT:-420}" python3 -m pytest tests -q \
       -n "${TEST_WORKERS:-8}" -p no:cacheprovider 2>&1 | tee "$OUT/tests4.log" | tail -25
   [[ ${PIPESTATUS[0]} == 0 ]] || rc=1
+  echo "test4 (4 logical devices on GPU 0): $(tail -1 "$OUT/tests4.log")" >> "$OUT/summary.log"
 fi
 if [[ " $steps " == *" chains "* ]]; then
   # the randomised chains and the reshard pairs again with every launch
@@ -48,14 +51,19 @@ if [[ " $steps " == *" chains "* ]]; then
 fi
 if [[ " $steps " == *" sanitize "* ]]; then
   # SANITIZE_TOOLS (memcheck racecheck) over SANITIZE_SETS (ufunc index); on one
-  # GPU over 4 logical devices of it, so that the multi-device tests run; memcheck
-  # checks for leaks too
+  # GPU over 4 logical devices of it, so that the multi-device tests run
   ngpu=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU' || echo 0)
+  # Host backtraces off: the sanitizer's host backtraces name the Python frames
+  # of each CUDA call (seen 2026-11-25), and under it the no_leak fixture of 9
+  # index tests found device memory still in use, held by arrays that only
+  # frame objects still referred to; the frames it walks seem to stay alive
+  # with their locals.  Not yet run with this flag.
+  # No --leak-check: nothing tears the backend down at interpreter exit, so
+  # every allocation still held then counts as a leak.
   sanenv=()
   [[ $ngpu -lt 2 ]] && sanenv=(DGARRAY_CUDA_DEVICES=0,0,0,0)
   for tool in ${SANITIZE_TOOLS:-memcheck racecheck}; do
-    extra=()
-    [[ $tool == memcheck ]] && extra=(--leak-check full)
+    extra=(--show-backtrace device)
     if [[ " ${SANITIZE_SETS:-ufunc index} " == *" ufunc "* ]]; then
       env ${sanenv[@]+"${sanenv[@]}"} DGARRAY_BACKEND=cuda timeout "${SANITIZE_TIMEOUT:-300}" compute-sanitizer --tool $tool \
         ${extra[@]+"${extra[@]}"} --error-exitcode 9 \
@@ -68,6 +76,8 @@ if [[ " $steps " == *" sanitize "* ]]; then
       echo "compute-sanitizer $tool: exit $src"
       [[ $src == 0 ]] || rc=1
       tail -3 "$OUT/sanitize-$tool.log"
+      echo "compute-sanitizer $tool: exit $src, $(grep -E "passed|failed|error" \
+        "$OUT/sanitize-$tool.log" | tail -1)" >> "$OUT/summary.log"
     fi
     if [[ " ${SANITIZE_SETS:-ufunc index} " == *" index "* ]]; then
       # the index kernels: compactions (dense and strided), keyed rows, sorts
@@ -80,9 +90,11 @@ if [[ " $steps " == *" sanitize "* ]]; then
       src=$?
       echo "compute-sanitizer $tool (index): exit $src"
       [[ $src == 0 ]] || rc=1
-      grep -Ei "^E   .*(bytes in use|AssertionError)|leaked|error summary" \
-        "$OUT/sanitize-index-$tool.log" | sort | uniq -c | head -20
+      grep -Ei "^E   .*bytes in use|error summary" "$OUT/sanitize-index-$tool.log" \
+        | cut -c1-240 | sort | uniq -c | head -12
       tail -3 "$OUT/sanitize-index-$tool.log"
+      echo "compute-sanitizer $tool (index): exit $src, $(grep -E "passed|failed|error" \
+        "$OUT/sanitize-index-$tool.log" | tail -1)" >> "$OUT/summary.log"
     fi
   done
 fi

@@ -3,9 +3,9 @@ setting of the host copies, in alternating rounds, each in a fresh process
 (the settings are read once): DGARRAY_HOST_CACHE_BYTES (default: the blocks
 of arrays read from the devices are kept for the next read of their size, so
 `a.get()` again reads into touched memory; 0: every read into fresh memory),
-DGARRAY_D2H_TOUCH (1, the default: a device-to-host copy faults its fresh
-destination in beside the DMAs; 0: inside the unpack) and
-DGARRAY_COPY_THREADS (threads sharing a copy).
+DGARRAY_D2H_TOUCH (1: a device-to-host copy faults its fresh destination in
+beside the DMAs; 0, the default: inside the unpack) and DGARRAY_COPY_THREADS
+(threads sharing a copy; default one a core, at most 16).
 
     python benchmarks/hostcopy_ab.py [--rounds 2] [--mib 1024]
 

@@ -8,9 +8,9 @@
  * strided too, the DMA goes through a dense temporary buffer of the device's
  * pool and the strided copy kernel moves it into place (or out of it).
  *
- * Large copies are shared among a few host threads (the caller plus a pool
- * of workers, HC_DEFPART by default), each with two pinned buffers so that its
- * packing overlaps its DMAs: one thread packs at 5-10 GB/s, a PCIe 5 link
+ * Large copies are shared among host threads (the caller plus a pool of
+ * workers, one a core up to HC_MAXPART), each with two pinned buffers so
+ * that its packing overlaps its DMAs: one thread packs at 5-10 GB/s, a PCIe 5 link
  * takes about 50, so several pack at once to keep the link busy.  Each
  * chunk's DMA goes on the caller's stream, so the copy stays ordered after
  * the work enqueued before it and before the work enqueued after it.
@@ -24,9 +24,11 @@
  * wait for an earlier upload still queued behind a long kernel.
  *
  * Device to host into a fresh array, the host's first touch of each page
- * (the kernel zeroing it) happened inside the unpack, after the DMA was
- * waited for; each participant now touches a chunk's pages right after
- * enqueueing its DMA (d2h_touch), so the zeroing runs beside the DMAs. */
+ * (the kernel zeroing it) happens inside the unpack, after the DMA was
+ * waited for; with DGARRAY_D2H_TOUCH=1 each participant touches a chunk's
+ * pages right after enqueueing its DMA (d2h_touch) instead.  The arrays the
+ * binding reads into come from kept blocks where it can (src/py/hostmem.c),
+ * which have no first touch left. */
 #define _GNU_SOURCE
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -39,7 +41,6 @@
 #define HC_SMALL ((size_t)256 << 10) /* bytes of each small buffer */
 #define HC_NSMALL 8                  /* small buffers */
 #define HC_MAXPART 16                /* threads sharing one large copy, at most */
-#define HC_DEFPART 8                 /* ... unless DGARRAY_COPY_THREADS asks for more */
 #define HC_PAGE 4096                 /* bytes of the host's smallest page */
 
 /* A pinned staging buffer and the event of its last DMA. */
@@ -403,16 +404,21 @@ static void *worker_main(void *arg)
 }
 
 /* Whether a large copy to dense host memory faults its destination in
- * while the DMAs run (d2h_touch): DGARRAY_D2H_TOUCH=0 turns it off (the
- * benchmarks' A/B). */
+ * while the DMAs run (d2h_touch): only with DGARRAY_D2H_TOUCH=1.  On an H200
+ * host (1 GiB into fresh memory, benchmarks/hostcopy_ab.py, two sessions) it
+ * helped once and hurt once with 8 threads (54.8 against 63.1 ms, 69.4
+ * against 52.8) and cost 2-5 ms with 16. */
 static int hc_touch_wanted(void)
 {
     const char *env = getenv("DGARRAY_D2H_TOUCH");
-    return env == NULL || strcmp(env, "0") != 0;
+    return env != NULL && strcmp(env, "1") == 0;
 }
 
-/* Threads sharing a large copy: half the cores, at most HC_DEFPART;
- * DGARRAY_COPY_THREADS overrides (up to HC_MAXPART). */
+/* Threads sharing a large copy: one a core, at most HC_MAXPART;
+ * DGARRAY_COPY_THREADS overrides.  16 against 8 on a 16-core H200 host,
+ * 1 GiB to the host: 46.5-48.4 against 52.8-63.1 ms into fresh memory,
+ * 22.2 against 23.9 into memory touched before; to the GPU the same within
+ * 0.8 ms (benchmarks/hostcopy_ab.py). */
 static int hc_participants(void)
 {
     const char *env = getenv("DGARRAY_COPY_THREADS");
@@ -420,9 +426,7 @@ static int hc_participants(void)
     if (env != NULL && *env) {
         n = strtol(env, NULL, 10);
     } else {
-        n = sysconf(_SC_NPROCESSORS_ONLN) / 2;
-        if (n > HC_DEFPART)
-            n = HC_DEFPART;
+        n = sysconf(_SC_NPROCESSORS_ONLN);
     }
     if (n < 1)
         n = 1;
