@@ -42,3 +42,40 @@ extern "C" cudaError_t dg_cu_trizero(char *a, int64_t lda, int64_t bs, int64_t b
     }
     return cudaGetLastError();
 }
+
+/* dg_cu_int_copy: one thread per integer, grid-strided. */
+template <typename S, typename D>
+__global__ void __launch_bounds__(DG_CU_THREADS)
+    dg_int_copy_k(const S *src, int64_t sbs, D *dst, int64_t dbs, int64_t per, int64_t total)
+{
+    for (int64_t i = (int64_t)blockIdx.x * DG_CU_THREADS + threadIdx.x; i < total;
+         i += (int64_t)gridDim.x * DG_CU_THREADS) {
+        const int64_t r = i / per, c = i % per;
+        dst[r * dbs + c] = (D)src[r * sbs + c];
+    }
+}
+
+extern "C" cudaError_t dg_cu_int_copy(const void *src, int src64, int64_t src_bs, void *dst,
+                                      int dst64, int64_t dst_bs, int64_t per, int64_t batch,
+                                      cudaStream_t s)
+{
+    const int64_t total = per * batch;
+    int64_t nb = (total + DG_CU_THREADS - 1) / DG_CU_THREADS;
+    if (total <= 0)
+        return cudaSuccess;
+    if (nb > 4096)
+        nb = 4096;
+#define DG_INT_COPY(S, D)                                                               \
+    dg_int_copy_k<S, D><<<(unsigned)nb, DG_CU_THREADS, 0, s>>>((const S *)src, src_bs,    \
+                                                              (D *)dst, dst_bs, per, total)
+    if (src64 && dst64)
+        DG_INT_COPY(int64_t, int64_t);
+    else if (src64)
+        DG_INT_COPY(int64_t, int32_t);
+    else if (dst64)
+        DG_INT_COPY(int32_t, int64_t);
+    else
+        DG_INT_COPY(int32_t, int32_t);
+#undef DG_INT_COPY
+    return cudaGetLastError();
+}

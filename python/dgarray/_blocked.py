@@ -123,8 +123,10 @@ class _Cyclic:
         return slice(first, stop, self.ndev)
 
     def replicate(self, src, devs):
-        """src (a small matrix) copied onto each of devs: one array holding it
-        whole on every one of them (the triangle each device's solve reads)."""
+        """src (a block, a panel) copied onto each of devs: one array holding
+        it whole on every one of them, what each device's solve or products
+        read in place (the product planner would otherwise cut a product at
+        every chunk boundary of the panel: a fetch and a GEMM per block)."""
         shape = src.shape
         layout = [(d, tuple((0, s, 1) for s in shape)) for d in sorted(devs)]
         r = _core._empty(shape, src.dtype, layout, 0)
@@ -169,6 +171,9 @@ def cholesky(x, dt, upper):
         # the panel L21 = A21 L11^-H, in place where its rows are: LAPACK's
         # conj(L11) X = A21^T from the left on the panel's bytes
         D.run(D.TRSM, tri, b=w[k1:N, k0:k1], lower=0, trans=2, unit=0, m=nb, n=N - k1)
+        # L21^H whole on every device that updates (one move each), so that
+        # each device's products read it in place
+        pan = c.replicate(D.conj_swap(w[k1:N, k0:k1]), later)
         # the lower part of the trailing matrix: per device, its later
         # blocks in up to `groups` runs, each to its last block's diagonal
         for dev, first in later.items():
@@ -178,17 +183,12 @@ def cholesky(x, dt, upper):
                 run = mine[g:g + per]
                 stop = (run[-1] + 1) * nb
                 sel = c.blocks_of(run[0], run[-1] + 1)
-                _update(w3[sel, :, k1:stop], w3[sel, :, k0:k1],
-                        numpy.conjugate(D.swap(w[k1:stop, k0:k1])))
+                _update(w3[sel, :, k1:stop], w3[sel, :, k0:k1], pan[:, :stop - k1])
     _check_infos(infos, "Matrix is not positive definite")
     n = c.n
     res = w[:n, :n]
     D.run(D.TRIZERO, res, lower=0, m=n, n=n, k=0)
-    if upper:
-        res = D.swap(res)
-        if numpy.dtype(dt).kind == "c":
-            res = numpy.conjugate(res)
-    return res
+    return D.conj_swap(res) if upper else res
 
 
 # ---- LU with partial pivoting -------------------------------------------------------------------
@@ -229,9 +229,13 @@ def _factor(c, dt):
         # U12 = L11^-1 A12 on block k's device: LAPACK's X L11^T = A12^T
         D.run(D.TRSM, p[:, :nb], b=w[k0:k1, k1:Nc], right=1, lower=1, trans=1, unit=1,
               m=Nc - k1, n=nb)
-        for dev, first in c.later(k).items():
+        later = c.later(k)
+        if not later:
+            continue
+        u12 = c.replicate(w[k0:k1, k1:Nc], later)
+        for dev, first in later.items():
             sel = c.blocks_of(first, nblk)
-            _update(w3[sel, :, k1:Nc], w3[sel, :, k0:k1], w[k0:k1, k1:Nc])
+            _update(w3[sel, :, k1:Nc], w3[sel, :, k0:k1], u12)
     return ipiv, infos
 
 
@@ -262,9 +266,13 @@ def solve(x, b, dt):
         # U_kk x_k = y_k: LAPACK's X U^T = Y^T on the block row's bytes
         D.run(D.TRSM, w[k0:k1, k0:k1], b=w[k0:k1, N:Nc], right=1, lower=1, trans=0, unit=0,
               m=Nc - N, n=nb)
-        for dev, first in c.earlier(k).items():
+        earlier = c.earlier(k)
+        if not earlier:
+            continue
+        xk = c.replicate(w[k0:k1, N:Nc], earlier)
+        for dev, first in earlier.items():
             sel = c.blocks_of(first, k)
-            _update(w3[sel, :, N:Nc], w3[sel, :, k0:k1], w[k0:k1, N:Nc])
+            _update(w3[sel, :, N:Nc], w3[sel, :, k0:k1], xk)
     return w[:c.n, N:Nc].copy()
 
 

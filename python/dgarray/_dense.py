@@ -71,9 +71,12 @@ if os.environ.get("DGARRAY_CPU_LAPACK", "1") != "0":
 class _Settings:
     """min_blocked_rows: a 2-d matrix split over devices with at least this
     many rows runs the blocked algorithms across the devices; a smaller one
-    is gathered onto one device.  block: the panel width of the blocked
-    algorithms."""
-    min_blocked_rows = 4096
+    is gathered onto one device.  On the CPU backend the default is never:
+    its virtual devices share the host's cores and memory, and one LAPACK
+    call on the gathered matrix already uses every core (the tests lower it
+    to run the blocked algorithms there).  block: the panel width of the
+    blocked algorithms."""
+    min_blocked_rows = 4096 if _core.backend() != "cpu" else 1 << 62
     block = 512
 
 
@@ -292,6 +295,11 @@ def swap(x):
     """x with its last two axes swapped (a view)."""
     from ._shape import swapaxes
     return swapaxes(x, -1, -2)
+
+
+def conj_swap(x):
+    """x's conjugate transpose over its last two axes: a view for real x."""
+    return numpy.conjugate(swap(x)) if x.dtype.kind == "c" else swap(x)
 
 
 def diagonal(x):
@@ -735,19 +743,19 @@ def lstsq(a, b, rcond=None):
         if _blocked.rows_split(x):
             q, r = _blocked.tsqr(x, dt, want_q=True)
             ur, s, vh = _svd_local(r, dt, False, True)
-            qb = numpy.conjugate(swap(q)) @ yb.astype(dt)
-            ub = numpy.conjugate(swap(ur)) @ qb
+            qb = conj_swap(q) @ yb.astype(dt)
+            ub = conj_swap(ur) @ qb
         else:
             u, s, vh = _svd_local(x, dt, False, True)
-            ub = numpy.conjugate(swap(u)) @ yb.astype(dt)
+            ub = conj_swap(u) @ yb.astype(dt)
     else:
         u, s, vh = _svd_local(x, dt, False, True)
-        ub = numpy.conjugate(swap(u)) @ yb.astype(dt)
+        ub = conj_swap(u) @ yb.astype(dt)
     cutoff = rcond * s.max()
     large = s > cutoff
     rank = int(large.sum())
     sinv = where(large, 1 / where(large, s, 1), 0).astype(rdt)
-    sol = numpy.conjugate(swap(vh)) @ (ub * sinv[:, None].astype(dt))
+    sol = conj_swap(vh) @ (ub * sinv[:, None].astype(dt))
     if rank == nc and mr > nc:
         res = x.astype(dt) @ sol - yb.astype(dt)
         resid = (numpy.absolute(res) ** 2).sum(axis=0).astype(rdt)
@@ -801,7 +809,10 @@ def pinv(a, rcond=None, hermitian=False, *, rtol=numpy._NoValue):
     if x.size == 0:
         return on_host(lambda h: numpy.linalg.pinv(h, rcond=1e-15), x.astype(dt))
     rc = asarray(numpy.asarray(rcond)) if not isinstance(rcond, _DA) else rcond
-    u, s, vt = svd(numpy.conjugate(x.astype(dt)), full_matrices=False, hermitian=hermitian)
+    xc = x.astype(dt)
+    if xc.dtype.kind == "c":
+        xc = numpy.conjugate(xc)
+    u, s, vt = svd(xc, full_matrices=False, hermitian=hermitian)
     cutoff = rc[..., None] * s.max(axis=-1, keepdims=True)
     large = s > cutoff
     sinv = where(large, 1 / where(large, s, 1), 0).astype(s.dtype)

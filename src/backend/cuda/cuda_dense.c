@@ -2,8 +2,8 @@
  * 64-bit dense API (Xpotrf, Xgetrf, Xgetrs, Xgeqrf, Xsyevd, Xgesvd), its
  * orgqr / ungqr, gesvdj for SVDs of wide matrices (Xgesvd takes m >= n
  * only), cuBLAS's trsm, and kernels/dense.cu for TRIZERO.  The matrices of a
- * batch are one call each, in order, on the stream the core asks for (the
- * batched cuSOLVER routines for many small matrices are not used yet).
+ * batch are one call each, in order, on the stream the core asks for, but
+ * for the stacks of small matrices below.
  *
  * One cuSOLVER handle (with its params and a gesvdj info), one cuBLAS handle
  * and a host workspace per device, made at its first dense op and used
@@ -11,7 +11,10 @@
  * workspaces come from the device's pool (the backend's alloc, stream-
  * ordered on the compute stream) and go back to it after the call, in
  * stream order.  info is written by cuSOLVER on the device: the core reads
- * it only when Python asks (one reduction, no wait here). */
+ * it only when Python asks (one reduction, no wait here).  Stacks of small
+ * matrices (order <= CU_BATCHED_MAX_N) run POTRF, GETRF and GETRS as one
+ * batched call (cuSOLVER's potrfBatched, cuBLAS's getrfBatched and
+ * getrsBatched). */
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -77,7 +80,7 @@ static dg_status blas_fail(dg_error *err, cublasStatus_t s, int dev, const char 
 /* The backend's solver state, made at the first dense op. */
 static dg_status solver_state(cu_be *b, struct cu_solver **out, dg_error *err)
 {
-    struct cu_solver *sv;
+    struct cu_solver *sv = NULL;
     pthread_mutex_lock(&solver_init_mu);
     sv = b->solver;
     if (sv == NULL) {
@@ -108,12 +111,33 @@ static dg_status solver_dev(struct cu_solver *sv, int dev, cudaStream_t s, cu_so
 {
     cu_solver_dev *d = &sv->d[dev];
     if (d->h == NULL) {
-        cusolverDnHandle_t h;
-        SOL_CHECK(cusolverDnCreate(&h), "cusolverDnCreate");
+        /* all four or none */
+        cusolverDnHandle_t h = NULL;
+        cusolverDnParams_t params = NULL;
+        gesvdjInfo_t gj = NULL;
+        cublasHandle_t bh = NULL;
+        cusolverStatus_t r = cusolverDnCreate(&h);
+        cublasStatus_t cr = CUBLAS_STATUS_SUCCESS;
+        if (r == CUSOLVER_STATUS_SUCCESS)
+            r = cusolverDnCreateParams(&params);
+        if (r == CUSOLVER_STATUS_SUCCESS)
+            r = cusolverDnCreateGesvdjInfo(&gj);
+        if (r == CUSOLVER_STATUS_SUCCESS)
+            cr = cublasCreate(&bh);
+        if (r != CUSOLVER_STATUS_SUCCESS || cr != CUBLAS_STATUS_SUCCESS) {
+            if (gj)
+                cusolverDnDestroyGesvdjInfo(gj);
+            if (params)
+                cusolverDnDestroyParams(params);
+            if (h)
+                cusolverDnDestroy(h);
+            return r != CUSOLVER_STATUS_SUCCESS ? sol_fail(err, r, dev, "cuSOLVER's set-up")
+                                                : blas_fail(err, cr, dev, "cublasCreate");
+        }
         d->h = h;
-        SOL_CHECK(cusolverDnCreateParams(&d->params), "cusolverDnCreateParams");
-        SOL_CHECK(cusolverDnCreateGesvdjInfo(&d->gesvdj), "cusolverDnCreateGesvdjInfo");
-        CB_CHECK(cublasCreate(&d->blas), "cublasCreate");
+        d->params = params;
+        d->gesvdj = gj;
+        d->blas = bh;
     }
     SOL_CHECK(cusolverDnSetStream(d->h, s), "cusolverDnSetStream");
     CB_CHECK(cublasSetStream(d->blas, s), "cublasSetStream");
@@ -221,6 +245,10 @@ static dg_status run_x(cu_be *b, int dev, cu_solver_dev *sd, const dg_dense_desc
     const cublasFillMode_t uplo = d->lower ? CUBLAS_FILL_MODE_LOWER : CUBLAS_FILL_MODE_UPPER;
     const cusolverEigMode_t jobz = d->job ? CUSOLVER_EIG_MODE_VECTOR : CUSOLVER_EIG_MODE_NOVECTOR;
     const signed char job = "NSA"[d->job];
+    /* without vectors U and VT are not referenced, their leading dimensions
+     * still checked */
+    const int64_t ldu = d->job ? d->u.ld : (d->m > 1 ? d->m : 1);
+    const int64_t ldvt = d->job ? d->vt.ld : (d->n > 1 ? d->n : 1);
     size_t wd = 0, wh = 0;
     void *dws = NULL, *hws = NULL;
     cusolverStatus_t s = CUSOLVER_STATUS_SUCCESS;
@@ -245,9 +273,8 @@ static dg_status run_x(cu_be *b, int dev, cu_solver_dev *sd, const dg_dense_desc
         break;
     default: /* GESVD */
         SOL_CHECK(cusolverDnXgesvd_bufferSize(sd->h, sd->params, job, job, d->m, d->n, t, o->a,
-                                              d->a.ld, rt, o->w, t, o->u,
-                                              d->job ? d->u.ld : 1, t, o->vt,
-                                              d->job ? d->vt.ld : 1, t, &wd, &wh),
+                                              d->a.ld, rt, o->w, t, o->u, ldu, t, o->vt, ldvt, t,
+                                              &wd, &wh),
                   "cusolverDnXgesvd_bufferSize");
         break;
     }
@@ -272,8 +299,7 @@ static dg_status run_x(cu_be *b, int dev, cu_solver_dev *sd, const dg_dense_desc
         break;
     default:
         s = cusolverDnXgesvd(sd->h, sd->params, job, job, d->m, d->n, t, o->a, d->a.ld, rt, o->w,
-                             t, o->u, d->job ? d->u.ld : 1, t, o->vt, d->job ? d->vt.ld : 1, t,
-                             dws, wd, hws, wh, o->info);
+                             t, o->u, ldu, t, o->vt, ldvt, t, dws, wd, hws, wh, o->info);
         break;
     }
     ws_put(b, dev, dws);
@@ -470,6 +496,190 @@ static dg_status run_trsm(cu_solver_dev *sd, int dev, const dg_dense_desc *d, on
     return DG_OK;
 }
 
+/* ---- stacks of small matrices: one batched call ------------------------------- */
+
+/* Matrices of at most this order in a stack of at least CU_BATCHED_MIN go to
+ * the batched routines (cuSOLVER's potrfBatched, cuBLAS's getrfBatched and
+ * getrsBatched), one call for the stack instead of one per matrix. */
+#define CU_BATCHED_MAX_N 64
+#define CU_BATCHED_MIN 4
+
+/* d with its batch axes of extent 1 dropped and neighbours that every
+ * operand walks as one merged. */
+static void coalesce_batch(dg_dense_desc *d)
+{
+    int64_t *bs[7] = {d->a.bs, d->b.bs, d->u.bs, d->vt.bs, d->w_bs, d->ipiv_bs, d->info_bs};
+    int q, k = 0, r, merge;
+    for (q = 0; q < d->nbatch; q++) {
+        if (d->batch[q] == 1)
+            continue;
+        merge = k > 0;
+        for (r = 0; r < 7 && merge; r++)
+            merge = bs[r][k - 1] == bs[r][q] * d->batch[q];
+        if (merge) {
+            d->batch[k - 1] *= d->batch[q];
+            for (r = 0; r < 7; r++)
+                bs[r][k - 1] = bs[r][q];
+            continue;
+        }
+        d->batch[k] = d->batch[q];
+        for (r = 0; r < 7; r++)
+            bs[r][k] = bs[r][q];
+        k++;
+    }
+    d->nbatch = k;
+}
+
+/* 1 if d (coalesced) is a stack the batched routines take. */
+static int batched_ok(const dg_dense_desc *d)
+{
+    if (d->nbatch != 1 || d->batch[0] < CU_BATCHED_MIN || d->batch[0] > INT32_MAX ||
+        d->n > CU_BATCHED_MAX_N)
+        return 0;
+    switch (d->op) {
+    case DG_DENSE_POTRF: return d->info != NULL && d->info_bs[0] % 4 == 0;
+    case DG_DENSE_GETRF:
+        return d->m == d->n && d->info != NULL && d->info_bs[0] % 4 == 0 &&
+               d->ipiv_bs[0] % 8 == 0;
+    case DG_DENSE_GETRS: return d->k <= INT32_MAX && d->b.ld <= INT32_MAX && d->ipiv_bs[0] % 8 == 0;
+    default: return 0;
+    }
+}
+
+/* The device array of the matrices' addresses (p + i * bs bytes, i < n),
+ * from dev's pool; ws_put it after the call. */
+static dg_status ptr_array(cu_be *b, int dev, cudaStream_t s, char *p, int64_t bs, int64_t n,
+                           void **out, dg_error *err)
+{
+    char **h = (char **)malloc((size_t)n * sizeof(char *));
+    cudaError_t ce;
+    int64_t i;
+    if (h == NULL)
+        return dg_error_set(err, DG_ERR_NOMEM, dev, "out of host memory");
+    for (i = 0; i < n; i++)
+        h[i] = p + i * bs;
+    if (ws_get(b, dev, (size_t)n * sizeof(char *), out, err) != DG_OK) {
+        free(h);
+        return DG_ERR_DEVICE_NOMEM;
+    }
+    /* from pageable memory: returns once h is staged, so it may go */
+    ce = cudaMemcpyAsync(*out, h, (size_t)n * sizeof(char *), cudaMemcpyHostToDevice, s);
+    free(h);
+    if (ce != cudaSuccess) {
+        ws_put(b, dev, *out);
+        *out = NULL;
+        return cu_fail(err, ce, dev, 0, "cudaMemcpyAsync (matrix addresses)");
+    }
+    return DG_OK;
+}
+
+/* POTRF, GETRF or GETRS of the whole stack in one batched call (d
+ * coalesced, batched_ok).  cuBLAS's pivots and cuSOLVER's infos are int32
+ * and dense: they go through temporaries widened to the desc's. */
+static dg_status run_batched(cu_be *b, int dev, cudaStream_t s, cu_solver_dev *sd,
+                             const dg_dense_desc *d, dg_error *err)
+{
+    const int n = (int)d->n, lda = (int)d->a.ld, nb = (int)d->batch[0];
+    void *aptr = NULL, *bptr = NULL, *piv = NULL, *info = NULL;
+    dg_status st;
+    cudaError_t ce = cudaSuccess;
+    cublasStatus_t cs = CUBLAS_STATUS_SUCCESS;
+    cusolverStatus_t ss = CUSOLVER_STATUS_SUCCESS;
+    int hinfo = 0;
+
+    st = ptr_array(b, dev, s, d->a.p, d->a.bs[0], nb, &aptr, err);
+    if (st == DG_OK && d->op == DG_DENSE_GETRS)
+        st = ptr_array(b, dev, s, d->b.p, d->b.bs[0], nb, &bptr, err);
+    if (st == DG_OK && d->op != DG_DENSE_POTRF)
+        st = ws_get(b, dev, (size_t)n * (size_t)nb * sizeof(int), &piv, err);
+    if (st == DG_OK && d->op != DG_DENSE_GETRS)
+        st = ws_get(b, dev, (size_t)nb * sizeof(int), &info, err);
+    if (st != DG_OK)
+        goto done;
+    if (d->op == DG_DENSE_GETRS)
+        ce = dg_cu_int_copy(d->ipiv, 1, d->ipiv_bs[0] / 8, piv, 0, n, n, nb, s);
+    if (ce == cudaSuccess) {
+        switch (d->op * 4 + (d->dtype == DG_FLOAT32 ? 0 : d->dtype == DG_FLOAT64 ? 1
+                             : d->dtype == DG_COMPLEX64 ? 2 : 3)) {
+#define UPLO (d->lower ? CUBLAS_FILL_MODE_LOWER : CUBLAS_FILL_MODE_UPPER)
+#define TRANS (d->trans == 0 ? CUBLAS_OP_N : d->trans == 1 ? CUBLAS_OP_T : CUBLAS_OP_C)
+        case DG_DENSE_POTRF * 4 + 0:
+            ss = cusolverDnSpotrfBatched(sd->h, UPLO, n, (float **)aptr, lda, (int *)info, nb);
+            break;
+        case DG_DENSE_POTRF * 4 + 1:
+            ss = cusolverDnDpotrfBatched(sd->h, UPLO, n, (double **)aptr, lda, (int *)info, nb);
+            break;
+        case DG_DENSE_POTRF * 4 + 2:
+            ss = cusolverDnCpotrfBatched(sd->h, UPLO, n, (cuComplex **)aptr, lda, (int *)info,
+                                         nb);
+            break;
+        case DG_DENSE_POTRF * 4 + 3:
+            ss = cusolverDnZpotrfBatched(sd->h, UPLO, n, (cuDoubleComplex **)aptr, lda,
+                                         (int *)info, nb);
+            break;
+        case DG_DENSE_GETRF * 4 + 0:
+            cs = cublasSgetrfBatched(sd->blas, n, (float *const *)aptr, lda, (int *)piv,
+                                     (int *)info, nb);
+            break;
+        case DG_DENSE_GETRF * 4 + 1:
+            cs = cublasDgetrfBatched(sd->blas, n, (double *const *)aptr, lda, (int *)piv,
+                                     (int *)info, nb);
+            break;
+        case DG_DENSE_GETRF * 4 + 2:
+            cs = cublasCgetrfBatched(sd->blas, n, (cuComplex *const *)aptr, lda, (int *)piv,
+                                     (int *)info, nb);
+            break;
+        case DG_DENSE_GETRF * 4 + 3:
+            cs = cublasZgetrfBatched(sd->blas, n, (cuDoubleComplex *const *)aptr, lda,
+                                     (int *)piv, (int *)info, nb);
+            break;
+        case DG_DENSE_GETRS * 4 + 0:
+            cs = cublasSgetrsBatched(sd->blas, TRANS, n, (int)d->k, (const float *const *)aptr,
+                                     lda, (const int *)piv, (float *const *)bptr, (int)d->b.ld,
+                                     &hinfo, nb);
+            break;
+        case DG_DENSE_GETRS * 4 + 1:
+            cs = cublasDgetrsBatched(sd->blas, TRANS, n, (int)d->k,
+                                     (const double *const *)aptr, lda, (const int *)piv,
+                                     (double *const *)bptr, (int)d->b.ld, &hinfo, nb);
+            break;
+        case DG_DENSE_GETRS * 4 + 2:
+            cs = cublasCgetrsBatched(sd->blas, TRANS, n, (int)d->k,
+                                     (const cuComplex *const *)aptr, lda, (const int *)piv,
+                                     (cuComplex *const *)bptr, (int)d->b.ld, &hinfo, nb);
+            break;
+        default:
+            cs = cublasZgetrsBatched(sd->blas, TRANS, n, (int)d->k,
+                                     (const cuDoubleComplex *const *)aptr, lda,
+                                     (const int *)piv, (cuDoubleComplex *const *)bptr,
+                                     (int)d->b.ld, &hinfo, nb);
+            break;
+#undef UPLO
+#undef TRANS
+        }
+    }
+    if (ce != cudaSuccess)
+        st = cu_fail(err, ce, dev, 0, "the pivots' conversion");
+    else if (ss != CUSOLVER_STATUS_SUCCESS)
+        st = sol_fail(err, ss, dev, "potrfBatched");
+    else if (cs != CUBLAS_STATUS_SUCCESS)
+        st = blas_fail(err, cs, dev, d->op == DG_DENSE_GETRF ? "getrfBatched" : "getrsBatched");
+    else if (hinfo != 0)
+        st = dg_error_set(err, DG_ERR_INTERNAL, dev, "getrsBatched: argument %d", -hinfo);
+    if (st == DG_OK && d->op == DG_DENSE_GETRF)
+        ce = dg_cu_int_copy(piv, 0, n, d->ipiv, 1, d->ipiv_bs[0] / 8, n, nb, s);
+    if (st == DG_OK && ce == cudaSuccess && d->op != DG_DENSE_GETRS)
+        ce = dg_cu_int_copy(info, 0, 1, d->info, 0, d->info_bs[0] / 4, 1, nb, s);
+    if (st == DG_OK && ce != cudaSuccess)
+        st = cu_fail(err, ce, dev, 0, "the pivots' conversion");
+done:
+    ws_put(b, dev, aptr);
+    ws_put(b, dev, bptr);
+    ws_put(b, dev, piv);
+    ws_put(b, dev, info);
+    return st;
+}
+
 /* 1 if d's matrices are empty (nothing to compute; info 0). */
 static int empty_op(const dg_dense_desc *d)
 {
@@ -500,14 +710,19 @@ static int next_index(const dg_dense_desc *d, int64_t *idx)
 static dg_status run_batch(cu_be *b, int dev, cudaStream_t s, const dg_dense_desc *d,
                            int *scratch, dg_error *err)
 {
-    struct cu_solver *sv;
-    cu_solver_dev *sd;
+    struct cu_solver *sv = NULL;
+    cu_solver_dev *sd = NULL;
     int64_t idx[DG_MAXDIM] = {0};
     const int nb = d->nbatch;
     dg_status st = DG_OK;
     DG_CHECK(solver_state(b, &sv, err));
     pthread_mutex_lock(&sv->mu);
     st = solver_dev(sv, dev, s, &sd, err);
+    if (st == DG_OK && batched_ok(d)) {
+        st = run_batched(b, dev, s, sd, d, err);
+        pthread_mutex_unlock(&sv->mu);
+        return st;
+    }
     while (st == DG_OK) {
         one o;
         o.a = at(d->a.p, d->a.bs, idx, nb);
@@ -579,7 +794,6 @@ dg_status cu_dense(dg_backend_i *be, int dev, int stream, const dg_dense_desc *d
     s = b->devs[dev].st[stream].s;
     if (empty_op(d)) {
         /* info 0 for every matrix */
-        dg_dense_desc z = *d;
         int64_t idx[DG_MAXDIM] = {0};
         if (d->info)
             do {
@@ -587,7 +801,7 @@ dg_status cu_dense(dg_backend_i *be, int dev, int stream, const dg_dense_desc *d
                                                  0, sizeof(int32_t), s);
                 if (ce != cudaSuccess)
                     return cu_fail(err, ce, dev, 0, "cudaMemsetAsync (info)");
-            } while (next_index(&z, idx));
+            } while (next_index(d, idx));
         cu_bump(b, dev, stream);
         return DG_OK;
     }
@@ -601,7 +815,11 @@ dg_status cu_dense(dg_backend_i *be, int dev, int stream, const dg_dense_desc *d
                             d->op == DG_DENSE_POTRF || d->op == DG_DENSE_SYEVD ||
                             d->op == DG_DENSE_GESVD))
         DG_CHECK(ws_get(b, dev, sizeof(int), (void **)&scratch, err));
-    st = run_batch(b, dev, s, d, scratch, err);
+    {
+        dg_dense_desc c = *d;
+        coalesce_batch(&c);
+        st = run_batch(b, dev, s, &c, scratch, err);
+    }
     ws_put(b, dev, scratch);
     cu_bump(b, dev, stream);
     return st;

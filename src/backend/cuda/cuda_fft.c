@@ -62,7 +62,7 @@ static dg_status fft_fail(dg_error *err, cufftResult r, int dev, const char *wha
 
 static dg_status fft_state(cu_be *b, struct cu_fft **out, dg_error *err)
 {
-    struct cu_fft *f;
+    struct cu_fft *f = NULL;
     pthread_mutex_lock(&fft_init_mu);
     f = b->fft;
     if (f == NULL) {
@@ -119,10 +119,15 @@ static dg_status plan_of(struct cu_fft *f, int dev, const fft_key *k, fft_plan *
             *out = &row[j];
             return DG_OK;
         }
-    for (j = 0; j < CU_FFT_PLANS; j++)
-        if (!row[j].used || p == NULL || (p->used && row[j].tick < p->tick))
-            if (p == NULL || p->used)
-                p = &row[j];
+    /* an unused slot, else the least recently used plan */
+    for (j = 0; j < CU_FFT_PLANS; j++) {
+        if (!row[j].used) {
+            p = &row[j];
+            break;
+        }
+        if (p == NULL || row[j].tick < p->tick)
+            p = &row[j];
+    }
     if (p->used) {
         cufftDestroy(p->h);
         p->used = 0;
@@ -338,7 +343,7 @@ static dg_status run(dg_backend_i *be, int dev, int stream, const dg_fft_desc *d
     int64_t ilen[DG_FFT_MAXRANK], olen[DG_FFT_MAXRANK], nb = 1;
     int64_t idx[DG_MAXDIM] = {0};
     side in, out, tin, tout;
-    struct cu_fft *f;
+    struct cu_fft *f = NULL;
     fft_plan *p = NULL;
     fft_key k;
     void *itmp = NULL, *otmp = NULL;
