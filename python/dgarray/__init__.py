@@ -471,6 +471,9 @@ from . import _namespace  # noqa: E402
 ndarray = DistributedArray
 linalg = _namespace.namespace("linalg")
 fft = _namespace.namespace("fft")
+from . import _dense, _fft  # noqa: E402
+_dense.install(linalg)
+_fft.install(fft)
 emath = _namespace.namespace("emath")
 __array_api_version__ = _numpy.__array_api_version__
 

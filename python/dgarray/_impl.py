@@ -281,6 +281,11 @@ def _numpy_functions():
             nf = getattr(numpy, name, None)
             if nf is not None:
                 table[nf] = f
+    from . import _dense, _fft
+    if _dense.available():
+        table.update(_dense.numpy_functions())
+    if _fft.available():
+        table.update(_fft.numpy_functions())
     return table
 
 

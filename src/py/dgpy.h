@@ -79,6 +79,10 @@ void dgpy_hostmem_give(void *q);
 /* Converts a scalar or 0-d array to one value of dtype dt, NumPy's way
  * (OverflowError for an out-of-range Python int). */
 int dgpy_scalar_bytes(PyObject *o, int dt, unsigned char out[16]);
+struct dg_cpu_fft_loops;
+/* NumPy's pocketfft gufunc loops (numpy.fft._pocketfft_umath) into *out:
+ * 0, or -1 with an exception. */
+int dgpy_npy_fft_loops(struct dg_cpu_fft_loops *out);
 
 /* ---- array.c ---- */
 /* Wraps a core array (reference transferred) in a new DistributedArray. */
@@ -129,6 +133,10 @@ PyObject *dgpy_array_ufunc(PyObject *self, PyObject *args, PyObject *kwargs);
 PyObject *dgpy_f_contract(PyObject *mod, PyObject *args);
 PyObject *dgpy_f_matmul_plan(PyObject *mod, PyObject *args);
 PyObject *dgpy_f_set_cpu_blas(PyObject *mod, PyObject *fns);
+
+/* ---- dense.c ---- */
+/* _dense, _fft, _set_cpu_lapack, _set_cpu_fft, _has_dense, _has_fft. */
+extern PyMethodDef dgpy_dense_methods[];
 
 /* ---- wait.c ---- */
 /* Waits until a host read of `a` (borrowed) would not queue behind other

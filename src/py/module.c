@@ -844,6 +844,8 @@ static int module_exec(PyObject *m)
         goto fail;
     if (PyModule_AddFunctions(m, dgpy_index_methods) < 0)
         goto fail;
+    if (PyModule_AddFunctions(m, dgpy_dense_methods) < 0)
+        goto fail;
     st->DeviceError = PyErr_NewExceptionWithDoc(
         "dgarray.DeviceError", "A CUDA, cuBLAS or NCCL call failed.", PyExc_RuntimeError, NULL);
     if (!st->DeviceError || PyModule_AddObjectRef(m, "DeviceError", st->DeviceError) < 0)

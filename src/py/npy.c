@@ -4,6 +4,11 @@
 #define PY_ARRAY_UNIQUE_SYMBOL dgarray_ARRAY_API
 #include <numpy/arrayobject.h>
 #include <numpy/arrayscalars.h>
+/* the ufunc struct only (its loops), none of the ufunc C-API's functions */
+#define NO_IMPORT_UFUNC
+#include <numpy/ufuncobject.h>
+
+#include "cpu_fft.h"
 
 static const int dg_to_npy[DG_NDTYPES] = {
     NPY_BOOL, NPY_INT8, NPY_UINT8, NPY_INT16, NPY_UINT16, NPY_INT32, NPY_UINT32,
@@ -205,5 +210,44 @@ int dgpy_scalar_bytes(PyObject *o, int dt, unsigned char out[16])
     memset(out, 0, 16);
     memcpy(out, PyArray_DATA((PyArrayObject *)arr), (size_t)dg_dtype_size(dt));
     Py_DECREF(arr);
+    return 0;
+}
+
+int dgpy_npy_fft_loops(dg_cpu_fft_loops *out)
+{
+    static const char *names[DG_NPFFT_NLOOPS] = {"fft", "ifft", "rfft_n_even", "rfft_n_odd",
+                                                 "irfft"};
+    static const int reals[2] = {NPY_FLOAT, NPY_DOUBLE};
+    PyObject *mod = PyImport_ImportModule("numpy.fft._pocketfft_umath");
+    int i, p, t;
+    if (!mod)
+        return -1;
+    memset(out, 0, sizeof *out);
+    for (i = 0; i < DG_NPFFT_NLOOPS; i++) {
+        PyObject *f = PyObject_GetAttrString(mod, names[i]);
+        PyUFuncObject *uf;
+        if (!f) {
+            Py_DECREF(mod);
+            return -1;
+        }
+        if (strcmp(Py_TYPE(f)->tp_name, "numpy.ufunc") != 0) {
+            Py_DECREF(f);
+            Py_DECREF(mod);
+            PyErr_Format(PyExc_TypeError, "numpy.fft._pocketfft_umath.%s is not a ufunc",
+                         names[i]);
+            return -1;
+        }
+        uf = (PyUFuncObject *)f;
+        /* the loop whose second operand (the factor) is float32 / float64 */
+        for (p = 0; p < 2; p++)
+            for (t = 0; t < uf->ntypes; t++)
+                if (uf->nargs == 3 && uf->types[t * 3 + 1] == reals[p] && uf->functions[t]) {
+                    out->fn[i][p] = (dg_npy_gufunc_loop)uf->functions[t];
+                    out->data[i][p] = uf->data ? uf->data[t] : NULL;
+                    break;
+                }
+        Py_DECREF(f); /* the module keeps the ufunc, and with it the loops */
+    }
+    Py_DECREF(mod);
     return 0;
 }

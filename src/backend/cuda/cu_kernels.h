@@ -287,6 +287,22 @@ typedef struct dg_cu_sort {
  * (nothing enqueued) for a dtype it does not sort. */
 cudaError_t dg_cu_sort_run(const dg_cu_sort *a, int nsm, cudaMemPool_t pool, cudaStream_t s);
 
+/* ---- dense linear algebra (kernels/dense.cu) ------------------------------ */
+
+/* DG_DENSE_TRIZERO (dg_dense.h) on `batch` column-major m x n matrices of
+ * itemsize-byte elements (4, 8 or 16), lda elements between columns, bs
+ * bytes between matrices: element (i, j) set to zero where j - i > k
+ * (lower) or j - i < k (!lower). */
+cudaError_t dg_cu_trizero(char *a, int64_t lda, int64_t bs, int64_t batch, int64_t m,
+                          int64_t n, int64_t k, int lower, int itemsize, cudaStream_t s);
+
+/* Copies `per` integers of each of `batch` rows from src (int32, or int64
+ * when src64) to dst (int32 or int64), rows src_bs and dst_bs elements
+ * apart: the pivots and infos of cuBLAS's batched LU (int32, dense) to and
+ * from the dense slot's (int64 pivots, int32 infos, strided). */
+cudaError_t dg_cu_int_copy(const void *src, int src64, int64_t src_bs, void *dst, int dst64,
+                           int64_t dst_bs, int64_t per, int64_t batch, cudaStream_t s);
+
 #ifdef __cplusplus
 }
 #endif

@@ -741,6 +741,8 @@ static void cu_destroy(dg_backend_i *be)
     cu_hc_destroy(b);
     cu_nccl_destroy(b);
     cu_gemm_destroy(b);
+    cu_dense_destroy(b);
+    cu_fft_destroy(b);
     for (i = 0; i < b->ndev; i++) {
         cu_dev *d = &b->devs[i];
         if (!d->started)
@@ -930,6 +932,22 @@ static dg_status slot_gemm(dg_backend_i *be, int dev, int stream, const dg_gemm_
 {
     dg_status st;
     KEEP_DEVICE(cu_gemm(be, dev, stream, d, err));
+    return st;
+}
+
+static dg_status slot_dense(dg_backend_i *be, int dev, int stream, const dg_dense_desc *d,
+                            dg_error *err)
+{
+    dg_status st;
+    KEEP_DEVICE(cu_dense(be, dev, stream, d, err));
+    return st;
+}
+
+static dg_status slot_fft(dg_backend_i *be, int dev, int stream, const dg_fft_desc *d,
+                          dg_error *err)
+{
+    dg_status st;
+    KEEP_DEVICE(cu_fft(be, dev, stream, d, err));
     return st;
 }
 
@@ -1185,6 +1203,8 @@ static dg_status backend_create(int ndevices, dg_backend_i **out, dg_error *err)
     b->iface.sort = slot_sort;
     b->iface.reduce_parts = slot_reduce_parts;
     b->iface.destroy = slot_destroy;
+    b->iface.dense = slot_dense;
+    b->iface.fft = slot_fft;
     pthread_mutex_init(&b->hc_mu, NULL);
     for (i = 0; i < ndevices; i++) {
         b->devs[i].id = ids[i];
