@@ -21,9 +21,17 @@ _DA = _core.DistributedArray
 _MATMUL_SIG = "(n?,k),(k,m?)->(n?,m?)"
 
 
+# OpenBLAS's thread-count setter and getter under the names builds give them
+# (scipy-openblas's ILP64 prefix and suffix first; 0 where none is found)
+_BLAS_THREADS = [("scipy_openblas_set_num_threads64_", "scipy_openblas_get_num_threads64_"),
+                 ("openblas_set_num_threads64_", "openblas_get_num_threads64_"),
+                 ("openblas_set_num_threads", "openblas_get_num_threads")]
+
+
 def _numpy_blas():
     """Addresses of the ILP64 CBLAS gemm functions of the BLAS NumPy's wheel
-    bundles (scipy-openblas), or None where there is no such library."""
+    bundles (scipy-openblas) and of its thread-count setter and getter (0, 0
+    if it has none), or None where there is no such library."""
     import ctypes
     import glob
     import os
@@ -33,9 +41,16 @@ def _numpy_blas():
                        glob.glob(os.path.join(here, ".dylibs", "*openblas*"))):
         try:
             lib = ctypes.CDLL(path)  # the copy NumPy loaded
-            return tuple(ctypes.cast(getattr(lib, n), ctypes.c_void_p).value for n in names)
+            fns = tuple(ctypes.cast(getattr(lib, n), ctypes.c_void_p).value for n in names)
         except (OSError, AttributeError):
             continue
+        threads = (0, 0)
+        for set_name, get_name in _BLAS_THREADS:
+            if hasattr(lib, set_name) and hasattr(lib, get_name):
+                threads = tuple(ctypes.cast(getattr(lib, n), ctypes.c_void_p).value
+                                for n in (set_name, get_name))
+                break
+        return fns + threads
     return None
 
 

@@ -66,6 +66,10 @@ PyObject *dgpy_ndarray_new(int ndim, const int64_t *shape, int dtype);
 /* Converts a scalar or 0-d array to one value of dtype dt, NumPy's way
  * (OverflowError for an out-of-range Python int). */
 int dgpy_scalar_bytes(PyObject *o, int dt, unsigned char out[16]);
+/* Hands NumPy's own inner loops and argmax / argmin functions to the CPU
+ * backend (cpu_ext.h), unless DGARRAY_CPU_LOOPS=own.  Needs
+ * dgpy_st->ufuncs.  0, or -1 with an exception. */
+int dgpy_npy_hand_loops(void);
 
 /* ---- array.c ---- */
 /* Wraps a core array (reference transferred) in a new DistributedArray. */

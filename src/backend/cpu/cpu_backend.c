@@ -26,6 +26,7 @@
 #include "cpu_gemm.h"
 #include "cpu_index.h"
 #include "cpu_loops.h"
+#include "cpu_place.h"
 #include "dg_backend.h"
 #include "dg_ufunc.h"
 
@@ -1015,6 +1016,12 @@ dg_status dg_cpu_backend_create(int ndevices, dg_backend_i **out, dg_error *err)
                                 "could not start the worker thread of virtual device %d", i);
         }
         d->started = 1;
+        dg_cpu_place_worker(d->thread, i, ndevices);
+    }
+    {
+        /* [cpu-speed]: each device's BLAS call on its share of the cores */
+        const int cores = dg_cpu_cores();
+        dg_cpu_gemm_set_threads(cores > ndevices ? cores / ndevices : 1);
     }
     *out = &cb->iface;
     return DG_OK;
