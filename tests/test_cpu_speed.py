@@ -14,6 +14,8 @@
   devices, each device's chunk is summed as NumPy sums that chunk and the
   partials are added in device order: a split sum is that, bit for bit, not
   NumPy's sum of the whole (which pairs elements across the chunk borders).
+- Scans (cumsum, cumprod) call NumPy's loop as NumPy's accumulate does: on
+  one device NumPy's bits.
 - argmax / argmin through NumPy's own functions agree with NumPy.
 - Products: the BLAS's thread count is shared out while devices multiply
   and given back after.
@@ -164,6 +166,19 @@ def test_reductions_of_2d_on_one_device_are_numpys(dt):
     if np.dtype(dt).kind in "iu":
         for u in (np.bitwise_and, np.bitwise_or, np.bitwise_xor, np.logical_or):
             check_bits(u.__name__, u.reduce(a, axis=1), u.reduce(x, axis=1))
+
+
+@pytest.mark.parametrize("dt", ["f4", "f8", "c16", "i8", "u1"])
+def test_scans_on_one_device_are_numpys(dt):
+    """cumsum / cumprod through NumPy's loop called as NumPy's accumulate does."""
+    x = values(dt, 200 * 301)[-200 * 301:].reshape(200, 301)
+    if np.dtype(dt).kind in "fc":
+        x = x / 8 + 1
+    a = dg.distributed_array(x, {0: (slice(None), slice(None))})
+    for axis in (None, 0, 1):
+        check_bits(f"cumsum axis {axis}", dg.cumsum(a, axis=axis), np.cumsum(x, axis=axis))
+        check_bits(f"cumprod axis {axis}", quiet(dg.cumprod, a, axis=axis),
+                   quiet(np.cumprod, x, axis=axis))
 
 
 def test_sum_of_signed_zeros_starts_from_the_identity():

@@ -737,6 +737,7 @@ void dg_cpu_scan_run(const dg_scan_desc *d)
         if (d->shape[a] <= 0)
             return;
     const dg_cpu_kernel kern = dg_cpu_kernels[d->loop];
+    const dg_cpu_ext *ext = dg_cpu_ext_of(d->loop);
     const int64_t n = d->shape[inner], ss = d->src_strides[inner], ds = d->dst_strides[inner];
     do {
         const char *src = d->src;
@@ -747,6 +748,23 @@ void dg_cpu_scan_run(const dg_scan_desc *d)
             dst += ridx[a] * d->dst_strides[a];
             if (carry)
                 carry += ridx[a] * d->carry_strides[a];
+        }
+        if (ext) {
+            /* NumPy's accumulate: the first element (carry op it), then one
+             * call with the output read one element behind where it is
+             * written, dst[j] = dst[j - 1] op src[j] */
+            if (carry) {
+                char *const p1[3] = {(char *)carry, (char *)src, dst};
+                const int64_t s1[3] = {0, 0, 0};
+                dg_cpu_ext_run(ext, 3, p1, s1, 1, NULL, 0);
+            } else {
+                memmove(dst, src, (size_t)isz);
+            }
+            char *const pr[3] = {dst, (char *)src + ss, dst + ds};
+            const int64_t sr[3] = {ds, ss, ds};
+            if (n > 1)
+                dg_cpu_ext_run(ext, 3, pr, sr, n - 1, NULL, 0);
+            continue;
         }
         alignas(16) unsigned char acc[16];
         char *p[3] = {(char *)acc, NULL, (char *)acc};
