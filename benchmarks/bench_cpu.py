@@ -30,6 +30,7 @@ import datetime
 import json
 import os
 import platform
+import re
 import subprocess
 import sys
 import time
@@ -189,6 +190,38 @@ def table(args):
                       f"{1e3 * res['s']:9.2f} ms (CPU {1e3 * res['cpu_s']:9.2f})"
                       f"  load {os.getloadavg()[0]:.2f}", file=sys.stderr, flush=True)
     loads.append(os.getloadavg()[0])
+    return summarize(args, devs, rows, times, cpus, extra, loads)
+
+
+LOG_LINE = re.compile(r"round (\d+) (\S+)\s+(numpy|dgarray)\s+(\S*)\s+([\d.]+) ms "
+                      r"\(CPU\s+([\d.]+)\)\s+load ([\d.]+)")
+
+
+def from_log(args):
+    """The table of a run's log (its stderr), for a run cut short: the rounds
+    it completed for each configuration."""
+    times, cpus, loads, devs, rows = {}, {}, [], [], []
+    with open(args.from_log) as f:
+        for line in f:
+            m = LOG_LINE.match(line.strip())
+            if not m:
+                continue
+            _, row, impl, spec, wall, cpu, load = m.groups()
+            if impl == "dgarray" and spec not in devs:
+                devs.append(spec)
+            if row not in rows:
+                rows.append(row)
+            times.setdefault((row, (impl, spec)), []).append(float(wall) / 1e3)
+            cpus.setdefault((row, (impl, spec)), []).append(float(cpu) / 1e3)
+            loads.append(float(load))
+    rows = [r for r in rows if all((r, c) in times for c in [("numpy", "")] +
+                                   [("dgarray", d) for d in devs])]
+    args.rounds = max(len(v) for v in times.values())
+    return summarize(args, devs, rows, times, cpus, {}, [min(loads), max(loads)])
+
+
+def summarize(args, devs, rows, times, cpus, extra, loads):
+    """The results of a run as a dict (what --out writes as JSON)."""
     n = 1 << 25
     out = {"date": datetime.date.today().isoformat(), "machine": platform.node(),
            "cpu": _cpu_name(), "cores": len(os.sched_getaffinity(0)),
@@ -352,8 +385,9 @@ def main():
     ap.add_argument("--out", help="write OUT.json and OUT.md")
     ap.add_argument("--host-cost", action="store_true",
                     help="also the host-cost rows of issue [foundation]")
+    ap.add_argument("--from-log", help="only render the table of a run's log (stderr)")
     args = ap.parse_args()
-    out = table(args)
+    out = from_log(args) if args.from_log else table(args)
     md = markdown(out)
     print(md)
     if args.host_cost:

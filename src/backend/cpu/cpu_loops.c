@@ -7,7 +7,11 @@
  * that are contiguous with each other, and walks the outer axes with an index
  * counter.  The scalar math is kernels/dg_scalar.h, shared with CUDA.  One
  * loop depends on strides as NumPy's does (see dg_loops.h): float power with
- * a stride-0 exponent. */
+ * a stride-0 exponent.
+ *
+ * Where the binding handed over NumPy's own loop (cpu_ext.h), that loop runs
+ * the innermost axis instead, and reductions and scans call it the way
+ * NumPy's reduce and accumulate do, so that results are NumPy's bits. */
 #include <stdalign.h>
 #include <stddef.h>
 #include <stdint.h>
