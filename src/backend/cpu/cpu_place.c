@@ -14,8 +14,11 @@
  * NumPy time / dgarray time): on 16 cores, 16 devices beat 8 on every row
  * but the product (a + b 11.45 against 8.29, sin 1.93 against 1.10, a sum
  * 2.97 against 2.07), whose BLAS threads are now shared out so that the
- * device count no longer matters to it; on 2 cores, 2 devices against 1:
- * see README ("CPU backend").  Beyond 16 cores nothing was measured, and
+ * device count no longer matters to it; on 2 cores (a shared, loaded
+ * machine), 2 devices beat 1 and 4 on a + b (1.72 against 1.51 and 1.53),
+ * sin float32 (2.47 against 1.77 and 1.71) and the chain (1.47 against 1.34
+ * and 1.20): benchmarks/results/2026-11-25-cpu-speed.md.  Beyond 16 cores
+ * nothing was measured, and
  * each device adds a task per operation to the host's work, so the default
  * stops there; DGARRAY_CPU_DEVICES sets any count. */
 #define DG_CPU_MAX_DEFAULT_DEVICES 16
@@ -51,7 +54,11 @@ int dg_cpu_default_devices(void)
     return n > DG_CPU_MAX_DEFAULT_DEVICES ? DG_CPU_MAX_DEFAULT_DEVICES : n;
 }
 
-/* 1 if workers are placed: DGARRAY_CPU_PIN=1 (or 0; unset: DG_CPU_PIN_DEFAULT). */
+/* 1 if workers are placed: DGARRAY_CPU_PIN=1 (or 0; unset: DG_CPU_PIN_DEFAULT).
+ * Off by default: on the shared 2-core machine, 2 pinned devices lost on 3
+ * of 4 rows (a + b 1.72 -> 1.50 of NumPy's speed, sin 2.47 -> 2.14, a sum
+ * 0.90 -> 0.78; the chain 1.47 -> 1.27), a pinned worker being unable to
+ * leave a core another process holds (results file above). */
 #define DG_CPU_PIN_DEFAULT 0
 static int pin_on(void)
 {
