@@ -92,8 +92,11 @@ static void blas_enter(void)
         return;
     pthread_mutex_lock(&blas_mu);
     if (blas_inside++ == 0) {
+        /* never more than the count the user (OPENBLAS_NUM_THREADS,
+         * threadpoolctl) left the BLAS with */
         blas_saved = cpu_blas.get_threads ? cpu_blas.get_threads() : 0;
-        cpu_blas.set_threads(blas_threads);
+        cpu_blas.set_threads(blas_saved > 0 && blas_saved < blas_threads ? blas_saved
+                                                                         : blas_threads);
     }
     pthread_mutex_unlock(&blas_mu);
 }

@@ -30,7 +30,8 @@ void dg_cpu_gemm_set_blas(const dg_cpu_blas *fns);
 /* Threads each virtual device's BLAS call may use: the cores of the
  * process's affinity mask over the number of virtual devices, at least 1, so
  * that devices computing products at once use every core and no more
- * (devices x threads <= cores).  0: the BLAS's own count.  Set by the
+ * (devices x threads <= cores), and never more than the BLAS's own count
+ * when the first product starts.  0: the BLAS's own count.  Set by the
  * backend when it starts; process-wide like the BLAS. */
 void dg_cpu_gemm_set_threads(int per_device);
 
