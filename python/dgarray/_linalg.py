@@ -21,6 +21,13 @@ _DA = _core.DistributedArray
 _MATMUL_SIG = "(n?,k),(k,m?)->(n?,m?)"
 
 
+# OpenBLAS's thread-count setter and getter under the names builds give them
+# (scipy-openblas's ILP64 prefix and suffix first)
+_BLAS_THREADS = [("scipy_openblas_set_num_threads64_", "scipy_openblas_get_num_threads64_"),
+                 ("openblas_set_num_threads64_", "openblas_get_num_threads64_"),
+                 ("openblas_set_num_threads", "openblas_get_num_threads")]
+
+
 def numpy_blas_symbols(names):
     """Addresses of the functions `names` in the BLAS NumPy's wheel bundles
     (scipy-openblas, ILP64), or None where there is no such library or it
@@ -40,8 +47,17 @@ def numpy_blas_symbols(names):
 
 
 def _numpy_blas():
-    """Addresses of the ILP64 CBLAS gemm functions of NumPy's BLAS, or None."""
-    return numpy_blas_symbols([f"scipy_cblas_{t}gemm64_" for t in "sdcz"])
+    """Addresses of the ILP64 CBLAS gemm functions of NumPy's BLAS and of its
+    thread-count setter and getter (0, 0 if it has none), or None where there
+    is no such library."""
+    fns = numpy_blas_symbols([f"scipy_cblas_{t}gemm64_" for t in "sdcz"])
+    if fns is None:
+        return None
+    for pair in _BLAS_THREADS:
+        threads = numpy_blas_symbols(pair)
+        if threads is not None:
+            return fns + threads
+    return fns + (0, 0)
 
 
 def use_numpy_blas(on=True):

@@ -83,6 +83,10 @@ struct dg_cpu_fft_loops;
 /* NumPy's pocketfft gufunc loops (numpy.fft._pocketfft_umath) into *out:
  * 0, or -1 with an exception. */
 int dgpy_npy_fft_loops(struct dg_cpu_fft_loops *out);
+/* Hands NumPy's own inner loops and argmax / argmin functions to the CPU
+ * backend (cpu_ext.h), unless DGARRAY_CPU_LOOPS=own.  Needs
+ * dgpy_st->ufuncs.  0, or -1 with an exception. */
+int dgpy_npy_hand_loops(void);
 
 /* ---- array.c ---- */
 /* Wraps a core array (reference transferred) in a new DistributedArray. */

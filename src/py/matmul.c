@@ -189,14 +189,15 @@ done:
     return res;
 }
 
-/* _set_cpu_blas((sgemm, dgemm, cgemm, zgemm) or None): addresses of NumPy's
- * ILP64 CBLAS gemm functions (dgarray._linalg finds them) for the CPU
- * backend's float and complex products; None: its own loops.  Returns
- * whether the CPU backend runs (nothing else takes them). */
+/* _set_cpu_blas((sgemm, dgemm, cgemm, zgemm[, set_threads, get_threads]) or
+ * None): addresses of NumPy's ILP64 CBLAS gemm functions (dgarray._linalg
+ * finds them) for the CPU backend's float and complex products, and of the
+ * BLAS's thread-count setter and getter (0: none); None: its own loops.
+ * Returns whether the CPU backend runs (nothing else takes them). */
 PyObject *dgpy_f_set_cpu_blas(PyObject *mod, PyObject *fns)
 {
     dg_cpu_blas t;
-    unsigned long long p[4];
+    unsigned long long p[6] = {0, 0, 0, 0, 0, 0};
     (void)mod;
     if (strcmp(dgpy_st->be->name, "cpu") != 0)
         Py_RETURN_FALSE;
@@ -204,7 +205,7 @@ PyObject *dgpy_f_set_cpu_blas(PyObject *mod, PyObject *fns)
         dg_cpu_gemm_set_blas(NULL);
         Py_RETURN_TRUE;
     }
-    if (!PyArg_ParseTuple(fns, "KKKK", &p[0], &p[1], &p[2], &p[3]))
+    if (!PyArg_ParseTuple(fns, "KKKK|KK", &p[0], &p[1], &p[2], &p[3], &p[4], &p[5]))
         return NULL;
     if (!p[0] || !p[1] || !p[2] || !p[3]) {
         PyErr_SetString(PyExc_ValueError, "_set_cpu_blas needs four function addresses");
@@ -223,6 +224,8 @@ PyObject *dgpy_f_set_cpu_blas(PyObject *mod, PyObject *fns)
     t.zgemm = (void (*)(int, int, int, int64_t, int64_t, int64_t, const void *, const void *,
                         int64_t, const void *, int64_t, const void *, void *,
                         int64_t))(uintptr_t)p[3];
+    t.set_threads = p[4] && p[5] ? (void (*)(int))(uintptr_t)p[4] : NULL;
+    t.get_threads = p[4] && p[5] ? (int (*)(void))(uintptr_t)p[5] : NULL;
     dg_cpu_gemm_set_blas(&t);
     Py_RETURN_TRUE;
 }

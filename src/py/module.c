@@ -3,6 +3,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cpu_place.h"
 #include "dgpy.h"
 
 dgpy_state *dgpy_st = NULL;
@@ -14,7 +15,8 @@ typedef dg_status (*cuda_create_fn)(int ndevices, dg_backend_i **out, dg_error *
 
 /* Picks the backend as DESIGN.md says: DGARRAY_BACKEND=cpu|cuda forces one;
  * unset, CUDA when dgarray._cuda loads and sees a GPU, else the CPU backend
- * with DGARRAY_CPU_DEVICES virtual devices (default: cores, at most 8). */
+ * with DGARRAY_CPU_DEVICES virtual devices (default: dg_cpu_default_devices,
+ * one per core of the affinity mask, at most 16). */
 static int choose_backend(dgpy_state *st)
 {
     const char *want = getenv("DGARRAY_BACKEND");
@@ -102,9 +104,7 @@ static int choose_backend(dgpy_state *st)
                 return -1;
             }
         } else {
-            n = sysconf(_SC_NPROCESSORS_ONLN);
-            if (n < 1) n = 1;
-            if (n > 8) n = 8;
+            n = dg_cpu_default_devices(); /* [cpu-speed]: cpu_place.c says why */
         }
         if (dg_cpu_backend_create((int)n, &st->be, &err) != DG_OK) {
             dgpy_raise(&err);
@@ -889,6 +889,8 @@ static int module_exec(PyObject *m)
         }
         Py_DECREF(v);
     }
+    if (dgpy_npy_hand_loops() < 0) /* [cpu-speed]: NumPy's loops for the CPU backend */
+        goto fail;
     if (choose_backend(st) < 0)
         goto fail;
     Py_DECREF(dtype_fn);

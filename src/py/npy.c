@@ -4,10 +4,9 @@
 #define PY_ARRAY_UNIQUE_SYMBOL dgarray_ARRAY_API
 #include <numpy/arrayobject.h>
 #include <numpy/arrayscalars.h>
-/* the ufunc struct only (its loops), none of the ufunc C-API's functions */
-#define NO_IMPORT_UFUNC
 #include <numpy/ufuncobject.h>
 
+#include "cpu_ext.h"
 #include "cpu_fft.h"
 
 static const int dg_to_npy[DG_NDTYPES] = {
@@ -19,6 +18,8 @@ static const int dg_to_npy[DG_NDTYPES] = {
 int dgpy_npy_import(void)
 {
     import_array1(-1);
+    if (_import_umath() < 0) /* PyUFunc_Type, for NumPy's inner loops */
+        return -1;
     return 0;
 }
 
@@ -249,5 +250,102 @@ int dgpy_npy_fft_loops(dg_cpu_fft_loops *out)
         Py_DECREF(f); /* the module keeps the ufunc, and with it the loops */
     }
     Py_DECREF(mod);
+    return 0;
+}
+
+/* ---- NumPy's inner loops for the CPU backend (cpu_ext.h) ---- */
+
+/* The ufunc's identity as bytes of dtype dt in out; 0 if it has none (None),
+ * -1 with an exception.  An integer identity is stored in two's complement,
+ * as NumPy does (-1 for bitwise_and is every bit set, whatever the sign). */
+static int ufunc_identity_bytes(PyObject *uf, int dt, unsigned char out[16])
+{
+    PyObject *id = PyObject_GetAttrString(uf, "identity");
+    int r = 1;
+    if (!id)
+        return -1;
+    memset(out, 0, 16);
+    if (id == Py_None) {
+        r = 0;
+    } else if (PyLong_Check(id) && strchr("biu", dg_dtype_kind(dt))) {
+        long long v = PyLong_AsLongLong(id);
+        if (v == -1 && PyErr_Occurred())
+            r = -1;
+        else
+            memcpy(out, &v, (size_t)dg_dtype_size(dt)); /* little-endian low bytes */
+    } else if (dgpy_scalar_bytes(id, dt, out) < 0) {
+        r = -1;
+    }
+    Py_DECREF(id);
+    return r;
+}
+
+/* 1 if NumPy's loop of `li` may replace dgarray's: it never calls into
+ * Python (it runs on the CPU backend's worker threads) and computes what
+ * dgarray promises.  Not handed: integer power of a signed type (a negative
+ * exponent raises ValueError from inside the loop, taking the GIL), and
+ * float16 nextafter (NumPy before 2.5 returns x where x == y, so
+ * nextafter(+0, -0) is +0; dgarray follows C99 and NumPy 2.5: y). */
+static int loop_handed(const dg_loop_info *li)
+{
+    if (li->ufunc == DG_UF_power && dg_dtype_kind(li->dtypes[0]) == 'i')
+        return 0;
+    if (li->ufunc == DG_UF_nextafter && li->dtypes[0] == DG_FLOAT16)
+        return 0;
+    return 1;
+}
+
+int dgpy_npy_hand_loops(void)
+{
+    const char *env = getenv("DGARRAY_CPU_LOOPS");
+    int i, j, k, dt;
+    if (env && *env && strcmp(env, "numpy") != 0) {
+        if (strcmp(env, "own") == 0)
+            return 0;
+        PyErr_Format(PyExc_ValueError,
+                     "DGARRAY_CPU_LOOPS must be 'numpy' (NumPy's own inner loops, the "
+                     "default) or 'own' (dgarray's), not '%s'", env);
+        return -1;
+    }
+    for (i = 0; i < dg_nloops; i++) {
+        const dg_loop_info *li = &dg_loops[i];
+        PyObject *o = li->ufunc > 0 && li->ufunc < DG_NUFUNCS ? dgpy_st->ufuncs[li->ufunc] : NULL;
+        PyUFuncObject *uf;
+        if (!o || !PyObject_TypeCheck(o, &PyUFunc_Type) || !loop_handed(li))
+            continue;
+        uf = (PyUFuncObject *)o;
+        if (uf->nin != li->nin || uf->nout != li->nout || !uf->functions || !uf->types)
+            continue;
+        /* the first of NumPy's loops with these dtypes (int64 is both long
+         * and longlong: long comes first, as NumPy resolves it) */
+        for (j = 0; j < uf->ntypes; j++) {
+            for (k = 0; k < uf->nargs; k++)
+                if (dtype_of_typenum((unsigned char)uf->types[j * uf->nargs + k]) != li->dtypes[k])
+                    break;
+            if (k == uf->nargs && uf->functions[j])
+                break;
+        }
+        if (j < uf->ntypes) {
+            unsigned char id[16];
+            int has = ufunc_identity_bytes(o, li->dtypes[li->nin], id);
+            if (has < 0)
+                return -1;
+            /* PyUFuncGenericFunction and dg_cpu_ext_loop differ only in
+             * npy_intp being intptr_t's typedef */
+            dg_cpu_ext_set_loop(i, (dg_cpu_ext_loop)uf->functions[j], uf->data ? uf->data[j] : NULL,
+                                has ? id : NULL);
+        }
+    }
+    for (dt = 0; dt < DG_NDTYPES; dt++) {
+        PyArray_Descr *d = PyArray_DescrFromType(dg_to_npy[dt]);
+        PyArray_ArrFuncs *f = d ? PyDataType_GetArrFuncs(d) : NULL;
+        if (!d)
+            return -1;
+        if (f) {
+            dg_cpu_ext_set_arg(dt, 0, (dg_cpu_ext_argfn)f->argmax);
+            dg_cpu_ext_set_arg(dt, 1, (dg_cpu_ext_argfn)f->argmin);
+        }
+        Py_DECREF(d);
+    }
     return 0;
 }
