@@ -36,3 +36,24 @@ def no_leak():
     gc.collect()
     dgarray._core._sync_all()
     assert dgarray._core._bytes_in_use() == base
+
+
+@pytest.fixture
+def pieces():
+    """Host copies cut into pieces of at most `n` bytes for the test
+    (dgarray._core._piece_bytes), restored after it."""
+    olds = []
+
+    def set_bytes(n):
+        olds.append(dgarray._core._piece_bytes(n))
+    yield set_bytes
+    if olds:
+        dgarray._core._piece_bytes(olds[0])
+
+
+@pytest.fixture
+def progress():
+    """dgarray.config.progress, restored after the test."""
+    old = dgarray.config.progress
+    yield
+    dgarray.config.progress = old
