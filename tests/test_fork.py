@@ -10,6 +10,7 @@ import multiprocessing
 import os
 import pickle
 import threading
+import warnings
 
 import numpy as np
 import pytest
@@ -30,7 +31,11 @@ def run_child(fn):
     """Runs fn() in a child made by os.fork(); returns what it returned
     (pickled through a pipe), or raises what it raised."""
     r, w = os.pipe()
-    pid = os.fork()
+    with warnings.catch_warnings():
+        # Python 3.12+ warns of any fork of a process with threads; the
+        # devices' worker threads are what the fork handlers take care of
+        warnings.simplefilter("ignore", DeprecationWarning)
+        pid = os.fork()
     if pid == 0:  # the child: never returns into pytest
         code = 0
         try:
