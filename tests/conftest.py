@@ -45,18 +45,38 @@ def _live_arrays():
 @pytest.fixture
 def no_leak():
     """Device memory in use returns to where it was when the test ends; if
-    not, the message names the arrays Python still holds that the test made
-    (none: the memory is held below Python)."""
+    not, the message names the arrays Python still holds (none: the memory is
+    held below Python)."""
     gc.collect()
     dgarray._core._sync_all()
     base = dgarray._core._bytes_in_use()
-    before = set(_live_arrays())
     yield
     gc.collect()
     dgarray._core._sync_all()
     now = dgarray._core._bytes_in_use()
     if now != base:
         held = [f"{r.shape} {r.dtype} held by {sorted(h)}"
-                for k, (r, h) in _live_arrays().items() if k not in before]
-        assert now == base, f"bytes in use per device {base} -> {now}; arrays made by the " \
-            f"test and still held: {held or 'none'}"
+                for r, h in _live_arrays().values()]
+        assert now == base, f"bytes in use per device {base} -> {now}; arrays still " \
+            f"held: {held or 'none'}"
+
+
+@pytest.fixture
+def pieces():
+    """Host copies cut into pieces of at most `n` bytes for the test
+    (dgarray._core._piece_bytes), restored after it."""
+    olds = []
+
+    def set_bytes(n):
+        olds.append(dgarray._core._piece_bytes(n))
+    yield set_bytes
+    if olds:
+        dgarray._core._piece_bytes(olds[0])
+
+
+@pytest.fixture
+def progress():
+    """dgarray.config.progress, restored after the test."""
+    old = dgarray.config.progress
+    yield
+    dgarray.config.progress = old

@@ -8,21 +8,12 @@ import pytest
 
 import dgarray as dg
 from _maps import maps_for
+from _values import sample
 
 SHAPES = [(7,), (10, 3), (5, 4, 3), (1,), (9, 1)]
 DTYPES = [np.bool_, np.int8, np.uint8, np.int16, np.uint16, np.int32, np.uint32,
           np.int64, np.uint64, np.float16, np.float32, np.float64, np.complex64,
           np.complex128]
-
-
-def sample(shape, dtype, seed=0):
-    rng = np.random.default_rng(seed)
-    x = rng.standard_normal(shape) * 50
-    if np.dtype(dtype).kind == "c":
-        x = x + 1j * rng.standard_normal(shape)
-    if np.dtype(dtype) == np.bool_:
-        return np.asarray(x > 0)
-    return np.asarray(x).astype(dtype)
 
 
 @pytest.mark.parametrize("shape", SHAPES, ids=str)

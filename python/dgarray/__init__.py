@@ -440,6 +440,11 @@ from ._shape import (array_split, astype, atleast_1d, atleast_2d, atleast_3d,  #
 from ._shape import round_ as round, round_ as around  # noqa: E402,A001
 
 
+# ---- checkpoints: .npy files and Zarr, chunk by chunk ----------------------------------------
+
+from ._checkpoint import from_zarr, load, save, to_zarr  # noqa: E402
+
+
 # ---- NumPy's names: ufuncs dispatch to DistributedArray.__array_ufunc__ -------------------
 
 def _forward_numpy_names():

@@ -254,8 +254,26 @@ def _array_namespace(self, *, api_version=None):
     return _namespace.array_namespace(self, api_version=api_version)
 
 
-# Protocol methods written in Python (Jupyter, the array API standard).
-_PROTOCOL_METHODS = {"_repr_html_": _repr_html, "__array_namespace__": _array_namespace}
+def _reduce_ex(self, protocol=2):
+    from . import _pickle
+    return _pickle.reduce_ex(self, protocol)
+
+
+def _copy(self):
+    from . import _pickle
+    return _pickle.copy(self)
+
+
+def _deepcopy(self, memo=None):
+    from . import _pickle
+    return _pickle.deepcopy(self, memo)
+
+
+# Protocol methods written in Python (Jupyter, the array API standard,
+# pickle and copy).
+_PROTOCOL_METHODS = {"_repr_html_": _repr_html, "__array_namespace__": _array_namespace,
+                     "__reduce_ex__": _reduce_ex, "__copy__": _copy,
+                     "__deepcopy__": _deepcopy}
 
 
 def ufunc_method(ufunc, method_name, *inputs, **kwargs):
@@ -273,10 +291,10 @@ def ufunc_method(ufunc, method_name, *inputs, **kwargs):
 
 def _numpy_functions():
     """NumPy function -> dgarray's implementation, for __array_function__."""
-    from . import _indexing, _linalg, _reductions, _shape
+    from . import _checkpoint, _indexing, _linalg, _reductions, _shape
     table = {}
     for funcs in (_reductions.FUNCTIONS, _linalg.FUNCTIONS, _shape.FUNCTIONS,
-                  _indexing.FUNCTIONS):
+                  _indexing.FUNCTIONS, _checkpoint.FUNCTIONS):
         for name, f in funcs.items():
             nf = getattr(numpy, name, None)
             if nf is not None:

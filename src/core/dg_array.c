@@ -5,6 +5,7 @@
 
 #include "dg_array.h"
 #include "dg_array_impl.h"
+#include "dg_chunkio.h"
 
 /* ---- buffers --------------------------------------------------------------- */
 
@@ -469,21 +470,6 @@ int dg_array_same_layout(const dg_array *a, const dg_array *b)
 
 /* ---- host transfers ------------------------------------------------------------ */
 
-/* Host waits for the last work enqueued on every device in `used`. */
-static dg_status sync_devices(dg_backend_i *be, const char *used, dg_error *err)
-{
-    int d;
-    dg_status st = DG_OK, s2;
-    for (d = 0; d < be->ndevices; d++) {
-        if (!used[d])
-            continue;
-        s2 = be->sync(be, be->pos(be, d, DG_STREAM_COMPUTE), err);
-        if (st == DG_OK)
-            st = s2;
-    }
-    return st;
-}
-
 /* Slab `part` of `nparts` of box b: its rows [L part / nparts, L (part + 1)
  * / nparts) along its first axis of extent L >= nparts, else along its
  * longest axis (so that no slab is much more than 1 / nparts of b; all of b
@@ -571,7 +557,7 @@ dg_status dg_array_scatter_part(dg_array *a, const char *host, const int64_t *hs
      * copies already queued read it. */
     {
         dg_error e2 = DG_ERROR_INIT;
-        dg_status s2 = sync_devices(be, used, st == DG_OK ? err : &e2);
+        dg_status s2 = dg_devices_sync(be, used, st == DG_OK ? err : &e2);
         if (st == DG_OK)
             st = s2;
     }
@@ -646,7 +632,7 @@ dg_status dg_array_gather_part(dg_array *a, const dg_box *region, char *host,
     }
     {
         dg_error e2 = DG_ERROR_INIT;
-        dg_status s2 = sync_devices(be, used, st == DG_OK ? err : &e2);
+        dg_status s2 = dg_devices_sync(be, used, st == DG_OK ? err : &e2);
         if (st == DG_OK)
             st = s2;
     }

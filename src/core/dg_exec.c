@@ -197,6 +197,21 @@ static void output_box(const dg_array *x, const dg_box *B, int ndim, const dg_bo
             out->r[a] = xb->r[a - k];
 }
 
+/* The chunk of x from which output chunk ci (on dev) reads region R in
+ * place: x's own chunk ci when it holds R on dev (x laid out as the output,
+ * the common case, found with no search of x's chunks: layouts of many
+ * chunks), else dg_find_source's. */
+static dg_status ew_find_source(dg_array *x, int ci, const dg_box *R, int dev,
+                                const dg_chunk **in)
+{
+    if (ci < x->nchunks && x->chunks[ci].device == dev &&
+        dg_box_contains(&x->chunks[ci].box, R)) {
+        *in = &x->chunks[ci];
+        return DG_OK;
+    }
+    return dg_find_source(x, R, dev, in);
+}
+
 /* Operand `op` (array x) of the pieces of output chunk `ci` (box B on dev),
  * pieces [first, w->npieces): read in place when one source holds x's region
  * of B; else the pieces are cut along the planner's copies, the local ones
@@ -215,7 +230,7 @@ static dg_status ew_operand(dg_backend_i *be, ew_work *w, dg_move *mv, dg_array 
     dg_status st = DG_OK;
 
     input_region(x, B, ndim, &R, bcast);
-    DG_CHECK(dg_find_source(x, &R, dev, &in));
+    DG_CHECK(ew_find_source(x, ci, &R, dev, &in));
     if (in) {
         dg_count_peer_read(x, in, &R, dev);
         DG_CHECK(ew_push_src(w, in, 0, &si, err));
@@ -377,7 +392,7 @@ static int ew_all_in_place(const dg_ew_call *call)
             if (!ops[i])
                 continue;
             input_region(ops[i], &oc->box, call->ndim, &R, bcast);
-            if (dg_find_source(ops[i], &R, oc->device, &in) != DG_OK || !in)
+            if (ew_find_source(ops[i], ci, &R, oc->device, &in) != DG_OK || !in)
                 return 0;
         }
     }
@@ -428,7 +443,7 @@ dg_status dg_ew_apply(const dg_ew_call *call, dg_error *err)
                 if (!ops[i])
                     continue;
                 input_region(ops[i], &oc->box, call->ndim, &R, bcast);
-                st = dg_find_source(ops[i], &R, oc->device, &in);
+                st = ew_find_source(ops[i], ci, &R, oc->device, &in);
                 if (st == DG_OK) {
                     dg_count_peer_read(ops[i], in, &R, oc->device);
                     st = ew_push_src(&w, in, 0, &p.src[i], err);

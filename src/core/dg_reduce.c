@@ -75,7 +75,8 @@ static void replica_share(const dg_array *a, int i, const unsigned char *red, dg
 }
 
 /* Disjoint non-empty boxes covering a, each inside one chunk: chunk i keeps
- * its share (replica_share) less the shares of chunks 0..i-1.  *out malloc'ed. */
+ * its share (replica_share) less the shares of chunks 0..i-1.  *out malloc'ed.
+ * The shares are computed once (each is a walk over the chunks). */
 static dg_status owner_cover(const dg_array *a, const unsigned char *red, part **out,
                              int *nout, dg_error *err)
 {
@@ -83,18 +84,22 @@ static dg_status owner_cover(const dg_array *a, const unsigned char *red, part *
     int nres = 0, capres = 0;
     dg_status st = DG_OK;
     int i, j, k;
+    dg_box *shares = (dg_box *)malloc(((size_t)a->nchunks + 1) * sizeof(dg_box));
 
+    if (!shares)
+        return dg_error_set(err, DG_ERR_NOMEM, -1, "out of host memory");
+    for (i = 0; i < a->nchunks; i++)
+        replica_share(a, i, red, &shares[i]);
     for (i = 0; i < a->nchunks && st == DG_OK; i++) {
         int ncur = 0, capcur = 0;
         dg_box share;
         if (dg_box_size(&a->chunks[i].box) == 0)
             continue;
-        replica_share(a, i, red, &share);
+        share = shares[i];
         st = push_part(&cur, &ncur, &capcur, i, &share, err);
         for (j = 0; j < i && st == DG_OK && ncur > 0; j++) {
             int nn = 0, capn = 0;
-            dg_box sj;
-            replica_share(a, j, red, &sj);
+            const dg_box sj = shares[j];
             for (k = 0; k < ncur && st == DG_OK; k++) {
                 int64_t cnt = dg_box_subtract_count(&cur[k].box, &sj);
                 dg_box *pieces;
@@ -127,6 +132,7 @@ static dg_status owner_cover(const dg_array *a, const unsigned char *red, part *
         cur = NULL;
     }
     free(nxt);
+    free(shares);
     if (st != DG_OK) {
         free(res);
         return st;

@@ -152,34 +152,67 @@ static dg_status push_chunk(dg_array *r, int dev, const dg_box *box, const dg_ch
  * buffer; pieces[t] .. pieces[t + 1] - 1 are its chunks in the result. */
 enum { HOLD_VIEW, HOLD_PIECES, HOLD_NEW };
 
+/* The first chunk of rep (in index order) that can hold `box` of a reshard
+ * as a view on dev, or -1: among the chunks the index x of rep's boxes finds
+ * (ids: scratch), so that a layout of many chunks is not searched whole. */
+static int view_source(const dg_array *rep, const dg_box_index *x, int dev, const dg_box *box,
+                       int isz, unsigned flags, int **ids, int *nids, int *capids)
+{
+    int k, best = -1;
+    *nids = 0;
+    if (dg_box_size(box) == 0 || dg_box_index_query(x, box, ids, nids, capids, NULL) != DG_OK)
+        return -1;
+    for (k = 0; k < *nids; k++) {
+        const int i = (*ids)[k];
+        if ((best < 0 || i < best) && can_view(&rep->chunks[i], dev, box, isz, flags))
+            best = i;
+    }
+    return best;
+}
+
 /* The result of resharding rep (REPLICA) to `layout`, chunks only: views
  * where the data stays, new buffers where it moves (and, with
  * DG_RESHARD_PIECES, chunks made of views and moved pieces).  kind[t] and
- * pieces[] say how each chunk asked for is held. */
+ * pieces[] say how each chunk asked for is held.  The plan's copies come
+ * grouped by destination, in order (dg_plan.h): those of t are found by
+ * one walk (first[t]), and the chunks that could be viewed through an
+ * index of rep's boxes, for layouts of many chunks. */
 static dg_status reshard_chunks(dg_array *rep, const dg_plan_chunk *layout, int n,
                                 const dg_plan *plan, unsigned flags, int *kind, int *pieces,
                                 dg_array **out, dg_error *err)
 {
     const int isz = dg_dtype_size(rep->dtype), nsrc = rep->nchunks;
     dg_array *r = NULL;
-    int t, i, j, cap = 0;
+    int t, i, j, cap = 0, *first = NULL, *view = NULL, *ids = NULL, nids = 0, capids = 0;
+    const dg_box **boxes = NULL;
+    dg_box_index x;
     dg_status st = DG_OK;
 
+    memset(&x, 0, sizeof x);
+    first = (int *)malloc(((size_t)n + 1) * sizeof(int));
+    view = (int *)malloc(((size_t)n + 1) * sizeof(int));
+    boxes = (const dg_box **)malloc(((size_t)nsrc + 1) * sizeof(*boxes));
+    if (!first || !view || !boxes) {
+        st = dg_error_set(err, DG_ERR_NOMEM, -1, "out of host memory");
+        goto done;
+    }
+    for (i = 0; i < nsrc; i++)
+        boxes[i] = &rep->chunks[i].box;
+    DG_CHECK_GOTO(dg_box_index_build(&x, boxes, nsrc, dg_box_index_axis(boxes, nsrc), err), st,
+                  done);
+    for (t = 0, j = 0; t <= n; t++) {
+        while (j < plan->ncopies && plan->copies[j].dst < t)
+            j++;
+        first[t] = j;
+    }
     /* how each is held, and how many chunks that takes */
     for (t = 0; t < n; t++) {
         const dg_box *D = &layout[t].box;
         int local = 0, remote = 0, virt = 0, worth = 1;
-        kind[t] = HOLD_NEW;
-        for (i = 0; i < nsrc && dg_box_size(D) > 0; i++) {
-            if (can_view(&rep->chunks[i], layout[t].device, D, isz, flags)) {
-                kind[t] = HOLD_VIEW;
-                break;
-            }
-        }
-        for (j = 0; j < plan->ncopies && kind[t] != HOLD_VIEW; j++) {
+        view[t] = view_source(rep, &x, layout[t].device, D, isz, flags, &ids, &nids, &capids);
+        kind[t] = view[t] >= 0 ? HOLD_VIEW : HOLD_NEW;
+        for (j = first[t]; j < first[t + 1] && kind[t] != HOLD_VIEW; j++) {
             const dg_plan_copy *pc = &plan->copies[j];
-            if (pc->dst != t)
-                continue;
             if (pc->src >= nsrc) {
                 virt++;
             } else if (rep->chunks[pc->src].device == layout[t].device) {
@@ -194,31 +227,34 @@ static dg_status reshard_chunks(dg_array *rep, const dg_plan_chunk *layout, int 
             kind[t] = HOLD_PIECES;
         cap += kind[t] == HOLD_PIECES ? local + remote : 1;
     }
-    DG_CHECK(dg_array_alloc_shell(rep->be, rep->dtype, rep->ndim, rep->shape, cap,
-                                  DG_MODE_REPLICA, &r, err));
+    DG_CHECK_GOTO(dg_array_alloc_shell(rep->be, rep->dtype, rep->ndim, rep->shape, cap,
+                                       DG_MODE_REPLICA, &r, err), st, done);
     for (t = 0; t < n && st == DG_OK; t++) {
         const dg_plan_chunk *L = &layout[t];
         pieces[t] = r->nchunks;
         if (kind[t] == HOLD_VIEW) {
-            for (i = 0; i < nsrc; i++)
-                if (can_view(&rep->chunks[i], L->device, &L->box, isz, flags))
-                    break;
-            st = push_chunk(r, L->device, &L->box, &rep->chunks[i], err);
+            st = push_chunk(r, L->device, &L->box, &rep->chunks[view[t]], err);
         } else if (kind[t] == HOLD_PIECES) {
-            for (j = 0; j < plan->ncopies && st == DG_OK; j++) {
+            for (j = first[t]; j < first[t + 1] && st == DG_OK; j++) {
                 const dg_plan_copy *pc = &plan->copies[j];
-                if (pc->dst == t)
-                    st = push_chunk(r, L->device, &pc->box,
-                                    rep->chunks[pc->src].device == L->device
-                                        ? &rep->chunks[pc->src] : NULL, err);
+                st = push_chunk(r, L->device, &pc->box,
+                                rep->chunks[pc->src].device == L->device
+                                    ? &rep->chunks[pc->src] : NULL, err);
             }
         } else {
             st = push_chunk(r, L->device, &L->box, NULL, err);
         }
     }
     pieces[n] = r->nchunks;
+done:
+    free(first);
+    free(view);
+    free(boxes);
+    free(ids);
+    dg_box_index_free(&x);
     if (st != DG_OK) {
-        dg_array_decref(r);
+        if (r)
+            dg_array_decref(r);
         return st;
     }
     *out = r;

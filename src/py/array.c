@@ -153,40 +153,52 @@ fail:
     return -1;
 }
 
+PyObject *dgpy_box_to_py(const dg_box *b)
+{
+    PyObject *box = PyTuple_New(b->ndim);
+    int ax;
+    if (!box)
+        return NULL;
+    for (ax = 0; ax < b->ndim; ax++) {
+        const dg_range *r = &b->r[ax];
+        PyObject *t = Py_BuildValue("(LLL)", (long long)r->start, (long long)r->stop,
+                                    (long long)r->step);
+        if (!t) {
+            Py_DECREF(box);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(box, ax, t);
+    }
+    return box;
+}
+
+PyObject *dgpy_chunks_to_py(const dg_plan_chunk *l, int n)
+{
+    PyObject *lst = PyList_New(n);
+    int i;
+    if (!lst)
+        return NULL;
+    for (i = 0; i < n; i++) {
+        PyObject *box = dgpy_box_to_py(&l[i].box), *item;
+        item = box ? Py_BuildValue("(iN)", l[i].device, box) : NULL;
+        if (!item) {
+            Py_DECREF(lst);
+            return NULL;
+        }
+        PyList_SET_ITEM(lst, i, item);
+    }
+    return lst;
+}
+
 PyObject *dgpy_layout_to_py(const dg_array *a)
 {
     dg_error err = DG_ERROR_INIT;
     dg_plan_chunk *l = NULL;
-    PyObject *lst = NULL;
-    int i, ax, n = 0;
+    PyObject *lst;
+    int n = 0;
     if (dg_array_logical_layout(a, &l, &n, &err) != DG_OK)
         return dgpy_raise(&err);
-    lst = PyList_New(n);
-    if (!lst)
-        goto done;
-    for (i = 0; i < n; i++) {
-        PyObject *box = PyTuple_New(a->ndim), *item;
-        if (!box)
-            goto fail;
-        for (ax = 0; ax < a->ndim; ax++) {
-            const dg_range *r = &l[i].box.r[ax];
-            PyObject *t = Py_BuildValue("(LLL)", (long long)r->start, (long long)r->stop,
-                                        (long long)r->step);
-            if (!t) {
-                Py_DECREF(box);
-                goto fail;
-            }
-            PyTuple_SET_ITEM(box, ax, t);
-        }
-        item = Py_BuildValue("(iN)", l[i].device, box);
-        if (!item)
-            goto fail;
-        PyList_SET_ITEM(lst, i, item);
-    }
-    goto done;
-fail:
-    Py_CLEAR(lst);
-done:
+    lst = dgpy_chunks_to_py(l, n);
     free(l);
     return lst;
 }
@@ -634,7 +646,11 @@ static PyObject *py_method(PyObject **cache, const char *name, PyObject *self,
     X(dot, "dot(b, out=None): the dot product with b, as numpy.dot")                      \
     X(__array_function__, "NumPy functions that dgarray implements run on the devices")  \
     X(__array_namespace__, "__array_namespace__(api_version=None): the dgarray module")    \
-    X(_repr_html_, "Jupyter's view: the values and a picture of the layout")
+    X(_repr_html_, "Jupyter's view: the values and a picture of the layout")              \
+    X(__reduce_ex__, "pickling: layout, mode and each chunk's values (protocol 5: "      \
+                     "out of band)")                                                    \
+    X(__copy__, "copy.copy(a): a copy of the values, as NumPy's")                        \
+    X(__deepcopy__, "copy.deepcopy(a): a copy of the values, as NumPy's")
 
 #define PY_METHOD_FN(name, doc)                                                       \
     static PyObject *pm_##name(PyObject *self, PyObject *const *args, Py_ssize_t nargs,  \

@@ -98,6 +98,10 @@ PyObject *dgpy_gather(DgArrayObject *a);
 /* Layout helpers: Python list [(dev, ((start, stop, step), ...)), ...]. */
 int dgpy_layout_from_py(PyObject *lst, int ndim, dg_plan_chunk **out, int *n);
 PyObject *dgpy_layout_to_py(const dg_array *a);
+/* New references: ((start, stop, step), ...) of a box; the list
+ * [(dev, box), ...] of n plan chunks. */
+PyObject *dgpy_box_to_py(const dg_box *b);
+PyObject *dgpy_chunks_to_py(const dg_plan_chunk *l, int n);
 /* A new array of this layout with the host data of ndarray `host`. */
 PyObject *dgpy_from_host(PyObject *host, const dg_plan_chunk *layout, int n, int mode);
 /* A default layout for shape; *out malloc'ed. */
@@ -160,9 +164,22 @@ int dgpy_scatter(dg_array *a, const char *host, const int64_t *strides);
 int dgpy_gather_into(dg_array *a, const dg_box *region, char *host, const int64_t *strides);
 /* _core._set_progress(True | False | "always"), _core._get_progress(),
  * _core._piece_bytes(n) -> the previous piece size (tests). */
+/* A long host copy as steps: each called without the GIL, says the bytes it
+ * copied and whether another follows; Ctrl-C and progress between steps, as
+ * above, `total` being the bytes of all steps.  0, or -1 with an exception
+ * set (a step's error is raised from its dg_error). */
+typedef dg_status (*dgpy_step_fn)(void *ctx, int64_t *nbytes, int *more, dg_error *err);
+int dgpy_run_steps(const char *what, int64_t total, dgpy_step_fn fn, void *ctx);
+/* The bytes of one piece of a host copy (_core._piece_bytes sets it). */
+int64_t dgpy_piece_bytes(void);
 PyObject *dgpy_f_set_progress(PyObject *mod, PyObject *arg);
 PyObject *dgpy_f_get_progress(PyObject *mod, PyObject *unused);
 PyObject *dgpy_f_piece_bytes(PyObject *mod, PyObject *arg);
+
+/* ---- chunkio.c ---- */
+/* The module functions of chunk-by-chunk host copies and .npy files
+ * (_chunk_get, _npy_write, ...). */
+extern PyMethodDef dgpy_chunkio_methods[];
 
 /* ---- random.c ---- */
 /* _fill_random(array, dist, key0, key1, stream, a, b, lo, range): fills in

@@ -11,7 +11,16 @@
  * Small tasks on an idle device run at once on the caller's thread (the queue
  * order is kept: only when nothing is queued or running), so one small op costs
  * about what a function call costs; large ones go to the worker, so several
- * virtual devices compute on several cores. */
+ * virtual devices compute on several cores.
+ *
+ * fork(): a forked child has the parent's memory (so every array's chunks,
+ * which are host memory) but only the thread that forked, and a mutex held
+ * by another thread at the fork stays held in the child.  So before a fork
+ * every device's queue is drained and every device's lock taken (the
+ * handlers of pthread_atfork, "Fork" below); the parent then goes on as
+ * before, and the child gets fresh locks and an empty queue per device,
+ * whose worker thread starts at the first task queued there.  The child
+ * can read and use the parent's arrays, as a NumPy child can. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <pthread.h>
@@ -92,7 +101,7 @@ typedef struct cpu_dev {
     uint64_t completed; /* every task with seq <= completed has run */
     int inline_running;
     int stop;
-    int started;
+    int started;        /* the worker thread runs (started at the first task queued) */
     pthread_t thread;
     cpu_task *task_free; /* recycled task records */
     /* memory */
@@ -105,6 +114,7 @@ typedef struct cpu_be {
     dg_backend_i iface;
     int ndev;
     cpu_dev *devs;
+    struct cpu_be *next_live; /* in the list of live backends (fork handlers) [live_mu] */
 } cpu_be;
 
 static cpu_be *impl_of(dg_backend_i *be) { return (cpu_be *)be->impl; }
@@ -332,6 +342,21 @@ static void run_task(cpu_be *cb, cpu_dev *d, cpu_task *t)
     }
 }
 
+static void *worker_main(void *arg);
+
+/* Starts d's worker thread if it does not run yet (called with d->mu held:
+ * the worker takes the lock before it looks at the queue).  0 or -1. */
+static int worker_ensure(cpu_dev *d)
+{
+    if (d->started)
+        return 0;
+    if (pthread_create(&d->thread, NULL, worker_main, d) != 0)
+        return -1;
+    d->started = 1;
+    dg_cpu_place_worker(d->thread, d->id, d->be->ndev);
+    return 0;
+}
+
 static void *worker_main(void *arg)
 {
     cpu_dev *d = (cpu_dev *)arg;
@@ -403,6 +428,11 @@ static dg_status submit(cpu_be *cb, int dev, const cpu_task *proto, size_t size,
             pthread_cond_signal(&d->cv_work);
         pthread_mutex_unlock(&d->mu);
         return DG_OK;
+    }
+    if (worker_ensure(d) < 0) {
+        pthread_mutex_unlock(&d->mu);
+        return dg_error_set(err, DG_ERR_NOMEM, dev,
+                            "could not start the worker thread of virtual device %d", dev);
     }
     t = task_get(d);
     if (!t) {
@@ -999,12 +1029,126 @@ static dg_status cpu_device_info(dg_backend_i *be, int dev, char *name, size_t c
     return DG_OK;
 }
 
+/* ---- fork ------------------------------------------------------------------ */
+
+static pthread_mutex_t live_mu = PTHREAD_MUTEX_INITIALIZER;
+static cpu_be *live_head; /* every backend not yet destroyed [live_mu] */
+static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
+
+/* 1 if nothing is queued or running on d (d->mu held). */
+static int dev_idle(const cpu_dev *d)
+{
+    return d->head == NULL && !d->inline_running && d->completed == d->enqueued;
+}
+
+/* Takes the locks of every device of cb, in device order, at a moment when
+ * every queue is empty: so the forking thread holds them all through the
+ * fork, and the child inherits no half-run task and no lock another thread
+ * held.  A device found busy is waited for with no lock held (its worker may
+ * be waiting for another device's lock, in a T_WAIT), then all are tried
+ * again.  Work queued meanwhile by other threads is waited for too. */
+static void quiesce(cpu_be *cb)
+{
+    for (;;) {
+        int i, busy = -1;
+        for (i = 0; i < cb->ndev; i++) {
+            pthread_mutex_lock(&cb->devs[i].mu);
+            if (!dev_idle(&cb->devs[i])) {
+                busy = i;
+                break;
+            }
+        }
+        if (busy < 0)
+            return;
+        for (i = 0; i < busy; i++)
+            pthread_mutex_unlock(&cb->devs[i].mu);
+        {
+            cpu_dev *d = &cb->devs[busy];
+            while (!dev_idle(d))
+                pthread_cond_wait(&d->cv_done, &d->mu);
+            pthread_mutex_unlock(&d->mu);
+        }
+    }
+}
+
+/* pthread_atfork's prepare handler: every backend drained and locked. */
+static void fork_prepare(void)
+{
+    cpu_be *cb;
+    pthread_mutex_lock(&live_mu);
+    for (cb = live_head; cb; cb = cb->next_live)
+        quiesce(cb);
+}
+
+/* The parent after a fork: everything as it was. */
+static void fork_parent(void)
+{
+    cpu_be *cb;
+    int i;
+    for (cb = live_head; cb; cb = cb->next_live)
+        for (i = cb->ndev - 1; i >= 0; i--)
+            pthread_mutex_unlock(&cb->devs[i].mu);
+    pthread_mutex_unlock(&live_mu);
+}
+
+/* The child: the only thread is the one that forked, holding every lock
+ * (made afresh rather than unlocked: the conditions may count waiters that
+ * were the parent's other threads).  The queues are empty (prepare drained
+ * them), the workers gone: each starts again at the first task queued on its
+ * device (worker_ensure).  The memory pools, the counters and the positions
+ * the arrays recorded carry on as they were. */
+static void fork_child(void)
+{
+    cpu_be *cb;
+    int i;
+    for (cb = live_head; cb; cb = cb->next_live) {
+        for (i = 0; i < cb->ndev; i++) {
+            cpu_dev *d = &cb->devs[i];
+            pthread_mutex_init(&d->mu, NULL);
+            pthread_cond_init(&d->cv_work, NULL);
+            pthread_cond_init(&d->cv_done, NULL);
+            d->started = 0;
+            d->stop = 0;
+            d->inline_running = 0;
+            d->head = d->tail = NULL;
+        }
+    }
+    pthread_mutex_init(&live_mu, NULL);
+}
+
+static void fork_register(void)
+{
+    (void)pthread_atfork(fork_prepare, fork_parent, fork_child);
+}
+
+/* Adds cb to (or removes it from) the backends the fork handlers see. */
+static void live_add(cpu_be *cb)
+{
+    pthread_mutex_lock(&live_mu);
+    cb->next_live = live_head;
+    live_head = cb;
+    pthread_mutex_unlock(&live_mu);
+}
+
+static void live_remove(cpu_be *cb)
+{
+    cpu_be **p;
+    pthread_mutex_lock(&live_mu);
+    for (p = &live_head; *p; p = &(*p)->next_live)
+        if (*p == cb) {
+            *p = cb->next_live;
+            break;
+        }
+    pthread_mutex_unlock(&live_mu);
+}
+
 static void cpu_destroy(dg_backend_i *be)
 {
     cpu_be *cb = impl_of(be);
     int i, c;
     if (!cb)
         return;
+    live_remove(cb);
     for (i = 0; i < cb->ndev; i++) {
         cpu_dev *d = &cb->devs[i];
         if (!d->started)
@@ -1093,15 +1237,19 @@ dg_status dg_cpu_backend_create(int ndevices, dg_backend_i **out, dg_error *err)
         pthread_cond_init(&d->cv_work, NULL);
         pthread_cond_init(&d->cv_done, NULL);
     }
+    (void)pthread_once(&fork_once, fork_register);
+    live_add(cb);
     for (i = 0; i < ndevices; i++) {
         cpu_dev *d = &cb->devs[i];
-        if (pthread_create(&d->thread, NULL, worker_main, d) != 0) {
+        int r;
+        pthread_mutex_lock(&d->mu);
+        r = worker_ensure(d);
+        pthread_mutex_unlock(&d->mu);
+        if (r < 0) {
             cpu_destroy(&cb->iface);
             return dg_error_set(err, DG_ERR_NOMEM, -1,
                                 "could not start the worker thread of virtual device %d", i);
         }
-        d->started = 1;
-        dg_cpu_place_worker(d->thread, i, ndevices);
     }
     {
         /* [cpu-speed]: each device's BLAS call on its share of the cores */

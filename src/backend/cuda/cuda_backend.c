@@ -10,9 +10,16 @@
  * cuda_copy.c, cuda_hostcopy.c, cuda_ew.c and cuda_fill.c.
  *
  * Nothing here aborts: every CUDA call is checked and turned into a dg_error
- * by cu_fail, which also clears the runtime's last error. */
+ * by cu_fail, which also clears the runtime's last error.
+ *
+ * fork(): CUDA cannot run in a child forked from a process that has
+ * initialised it (the driver's state does not survive the fork), so in such
+ * a child every slot makes no CUDA call: each that can fail says so and how
+ * to start workers instead (cu_forked_error), releases and destruction do
+ * nothing (the child's memory goes with it).  The parent is untouched. */
 #define _POSIX_C_SOURCE 200809L /* clock_gettime, sched_yield */
 #include <sched.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -757,6 +764,29 @@ static void cu_destroy(dg_backend_i *be)
     free(b);
 }
 
+/* ---- fork ------------------------------------------------------------------ */
+
+/* Set in a child forked after a backend was made (pthread_atfork). */
+static volatile sig_atomic_t cu_forked;
+static pthread_once_t cu_fork_once = PTHREAD_ONCE_INIT;
+
+static void cu_fork_child(void) { cu_forked = 1; }
+
+static void cu_fork_register(void) { (void)pthread_atfork(NULL, NULL, cu_fork_child); }
+
+/* The error of every slot in a forked child: the cause and the fix. */
+static dg_status cu_forked_error(dg_error *err)
+{
+    return dg_error_set(err, DG_ERR_DEVICE, -1,
+                        "CUDA cannot be used in this process: it was forked (os.fork, or "
+                        "multiprocessing's 'fork' start method) from a process that had "
+                        "already initialised CUDA by importing dgarray.  Start worker "
+                        "processes with the 'spawn' or 'forkserver' start method instead "
+                        "(multiprocessing.get_context('spawn'), or "
+                        "multiprocessing.set_start_method('spawn') before the first worker "
+                        "starts); arrays passed to them are pickled");
+}
+
 /* ---- the table's slots ----------------------------------------------------- */
 
 /* Every slot leaves the calling thread's current device as it found it, so
@@ -779,7 +809,12 @@ static void dev_restore(int d)
 
 #define KEEP_DEVICE(call)               \
     do {                                \
-        int prev_ = dev_save();         \
+        int prev_;                      \
+        if (cu_forked) {                \
+            st = cu_forked_error(err);  \
+            break;                      \
+        }                               \
+        prev_ = dev_save();             \
         st = (call);                    \
         dev_restore(prev_);             \
     } while (0)
@@ -801,15 +836,22 @@ static dg_status slot_alloc(dg_backend_i *be, int dev, size_t n, void **ptr, dg_
 
 static void slot_release(dg_backend_i *be, int dev, void *ptr)
 {
-    int prev = dev_save();
+    int prev;
+    if (cu_forked)
+        return;
+    prev = dev_save();
     cu_release(be, dev, ptr);
     dev_restore(prev);
 }
 
 static size_t slot_bytes_held(dg_backend_i *be, int dev)
 {
-    int prev = dev_save();
-    size_t n = cu_bytes_held(be, dev);
+    int prev;
+    size_t n;
+    if (cu_forked)
+        return 0;
+    prev = dev_save();
+    n = cu_bytes_held(be, dev);
     dev_restore(prev);
     return n;
 }
@@ -951,9 +993,25 @@ static dg_status slot_fft(dg_backend_i *be, int dev, int stream, const dg_fft_de
     return st;
 }
 
+/* In a forked child: nothing in use, and no position to wait for (every
+ * slot that would enqueue or wait fails first). */
+static size_t slot_bytes_in_use(dg_backend_i *be, int dev)
+{
+    return cu_forked ? 0 : cu_bytes_in_use(be, dev);
+}
+
+static dg_pos slot_pos(dg_backend_i *be, int dev, int stream)
+{
+    dg_pos p = {dev, stream, 0};
+    return cu_forked ? p : cu_pos(be, dev, stream);
+}
+
 static void slot_destroy(dg_backend_i *be)
 {
-    int prev = dev_save();
+    int prev;
+    if (cu_forked)
+        return;
+    prev = dev_save();
     cu_destroy(be);
     dev_restore(prev);
 }
@@ -1179,10 +1237,10 @@ static dg_status backend_create(int ndevices, dg_backend_i **out, dg_error *err)
     b->iface.device_info = slot_device_info;
     b->iface.alloc = slot_alloc;
     b->iface.release = slot_release;
-    b->iface.bytes_in_use = cu_bytes_in_use;
+    b->iface.bytes_in_use = slot_bytes_in_use;
     b->iface.bytes_held = slot_bytes_held;
     b->iface.trim = slot_trim;
-    b->iface.pos = cu_pos;
+    b->iface.pos = slot_pos;
     b->iface.wait = slot_wait;
     b->iface.sync = slot_sync;
     b->iface.sync_all = slot_sync_all;
@@ -1205,6 +1263,7 @@ static dg_status backend_create(int ndevices, dg_backend_i **out, dg_error *err)
     b->iface.destroy = slot_destroy;
     b->iface.dense = slot_dense;
     b->iface.fft = slot_fft;
+    (void)pthread_once(&cu_fork_once, cu_fork_register);
     pthread_mutex_init(&b->hc_mu, NULL);
     for (i = 0; i < ndevices; i++) {
         b->devs[i].id = ids[i];
