@@ -475,6 +475,10 @@ emath = _namespace.namespace("emath")
 __array_api_version__ = _numpy.__array_api_version__
 
 
+# the Python functions src/py calls, handed to the binding once (docs/architecture.md)
+_core._bind_python(_impl.CALLS)
+
+
 def __getattr__(name):
     """NumPy's other names: constants, dtypes and classes as NumPy's; functions
     that take and return DistributedArrays, through NumPy's fallback

@@ -8,7 +8,7 @@ import operator
 
 import numpy
 
-from . import _core
+from . import _core, _display, _fallback, _indexing, _linalg, _namespace, _reductions, _shape
 
 
 # ---- index maps --------------------------------------------------------------------
@@ -216,64 +216,31 @@ def check_astype_casting(src, dst, casting):
 
 # ---- methods and protocols written in Python (called from src/py/array.c) -------------
 
-def matmul_op(a, b):
-    from . import _linalg
-    return _linalg.matmul_op(a, b)
-
-
-def imatmul(a, b):
-    from . import _linalg
-    return _linalg.imatmul(a, b)
-
-
-def method_of(name):
-    """The function f that DistributedArray.<name>(*args, **kwargs) calls as
-    f(self, *args, **kwargs), for the methods array.c forwards (it asks once
-    per method and keeps the answer)."""
-    if name == "__array_function__":
-        return _array_function_method
-    if name in _PROTOCOL_METHODS:
-        return _PROTOCOL_METHODS[name]
-    from . import _linalg, _reductions, _shape
-    if name in _linalg.METHODS:
-        return _linalg.METHODS[name]
-    return _reductions.FUNCTIONS.get(name) or _shape.METHODS[name]
-
-
 def _array_function_method(self, *args, **kwargs):
     return array_function(*args, **kwargs)
 
 
 def _repr_html(self):
-    from . import _display
     return _display.repr_html(self)
 
 
 def _array_namespace(self, *, api_version=None):
-    from . import _namespace
     return _namespace.array_namespace(self, api_version=api_version)
-
-
-# Protocol methods written in Python (Jupyter, the array API standard).
-_PROTOCOL_METHODS = {"_repr_html_": _repr_html, "__array_namespace__": _array_namespace}
 
 
 def ufunc_method(ufunc, method_name, *inputs, **kwargs):
     """__array_ufunc__ for the methods other than __call__."""
-    from . import _linalg, _reductions
     if method_name == "__call__" and ufunc in _linalg.GUFUNCS:
         return _linalg.GUFUNCS[ufunc](*inputs, **kwargs)
     if method_name == "reduce":
         return _reductions.ufunc_reduce(ufunc, *inputs, **kwargs)
     if method_name == "accumulate":
         return _reductions.ufunc_accumulate(ufunc, *inputs, **kwargs)
-    from . import _fallback
     return _fallback.ufunc_call(ufunc, method_name, inputs, kwargs)
 
 
 def _numpy_functions():
     """NumPy function -> dgarray's implementation, for __array_function__."""
-    from . import _indexing, _linalg, _reductions, _shape
     table = {}
     for funcs in (_reductions.FUNCTIONS, _linalg.FUNCTIONS, _shape.FUNCTIONS,
                   _indexing.FUNCTIONS):
@@ -295,7 +262,6 @@ def array_function(func, types, args, kwargs):
         _NP_FUNCTIONS = _numpy_functions()
     impl = _NP_FUNCTIONS.get(func)
     if impl is None:
-        from . import _fallback
         return _fallback.array_function(func, types, args, kwargs)
     if not all(issubclass(t, (_core.DistributedArray, numpy.ndarray)) for t in types):
         return NotImplemented  # NEP 18: let the other type's override run
@@ -307,10 +273,26 @@ def any_negative(x):
     if x.size == 0:
         return False
     if isinstance(x, _core.DistributedArray):
-        from . import _reductions
         return bool(_reductions.min(x) < 0)
     return bool((numpy.asarray(x) < 0).any())
 
 
-# a[key] and a[key] = value (src/py/array.c calls these)
-from ._indexing import array_iter, getitem, setitem  # noqa: E402,F401
+# ---- the functions src/py calls (handed over by _core._bind_python) ------------------------
+
+_REDUCTION_METHODS = ("sum", "prod", "max", "min", "mean", "var", "std", "any", "all", "ptp",
+                      "argmax", "argmin", "cumsum", "cumprod")
+
+CALLS = {
+    "getitem": _indexing.getitem, "setitem": _indexing.setitem,
+    "array_iter": _indexing.array_iter, "matmul_op": _linalg.matmul_op,
+    "imatmul": _linalg.imatmul,
+    "index_map_of": index_map_of, "array_repr": array_repr, "array_str": array_str,
+    "copy_into_host": copy_into_host, "check_astype_casting": check_astype_casting,
+    "ufunc_method": ufunc_method, "any_negative": any_negative,
+    # methods, called as f(self, *args, **kwargs)
+    **{name: _reductions.FUNCTIONS[name] for name in _REDUCTION_METHODS},
+    **_shape.METHODS, **_linalg.METHODS,
+    "reshard": reshard, "item": item, "tolist": tolist,
+    "__array_function__": _array_function_method, "__array_namespace__": _array_namespace,
+    "_repr_html_": _repr_html,
+}

@@ -35,32 +35,19 @@ static void array_dealloc(DgArrayObject *self)
     Py_DECREF(tp);
 }
 
-PyObject *dgpy_impl(const char *name)
+/* The package's function `id` (DGPY_PY_<name>) called with one argument. */
+static PyObject *call_py1(int id, PyObject *arg)
 {
-    PyObject *f;
-    if (!dgpy_st->impl) {
-        dgpy_st->impl = PyImport_ImportModule("dgarray._impl");
-        if (!dgpy_st->impl)
-            return NULL;
-    }
-    f = PyObject_GetAttrString(dgpy_st->impl, name);
-    if (!f)
-        return NULL;
-    Py_DECREF(f); /* the module keeps it alive */
-    return f;
+    PyObject *f = dgpy_py(id);
+    return f ? PyObject_CallOneArg(f, arg) : NULL;
 }
 
-/* Calls dgarray._impl.<name>(*args); `args` is a new reference this call
- * consumes (NULL: an error is already set). */
-static PyObject *call_impl(const char *name, PyObject *args)
+/* The package's function `id` called with two or three arguments (c NULL:
+ * two). */
+static PyObject *call_py(int id, PyObject *a, PyObject *b, PyObject *c)
 {
-    PyObject *f, *res;
-    if (!args)
-        return NULL;
-    f = dgpy_impl(name);
-    res = f ? PyObject_CallObject(f, args) : NULL;
-    Py_DECREF(args);
-    return res;
+    PyObject *f = dgpy_py(id), *args[3] = {a, b, c};
+    return f ? PyObject_Vectorcall(f, args, c ? 3 : 2, NULL) : NULL;
 }
 
 dg_status dgpy_replica(DgArrayObject *a, dg_array **out, dg_error *err)
@@ -305,7 +292,7 @@ static PyObject *get_devices(DgArrayObject *self, void *c)
 static PyObject *get_index_map(DgArrayObject *self, void *c)
 {
     (void)c;
-    return call_impl("index_map_of", Py_BuildValue("(O)", self));
+    return call_py1(DGPY_PY_index_map_of, (PyObject *)self);
 }
 static PyObject *get_T(DgArrayObject *self, void *c)
 {
@@ -348,8 +335,7 @@ static PyObject *m_get(DgArrayObject *self, PyObject *args, PyObject *kw)
         return NULL;
     res = dgpy_gather(self);
     if (res && out != Py_None) {
-        PyObject *f = dgpy_impl("copy_into_host");
-        PyObject *r2 = f ? PyObject_CallFunctionObjArgs(f, out, res, NULL) : NULL;
+        PyObject *r2 = call_py(DGPY_PY_copy_into_host, out, res, NULL);
         Py_DECREF(res);
         return r2;
     }
@@ -490,12 +476,8 @@ static PyObject *m_astype(DgArrayObject *self, PyObject *args, PyObject *kw)
             return Py_NewRef(self);
     }
     if (casting != Py_None) {
-        PyObject *f = dgpy_impl("check_astype_casting");
-        PyObject *r;
-        if (!f)
-            return NULL;
-        r = PyObject_CallFunctionObjArgs(f, dgpy_st->descrs[self->arr->dtype],
-                                         dgpy_st->descrs[dt], casting, NULL);
+        PyObject *r = call_py(DGPY_PY_check_astype_casting, dgpy_st->descrs[self->arr->dtype],
+                              dgpy_st->descrs[dt], casting);
         if (!r)
             return NULL;
         Py_DECREF(r);
@@ -555,19 +537,6 @@ static PyObject *call_with_self(PyObject *f, PyObject *self, PyObject *const *ar
     return res;
 }
 
-/* Calls dgarray._impl.<pyname>(self, *args, **kw). */
-#define IMPL_METHOD(cname, pyname)                                                       \
-    static PyObject *cname(PyObject *self, PyObject *const *args, Py_ssize_t nargs,      \
-                           PyObject *kwnames)                                            \
-    {                                                                                    \
-        PyObject *f = dgpy_impl(pyname);                                                 \
-        return f ? call_with_self(f, self, args, nargs, kwnames) : NULL;                 \
-    }
-
-IMPL_METHOD(m_reshard, "reshard")
-IMPL_METHOD(m_item, "item")
-IMPL_METHOD(m_tolist, "tolist")
-
 static PyObject *m_sync(DgArrayObject *self, PyObject *unused)
 {
     dg_error err = DG_ERROR_INIT;
@@ -583,73 +552,22 @@ static PyObject *m_sync(DgArrayObject *self, PyObject *unused)
 
 static PyObject *m_complex(PyObject *self, PyObject *unused);
 
-/* Methods written in Python: the function dgarray._impl.method_of(name)
- * gives, found at the first call and kept (slot *cache), called as
- * f(self, *args, **kw). */
-static PyObject *py_method(PyObject **cache, const char *name, PyObject *self,
-                           PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
-{
-    if (!*cache) {
-        PyObject *of = dgpy_impl("method_of");
-        *cache = of ? PyObject_CallFunction(of, "s", name) : NULL;
-        if (!*cache)
-            return NULL;
-    }
-    return call_with_self(*cache, self, args, nargs, kwnames);
-}
-
-#define PY_METHODS(X)                                                                     \
-    X(sum, "sum(axis=None, dtype=None, out=None, keepdims=False, initial=, where=True)")   \
-    X(prod, "prod(axis=None, dtype=None, out=None, keepdims=False, initial=, where=True)") \
-    X(max, "max(axis=None, out=None, keepdims=False, initial=, where=True)")             \
-    X(min, "min(axis=None, out=None, keepdims=False, initial=, where=True)")             \
-    X(mean, "mean(axis=None, dtype=None, out=None, keepdims=False, where=True)")         \
-    X(var, "var(axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=True)")   \
-    X(std, "std(axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=True)")   \
-    X(any, "any(axis=None, out=None, keepdims=False, where=True)")                       \
-    X(all, "all(axis=None, out=None, keepdims=False, where=True)")                       \
-    X(ptp, "ptp(axis=None, out=None, keepdims=False)")                                   \
-    X(argmax, "argmax(axis=None, out=None, keepdims=False)")                             \
-    X(argmin, "argmin(axis=None, out=None, keepdims=False)")                             \
-    X(cumsum, "cumsum(axis=None, dtype=None, out=None)")                                 \
-    X(cumprod, "cumprod(axis=None, dtype=None, out=None)")                               \
-    X(reshape, "reshape(*shape, order='C', copy=None): a view where the layout allows")   \
-    X(ravel, "ravel(order='C'): a as 1-d, a view where the layout allows")                \
-    X(flatten, "flatten(order='C'): a 1-d copy")                                         \
-    X(transpose, "transpose(*axes): a view with the axes permuted")                      \
-    X(swapaxes, "swapaxes(axis1, axis2): a view with two axes exchanged")                \
-    X(squeeze, "squeeze(axis=None): a view without length-1 axes")                       \
-    X(clip, "clip(min=None, max=None, out=None): values limited to [min, max]")          \
-    X(round, "round(decimals=0, out=None): rounded as numpy.round rounds")              \
-    X(conj, "conj(): the complex conjugate, element-wise")                              \
-    X(conjugate, "conjugate(): the complex conjugate, element-wise")                    \
-    X(repeat, "repeat(repeats, axis=None): each element repeated")                       \
-    X(sort, "sort(axis=-1): sorts in place")                                             \
-    X(argsort, "argsort(axis=-1): the indices that sort the array")                      \
-    X(take, "take(indices, axis=None, out=None, mode='raise'): elements at indices")     \
-    X(put, "put(indices, values, mode='raise'): a.flat[indices] = values")               \
-    X(nonzero, "nonzero(): the indices of the non-zero elements, one array per axis")    \
-    X(compress, "compress(condition, axis=None, out=None): the slices where true")       \
-    X(fill, "fill(value): every element = value")                                        \
-    X(dot, "dot(b, out=None): the dot product with b, as numpy.dot")                      \
-    X(__array_function__, "NumPy functions that dgarray implements run on the devices")  \
-    X(__array_namespace__, "__array_namespace__(api_version=None): the dgarray module")    \
-    X(_repr_html_, "Jupyter's view: the values and a picture of the layout")
-
-#define PY_METHOD_FN(name, doc)                                                       \
+/* Methods written in Python (DGPY_PY_METHODS): the package's function,
+ * called as f(self, *args, **kw). */
+#define PY_METHOD_FN(name, doc)                                                          \
     static PyObject *pm_##name(PyObject *self, PyObject *const *args, Py_ssize_t nargs,  \
                                PyObject *kwnames)                                        \
-    {                                                                                 \
-        static PyObject *f; /* kept for the process's life, as the method table is */ \
-        return py_method(&f, #name, self, args, nargs, kwnames);                      \
+    {                                                                                    \
+        PyObject *f = dgpy_py(DGPY_PY_##name);                                           \
+        return f ? call_with_self(f, self, args, nargs, kwnames) : NULL;                 \
     }
-PY_METHODS(PY_METHOD_FN)
+DGPY_PY_METHODS(PY_METHOD_FN)
 
 #define PY_METHOD_DEF(name, doc) \
     {#name, (PyCFunction)(void (*)(void))pm_##name, METH_FASTCALL | METH_KEYWORDS, doc},
 
 static PyMethodDef array_methods[] = {
-    PY_METHODS(PY_METHOD_DEF)
+    DGPY_PY_METHODS(PY_METHOD_DEF)
     {"__complex__", (PyCFunction)m_complex, METH_NOARGS, "complex(a) for a size-1 array."},
     {"get", (PyCFunction)(void (*)(void))m_get, METH_VARARGS | METH_KEYWORDS,
      "get() -> numpy.ndarray: a copy of all values on the host."},
@@ -665,16 +583,10 @@ static PyMethodDef array_methods[] = {
      "ndarray of the box ((start, stop, step), ...) of global indices"},
     {"change_mode", (PyCFunction)m_change_mode, METH_O,
      "change_mode(mode): the same values with overlaps combined in `mode`."},
-    {"reshard", (PyCFunction)(void (*)(void))m_reshard, METH_FASTCALL | METH_KEYWORDS,
-     "reshard(index_map): the same values laid out as index_map says."},
     {"astype", (PyCFunction)(void (*)(void))m_astype, METH_VARARGS | METH_KEYWORDS,
      "astype(dtype): a copy cast to dtype."},
     {"copy", (PyCFunction)(void (*)(void))m_copy, METH_VARARGS | METH_KEYWORDS,
      "copy(): a copy with the same layout."},
-    {"item", (PyCFunction)(void (*)(void))m_item, METH_FASTCALL | METH_KEYWORDS,
-     "item(*args): one element as a Python scalar."},
-    {"tolist", (PyCFunction)(void (*)(void))m_tolist, METH_FASTCALL | METH_KEYWORDS,
-     "tolist(): the values as nested Python lists."},
     {"_sync", (PyCFunction)m_sync, METH_NOARGS, "wait for the array's pending writes"},
     {NULL, NULL, 0, NULL},
 };
@@ -752,13 +664,11 @@ static PyObject *nb_ipow(PyObject *a, PyObject *b, PyObject *m)
 /* a @ b and a @= b: dgarray._linalg.matmul_op / imatmul (NumPy's rules). */
 static PyObject *nb_matmul(PyObject *a, PyObject *b)
 {
-    PyObject *f = dgpy_impl("matmul_op");
-    return f ? PyObject_CallFunctionObjArgs(f, a, b, NULL) : NULL;
+    return call_py(DGPY_PY_matmul_op, a, b, NULL);
 }
 static PyObject *nb_imatmul(PyObject *a, PyObject *b)
 {
-    PyObject *f = dgpy_impl("imatmul");
-    return f ? PyObject_CallFunctionObjArgs(f, a, b, NULL) : NULL;
+    return call_py(DGPY_PY_imatmul, a, b, NULL);
 }
 
 /* A Python scalar from a size-1 array, through NumPy's own conversion (so
@@ -808,19 +718,17 @@ static Py_ssize_t mp_length(DgArrayObject *self)
 /* a[key] and a[key] = value: NumPy's indexing (dgarray/_indexing.py). */
 static PyObject *mp_subscript(PyObject *self, PyObject *key)
 {
-    PyObject *f = dgpy_impl("getitem");
-    return f ? PyObject_CallFunctionObjArgs(f, self, key, NULL) : NULL;
+    return call_py(DGPY_PY_getitem, self, key, NULL);
 }
 
 static int mp_ass_subscript(PyObject *self, PyObject *key, PyObject *value)
 {
-    PyObject *f, *r;
+    PyObject *r;
     if (!value) {
         PyErr_SetString(PyExc_ValueError, "cannot delete array elements");
         return -1;
     }
-    f = dgpy_impl("setitem");
-    r = f ? PyObject_CallFunctionObjArgs(f, self, key, value, NULL) : NULL;
+    r = call_py(DGPY_PY_setitem, self, key, value);
     if (!r)
         return -1;
     Py_DECREF(r);
@@ -830,8 +738,7 @@ static int mp_ass_subscript(PyObject *self, PyObject *key, PyObject *value)
 /* iter(a): the views a[0], a[1], ... (dgarray/_indexing.py). */
 static PyObject *array_iter(PyObject *self)
 {
-    PyObject *f = dgpy_impl("array_iter");
-    return f ? PyObject_CallOneArg(f, self) : NULL;
+    return call_py1(DGPY_PY_array_iter, self);
 }
 
 static PyObject *richcompare(PyObject *a, PyObject *b, int op)
@@ -851,11 +758,11 @@ static PyObject *richcompare(PyObject *a, PyObject *b, int op)
 
 static PyObject *array_repr(PyObject *self)
 {
-    return call_impl("array_repr", Py_BuildValue("(O)", self));
+    return call_py1(DGPY_PY_array_repr, self);
 }
 static PyObject *array_str(PyObject *self)
 {
-    return call_impl("array_str", Py_BuildValue("(O)", self));
+    return call_py1(DGPY_PY_array_str, self);
 }
 
 static PyMemberDef array_members[] = {

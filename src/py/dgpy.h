@@ -18,6 +18,76 @@ typedef struct {
     PyObject *weakreflist;
 } DgArrayObject;
 
+/* ---- the package's Python functions that the binding calls (pycalls.c) ----
+ *
+ * Each is named once, in one of these two lists; the package hands them over
+ * once, as the last step of `import dgarray` (dgarray._methods.CALLS, passed
+ * to _core._bind_python), and the binding reaches them by number
+ * (dgpy_py(DGPY_PY_<name>)).  A name the table lacks is an ImportError of
+ * `import dgarray`.  docs/architecture.md ("Calls into Python"). */
+
+/* Functions called with positional arguments: name, what calls it. */
+#define DGPY_PY_FUNCS(X)                                                                   \
+    X(getitem, "a[key]")                                                                  \
+    X(setitem, "a[key] = value")                                                          \
+    X(array_iter, "iter(a)")                                                              \
+    X(matmul_op, "a @ b")                                                                 \
+    X(imatmul, "a @= b")                                                                  \
+    X(index_map_of, "a.index_map")                                                        \
+    X(array_repr, "repr(a)")                                                              \
+    X(array_str, "str(a)")                                                                \
+    X(copy_into_host, "out= a NumPy array: numpy.copyto(out, host, where)")               \
+    X(check_astype_casting, "a.astype(dtype, casting=...): NumPy's can_cast")             \
+    X(ufunc_method, "__array_ufunc__ other than a ufunc call with dgarray loops")          \
+    X(any_negative, "integer ** integer array: is any exponent negative")
+
+/* DistributedArray methods written in Python, called as f(self, *args, **kw)
+ * (vectorcall, self prepended): name, docstring. */
+#define DGPY_PY_METHODS(X)                                                                  \
+    X(sum, "sum(axis=None, dtype=None, out=None, keepdims=False, initial=, where=True)")   \
+    X(prod, "prod(axis=None, dtype=None, out=None, keepdims=False, initial=, where=True)") \
+    X(max, "max(axis=None, out=None, keepdims=False, initial=, where=True)")             \
+    X(min, "min(axis=None, out=None, keepdims=False, initial=, where=True)")             \
+    X(mean, "mean(axis=None, dtype=None, out=None, keepdims=False, where=True)")         \
+    X(var, "var(axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=True)")   \
+    X(std, "std(axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=True)")   \
+    X(any, "any(axis=None, out=None, keepdims=False, where=True)")                       \
+    X(all, "all(axis=None, out=None, keepdims=False, where=True)")                       \
+    X(ptp, "ptp(axis=None, out=None, keepdims=False)")                                   \
+    X(argmax, "argmax(axis=None, out=None, keepdims=False)")                             \
+    X(argmin, "argmin(axis=None, out=None, keepdims=False)")                             \
+    X(cumsum, "cumsum(axis=None, dtype=None, out=None)")                                 \
+    X(cumprod, "cumprod(axis=None, dtype=None, out=None)")                               \
+    X(reshape, "reshape(*shape, order='C', copy=None): a view where the layout allows")   \
+    X(ravel, "ravel(order='C'): a as 1-d, a view where the layout allows")                \
+    X(flatten, "flatten(order='C'): a 1-d copy")                                         \
+    X(transpose, "transpose(*axes): a view with the axes permuted")                      \
+    X(swapaxes, "swapaxes(axis1, axis2): a view with two axes exchanged")                \
+    X(squeeze, "squeeze(axis=None): a view without length-1 axes")                       \
+    X(clip, "clip(min=None, max=None, out=None): values limited to [min, max]")          \
+    X(round, "round(decimals=0, out=None): rounded as numpy.round rounds")              \
+    X(conj, "conj(): the complex conjugate, element-wise")                              \
+    X(conjugate, "conjugate(): the complex conjugate, element-wise")                    \
+    X(repeat, "repeat(repeats, axis=None): each element repeated")                       \
+    X(sort, "sort(axis=-1): sorts in place")                                             \
+    X(argsort, "argsort(axis=-1): the indices that sort the array")                      \
+    X(take, "take(indices, axis=None, out=None, mode='raise'): elements at indices")     \
+    X(put, "put(indices, values, mode='raise'): a.flat[indices] = values")               \
+    X(nonzero, "nonzero(): the indices of the non-zero elements, one array per axis")    \
+    X(compress, "compress(condition, axis=None, out=None): the slices where true")       \
+    X(fill, "fill(value): every element = value")                                        \
+    X(dot, "dot(b, out=None): the dot product with b, as numpy.dot")                      \
+    X(reshard, "reshard(index_map): the same values laid out as index_map says.")          \
+    X(item, "item(*args): one element as a Python scalar.")                               \
+    X(tolist, "tolist(): the values as nested Python lists.")                              \
+    X(__array_function__, "NumPy functions that dgarray implements run on the devices")  \
+    X(__array_namespace__, "__array_namespace__(api_version=None): the dgarray module")    \
+    X(_repr_html_, "Jupyter's view: the values and a picture of the layout")
+
+#define DGPY_PY_ENUM(name, doc) DGPY_PY_##name,
+enum { DGPY_PY_FUNCS(DGPY_PY_ENUM) DGPY_PY_METHODS(DGPY_PY_ENUM) DGPY_NPY };
+#undef DGPY_PY_ENUM
+
 /* Process-wide state: the devices are a process-wide resource, so the module
  * refuses to be initialised twice (see module.c). */
 typedef struct dgpy_state {
@@ -30,10 +100,9 @@ typedef struct dgpy_state {
     PyObject *ufunc_ids;             /* dict: numpy ufunc -> int id */
     PyObject *ufuncs[DG_NUFUNCS];    /* numpy ufunc objects by id */
     PyObject *resolve_cache;         /* dict: key -> (loop, dtypes tuple) */
-    PyObject *impl;                  /* dgarray._impl, imported on first use */
     PyObject *mode_names[DG_NMODES]; /* "replica", "sum", ... */
     PyObject *descrs[DG_NDTYPES];    /* numpy.dtype objects */
-    PyObject *np_matmul;
+    PyObject *py[DGPY_NPY];          /* the package's functions (pycalls.c), owned */
 } dgpy_state;
 
 extern dgpy_state *dgpy_st;
@@ -82,9 +151,21 @@ PyObject *dgpy_from_host(PyObject *host, const dg_plan_chunk *layout, int n, int
 /* A default layout for shape; *out malloc'ed. */
 int dgpy_default_layout(int ndim, const int64_t *shape, int dtype, dg_plan_chunk **out,
                         int *n);
-/* dgarray._impl.<name>, borrowed. */
-PyObject *dgpy_impl(const char *name);
 extern PyType_Spec dgpy_array_spec;
+
+/* ---- pycalls.c ---- */
+/* Sets the ImportError of a call made before `import dgarray` handed its
+ * functions over; returns NULL. */
+PyObject *dgpy_py_unbound(int id);
+/* Borrowed: the package's function `id` (DGPY_PY_<name>), or NULL with an
+ * exception set while the package is still being imported. */
+static inline PyObject *dgpy_py(int id)
+{
+    PyObject *f = dgpy_st->py[id];
+    return f ? f : dgpy_py_unbound(id);
+}
+/* _core._bind_python(table): see pycalls.c. */
+PyObject *dgpy_f_bind_python(PyObject *mod, PyObject *table);
 
 /* ---- module.c ---- */
 /* An int or a sequence of ints -> (ndim, shape); -1 with ValueError for

@@ -806,6 +806,8 @@ static PyMethodDef module_methods[] = {
      "sets the bytes per piece of a host copy; returns the previous value"},
     {"_plan", f_plan, METH_VARARGS, "planner testing hook"},
     {"_validate_layout", f_validate_layout, METH_VARARGS, "check a layout against a shape"},
+    {"_bind_python", dgpy_f_bind_python, METH_O,
+     "hands the binding the package's functions it calls (once, by `import dgarray`)"},
     {NULL, NULL, 0, NULL},
 };
 
