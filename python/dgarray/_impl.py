@@ -13,74 +13,10 @@ from . import _core, _display, _fallback, _indexing, _linalg, _namespace, _reduc
 
 # ---- index maps --------------------------------------------------------------------
 
-def _normalize_key(shape, key):
-    """One index-map key -> ((start, stop, step), ...) over every axis.
-
-    CuPy's rules: an int keeps its axis, missing trailing axes are whole,
-    negative ints and slice bounds are normalised; a non-positive step or an
-    empty slice is a ValueError, too many indices or an int out of range an
-    IndexError, anything else a ValueError.
-    """
-    ndim = len(shape)
-    if not isinstance(key, tuple):
-        key = (key,)
-    if len(key) > ndim:
-        raise IndexError(
-            f"too many indices for array: array is {ndim}-dimensional, "
-            f"but {len(key)} were indexed")
-    key = key + (slice(None),) * (ndim - len(key))
-    box = []
-    for ax, (k, n) in enumerate(zip(key, shape)):
-        if isinstance(k, slice):
-            if k.step is not None and operator.index(k.step) <= 0:
-                raise ValueError(
-                    f"slice step must be positive in an index map, got {k.step} on "
-                    f"axis {ax}")
-            start, stop, step = k.indices(n)
-            if start >= stop:
-                raise ValueError(
-                    f"the index is empty on axis {ax} (size {n}): every chunk of an "
-                    f"index map must hold at least one element")
-            box.append((start, stop, step))
-        elif (not isinstance(k, (bool, numpy.bool_)) and hasattr(k, "__index__")
-              and numpy.ndim(k) == 0):
-            i = operator.index(k)
-            j = i + n if i < 0 else i
-            if not 0 <= j < n:
-                raise IndexError(
-                    f"index {i} is out of bounds for axis {ax} with size {n}")
-            box.append((j, j + 1, 1))
-        else:
-            raise ValueError(
-                f"invalid index {k!r} on axis {ax}: an index map takes ints and "
-                f"slices (or tuples of them)")
-    return tuple(box)
-
-
 def normalize_index_map(shape, index_map):
-    """{device: key or [key, ...]} -> layout [(device, box), ...]."""
-    if not isinstance(index_map, dict):
-        raise ValueError(
-            "index_map must be a dict {device: key or [key, ...]}, not "
-            f"{type(index_map).__name__}")
-    ndev = _core._ndevices()
-    layout = []
-    for dev, keys in index_map.items():
-        if isinstance(dev, (bool, numpy.bool_)) or not hasattr(dev, "__index__"):
-            raise ValueError(f"index_map keys must be device numbers, not {dev!r}")
-        dev = operator.index(dev)
-        if not 0 <= dev < ndev:
-            raise ValueError(
-                f"device {dev} does not exist: the {_core.backend()} backend has "
-                f"devices 0 to {ndev - 1}")
-        if not isinstance(keys, list):
-            keys = [keys]
-        for key in keys:
-            layout.append((dev, _normalize_key(tuple(shape), key)))
-    if not layout and any(n > 0 for n in shape) and numpy.prod(shape) > 0:
-        raise ValueError("index_map names no chunk: every element must be held "
-                         "by at least one device")
-    return layout
+    """{device: key or [key, ...]} -> layout [(device, box), ...], checked by
+    CuPy's rules (src/core/dg_layout.c says them, and what is wrong)."""
+    return _core._index_map_layout(shape, index_map)
 
 
 def index_map_of(a):

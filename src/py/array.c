@@ -91,103 +91,6 @@ PyObject *dgpy_gather(DgArrayObject *a)
     return out;
 }
 
-/* ---- layouts <-> Python ---------------------------------------------------- */
-
-int dgpy_layout_from_py(PyObject *lst, int ndim, dg_plan_chunk **out, int *n)
-{
-    PyObject *seq = PySequence_Fast(lst, "a layout must be a list");
-    Py_ssize_t i, k;
-    dg_plan_chunk *l;
-    if (!seq)
-        return -1;
-    k = PySequence_Fast_GET_SIZE(seq);
-    l = (dg_plan_chunk *)PyMem_Calloc(k ? (size_t)k : 1, sizeof(dg_plan_chunk));
-    if (!l) {
-        Py_DECREF(seq);
-        PyErr_NoMemory();
-        return -1;
-    }
-    for (i = 0; i < k; i++) {
-        PyObject *item = PySequence_Fast_GET_ITEM(seq, i);
-        PyObject *boxo;
-        int dev, ax;
-        if (!PyArg_ParseTuple(item, "iO", &dev, &boxo))
-            goto fail;
-        if (!PyTuple_Check(boxo) || PyTuple_GET_SIZE(boxo) != ndim) {
-            PyErr_SetString(PyExc_ValueError, "layout box has the wrong number of axes");
-            goto fail;
-        }
-        l[i].device = dev;
-        l[i].box.ndim = ndim;
-        for (ax = 0; ax < ndim; ax++) {
-            long long s0, s1, s2;
-            if (!PyArg_ParseTuple(PyTuple_GET_ITEM(boxo, ax), "LLL", &s0, &s1, &s2))
-                goto fail;
-            if (s2 < 1) {
-                PyErr_SetString(PyExc_ValueError, "Slice step must be positive.");
-                goto fail;
-            }
-            l[i].box.r[ax] = dg_range_make(s0, s1, s2);
-        }
-    }
-    Py_DECREF(seq);
-    *out = l;
-    *n = (int)k;
-    return 0;
-fail:
-    Py_DECREF(seq);
-    PyMem_Free(l);
-    return -1;
-}
-
-PyObject *dgpy_layout_to_py(const dg_array *a)
-{
-    dg_error err = DG_ERROR_INIT;
-    dg_plan_chunk *l = NULL;
-    PyObject *lst = NULL;
-    int i, ax, n = 0;
-    if (dg_array_logical_layout(a, &l, &n, &err) != DG_OK)
-        return dgpy_raise(&err);
-    lst = PyList_New(n);
-    if (!lst)
-        goto done;
-    for (i = 0; i < n; i++) {
-        PyObject *box = PyTuple_New(a->ndim), *item;
-        if (!box)
-            goto fail;
-        for (ax = 0; ax < a->ndim; ax++) {
-            const dg_range *r = &l[i].box.r[ax];
-            PyObject *t = Py_BuildValue("(LLL)", (long long)r->start, (long long)r->stop,
-                                        (long long)r->step);
-            if (!t) {
-                Py_DECREF(box);
-                goto fail;
-            }
-            PyTuple_SET_ITEM(box, ax, t);
-        }
-        item = Py_BuildValue("(iN)", l[i].device, box);
-        if (!item)
-            goto fail;
-        PyList_SET_ITEM(lst, i, item);
-    }
-    goto done;
-fail:
-    Py_CLEAR(lst);
-done:
-    free(l);
-    return lst;
-}
-
-int dgpy_default_layout(int ndim, const int64_t *shape, int dtype, dg_plan_chunk **out,
-                        int *n)
-{
-    dg_error err = DG_ERROR_INIT;
-    if (dg_layout_default(dgpy_st->be->ndevices, ndim, shape, (size_t)dg_dtype_size(dtype),
-                          dgpy_st->min_split_bytes, out, n, &err) != DG_OK)
-        return dgpy_raise_int(&err);
-    return 0;
-}
-
 PyObject *dgpy_from_host(PyObject *host, const dg_plan_chunk *layout, int n, int mode)
 {
     int nd, dt;
@@ -378,10 +281,7 @@ static PyObject *m_reshard_layout(DgArrayObject *self, PyObject *lst)
     dg_status st;
     if (dgpy_layout_from_py(lst, self->arr->ndim, &l, &n) < 0)
         return NULL;
-    st = dg_layout_validate(dgpy_st->be->ndevices, self->arr->ndim, self->arr->shape, l, n,
-                            &err);
-    if (st == DG_OK)
-        st = dg_array_reshard_ex(self->arr, l, n, DG_RESHARD_PIECES, &out, &err);
+    st = dg_array_reshard_ex(self->arr, l, n, DG_RESHARD_PIECES, &out, &err);
     PyMem_Free(l);
     if (st != DG_OK)
         return dgpy_raise(&err);

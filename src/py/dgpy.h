@@ -124,6 +124,9 @@ int dgpy_dtype_of_descr(PyObject *descr);
 int dgpy_dtype_from_obj(PyObject *obj, int *out);
 int dgpy_is_ndarray(PyObject *o);
 int dgpy_is_npscalar(PyObject *o);
+/* Whether o is one int as an index-map key takes it: not a bool (Python's
+ * or NumPy's), has __index__, and is no ndarray of dimensions. */
+int dgpy_is_int_index(PyObject *o);
 /* New reference: `o` as an ndarray of dtype `dt` (-1: its own dtype, which
  * must be supported).  TypeError for object, str and other dtypes. */
 PyObject *dgpy_as_ndarray(PyObject *o, int dt);
@@ -143,15 +146,22 @@ PyObject *dgpy_wrap(dg_array *arr);
 dg_status dgpy_replica(DgArrayObject *a, dg_array **out, dg_error *err);
 /* New reference: an ndarray holding all of `a`'s values. */
 PyObject *dgpy_gather(DgArrayObject *a);
-/* Layout helpers: Python list [(dev, ((start, stop, step), ...)), ...]. */
-int dgpy_layout_from_py(PyObject *lst, int ndim, dg_plan_chunk **out, int *n);
-PyObject *dgpy_layout_to_py(const dg_array *a);
 /* A new array of this layout with the host data of ndarray `host`. */
 PyObject *dgpy_from_host(PyObject *host, const dg_plan_chunk *layout, int n, int mode);
+extern PyType_Spec dgpy_array_spec;
+
+/* ---- layout.c ---- */
+/* A layout's list form [(dev, ((start, stop, step), ...)), ...] (borrowed)
+ * into *out (PyMem_Malloc'ed, caller frees), *n chunks: parsed, not checked
+ * (the core function it goes to checks it). */
+int dgpy_layout_from_py(PyObject *lst, int ndim, dg_plan_chunk **out, int *n);
+/* New reference: the list form of a's logical layout. */
+PyObject *dgpy_layout_to_py(const dg_array *a);
 /* A default layout for shape; *out malloc'ed. */
 int dgpy_default_layout(int ndim, const int64_t *shape, int dtype, dg_plan_chunk **out,
                         int *n);
-extern PyType_Spec dgpy_array_spec;
+/* _core._index_map_layout(shape, index_map): see layout.c. */
+PyObject *dgpy_f_index_map_layout(PyObject *mod, PyObject *args);
 
 /* ---- pycalls.c ---- */
 /* Sets the ImportError of a call made before `import dgarray` handed its

@@ -541,26 +541,6 @@ done:
     return lst;
 }
 
-static PyObject *f_validate_layout(PyObject *mod, PyObject *args)
-{
-    PyObject *shapeo, *lo;
-    int nd, n;
-    int64_t shape[DG_MAXDIM];
-    dg_plan_chunk *l;
-    dg_error err = DG_ERROR_INIT;
-    dg_status st;
-    (void)mod;
-    if (!PyArg_ParseTuple(args, "OO", &shapeo, &lo))
-        return NULL;
-    if (dgpy_parse_shape(shapeo, &nd, shape) < 0 || dgpy_layout_from_py(lo, nd, &l, &n) < 0)
-        return NULL;
-    st = dg_layout_validate(dgpy_st->be->ndevices, nd, shape, l, n, &err);
-    PyMem_Free(l);
-    if (st != DG_OK)
-        return dgpy_raise(&err);
-    Py_RETURN_NONE;
-}
-
 /* _reduce(a, kind, ufunc, axes, keepdims, initial, where, lazy_mode): the core
  * reduction of `a` (a DistributedArray, any mode) over `axes` (a tuple of
  * distinct non-negative ints).  kind 0: fold with the ufunc's loop for a's
@@ -805,7 +785,8 @@ static PyMethodDef module_methods[] = {
     {"_piece_bytes", dgpy_f_piece_bytes, METH_O,
      "sets the bytes per piece of a host copy; returns the previous value"},
     {"_plan", f_plan, METH_VARARGS, "planner testing hook"},
-    {"_validate_layout", f_validate_layout, METH_VARARGS, "check a layout against a shape"},
+    {"_index_map_layout", dgpy_f_index_map_layout, METH_VARARGS,
+     "the layout list of an index map over a shape, checked: (shape, index_map)"},
     {"_bind_python", dgpy_f_bind_python, METH_O,
      "hands the binding the package's functions it calls (once, by `import dgarray`)"},
     {NULL, NULL, 0, NULL},
