@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import dgarray as dg
-from dgarray import _core, _impl
+from dgarray import _core, _methods
 
 import _import_graph
 
@@ -22,6 +22,23 @@ def test_no_cycle_among_module_level_imports():
     assert _import_graph.cycles(edges) == []
 
 
+def test_no_cycle_hidden_in_function_local_imports():
+    """An import inside a function is no way around the order: the graph
+    with them is acyclic too."""
+    _, edges, local = _import_graph.import_graph()
+    for mod, _, targets in local:
+        edges[mod] = edges[mod] | set(targets)
+    assert _import_graph.cycles(edges) == []
+
+
+def test_creation_is_at_the_bottom():
+    """The creation functions' module imports nothing of the package but the
+    binding and the index maps (which import only the binding)."""
+    _, edges, _ = _import_graph.import_graph()
+    assert edges["_creation"] <= {"_core", "_index_map"}
+    assert edges["_index_map"] <= {"_core"}
+
+
 @pytest.mark.parametrize("change, words", [
     (lambda t: {}, "lacks 'getitem'"),
     (lambda t: {k: v for k, v in t.items() if k != "sum"}, "lacks 'sum'"),
@@ -30,9 +47,9 @@ def test_no_cycle_among_module_level_imports():
 ])
 def test_a_wrong_table_of_python_calls_is_an_import_error(change, words):
     with pytest.raises(ImportError, match=words):
-        _core._bind_python(change(dict(_impl.CALLS)))
+        _core._bind_python(change(dict(_methods.CALLS)))
     with pytest.raises(TypeError, match="dict"):
-        _core._bind_python(list(_impl.CALLS))
+        _core._bind_python(list(_methods.CALLS))
     # nothing of a refused table is bound: the one bound at import still answers
     x = np.arange(6.0)
     a = dg.asarray(x)

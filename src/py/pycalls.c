@@ -7,7 +7,7 @@
 #include "dgpy.h"
 
 /* Where the package keeps the table, for the messages. */
-#define PY_TABLE "dgarray._impl.CALLS"
+#define PY_TABLE "dgarray._methods.CALLS"
 
 #define DGPY_PY_NAME(name, doc) #name,
 static const char *const py_names[DGPY_NPY] = {
