@@ -160,8 +160,6 @@ PyObject *dgpy_layout_to_py(const dg_array *a);
 /* A default layout for shape; *out malloc'ed. */
 int dgpy_default_layout(int ndim, const int64_t *shape, int dtype, dg_plan_chunk **out,
                         int *n);
-/* _core._index_map_layout(shape, index_map): see layout.c. */
-PyObject *dgpy_f_index_map_layout(PyObject *mod, PyObject *args);
 
 /* ---- pycalls.c ---- */
 /* Sets the ImportError of a call made before `import dgarray` handed its
@@ -174,17 +172,17 @@ static inline PyObject *dgpy_py(int id)
     PyObject *f = dgpy_st->py[id];
     return f ? f : dgpy_py_unbound(id);
 }
-/* _core._bind_python(table): see pycalls.c. */
-PyObject *dgpy_f_bind_python(PyObject *mod, PyObject *table);
 
-/* ---- module.c ---- */
+/* ---- backend.c ---- */
+/* Sets st->be to the backend DESIGN.md says (DGARRAY_BACKEND, else CUDA
+ * where dgarray._cuda sees a GPU, else the CPU backend): 0, or -1 with an
+ * exception set. */
+int dgpy_backend_choose(dgpy_state *st);
+
+/* ---- create.c ---- */
 /* An int or a sequence of ints -> (ndim, shape); -1 with ValueError for
  * negative sizes or more than DG_MAXDIM axes. */
 int dgpy_parse_shape(PyObject *o, int *nd, int64_t *shape);
-
-/* ---- index.c ---- */
-/* The module functions of indexing, views and sorting (_view, _select, ...). */
-extern PyMethodDef dgpy_index_methods[];
 
 /* ---- ufunc.c ---- */
 /* Applies ufunc `id` (NumPy object `ufunc`) to args/kwargs as
@@ -202,12 +200,6 @@ dg_status dgpy_cast(dg_array *a, int dtype, dg_array **out, dg_error *err);
 /* __array_ufunc__ entry. */
 PyObject *dgpy_array_ufunc(PyObject *self, PyObject *args, PyObject *kwargs);
 
-/* ---- matmul.c ---- */
-/* _core._contract and _core._matmul_plan (see matmul.c). */
-PyObject *dgpy_f_contract(PyObject *mod, PyObject *args);
-PyObject *dgpy_f_matmul_plan(PyObject *mod, PyObject *args);
-PyObject *dgpy_f_set_cpu_blas(PyObject *mod, PyObject *fns);
-
 /* ---- wait.c ---- */
 /* Waits until a host read of `a` (borrowed) would not queue behind other
  * work (dg_waitset_of_array), interruptibly: 0, or -1 with an exception set
@@ -224,15 +216,20 @@ int dgpy_wait_all(void);
  * exception set. */
 int dgpy_scatter(dg_array *a, const char *host, const int64_t *strides);
 int dgpy_gather_into(dg_array *a, const dg_box *region, char *host, const int64_t *strides);
-/* _core._set_progress(True | False | "always"), _core._get_progress(),
- * _core._piece_bytes(n) -> the previous piece size (tests). */
-PyObject *dgpy_f_set_progress(PyObject *mod, PyObject *arg);
-PyObject *dgpy_f_get_progress(PyObject *mod, PyObject *unused);
-PyObject *dgpy_f_piece_bytes(PyObject *mod, PyObject *arg);
 
-/* ---- random.c ---- */
-/* _fill_random(array, dist, key0, key1, stream, a, b, lo, range): fills in
- * place (dg_fill_random). */
-PyObject *dgpy_fill_random(PyObject *mod, PyObject *args);
+/* ---- the module's functions ----
+ * Each file that defines functions of dgarray._core lists them in its own
+ * table; module.c adds every table to the module. */
+extern PyMethodDef dgpy_backend_methods[];  /* backend.c: devices, memory */
+extern PyMethodDef dgpy_create_methods[];   /* create.c: _from_host, _empty, _fill */
+extern PyMethodDef dgpy_hostcopy_methods[]; /* hostcopy.c: progress of host copies */
+extern PyMethodDef dgpy_index_methods[];    /* index.c: views, assignment, rows, sorts */
+extern PyMethodDef dgpy_layout_methods[];   /* layout.c: _index_map_layout */
+extern PyMethodDef dgpy_matmul_methods[];   /* matmul.c: _contract, _matmul_plan, BLAS */
+extern PyMethodDef dgpy_probe_methods[];    /* probes.c: counters, timings, plans */
+extern PyMethodDef dgpy_pycalls_methods[];  /* pycalls.c: _bind_python */
+extern PyMethodDef dgpy_random_methods[];   /* random.c: _fill_random */
+extern PyMethodDef dgpy_reduce_methods[];   /* reduce.c: _reduce, _scan */
+extern PyMethodDef dgpy_settings_methods[]; /* settings.c: split and peer-read sizes */
 
 #endif /* DGPY_H */

@@ -241,7 +241,7 @@ fail:
 
 /* _index_map_layout(shape, index_map): the layout list an index map names
  * over shape, checked (dg_layout_of_index_map). */
-PyObject *dgpy_f_index_map_layout(PyObject *mod, PyObject *args)
+static PyObject *f_index_map_layout(PyObject *mod, PyObject *args)
 {
     PyObject *shapeo, *map, *res;
     int nd, n = 0;
@@ -263,3 +263,9 @@ PyObject *dgpy_f_index_map_layout(PyObject *mod, PyObject *args)
     free(l);
     return res;
 }
+
+PyMethodDef dgpy_layout_methods[] = {
+    {"_index_map_layout", f_index_map_layout, METH_VARARGS,
+     "the layout list of an index map over a shape, checked: (shape, index_map)"},
+    {NULL, NULL, 0, NULL},
+};

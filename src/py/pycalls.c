@@ -45,7 +45,7 @@ static PyObject *unknown_name(PyObject *table)
  * binding keeps a reference to each (for the process's life, as it keeps
  * the module) and calls it from then on.  ImportError naming the first name
  * missing, not callable or unknown, and nothing bound. */
-PyObject *dgpy_f_bind_python(PyObject *mod, PyObject *table)
+static PyObject *f_bind_python(PyObject *mod, PyObject *table)
 {
     PyObject *fs[DGPY_NPY], *extra;
     int i;
@@ -76,3 +76,9 @@ PyObject *dgpy_f_bind_python(PyObject *mod, PyObject *table)
         Py_XSETREF(dgpy_st->py[i], Py_NewRef(fs[i]));
     Py_RETURN_NONE;
 }
+
+PyMethodDef dgpy_pycalls_methods[] = {
+    {"_bind_python", f_bind_python, METH_O,
+     "hands the binding the package's functions it calls (once, by `import dgarray`)"},
+    {NULL, NULL, 0, NULL},
+};
