@@ -253,7 +253,52 @@ static void test_validate_refuses_bad_layouts(void)
     EXPECT(has_words(&err, "names no chunk"));
 }
 
+/* Random layouts inside a shape (up to 6 chunks of up to 3 axes, strided,
+ * overlapping or not, from the cut of a default-like split to any boxes):
+ * dg_layout_validate accepts exactly those the planner's exact check
+ * (dg_plan_check_cover) says cover the shape. */
+static void test_validate_covers_as_the_planner_says(void)
+{
+    for (int trial = 0; trial < 6000; trial++) {
+        int ndim = (int)rnd_in(1, 3), n = (int)rnd_in(1, 6);
+        int64_t shape[3];
+        dg_plan_chunk l[6];
+        dg_box whole;
+        dg_error e1 = DG_ERROR_INIT, e2 = DG_ERROR_INIT;
+        memset(l, 0, sizeof l);
+        for (int ax = 0; ax < ndim; ax++)
+            shape[ax] = rnd_in(1, 6);
+        for (int i = 0; i < n; i++) {
+            l[i].device = (int)rnd_in(0, 3);
+            l[i].box.ndim = ndim;
+            for (int ax = 0; ax < ndim; ax++) {
+                int64_t a = rnd_in(0, shape[ax] - 1), b = rnd_in(a + 1, shape[ax]);
+                if (rnd() % 3 == 0) { /* a split of the axis among the chunks */
+                    a = shape[ax] * i / n;
+                    b = shape[ax] * (i + 1) / n;
+                    if (b == a)
+                        b = a + 1 <= shape[ax] ? a + 1 : a;
+                    if (b == a)
+                        a = b - 1;
+                }
+                l[i].box.r[ax] = dg_range_make(a, b, rnd() % 4 == 0 ? rnd_in(1, 3) : 1);
+            }
+        }
+        dg_box_full(&whole, ndim, shape);
+        {
+            dg_status want = dg_plan_check_cover(l, n, &whole, &e1);
+            dg_status got = dg_layout_validate(4, ndim, shape, l, n, &e2);
+            if (got != want)
+                failf("trial %d: validate %d, the planner's check %d", trial, (int)got,
+                      (int)want);
+            else if (got != DG_OK && strcmp(e1.msg, e2.msg) != 0)
+                failf("trial %d: \"%s\" against \"%s\"", trial, e2.msg, e1.msg);
+        }
+    }
+}
+
 static const test_case g_tests[] = {
+    {"validate_covers_as_the_planner_says", test_validate_covers_as_the_planner_says},
     {"random_keys_select_what_python_selects", test_random_keys_select_what_python_selects},
     {"each_rule_has_its_error", test_each_rule_has_its_error},
     {"messages_name_the_key", test_messages_name_the_key},
