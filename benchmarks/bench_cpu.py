@@ -6,6 +6,9 @@ fixed when dgarray loads):
   add_f64_1000_us  one a + b on 1,000 float64, 1 virtual device, vs NumPy
   sum_f64_1000, argmax_f64_1000  one a.sum() / a.argmax() on 1,000 float64
                    split over 2 virtual devices (host cost), vs NumPy
+  solve_f64_4096   dgarray.linalg.solve of a 4096 x 4096 float64 system and a
+                   vector, 1 and 2 virtual devices, vs numpy.linalg.solve (both
+                   through the same LAPACK, on the same cores)
 Prints a table; --json PATH also writes the rows.
 
     python benchmarks/bench_cpu.py
@@ -64,6 +67,22 @@ for name, f, g in (("sum", lambda: sd.sum(), lambda: xs.sum()),
     out[name + "_f64_1000_dgarray_us"] = 1e6 * best(f, 7, 5000)
     out[name + "_f64_1000_numpy_us"] = 1e6 * best(g, 7, 5000)
 sd._sync()
+# solve of a float64 4096 x 4096 system (LAPACK's getrf + getrs through the
+# dense slot, the matrix split by rows over the devices: one device is
+# LAPACK on the whole, two the blocked LU) against numpy.linalg.solve (gesv)
+n = 4096
+rng = np.random.default_rng(2)
+A = rng.standard_normal((n, n)) + n ** 0.5 * np.eye(n)
+bv = rng.standard_normal(n)
+dA, db = dg.asarray(A), dg.asarray(bv)
+def dg_solve():
+    dg.linalg.solve(dA, db)._sync()
+dg_solve(); np.linalg.solve(A, bv)
+out["solve_f64_4096_dgarray_s"] = best(dg_solve, 5)
+out["solve_f64_4096_numpy_s"] = best(lambda: np.linalg.solve(A, bv), 5)
+x = dg.linalg.solve(dA, db).get()
+out["solve_f64_4096_backward_error"] = float(np.linalg.norm(A @ x - bv) /
+                                             (np.linalg.norm(A) * np.linalg.norm(x)))
 print(json.dumps(out))
 """
 
@@ -90,7 +109,10 @@ def main():
         ("add_f64_1000 (1 device)", "us", one["add_f64_1000_dgarray_us"],
          one["add_f64_1000_numpy_us"], "<= NumPy + 3 us"),
     ] + [(f"{r}_f64_1000 (2 devices)", "us", two[f"{r}_f64_1000_dgarray_us"],
-          two[f"{r}_f64_1000_numpy_us"], "-") for r in ("sum", "argmax")]
+          two[f"{r}_f64_1000_numpy_us"], "-") for r in ("sum", "argmax")] + [
+        (f"solve_f64_4096 ({k} device{'s' if k > 1 else ''})", "ms",
+         1e3 * r["solve_f64_4096_dgarray_s"], 1e3 * r["solve_f64_4096_numpy_s"],
+         "<= 1.2x NumPy") for k, r in ((1, one), (2, two))]
     print(f"{'workload':28} {'unit':4} {'dgarray':>10} {'NumPy':>10} {'ratio':>7}  goal")
     for name, unit, d, n, goal in rows:
         print(f"{name:28} {unit:4} {d:10.3f} {n:10.3f} {d / n:7.2f}  {goal}")

@@ -98,6 +98,9 @@ def one_round(tree, imports, clock):
         "sum_f64_1000 2dev us": two["sum_f64_1000_dgarray_us"],
         "argmax_f64_1000 2dev us": two["argmax_f64_1000_dgarray_us"],
     }
+    for k, r in ((1, one), (2, two)):  # bench_cpu.py's rows since linalg
+        if "solve_f64_4096_dgarray_s" in r:
+            rows[f"solve_f64_4096 {k}dev ms"] = 1e3 * r["solve_f64_4096_dgarray_s"]
     rows.update({f"{k[:-3]} 2dev us": v for k, v in child(tree, CALLS, 2, clock).items()})
     rows["import dgarray ms"] = min(import_ms(tree, clock) for _ in range(imports))
     return rows

@@ -13,7 +13,7 @@ import sys as _sys
 
 import numpy as _numpy
 
-from . import _core, _methods, _namespace, random
+from . import _core, _dense, _fft, _methods, _namespace, random
 from ._config import config
 from ._core import DeviceError, DistributedArray, OutOfDeviceMemoryError, backend
 from ._creation import (MAX, MIN, PROD, REPLICA, SUM, arange, array, asarray, asnumpy, copy,
@@ -46,6 +46,8 @@ __version__ = "0.1.0"
 ndarray = DistributedArray
 linalg = _namespace.namespace("linalg")
 fft = _namespace.namespace("fft")
+_dense.install(linalg)
+_fft.install(fft)
 emath = _namespace.namespace("emath")
 __array_api_version__ = _numpy.__array_api_version__
 

@@ -3,7 +3,7 @@ __array_ufunc__ other than a call with dgarray loops (reduce, accumulate,
 the gufuncs; the others through NumPy's fallback)."""
 import numpy
 
-from . import _core, _fallback, _indexing, _linalg, _reductions, _shape
+from . import _core, _dense, _fallback, _fft, _indexing, _linalg, _reductions, _shape
 
 
 def ufunc_method(ufunc, method_name, *inputs, **kwargs):
@@ -26,6 +26,10 @@ def _numpy_functions():
             nf = getattr(numpy, name, None)
             if nf is not None:
                 table[nf] = f
+    if _dense.available():
+        table.update(_dense.numpy_functions())
+    if _fft.available():
+        table.update(_fft.numpy_functions())
     return table
 
 

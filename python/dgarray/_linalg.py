@@ -22,13 +22,13 @@ _DA = _core.DistributedArray
 _MATMUL_SIG = "(n?,k),(k,m?)->(n?,m?)"
 
 
-def _numpy_blas():
-    """Addresses of the ILP64 CBLAS gemm functions of the BLAS NumPy's wheel
-    bundles (scipy-openblas), or None where there is no such library."""
+def numpy_blas_symbols(names):
+    """Addresses of the functions `names` in the BLAS NumPy's wheel bundles
+    (scipy-openblas, ILP64), or None where there is no such library or it
+    lacks one of them."""
     import ctypes
     import glob
     import os
-    names = [f"scipy_cblas_{t}gemm64_" for t in "sdcz"]
     here = os.path.dirname(numpy.__file__)
     for path in sorted(glob.glob(os.path.join(here + ".libs", "*openblas*")) +
                        glob.glob(os.path.join(here, ".dylibs", "*openblas*"))):
@@ -38,6 +38,11 @@ def _numpy_blas():
         except (OSError, AttributeError):
             continue
     return None
+
+
+def _numpy_blas():
+    """Addresses of the ILP64 CBLAS gemm functions of NumPy's BLAS, or None."""
+    return numpy_blas_symbols([f"scipy_cblas_{t}gemm64_" for t in "sdcz"])
 
 
 def use_numpy_blas(on=True):

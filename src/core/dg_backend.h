@@ -24,11 +24,13 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "dg_box.h"
+#include "dg_dense.h"
 #include "dg_dtype.h"
+#include "dg_fft.h"
 #include "dg_gemm.h"
 #include "dg_status.h"
 
-#define DG_BACKEND_VERSION 4
+#define DG_BACKEND_VERSION 5
 #define DG_HOST (-1)
 #define DG_MAXOPS 5 /* operands of one loop: nin + nout <= 4, plus the where mask */
 
@@ -433,6 +435,19 @@ struct dg_backend_i {
 
     /* Waits for all work, frees every resource; `be` is invalid afterwards. */
     void (*destroy)(dg_backend_i *be);
+
+    /* OPTIONAL ([linalg-fft]; NULL: the core raises DG_ERR_NOTIMPL and the
+     * Python layer runs NumPy on the host).  Each enqueues its work on
+     * (dev, stream); all data is on dev; the backend gets its own workspace. */
+    /* A batch of one dense linear algebra op (dg_dense.h: Cholesky, LU and
+     * its solves, triangular solves, QR, Hermitian eigenproblems, SVD),
+     * per-matrix failures reported in the desc's info array on the device. */
+    dg_status (*dense)(dg_backend_i *be, int dev, int stream, const dg_dense_desc *d,
+                       dg_error *err);
+    /* A batch of FFTs over 1 to 3 strided axes (dg_fft.h: c2c, r2c, c2r,
+     * scaled), plans cached by the backend. */
+    dg_status (*fft)(dg_backend_i *be, int dev, int stream, const dg_fft_desc *d,
+                     dg_error *err);
 };
 
 /* The CPU backend with `ndevices` virtual devices (each with its own memory

@@ -133,11 +133,28 @@ PyObject *dgpy_as_ndarray(PyObject *o, int dt);
 /* Shape, byte strides, data and dtype of an ndarray. */
 void dgpy_ndarray_info(PyObject *arr, int *ndim, int64_t *shape, int64_t *strides,
                        char **data, int *dtype);
-/* New C-contiguous ndarray (uninitialised). */
+/* New C-contiguous ndarray (uninitialised); one of at least
+ * DGPY_HOSTMEM_MIN bytes lives in a block of hostmem.c. */
 PyObject *dgpy_ndarray_new(int ndim, const int64_t *shape, int dtype);
+
+/* ---- hostmem.c ---- */
+/* Arrays of at least this many bytes that the devices are read into. */
+#define DGPY_HOSTMEM_MIN ((size_t)16 << 20)
+/* n bytes (zeroed if zero) of a kept block of their size, else of a fresh
+ * mapping; NULL if out of memory.  Release with dgpy_hostmem_give. */
+void *dgpy_hostmem_take(size_t n, int zero);
+/* A block of n bytes holding q's first bytes; q is given back.  NULL (q
+ * kept) if out of memory. */
+void *dgpy_hostmem_resize(void *q, size_t n);
+/* Gives back a block of dgpy_hostmem_take: kept for reuse, or unmapped. */
+void dgpy_hostmem_give(void *q);
 /* Converts a scalar or 0-d array to one value of dtype dt, NumPy's way
  * (OverflowError for an out-of-range Python int). */
 int dgpy_scalar_bytes(PyObject *o, int dt, unsigned char out[16]);
+struct dg_cpu_fft_loops;
+/* NumPy's pocketfft gufunc loops (numpy.fft._pocketfft_umath) into *out:
+ * 0, or -1 with an exception. */
+int dgpy_npy_fft_loops(struct dg_cpu_fft_loops *out);
 
 /* ---- array.c ---- */
 /* Wraps a core array (reference transferred) in a new DistributedArray. */
@@ -222,6 +239,7 @@ int dgpy_gather_into(dg_array *a, const dg_box *region, char *host, const int64_
  * table; module.c adds every table to the module. */
 extern PyMethodDef dgpy_backend_methods[];  /* backend.c: devices, memory */
 extern PyMethodDef dgpy_create_methods[];   /* create.c: _from_host, _empty, _fill */
+extern PyMethodDef dgpy_dense_methods[];    /* dense.c: _dense, _fft, LAPACK, pocketfft */
 extern PyMethodDef dgpy_hostcopy_methods[]; /* hostcopy.c: progress of host copies */
 extern PyMethodDef dgpy_index_methods[];    /* index.c: views, assignment, rows, sorts */
 extern PyMethodDef dgpy_layout_methods[];   /* layout.c: _index_map_layout */

@@ -4,6 +4,11 @@
 #define PY_ARRAY_UNIQUE_SYMBOL dgarray_ARRAY_API
 #include <numpy/arrayobject.h>
 #include <numpy/arrayscalars.h>
+/* the ufunc struct only (its loops), none of the ufunc C-API's functions */
+#define NO_IMPORT_UFUNC
+#include <numpy/ufuncobject.h>
+
+#include "cpu_fft.h"
 
 static const int dg_to_npy[DG_NDTYPES] = {
     NPY_BOOL, NPY_INT8, NPY_UINT8, NPY_INT16, NPY_UINT16, NPY_INT32, NPY_UINT32,
@@ -125,13 +130,76 @@ void dgpy_ndarray_info(PyObject *arr, int *ndim, int64_t *shape, int64_t *stride
     *dtype = dtype_of_typenum(PyArray_TYPE(a));
 }
 
+/* NumPy's allocator (NEP 49) for the large arrays the devices are read
+ * into: the blocks of hostmem.c, which keeps them touched for the next read
+ * of that size. */
+static void *hm_malloc(void *ctx, size_t n)
+{
+    (void)ctx;
+    return dgpy_hostmem_take(n, 0);
+}
+
+static void *hm_calloc(void *ctx, size_t nelem, size_t elsize)
+{
+    (void)ctx;
+    if (elsize != 0 && nelem > SIZE_MAX / elsize)
+        return NULL;
+    return dgpy_hostmem_take(nelem * elsize, 1);
+}
+
+static void *hm_realloc(void *ctx, void *p, size_t n)
+{
+    (void)ctx;
+    return dgpy_hostmem_resize(p, n);
+}
+
+static void hm_free(void *ctx, void *p, size_t n)
+{
+    (void)ctx;
+    (void)n;
+    dgpy_hostmem_give(p);
+}
+
+static PyDataMem_Handler hm_handler = {
+    "dgarray_host_blocks", 1, {NULL, hm_malloc, hm_calloc, hm_realloc, hm_free}};
+
+/* The handler as NumPy takes it; made once and kept (every array made with
+ * it holds a reference too). */
+static PyObject *hm_capsule(void)
+{
+    static PyObject *cap = NULL;
+    if (cap == NULL)
+        cap = PyCapsule_New(&hm_handler, "mem_handler", NULL);
+    return cap;
+}
+
 PyObject *dgpy_ndarray_new(int ndim, const int64_t *shape, int dtype)
 {
     npy_intp dims[NPY_MAXDIMS];
+    size_t nbytes = (size_t)dg_dtype_size(dtype);
+    PyObject *cap, *old, *out, *back;
     int i;
-    for (i = 0; i < ndim; i++)
+    for (i = 0; i < ndim; i++) {
         dims[i] = (npy_intp)shape[i];
-    return PyArray_SimpleNew(ndim, dims, dg_to_npy[dtype]);
+        nbytes *= (size_t)shape[i];
+    }
+    if (nbytes < DGPY_HOSTMEM_MIN)
+        return PyArray_SimpleNew(ndim, dims, dg_to_npy[dtype]);
+    cap = hm_capsule();
+    if (cap == NULL)
+        return NULL;
+    old = PyDataMem_SetHandler(cap);
+    if (old == NULL)
+        return NULL;
+    out = PyArray_SimpleNew(ndim, dims, dg_to_npy[dtype]);
+    back = PyDataMem_SetHandler(old);
+    Py_DECREF(old);
+    if (back == NULL) {
+        Py_XDECREF(out);
+        return NULL;
+    }
+    Py_DECREF(back);
+    return out;
 }
 
 int dgpy_scalar_bytes(PyObject *o, int dt, unsigned char out[16])
@@ -151,5 +219,44 @@ int dgpy_scalar_bytes(PyObject *o, int dt, unsigned char out[16])
     memset(out, 0, 16);
     memcpy(out, PyArray_DATA((PyArrayObject *)arr), (size_t)dg_dtype_size(dt));
     Py_DECREF(arr);
+    return 0;
+}
+
+int dgpy_npy_fft_loops(dg_cpu_fft_loops *out)
+{
+    static const char *names[DG_NPFFT_NLOOPS] = {"fft", "ifft", "rfft_n_even", "rfft_n_odd",
+                                                 "irfft"};
+    static const int reals[2] = {NPY_FLOAT, NPY_DOUBLE};
+    PyObject *mod = PyImport_ImportModule("numpy.fft._pocketfft_umath");
+    int i, p, t;
+    if (!mod)
+        return -1;
+    memset(out, 0, sizeof *out);
+    for (i = 0; i < DG_NPFFT_NLOOPS; i++) {
+        PyObject *f = PyObject_GetAttrString(mod, names[i]);
+        PyUFuncObject *uf;
+        if (!f) {
+            Py_DECREF(mod);
+            return -1;
+        }
+        if (strcmp(Py_TYPE(f)->tp_name, "numpy.ufunc") != 0) {
+            Py_DECREF(f);
+            Py_DECREF(mod);
+            PyErr_Format(PyExc_TypeError, "numpy.fft._pocketfft_umath.%s is not a ufunc",
+                         names[i]);
+            return -1;
+        }
+        uf = (PyUFuncObject *)f;
+        /* the loop whose second operand (the factor) is float32 / float64 */
+        for (p = 0; p < 2; p++)
+            for (t = 0; t < uf->ntypes; t++)
+                if (uf->nargs == 3 && uf->types[t * 3 + 1] == reals[p] && uf->functions[t]) {
+                    out->fn[i][p] = (dg_npy_gufunc_loop)uf->functions[t];
+                    out->data[i][p] = uf->data ? uf->data[t] : NULL;
+                    break;
+                }
+        Py_DECREF(f); /* the module keeps the ufunc, and with it the loops */
+    }
+    Py_DECREF(mod);
     return 0;
 }

@@ -23,6 +23,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cpu_dense.h"
+#include "cpu_fft.h"
 #include "cpu_gemm.h"
 #include "cpu_index.h"
 #include "cpu_loops.h"
@@ -39,7 +41,7 @@
 
 typedef enum {
     T_EW, T_COPY, T_FILL, T_REDUCE, T_SCAN, T_WAIT, T_FREE, T_GEMM,
-    T_SELECT, T_ROWS, T_ROUTE, T_SORT
+    T_SELECT, T_ROWS, T_ROUTE, T_SORT, T_DENSE, T_FFT
 } task_kind;
 
 typedef struct cpu_task {
@@ -61,6 +63,11 @@ typedef struct cpu_task {
             dg_sort_desc d;
             void *work;
         } sort;
+        dg_dense_desc dense;
+        struct {
+            dg_fft_desc d;
+            void *work;
+        } fft;
     } u;
 } cpu_task;
 
@@ -311,6 +318,8 @@ static void run_task(cpu_be *cb, cpu_dev *d, cpu_task *t)
     case T_ROWS: dg_cpu_rows_run(&t->u.rows); break;
     case T_ROUTE: dg_cpu_route_run(&t->u.route); break;
     case T_SORT: dg_cpu_sort_run(&t->u.sort.d, t->u.sort.work); break;
+    case T_DENSE: dg_cpu_dense_run(&t->u.dense); break;
+    case T_FFT: dg_cpu_fft_run(&t->u.fft.d, t->u.fft.work); break;
     case T_WAIT: {
         cpu_dev *o = &cb->devs[t->u.wait.dev];
         pthread_mutex_lock(&o->mu);
@@ -634,6 +643,58 @@ static dg_status cpu_sort(dg_backend_i *be, int dev, int stream, const dg_sort_d
     st = submit(impl_of(be), dev, &t, TASK_SIZE(sort),
                 dg_shape_size(d->ndim, d->shape) < CPU_INLINE_ELEMS, err);
     cpu_release(be, dev, t.u.sort.work);
+    return st;
+}
+
+/* ---- dense linear algebra and FFTs (cpu_dense.c, cpu_fft.c) --------------------------- */
+
+/* LAPACK through the routines the binding handed over; without them
+ * DG_ERR_NOTIMPL, enqueueing nothing. */
+static dg_status cpu_dense(dg_backend_i *be, int dev, int stream, const dg_dense_desc *d,
+                           dg_error *err)
+{
+    cpu_task t;
+    (void)stream;
+    if (!dg_cpu_dense_available())
+        return dg_error_set(err, DG_ERR_NOTIMPL, dev, "the CPU backend has no LAPACK (NumPy's "
+                            "was not found)");
+    if (d->op < 0 || d->op >= DG_DENSE_NOPS)
+        return dg_error_set(err, DG_ERR_INTERNAL, dev, "dense op %d", d->op);
+    t.kind = T_DENSE;
+    t.u.dense = *d;
+    return submit(impl_of(be), dev, &t, TASK_SIZE(dense), 0, err);
+}
+
+/* NumPy's pocketfft loops; a work buffer from the device's pool goes back
+ * after the transform, in queue order. */
+static dg_status cpu_fft(dg_backend_i *be, int dev, int stream, const dg_fft_desc *d,
+                         dg_error *err)
+{
+    cpu_task t;
+    dg_status st;
+    size_t wb = dg_cpu_fft_work_bytes(d);
+    int64_t work = 1;
+    int a;
+    (void)stream;
+    if (!dg_cpu_fft_available())
+        return dg_error_set(err, DG_ERR_NOTIMPL, dev, "the CPU backend has no FFT (NumPy's "
+                            "pocketfft loops were not found)");
+    if (d->rank < 1 || d->rank > DG_FFT_MAXRANK ||
+        (d->dtype != DG_COMPLEX64 && d->dtype != DG_COMPLEX128))
+        return dg_error_set(err, DG_ERR_INTERNAL, dev, "an FFT of rank %d in %s", d->rank,
+                            dg_dtype_name(d->dtype));
+    for (a = 0; a < d->rank; a++)
+        work *= d->n[a];
+    for (a = 0; a < d->nbatch; a++)
+        work *= d->batch[a];
+    t.kind = T_FFT;
+    t.u.fft.d = *d;
+    t.u.fft.work = NULL;
+    if (wb)
+        DG_CHECK(cpu_alloc(be, dev, wb, &t.u.fft.work, err));
+    st = submit(impl_of(be), dev, &t, TASK_SIZE(fft), work < CPU_INLINE_ELEMS / 8, err);
+    if (t.u.fft.work)
+        cpu_release(be, dev, t.u.fft.work);
     return st;
 }
 
@@ -999,6 +1060,8 @@ dg_status dg_cpu_backend_create(int ndevices, dg_backend_i **out, dg_error *err)
     cb->iface.sort = cpu_sort;
     cb->iface.reduce_parts = cpu_reduce_parts;
     cb->iface.destroy = cpu_destroy;
+    cb->iface.dense = cpu_dense;
+    cb->iface.fft = cpu_fft;
     for (i = 0; i < ndevices; i++) {
         cpu_dev *d = &cb->devs[i];
         d->be = cb;
