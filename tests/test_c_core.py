@@ -1,4 +1,4 @@
-"""The C unit tests of src/core (box algebra, the planner, the view maps) and
+"""The C unit tests of src/core (box algebra, the planner, the view maps, layouts) and
 of the random generator (kernels/dg_random.h),
 built with the sanitizers and run from pytest so that the one test command
 runs them too."""
@@ -22,5 +22,5 @@ def test_c_unit_tests():
     out = r.stdout + r.stderr
     assert r.returncode == 0, out
     counts = [ln for ln in out.splitlines() if "passed" in ln]
-    assert len(counts) == 3, out  # test_plan, test_viewmap, test_random
+    assert len(counts) == 4, out  # test_plan, test_viewmap, test_layout, test_random
     assert all(ln.strip().endswith(" 0 failed") for ln in counts), out

@@ -23,8 +23,9 @@ as each block's Q times its part of the stacked Q, where the block is.
 import numpy
 from numpy.linalg import LinAlgError
 
-from . import _core
-from . import _dense as D
+from . import _core, _linalg
+from . import _lapack as D
+from ._creation import asarray
 
 
 def _ndev():
@@ -136,7 +137,6 @@ class _Cyclic:
 
 def _update(t, a, b):
     """t -= a @ b in place (t a view of the working matrix)."""
-    from . import _linalg
     numpy.subtract(t, _linalg.matmul(a, b), out=t)
 
 
@@ -220,7 +220,6 @@ def _factor(c, dt):
             perm[i], perm[q - 1] = perm[q - 1], perm[i]
         moved = numpy.nonzero(perm != numpy.arange(N - k0))[0]
         if moved.size:
-            from . import asarray
             rows = w[asarray(k0 + perm[moved])]
             w[asarray(k0 + moved)] = rows
         _core._copyto(w[k0:N, k0:k1], D.swap(p))
@@ -243,7 +242,6 @@ def lu(x, dt):
     """LU of a 2-d square x split over devices: (the factors, laid out by
     rows, padded; ipiv over its first n rows as an int64 array; info 1 where
     a pivot is exactly zero, else 0) for slogdet / det."""
-    from . import asarray
     c = _Cyclic(x, dt)
     ipiv, infos = _factor(c, dt)
     n = c.n
@@ -313,11 +311,10 @@ def tsqr(x, dt, want_q):
         _core._copyto(stack[pos:pos + r.shape[0]], r)
         pos += r.shape[0]
     if not want_q:
-        return None, D.qr(stack, "r")
-    q2, rr = D.qr(stack, "reduced")
+        return None, D.qr_local(stack, dt, "r")
+    q2, rr = D.qr_local(stack, dt, "reduced")
     layout = [(dev, ((r0, r1, 1), (0, n, 1))) for dev, r0, r1 in blocks]
     q = _core._empty((m, n), numpy.dtype(dt), layout, 0)
-    from . import _linalg
     for (dev, r0, r1), qi, o in zip(blocks, qs, off):
         _core._copyto(q[r0:r1], _linalg.matmul(qi, q2[o:o + qi.shape[1]]))
     return q, rr
@@ -326,11 +323,10 @@ def tsqr(x, dt, want_q):
 def svd_tall(x, dt, uv):
     """The thin SVD of a tall x split by rows, on TSQR: x = Q R, R = U_R S Vh,
     U = Q U_R (computed where Q's rows are)."""
-    from . import _linalg
     q, r = tsqr(x, dt, want_q=uv)
     if not uv:
-        return D.svd(r, compute_uv=False)
-    ur, s, vh = D.svd(r, full_matrices=False)
+        return D.svd_local(r, dt, False, False)
+    ur, s, vh = D.svd_local(r, dt, False, True)
     return _linalg.matmul(q, ur), s, vh
 
 

@@ -35,6 +35,8 @@ import numpy
 from numpy.lib import format as _format
 
 from . import _core
+from ._core import DistributedArray
+from ._creation import asarray, empty
 
 try:  # NumPy's own header writer and reader (all versions), where it has them
     from numpy.lib import _format_impl as _format_impl
@@ -140,7 +142,6 @@ def save(file, arr, allow_pickle=True):
     """numpy.save for a DistributedArray: NumPy's ``.npy`` format, each chunk
     written at its offset, one piece at a time (see the module's text).  A
     path without the ``.npy`` suffix gets it, as with numpy.save."""
-    from . import DistributedArray
     if not isinstance(arr, DistributedArray):
         return numpy.save(file, arr, allow_pickle=allow_pickle)
     a = arr if arr.mode == "replica" else arr.change_mode("replica")
@@ -237,7 +238,6 @@ def load(file, mmap_mode=None, allow_pickle=False, fix_imports=True, encoding="A
 
 
 def _empty(shape, dtype, index_map):
-    from . import empty
     return empty(shape, dtype, index_map=index_map)
 
 
@@ -316,7 +316,6 @@ def to_zarr(a, store, *, chunks=None, overwrite=True, **kwargs):
     piece (at most one host piece of each at a time).  ``chunks``: the Zarr
     chunk shape (default: the largest extent of a's chunks on each axis);
     other keyword arguments go to ``zarr.open_array``."""
-    from . import DistributedArray, asarray
     zarr = _zarr()
     if not isinstance(a, DistributedArray):
         a = asarray(a)

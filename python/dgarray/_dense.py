@@ -27,301 +27,22 @@ precision.  Integer and bool inputs become float64, float16 is NumPy's
 TypeError.
 """
 import operator
-import os
 
 import numpy
 from numpy.linalg import LinAlgError
 
-from . import _core
+from . import _blocked, _core, _linalg, _shape
+from ._creation import arange, asarray, eye
+from ._indexing import where
+from ._lapack import (GETRF, GETRS, POTRF, SYEVD, TRIZERO, Stack, assert_stacked_2d,
+                      assert_stacked_square, blocked, check, conj_swap, diagonal,
+                      matrices_whole, on_host, operand, qr_local, real_dtype, run, stack_for,
+                      svd_local, swap, to_device, work_dtype)
+# where the backend has the dense slot, its settings and NumPy's LAPACK for the
+# CPU backend, as dgarray._dense offered them before _lapack was cut out of it
+from ._lapack import available, settings, use_numpy_lapack  # noqa: F401
 
 _DA = _core.DistributedArray
-
-# ---- the CPU backend's LAPACK -----------------------------------------------------------------
-
-# dg_cpu_lapack_routine's order (src/backend/cpu/cpu_dense.h): the names for
-# real and for complex dtypes
-_ROUTINES = (("potrf", "potrf"), ("getrf", "getrf"), ("getrs", "getrs"), ("trsm", "trsm"),
-             ("geqrf", "geqrf"), ("orgqr", "ungqr"), ("syevd", "heevd"), ("gesdd", "gesdd"))
-
-
-def _numpy_lapack():
-    """Addresses of the ILP64 LAPACK routines of NumPy's BLAS, per routine
-    (s, d, c, z), or None."""
-    from ._linalg import numpy_blas_symbols
-    names = [f"scipy_{t}{(real if t in 'sd' else cplx)}_64_"
-             for real, cplx in _ROUTINES for t in "sdcz"]
-    flat = numpy_blas_symbols(names)
-    if flat is None:
-        return None
-    return tuple(tuple(flat[4 * i:4 * i + 4]) for i in range(len(_ROUTINES)))
-
-
-def use_numpy_lapack(on=True):
-    """The CPU backend's dense linear algebra through NumPy's LAPACK (on,
-    where found) or none (linalg then goes through NumPy on the host).
-    Returns whether LAPACK is used."""
-    fns = _numpy_lapack() if on else None
-    return bool(_core._set_cpu_lapack(fns)) and fns is not None
-
-
-if os.environ.get("DGARRAY_CPU_LAPACK", "1") != "0":
-    use_numpy_lapack()
-
-
-class _Settings:
-    """min_blocked_rows: a 2-d matrix split over devices with at least this
-    many rows runs the blocked algorithms across the devices; a smaller one
-    is gathered onto one device.  On the CPU backend the default is never:
-    its virtual devices share the host's cores and memory, and one LAPACK
-    call on the gathered matrix already uses every core (the tests lower it
-    to run the blocked algorithms there).  block: the panel width of the
-    blocked algorithms."""
-    min_blocked_rows = 4096 if _core.backend() != "cpu" else 1 << 62
-    block = 512
-
-
-settings = _Settings()
-
-# the ops of dg_dense_op (src/core/dg_dense.h)
-POTRF, GETRF, GETRS, TRSM, GEQRF, ORGQR, SYEVD, GESVD, TRIZERO = range(9)
-
-
-def run(op, a, b=None, u=None, vt=None, w=None, ipiv=None, info=None, *, lower=0, trans=0,
-        right=0, unit=0, job=0, m=0, n=0, k=0):
-    """One dense op in place on the operands (dg_array_dense)."""
-    _core._dense((op, int(lower), trans, int(right), int(unit), job, m, n, k), a, b, u, vt, w,
-                 ipiv, info)
-
-
-def available():
-    """True where the backend runs dense linear algebra."""
-    return _core._has_slot("dense")
-
-
-# ---- operands, dtypes, errors -----------------------------------------------------------------
-
-def operand(x, what="linalg"):
-    """x as a DistributedArray (host data goes to the default layout);
-    TypeError for data that is not numbers."""
-    if isinstance(x, _DA):
-        return x
-    h = numpy.asarray(x)
-    if h.dtype.kind not in "biufc":
-        raise TypeError(f"array type {h.dtype.name} is unsupported in {what}")
-    from . import asarray
-    return asarray(h)
-
-
-def work_dtype(*arrays):
-    """The dtype a computation on these arrays runs in and returns (NumPy's
-    _commonType, in the inputs' precision): float32/complex64 when every
-    float input is single precision, else float64/complex128; integers and
-    bools count as float64; float16 is NumPy's TypeError."""
-    single, cplx = True, False
-    for a in arrays:
-        dt = numpy.dtype(a.dtype)
-        if dt.kind in "fc":
-            cplx = cplx or dt.kind == "c"
-            if dt in (numpy.float64, numpy.complex128):
-                single = False
-            elif dt not in (numpy.float32, numpy.complex64):
-                raise TypeError(f"array type {dt.name} is unsupported in linalg")
-        elif dt.kind in "biu":
-            single = False
-        else:
-            raise TypeError(f"array type {dt.name} is unsupported in linalg")
-    if cplx:
-        return numpy.dtype(numpy.complex64 if single else numpy.complex128)
-    return numpy.dtype(numpy.float32 if single else numpy.float64)
-
-
-def real_dtype(dt):
-    return numpy.dtype(dt).type(0).real.dtype
-
-
-def assert_stacked_2d(*arrays):
-    for a in arrays:
-        if a.ndim < 2:
-            raise LinAlgError(f"{a.ndim}-dimensional array given. Array must be at least "
-                              "two-dimensional")
-
-
-def assert_stacked_square(*arrays):
-    for a in arrays:
-        if a.ndim < 2:
-            raise LinAlgError(f"{a.ndim}-dimensional array given. Array must be at least "
-                              "two-dimensional")
-        if a.shape[-1] != a.shape[-2]:
-            raise LinAlgError("Last 2 dimensions of the array must be square")
-
-
-def check(info, msg):
-    """Raises LinAlgError(msg) where a matrix's info is not 0 (read on the
-    host: one reduction and one synchronisation); MemoryError where the
-    backend could not get a workspace."""
-    if info is None or info.size == 0:
-        return
-    if bool((info != 0).any()):
-        if bool((info == _NO_WORKSPACE).any()):
-            raise MemoryError("the dense linear algebra of a device could not allocate its "
-                              "workspace")
-        raise LinAlgError(msg)
-
-
-# the info of a matrix whose workspace the backend could not allocate
-_NO_WORKSPACE = numpy.iinfo(numpy.int32).min
-
-
-def on_host(func, *arrays, **kw):
-    """func (NumPy's) on empty host arrays of these arrays' shapes and dtypes:
-    the answer for matrices with no element (no data to gather); results go
-    to the devices."""
-    hosts = [numpy.empty(a.shape, a.dtype) for a in arrays]
-    return to_device(func(*hosts, **kw))
-
-
-def to_device(res):
-    """NumPy arrays in res (also in tuples and named tuples) as
-    DistributedArrays."""
-    from . import asarray
-    if isinstance(res, numpy.ndarray):
-        return asarray(res)
-    if isinstance(res, tuple):
-        items = [to_device(r) for r in res]
-        return type(res)(*items) if hasattr(res, "_fields") else tuple(items)
-    return res
-
-
-# ---- where the matrices are computed ------------------------------------------------------------
-
-def _rng(n):
-    return (0, n, 1)
-
-
-def matrices_whole(x):
-    """True if every chunk of x holds whole matrices (its last two axes)."""
-    m, n = x.shape[-2:]
-    for _, box in x._layout():
-        if box[-2][:2] != (0, m) and m > 0 or box[-1][:2] != (0, n) and n > 0:
-            return False
-        if (box[-2][2] != 1 and m > 1) or (box[-1][2] != 1 and n > 1):
-            return False
-    return True
-
-
-def main_device(x):
-    """The device holding the most elements of x."""
-    held = {}
-    for dev, box in x._layout():
-        size = 1
-        for s, e, st in box:
-            size *= max(0, -(-(e - s) // st))
-        held[dev] = held.get(dev, 0) + size
-    return max(held, key=lambda d: (held[d], -d)) if held else 0
-
-
-class Stack:
-    """Where a stack of matrices is computed: the batch shape and, for each
-    chunk, its device and box over the batch axes.  Arrays made here hold
-    whole trailing axes in every chunk, so each chunk is one batch of the
-    dense slot and no data moves between the ops of one call."""
-
-    def __init__(self, bshape, entries):
-        self.bshape = tuple(bshape)
-        self.entries = entries
-
-    @classmethod
-    def one(cls, bshape, dev):
-        return cls(bshape, [(dev, tuple(_rng(n) for n in bshape))])
-
-    @classmethod
-    def of(cls, x, bshape=None):
-        """x's own batch layout when its chunks hold whole matrices and its
-        batch shape is bshape; else the batch split over the devices (its
-        largest axis), or one device for a single matrix."""
-        bshape = x.shape[:-2] if bshape is None else tuple(bshape)
-        if x.shape[:-2] == bshape and matrices_whole(x):
-            seen, entries = set(), []
-            for dev, box in x._layout():
-                key = tuple(box[:-2])
-                if key not in seen:
-                    seen.add(key)
-                    entries.append((dev, key))
-            return cls(bshape, entries)
-        return cls.split(bshape, main_device(x))
-
-    @classmethod
-    def split(cls, bshape, dev=0):
-        """The batch's largest axis split in near-equal blocks over the
-        devices; one device (dev) when there is no batch."""
-        size = 1
-        for n in bshape:
-            size *= n
-        ndev = _core._ndevices()
-        if not bshape or size == 0 or ndev == 1:
-            return cls.one(bshape, dev)
-        ax = max(range(len(bshape)), key=lambda i: (bshape[i], -i))
-        k = min(ndev, bshape[ax])
-        entries = []
-        for i in range(k):
-            box = [_rng(n) for n in bshape]
-            box[ax] = (bshape[ax] * i // k, bshape[ax] * (i + 1) // k, 1)
-            entries.append((i, tuple(box)))
-        return cls(bshape, entries)
-
-    def layout(self, tail):
-        return [(dev, bb + tuple(_rng(n) for n in tail)) for dev, bb in self.entries]
-
-    def empty(self, tail, dtype):
-        tail = tuple(tail)
-        return _core._empty(self.bshape + tail, numpy.dtype(dtype), self.layout(tail), 0)
-
-    def copy(self, src, tail, dtype):
-        """A new array (batch + tail) of this layout holding src (broadcast to
-        that shape, cast to dtype)."""
-        w = self.empty(tail, dtype)
-        if w.size:
-            _core._copyto(w, src)
-        return w
-
-    def zeros(self, tail, dtype):
-        w = self.empty(tail, dtype)
-        if w.size:
-            _core._fill(w, 0, 0, None, 0, None)
-        return w
-
-
-def swap(x):
-    """x with its last two axes swapped (a view)."""
-    from ._shape import swapaxes
-    return swapaxes(x, -1, -2)
-
-
-def conj_swap(x):
-    """x's conjugate transpose over its last two axes: a view for real x."""
-    return numpy.conjugate(swap(x)) if x.dtype.kind == "c" else swap(x)
-
-
-def diagonal(x):
-    """The main diagonals of the square matrices x (..., n, n) whose chunks
-    hold whole dense matrices: a strided view of each chunk."""
-    n = x.shape[-1]
-    return x.reshape(x.shape[:-2] + (n * n,))[..., ::n + 1]
-
-
-def blocked(x):
-    """True if a 2-d x is split over devices and large enough for the
-    blocked algorithms."""
-    return (x.ndim == 2 and not matrices_whole(x) and _core._ndevices() > 1
-            and x.shape[0] >= settings.min_blocked_rows)
-
-
-def stack_for(x, bshape=None):
-    """The Stack x is computed in: its own where its chunks hold whole
-    matrices, else its batch split over the devices, or for one matrix split
-    over devices the device holding most of it (a gather there)."""
-    return Stack.of(x, bshape)
-
 
 # ---- cholesky -----------------------------------------------------------------------------------
 
@@ -342,7 +63,6 @@ def cholesky(a, /, *, upper=False):
     if x.size == 0:
         return on_host(lambda h: numpy.linalg.cholesky(h, upper=upper), x.astype(dt))
     if blocked(x):
-        from . import _blocked
         return _blocked.cholesky(x, dt, upper)
     st = stack_for(x)
     w = st.copy(x, (n, n), dt)
@@ -403,7 +123,6 @@ def solve(a, b):
     if x.size == 0 or yb.size == 0 or 0 in bshape:
         return on_host(numpy.linalg.solve, x.astype(dt), y.astype(dt))
     if blocked(x) and not bshape:
-        from . import _blocked
         r = _blocked.solve(x, yb, dt)
         return r.reshape((n,)) if vec else r
     st = Stack.of(x, bshape)
@@ -436,8 +155,6 @@ def inv(a):
     if x.size == 0:
         return on_host(numpy.linalg.inv, x.astype(dt))
     if blocked(x):
-        from . import _blocked
-        from . import eye
         return _blocked.solve(x, eye(n, dtype=dt), dt)
     return _inv_local(x, dt, checked=True)
 
@@ -454,7 +171,6 @@ def _inv_local(x, dt, checked):
     run(GETRS, lu, b=rhs, ipiv=ipiv, trans=0, n=n, k=n)
     res = swap(rhs)
     if not checked:
-        from ._indexing import where
         res = where((info != 0)[..., None, None], numpy.nan, res).astype(dt)
     return res
 
@@ -464,19 +180,15 @@ def _slogdet_parts(x, dt):
     getrf, as NumPy computes them: the product of the pivots' signs (or
     phases) and the sum of the logs of their magnitudes, sign 0 and -inf
     where a pivot is exactly zero."""
-    from ._indexing import where
     n = x.shape[-1]
     if blocked(x):
-        from . import _blocked
         lu, ipiv, info = _blocked.lu(x, dt)
     else:
         st = stack_for(x)
         lu, ipiv, info = _lu(st, x, n, dt)
     d = diagonal(lu) if lu.ndim > 2 or matrices_whole(lu) else None
     if d is None:
-        from . import _blocked
         d = _blocked.diagonal(lu)
-    from . import arange
     swaps = (ipiv != arange(1, n + 1, dtype=numpy.int64)).sum(axis=-1)
     parity = 1 - 2 * (swaps % 2)
     if numpy.dtype(dt).kind == "c":
@@ -576,34 +288,9 @@ def eigvalsh(a, UPLO="L"):
 
 # ---- svd ------------------------------------------------------------------------------------------
 
-def _svd_local(x, dt, full, uv):
-    """LAPACK's gesdd of each matrix of x (whole per chunk, or gathered).
-    x's bytes are LAPACK's x^T = U' S V'^H, so x = conj(V') S U'^T: LAPACK's
-    vt, read row-major, is x's U and its u is x's Vh."""
-    rdt = real_dtype(dt)
-    mr, nc = x.shape[-2:]
-    k = min(mr, nc)
-    st = stack_for(x)
-    w = st.copy(x, (mr, nc), dt)
-    s = st.empty((k,), rdt)
-    info = st.empty((), numpy.int32)
-    if not uv:
-        run(GESVD, w, w=s, info=info, job=0, m=nc, n=mr)
-        check(info, "SVD did not converge")
-        return s
-    if full:
-        vh, u = st.empty((nc, nc), dt), st.empty((mr, mr), dt)
-    else:
-        vh, u = st.empty((k, nc), dt), st.empty((mr, k), dt)
-    run(GESVD, w, u=vh, vt=u, w=s, info=info, job=2 if full else 1, m=nc, n=mr)
-    check(info, "SVD did not converge")
-    return u, s, vh
-
-
 def _svdvals_hermitian(x):
     """NumPy's singular values for hermitian=True: the magnitudes of the
     eigenvalues (eigvalsh), in descending order."""
-    from . import _shape
     s = numpy.absolute(_eigh(x, "L", False))
     return _shape.sort(s, axis=-1)[..., ::-1]
 
@@ -637,11 +324,10 @@ def svd(a, full_matrices=True, compute_uv=True, hermitian=False):
             return _svdvals_hermitian(x)
     mr, nc = x.shape[-2:]
     if blocked(x) and mr >= nc:
-        from . import _blocked
         if _blocked.rows_split(x) and not (compute_uv and full_matrices and mr > nc):
             r = _blocked.svd_tall(x, dt, compute_uv)
             return SVDResult(*r) if compute_uv else r
-    r = _svd_local(x, dt, full_matrices, compute_uv)
+    r = svd_local(x, dt, full_matrices, compute_uv)
     return SVDResult(*r) if compute_uv else r
 
 
@@ -673,35 +359,13 @@ def qr(a, mode="reduced"):
     assert_stacked_2d(x)
     dt = work_dtype(x)
     mr, nc = x.shape[-2:]
-    k = min(mr, nc)
     if x.size == 0:
         return on_host(lambda h: numpy.linalg.qr(h, mode), x.astype(dt))
     if blocked(x) and mr >= nc and mode in ("reduced", "r"):
-        from . import _blocked
         if _blocked.rows_split(x):
             q, r = _blocked.tsqr(x, dt, want_q=mode == "reduced")
             return r if mode == "r" else QRResult(q, r)
-    st = stack_for(x)
-    w = st.copy(swap(x), (nc, mr), dt)   # LAPACK's m x n matrix: x itself
-    tau = st.empty((k,), dt)
-    run(GEQRF, w, w=tau, m=mr, n=nc)
-    if mode == "raw":
-        return w, tau
-    rrows = mr if mode == "complete" else k
-    r = st.copy(swap(w)[..., :rrows, :], (rrows, nc), dt)
-    run(TRIZERO, r, lower=True, m=nc, n=rrows, k=0)
-    if mode == "r":
-        return r
-    if mode == "complete" and mr > nc:
-        z = st.empty((mr, mr), dt)
-        z[..., :nc, :] = w
-        run(ORGQR, z, w=tau, m=mr, n=mr, k=k)
-        return QRResult(swap(z), r)
-    qv = w if mr >= nc else w[..., :mr, :]
-    if mr < nc:
-        qv = st.copy(qv, (mr, mr), dt)
-    run(ORGQR, qv, w=tau, m=mr, n=k, k=k)
-    return QRResult(swap(qv), r)
+    return qr_local(x, dt, mode)
 
 
 # ---- lstsq, matrix_rank, pinv --------------------------------------------------------------------
@@ -717,8 +381,6 @@ def lstsq(a, b, rcond=None):
     A tall a split by rows over devices runs on tall-skinny QR
     (dgarray._blocked): a = Q R, the SVD of R, x = V S^+ U_R^H Q^H b, with no
     gather; other layouts gather a onto one device."""
-    from . import asarray
-    from ._indexing import where
     x, y = operand(a), operand(b)
     vec = y.ndim == 1
     yb = y.reshape(y.shape + (1,)) if vec else y
@@ -739,17 +401,16 @@ def lstsq(a, b, rcond=None):
         return on_host(lambda p, q: numpy.linalg.lstsq(p, q, rcond=rcond), x.astype(dt),
                        y.astype(dt))
     if blocked(x) and mr >= nc:
-        from . import _blocked
         if _blocked.rows_split(x):
             q, r = _blocked.tsqr(x, dt, want_q=True)
-            ur, s, vh = _svd_local(r, dt, False, True)
+            ur, s, vh = svd_local(r, dt, False, True)
             qb = conj_swap(q) @ yb.astype(dt)
             ub = conj_swap(ur) @ qb
         else:
-            u, s, vh = _svd_local(x, dt, False, True)
+            u, s, vh = svd_local(x, dt, False, True)
             ub = conj_swap(u) @ yb.astype(dt)
     else:
-        u, s, vh = _svd_local(x, dt, False, True)
+        u, s, vh = svd_local(x, dt, False, True)
         ub = conj_swap(u) @ yb.astype(dt)
     cutoff = rcond * s.max()
     large = s > cutoff
@@ -769,7 +430,6 @@ def lstsq(a, b, rcond=None):
 def matrix_rank(A, tol=None, hermitian=False, *, rtol=None):
     """The rank of each matrix of A: how many singular values exceed tol
     (NumPy's rule: tol=None gives S.max * rtol, rtol=None max(M, N) * eps)."""
-    from . import asarray
     x = operand(A)
     if tol is not None and rtol is not None:
         raise ValueError("`tol` and `rtol` can't be both set.")
@@ -791,8 +451,6 @@ def pinv(a, rcond=None, hermitian=False, *, rtol=numpy._NoValue):
     """The Moore-Penrose pseudo-inverse of each matrix of a, from its SVD
     (NumPy's rule: singular values at most rcond * max(s) dropped; rcond
     default 1e-15, or rtol's)."""
-    from . import asarray
-    from ._indexing import where
     x = operand(a)
     if rcond is None:
         if rtol is numpy._NoValue:
@@ -825,7 +483,6 @@ def matrix_power(a, n):
     """a (square matrices) to the integer power n by repeated squaring with
     dgarray's products (NumPy's algorithm); n < 0 inverts first, n == 0 gives
     identities."""
-    from . import _linalg
     x = operand(a)
     assert_stacked_square(x)
     try:
@@ -861,7 +518,6 @@ def svd_norm(x, ord, axis=(-2, -1), keepdims=False):
     'nuc' (their sum) over the two axes `axis` of x, NumPy's linalg.norm
     for those orders (for dgarray.linalg.norm and matrix_norm).  x's
     integers become float64."""
-    from . import _shape
     x = operand(x)
     if ord not in (2, -2, "nuc"):
         raise ValueError(f"svd_norm takes ord 2, -2 or 'nuc', not {ord!r}")
@@ -889,7 +545,6 @@ def cond(x, p=None):
     """The condition number of each matrix of x in the norm p (NumPy's rule:
     None, 2, -2 from the singular values; 'fro', 'nuc', 1, -1, inf, -inf as
     norm(x, p) * norm(inv(x), p), inf where x is singular and has no NaN)."""
-    from ._indexing import where
     y = operand(x)
     if y.ndim >= 2 and (y.shape[-1] == 0 or y.shape[-2] == 0):
         raise LinAlgError("cond is not defined on empty arrays")
@@ -905,8 +560,8 @@ def cond(x, p=None):
             # NumPy's norm checks its SVD: a singular x's NaN inverse raises
             r = svd_norm(y, "nuc") * svd_norm(invx, "nuc")
         else:
-            from . import linalg
-            r = (linalg.norm(y, p, axis=(-2, -1)) * linalg.norm(invx, p, axis=(-2, -1)))
+            r = (numpy.linalg.norm(y, p, axis=(-2, -1)) *
+                 numpy.linalg.norm(invx, p, axis=(-2, -1)))
         r = r.astype(dt if p != "nuc" else r.dtype)
     nan = numpy.isnan(r)
     if y.dtype.kind in "fc":

@@ -29,6 +29,10 @@ import operator
 import numpy
 
 from . import _core
+from ._creation import arange, asarray, zeros
+from ._lapack import operand
+from ._linalg import _put
+from ._shape import concatenate, roll
 
 _DA = _core.DistributedArray
 C2C, R2C, C2R = 0, 1, 2
@@ -48,7 +52,6 @@ if _core.backend() == "cpu":
 
 
 def _operand(a):
-    from ._dense import operand
     return operand(a, "fft")
 
 
@@ -86,7 +89,6 @@ def _fit(a, axis, m):
     key = (slice(None),) * axis
     if cur > m:
         return a[key + (slice(0, m),)]
-    from . import zeros
     shape = a.shape[:axis] + (m,) + a.shape[axis + 1:]
     z = zeros(shape, dtype=a.dtype)
     z[key + (slice(0, cur),)] = a
@@ -169,7 +171,6 @@ def _groups(pairs, kind):
 def _on_host_empty(a, kind, forward, axes, ns, norm, out):
     """The result for arrays with no element: NumPy on an empty host array of
     a's shape (no data to move)."""
-    from . import asarray
     h = numpy.empty(a.shape, a.dtype)
     for ax, n in zip(axes, ns):
         if kind == C2C:
@@ -189,7 +190,6 @@ def _into(res, out):
     """res written into out (NumPy's shape check first)."""
     if getattr(out, "shape", None) is not None and tuple(out.shape) != res.shape:
         raise ValueError("output array has wrong shape.")
-    from ._linalg import _put
     return _put(res, out, "fft")
 
 
@@ -328,7 +328,6 @@ def irfft2(a, s=None, axes=(-2, -1), norm=None, out=None):
 def fftfreq(n, d=1.0, device=None):
     """The sample frequencies of an n-point transform with spacing d
     (numpy.fft.fftfreq), made on the devices."""
-    from . import arange, concatenate
     if not isinstance(n, (int, numpy.integer)):
         raise ValueError("n should be an integer")
     val = 1.0 / (n * d)
@@ -339,7 +338,6 @@ def fftfreq(n, d=1.0, device=None):
 
 def rfftfreq(n, d=1.0, device=None):
     """The sample frequencies of rfft (numpy.fft.rfftfreq), on the devices."""
-    from . import arange
     if not isinstance(n, (int, numpy.integer)):
         raise ValueError("n should be an integer")
     val = 1.0 / (n * d)
@@ -347,7 +345,6 @@ def rfftfreq(n, d=1.0, device=None):
 
 
 def _shift(x, axes, sign):
-    from ._shape import roll
     x = _operand(x)
     if axes is None:
         axes = tuple(range(x.ndim))

@@ -16,6 +16,7 @@ import os
 import numpy
 
 from . import _core
+from ._creation import asarray
 
 _DA = _core.DistributedArray
 _MATMUL_SIG = "(n?,k),(k,m?)->(n?,m?)"
@@ -93,7 +94,6 @@ def _operand(x):
         raise TypeError(f"dgarray has no matrix products of dtype {h.dtype}")
     if h.ndim == 0:
         return h
-    from . import asarray
     return asarray(h)
 
 
@@ -327,7 +327,6 @@ def _result_dtype(a, b):
 
 def _scalar_product(a, b, out):
     """A product with a 0-d operand: NumPy multiplies."""
-    from . import asarray
     if out is not None:
         return numpy.multiply(a, b, out=out)
     res = numpy.multiply(a, b)
@@ -371,7 +370,6 @@ def dot(a, b, out=None):
 def vdot(a, b, /):
     """The dot product of the flattened arrays, the first conjugated."""
     a, b = _operand(a), _operand(b)
-    from . import asarray
     a = asarray(a) if isinstance(a, numpy.ndarray) else a
     b = asarray(b) if isinstance(b, numpy.ndarray) else b
     if a.size != b.size:
@@ -403,7 +401,6 @@ def inner(a, b, /):
 
 def outer(a, b, out=None):
     """The outer product of the flattened arrays, as numpy.outer."""
-    from . import asarray
     a, b = _operand(a), _operand(b)
     a = asarray(a) if isinstance(a, numpy.ndarray) else a
     b = asarray(b) if isinstance(b, numpy.ndarray) else b

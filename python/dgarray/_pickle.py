@@ -22,6 +22,7 @@ array: the copy has the same layout and mode, and writing to either leaves
 the other as it was.
 """
 from . import _core
+from ._creation import mode_number
 
 # The version of what _rebuild takes; a later layout of the arguments gets a
 # new number, and _rebuild keeps reading the old ones.
@@ -59,10 +60,9 @@ def _rebuild(fmt, shape, dtype, mode, layout, refs, *arrays):
     if fmt != _FORMAT:
         raise ValueError(f"this pickle of a DistributedArray has format {fmt}; this "
                          f"dgarray reads format {_FORMAT}: unpickle it with a newer dgarray")
-    from . import _mode_number
     ndev = _core._ndevices()
     placed = [(dev % ndev, box) for dev, box in layout]
-    a = _core._empty(shape, dtype, placed, _mode_number(mode))
+    a = _core._empty(shape, dtype, placed, mode_number(mode))
     for i, r in enumerate(refs):
         _core._chunk_put(a, i, arrays[r])
     if placed != layout:

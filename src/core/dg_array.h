@@ -17,6 +17,7 @@
 #include <stdint.h>
 #include "dg_backend.h"
 #include "dg_box.h"
+#include "dg_layout.h"
 #include "dg_plan.h"
 #include "dg_status.h"
 
@@ -99,18 +100,6 @@ static inline void dg_array_incref(dg_array *a) { a->refcnt++; }
 void dg_array_decref(dg_array *a);
 
 /* ---- layouts ------------------------------------------------------------- */
-
-/* The default layout (DESIGN.md): the first axis split into near-equal
- * contiguous blocks, one per device; arrays smaller than min_split_bytes, 0-d
- * and empty arrays on device 0 alone.  *out is malloc'ed (caller frees). */
-dg_status dg_layout_default(int ndevices, int ndim, const int64_t *shape,
-                            size_t itemsize, size_t min_split_bytes,
-                            dg_plan_chunk **out, int *n, dg_error *err);
-
-/* Checks a layout against a shape: devices in range, boxes of the right ndim
- * inside the shape, every element of a non-empty shape covered. */
-dg_status dg_layout_validate(int ndevices, int ndim, const int64_t *shape,
-                             const dg_plan_chunk *layout, int n, dg_error *err);
 
 /* The (device, box) list of `a`; *out malloc'ed, caller frees. */
 dg_status dg_array_layout(const dg_array *a, dg_plan_chunk **out, dg_error *err);

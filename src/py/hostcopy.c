@@ -229,7 +229,7 @@ int dgpy_gather_into(dg_array *a, const dg_box *region, char *host, const int64_
 
 /* ---- settings ----------------------------------------------------------------- */
 
-PyObject *dgpy_f_set_progress(PyObject *mod, PyObject *arg)
+static PyObject *f_set_progress(PyObject *mod, PyObject *arg)
 {
     (void)mod;
     if (PyUnicode_Check(arg)) {
@@ -248,7 +248,7 @@ PyObject *dgpy_f_set_progress(PyObject *mod, PyObject *arg)
     Py_RETURN_NONE;
 }
 
-PyObject *dgpy_f_get_progress(PyObject *mod, PyObject *unused)
+static PyObject *f_get_progress(PyObject *mod, PyObject *unused)
 {
     (void)mod;
     (void)unused;
@@ -257,7 +257,7 @@ PyObject *dgpy_f_get_progress(PyObject *mod, PyObject *unused)
     return PyBool_FromLong(progress_mode);
 }
 
-PyObject *dgpy_f_piece_bytes(PyObject *mod, PyObject *arg)
+static PyObject *f_piece_bytes(PyObject *mod, PyObject *arg)
 {
     long long v = PyLong_AsLongLong(arg), old = (long long)piece_bytes;
     (void)mod;
@@ -270,3 +270,12 @@ PyObject *dgpy_f_piece_bytes(PyObject *mod, PyObject *arg)
     piece_bytes = (int64_t)v;
     return PyLong_FromLongLong(old);
 }
+
+PyMethodDef dgpy_hostcopy_methods[] = {
+    {"_set_progress", f_set_progress, METH_O,
+     "progress of long host copies: True, False or \"always\""},
+    {"_get_progress", f_get_progress, METH_NOARGS, "see _set_progress"},
+    {"_piece_bytes", f_piece_bytes, METH_O,
+     "sets the bytes per piece of a host copy; returns the previous value"},
+    {NULL, NULL, 0, NULL},
+};

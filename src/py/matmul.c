@@ -68,7 +68,7 @@ static int call_from_py(PyObject *amap, PyObject *bmap, PyObject *shape, PyObjec
  * two DistributedArrays of one dtype (any modes) as dg_contract_call
  * describes it; a new DistributedArray, in SUM mode when partial sums are
  * left on several devices. */
-PyObject *dgpy_f_contract(PyObject *mod, PyObject *args)
+static PyObject *f_contract(PyObject *mod, PyObject *args)
 {
     PyObject *ao, *bo, *amap, *bmap, *shape, *kshape;
     int tf32;
@@ -127,7 +127,7 @@ static PyObject *box_to_py(const dg_box *b, int n)
  * the planner's answer for operands of these layouts, without data:
  * (mode, fallback, [(device, box), ...], [(device, chunk, first, a_local,
  * b_local, box), ...]).  cost: (flop/s, bytes/s, latency s, min split flop). */
-PyObject *dgpy_f_matmul_plan(PyObject *mod, PyObject *args)
+static PyObject *f_matmul_plan(PyObject *mod, PyObject *args)
 {
     PyObject *alo, *aso, *blo, *bso, *amap, *bmap, *shape, *kshape, *costo;
     PyObject *chunks = NULL, *tasks = NULL, *res = NULL;
@@ -194,7 +194,7 @@ done:
  * finds them) for the CPU backend's float and complex products, and of the
  * BLAS's thread-count setter and getter (0: none); None: its own loops.
  * Returns whether the CPU backend runs (nothing else takes them). */
-PyObject *dgpy_f_set_cpu_blas(PyObject *mod, PyObject *fns)
+static PyObject *f_set_cpu_blas(PyObject *mod, PyObject *fns)
 {
     dg_cpu_blas t;
     unsigned long long p[6] = {0, 0, 0, 0, 0, 0};
@@ -229,3 +229,10 @@ PyObject *dgpy_f_set_cpu_blas(PyObject *mod, PyObject *fns)
     dg_cpu_gemm_set_blas(&t);
     Py_RETURN_TRUE;
 }
+
+PyMethodDef dgpy_matmul_methods[] = {
+    {"_contract", f_contract, METH_VARARGS, "a contraction: see src/py/matmul.c"},
+    {"_matmul_plan", f_matmul_plan, METH_VARARGS, "the product planner, for tests"},
+    {"_set_cpu_blas", f_set_cpu_blas, METH_O, "NumPy's BLAS for the CPU backend"},
+    {NULL, NULL, 0, NULL},
+};

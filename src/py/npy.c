@@ -77,6 +77,15 @@ int dgpy_dtype_from_obj(PyObject *obj, int *out)
 int dgpy_is_ndarray(PyObject *o) { return PyArray_Check(o); }
 int dgpy_is_npscalar(PyObject *o) { return PyArray_IsScalar(o, Generic); }
 
+int dgpy_is_int_index(PyObject *o)
+{
+    if (PyBool_Check(o) || PyArray_IsScalar(o, Bool))
+        return 0;
+    if (PyArray_Check(o))
+        return PyArray_NDIM((PyArrayObject *)o) == 0;
+    return PyIndex_Check(o);
+}
+
 PyObject *dgpy_as_ndarray(PyObject *o, int dt)
 {
     PyObject *arr;

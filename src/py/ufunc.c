@@ -478,7 +478,7 @@ static int negative_exponent(const operand *op, int dt, const unsigned char *val
         }
         neg = v < 0;
     } else {
-        PyObject *f = dgpy_impl("any_negative"), *r;
+        PyObject *f = dgpy_py(DGPY_PY_any_negative), *r;
         r = f ? PyObject_CallOneArg(f, op->host ? op->host : op->obj) : NULL;
         neg = r ? PyObject_IsTrue(r) : -1;
         Py_XDECREF(r);
@@ -890,7 +890,7 @@ static PyObject *ufunc_apply(int id, PyObject *ufunc, PyObject *const *args, int
             Py_DECREF(tmp);
             if (!host)
                 goto done;
-            f = dgpy_impl("copy_into_host");
+            f = dgpy_py(DGPY_PY_copy_into_host);
             rr = f ? PyObject_CallFunctionObjArgs(f, outs[i], host, wherep ? wherep : Py_True,
                                                   NULL) : NULL;
             Py_DECREF(host);
@@ -989,8 +989,8 @@ PyObject *dgpy_array_ufunc(PyObject *self, PyObject *args, PyObject *kwargs)
         return NULL;
     if (strcmp(m, "__call__") != 0 || !id_obj) {
         /* reduce, accumulate, ..., and the gufuncs (matmul, ...):
-         * dgarray._impl.ufunc_method(ufunc, method, *inputs, **kw) */
-        PyObject *f = dgpy_impl("ufunc_method");
+         * the package's ufunc_method(ufunc, method, *inputs, **kw) */
+        PyObject *f = dgpy_py(DGPY_PY_ufunc_method);
         return f ? PyObject_Call(f, args, kwargs) : NULL;
     }
     id = (int)PyLong_AsLong(id_obj);
