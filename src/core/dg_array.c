@@ -25,12 +25,12 @@ static dg_status mem_new(dg_backend_i *be, int dev, size_t nbytes, dg_mem **out,
     m->writes = (dg_pos *)(m + 1);
     m->reads = m->writes + nslots;
     if (nbytes) {
-        st = be->alloc(be, dev, nbytes, &m->ptr, err);
+        st = dg_be_alloc(be, dev, nbytes, &m->ptr, err);
         if (st != DG_OK) {
             free(m);
             return st;
         }
-        dg_mem_mark_write(m, be->pos(be, dev, DG_STREAM_COMPUTE));
+        dg_mem_mark_write(m, dg_be_pos(be, dev, DG_STREAM_COMPUTE));
     }
     *out = m;
     return DG_OK;
@@ -49,11 +49,11 @@ static void mem_decref(dg_backend_i *be, dg_mem *m)
         if (dg_mem_use_write(be, m, m->device, DG_STREAM_COMPUTE, &e) != DG_OK) {
             dg_error_clear(&e);
             for (i = 0; i < m->nslots; i++) {
-                be->sync(be, m->writes[i], &e);
-                be->sync(be, m->reads[i], &e);
+                dg_be_sync(be, m->writes[i], &e);
+                dg_be_sync(be, m->reads[i], &e);
             }
         }
-        be->release(be, m->device, m->ptr);
+        dg_be_release(be, m->device, m->ptr);
     }
     free(m);
 }
@@ -110,22 +110,15 @@ dg_status dg_buffer_unshare(dg_backend_i *be, dg_buffer *b, dg_error *err)
     if (old->refcnt < 2)
         return DG_OK;
     DG_CHECK(mem_new(be, old->device, old->nbytes, &m, err));
-    memset(&cp, 0, sizeof(cp));
-    cp.ndim = 1;
-    cp.itemsize = 1;
-    cp.shape[0] = (int64_t)old->nbytes;
-    cp.src_strides[0] = cp.dst_strides[0] = 1;
-    cp.src_dev = cp.dst_dev = old->device;
-    cp.src = (const char *)old->ptr;
-    cp.dst = (char *)m->ptr;
+    cp = dg_copy_bytes(old->device, old->ptr, old->device, m->ptr, old->nbytes);
     st = dg_mem_use_read(be, old, old->device, DG_STREAM_COMPUTE, err);
     if (st == DG_OK && old->nbytes)
-        st = be->copy(be, old->device, DG_STREAM_COMPUTE, &cp, err);
+        st = dg_be_copy(be, old->device, DG_STREAM_COMPUTE, &cp, err);
     if (st != DG_OK) {
         mem_decref(be, m);
         return st;
     }
-    p = be->pos(be, old->device, DG_STREAM_COMPUTE);
+    p = dg_be_pos(be, old->device, DG_STREAM_COMPUTE);
     dg_mem_mark_read(old, p);
     dg_mem_mark_write(m, p);
     b->mem = m;
@@ -153,7 +146,7 @@ dg_status dg_mem_use_read(dg_backend_i *be, dg_mem *m, int dev, int stream, dg_e
     int i;
     for (i = 0; i < m->nslots; i++)
         if (m->writes[i].seq && !same_stream(m->writes[i], dev, stream))
-            DG_CHECK(be->wait(be, dev, stream, m->writes[i], err));
+            DG_CHECK(dg_be_wait(be, dev, stream, m->writes[i], err));
     return DG_OK;
 }
 
@@ -163,7 +156,7 @@ dg_status dg_mem_use_write(dg_backend_i *be, dg_mem *m, int dev, int stream, dg_
     DG_CHECK(dg_mem_use_read(be, m, dev, stream, err));
     for (i = 0; i < m->nslots; i++)
         if (m->reads[i].seq && !same_stream(m->reads[i], dev, stream))
-            DG_CHECK(be->wait(be, dev, stream, m->reads[i], err));
+            DG_CHECK(dg_be_wait(be, dev, stream, m->reads[i], err));
     return DG_OK;
 }
 
@@ -217,7 +210,7 @@ dg_status dg_buffer_sync(dg_backend_i *be, dg_buffer *b, dg_error *err)
 {
     int i;
     for (i = 0; i < b->mem->nslots; i++)
-        DG_CHECK(be->sync(be, b->mem->writes[i], err));
+        DG_CHECK(dg_be_sync(be, b->mem->writes[i], err));
     return DG_OK;
 }
 
@@ -477,7 +470,7 @@ static dg_status sync_devices(dg_backend_i *be, const char *used, dg_error *err)
     for (d = 0; d < be->ndevices; d++) {
         if (!used[d])
             continue;
-        s2 = be->sync(be, be->pos(be, d, DG_STREAM_COMPUTE), err);
+        s2 = dg_be_sync(be, dg_be_pos(be, d, DG_STREAM_COMPUTE), err);
         if (st == DG_OK)
             st = s2;
     }
@@ -559,9 +552,9 @@ dg_status dg_array_scatter_part(dg_array *a, const char *host, const int64_t *hs
         dg_chunk_view(c, &pb, &cp.dst, cp.dst_strides);
         st = dg_buffer_use_write(be, c->buf, c->device, DG_STREAM_COMPUTE, err);
         if (st == DG_OK)
-            st = be->copy(be, c->device, DG_STREAM_COMPUTE, &cp, err);
+            st = dg_be_copy(be, c->device, DG_STREAM_COMPUTE, &cp, err);
         if (st == DG_OK) {
-            dg_buffer_mark_write(c->buf, be->pos(be, c->device, DG_STREAM_COMPUTE));
+            dg_buffer_mark_write(c->buf, dg_be_pos(be, c->device, DG_STREAM_COMPUTE));
             if (nbytes)
                 *nbytes += dg_box_size(&pb) * cp.itemsize;
         }
@@ -636,9 +629,9 @@ dg_status dg_array_gather_part(dg_array *a, const dg_box *region, char *host,
         cp.dst = dptr;
         st = dg_buffer_use_read(be, c->buf, c->device, DG_STREAM_COMPUTE, err);
         if (st == DG_OK)
-            st = be->copy(be, c->device, DG_STREAM_COMPUTE, &cp, err);
+            st = dg_be_copy(be, c->device, DG_STREAM_COMPUTE, &cp, err);
         if (st == DG_OK) {
-            dg_buffer_mark_read(c->buf, be->pos(be, c->device, DG_STREAM_COMPUTE));
+            dg_buffer_mark_read(c->buf, dg_be_pos(be, c->device, DG_STREAM_COMPUTE));
             if (nbytes)
                 *nbytes += dg_box_size(&pb) * cp.itemsize;
         }

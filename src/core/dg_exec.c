@@ -255,7 +255,7 @@ static dg_status ew_operand(dg_backend_i *be, ew_work *w, dg_move *mv, dg_array 
         const dg_plan_copy *pc = &plan.copies[j];
         const dg_chunk *c = &x->chunks[pc->src];
         if (c->device == dev ||
-            (be->can_access && be->can_access(be, dev, c->device) &&
+            (dg_be_can_access(be, dev, c->device) &&
              (size_t)dg_box_size(&pc->box) * (size_t)isz <= dg_get_peer_read_bytes())) {
             dg_count_peer_read(x, c, &pc->box, dev);
             DG_CHECK_GOTO(ew_push_src(w, c, 0, &cidx[j], err), st, done);
@@ -340,8 +340,8 @@ static dg_status ew_run_piece(const dg_ew_call *call, ew_work *w, const ew_piece
         DG_CHECK(dg_buffer_use_write(be, c->buf, dev, stream, err));
     }
     dg_ew_coalesce(&d);
-    DG_CHECK(be->elementwise(be, dev, stream, &d, err));
-    q = be->pos(be, dev, stream);
+    DG_CHECK(dg_be_elementwise(be, dev, stream, &d, err));
+    q = dg_be_pos(be, dev, stream);
 
     for (i = 0; i < nin + (call->where != NULL); i++)
         if (i >= nin || call->in[i].arr)
@@ -492,8 +492,8 @@ dg_status dg_array_fill(dg_array *a, const dg_fill_desc *proto, const dg_box *re
         }
         dg_chunk_view(c, &B, &f.dst, f.strides);
         DG_CHECK(dg_buffer_use_write(be, c->buf, c->device, DG_STREAM_COMPUTE, err));
-        DG_CHECK(be->fill(be, c->device, DG_STREAM_COMPUTE, &f, err));
-        dg_buffer_mark_write(c->buf, be->pos(be, c->device, DG_STREAM_COMPUTE));
+        DG_CHECK(dg_be_fill(be, c->device, DG_STREAM_COMPUTE, &f, err));
+        dg_buffer_mark_write(c->buf, dg_be_pos(be, c->device, DG_STREAM_COMPUTE));
     }
     return DG_OK;
 }

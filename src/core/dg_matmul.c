@@ -920,13 +920,13 @@ static dg_status pack_block(dg_backend_i *be, const dg_contract_call *c, int isz
     cp.dst = out->ptr;
     st = dg_buffer_use_read(be, in->buf, dev, DG_STREAM_COMPUTE, err);
     if (st == DG_OK)
-        st = be->copy(be, dev, DG_STREAM_COMPUTE, &cp, err);
+        st = dg_be_copy(be, dev, DG_STREAM_COMPUTE, &cp, err);
     if (st != DG_OK) {
         dg_buffer_decref(be, out->buf);
         out->buf = NULL;
         return st;
     }
-    pos = be->pos(be, dev, DG_STREAM_COMPUTE);
+    pos = dg_be_pos(be, dev, DG_STREAM_COMPUTE);
     dg_buffer_mark_read(in->buf, pos);
     dg_buffer_mark_write(out->buf, pos);
     return DG_OK;
@@ -1003,7 +1003,7 @@ static dg_status dot_loops(dg_backend_i *be, int dev, const dg_gemm_desc *d, dg_
     e.strides[1][0] = d->b_rs;
     e.data[2] = t;
     e.strides[2][0] = isz;
-    st = be->elementwise(be, dev, DG_STREAM_COMPUTE, &e, err);
+    st = dg_be_elementwise(be, dev, DG_STREAM_COMPUTE, &e, err);
     if (st == DG_OK) {
         memset(&r, 0, sizeof r);
         r.kind = DG_RED_LOOP;
@@ -1015,7 +1015,7 @@ static dg_status dot_loops(dg_backend_i *be, int dev, const dg_gemm_desc *d, dg_
         r.src = t;
         r.src_strides[0] = isz;
         r.dst = sum;
-        st = be->reduce(be, dev, DG_STREAM_COMPUTE, &r, err);
+        st = dg_be_reduce(be, dev, DG_STREAM_COMPUTE, &r, err);
     }
     if (st == DG_OK && d->beta) { /* C = C + the sum */
         memset(&e, 0, sizeof e);
@@ -1026,9 +1026,9 @@ static dg_status dot_loops(dg_backend_i *be, int dev, const dg_gemm_desc *d, dg_
         e.data[0] = d->c;
         e.data[1] = sum;
         e.data[2] = d->c;
-        st = be->elementwise(be, dev, DG_STREAM_COMPUTE, &e, err);
+        st = dg_be_elementwise(be, dev, DG_STREAM_COMPUTE, &e, err);
     }
-    dg_buffer_mark_write(tmp, be->pos(be, dev, DG_STREAM_COMPUTE));
+    dg_buffer_mark_write(tmp, dg_be_pos(be, dev, DG_STREAM_COMPUTE));
     dg_buffer_decref(be, tmp);
     return st;
 }
@@ -1090,8 +1090,8 @@ static dg_status run_task(const dg_contract_call *c, const mm_src *A, const mm_s
     if (dot_by_loops(&d))
         DG_CHECK_GOTO(dot_loops(be, dev, &d, err), st, done);
     else
-        DG_CHECK_GOTO(be->gemm(be, dev, DG_STREAM_COMPUTE, &d, err), st, done);
-    p = be->pos(be, dev, DG_STREAM_COMPUTE);
+        DG_CHECK_GOTO(dg_be_gemm(be, dev, DG_STREAM_COMPUTE, &d, err), st, done);
+    p = dg_be_pos(be, dev, DG_STREAM_COMPUTE);
     dg_buffer_mark_read(ra.buf, p);
     dg_buffer_mark_read(rb.buf, p);
     dg_buffer_mark_write(oc->buf, p);
@@ -1192,9 +1192,7 @@ dg_status dg_array_contract(dg_array *a, dg_array *b, const dg_contract_call *c,
     int t, j;
 
     memset(&pl, 0, sizeof(pl));
-    if (!be->gemm)
-        return dg_error_set(err, DG_ERR_NOTIMPL, -1, "the %s backend has no matrix products",
-                            be->name);
+    DG_CHECK(dg_be_need(be, DG_SLOT_GEMM, err));
     if (a->mode != DG_MODE_REPLICA || b->mode != DG_MODE_REPLICA || a->dtype != b->dtype)
         return dg_error_set(err, DG_ERR_INTERNAL, -1,
                             "a product of operands in an op mode or of two dtypes");

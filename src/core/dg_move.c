@@ -103,7 +103,7 @@ static dg_status enqueue_copy(dg_backend_i *be, int dev, int stream, const dg_mo
     cp.dst_dev = ddev;
     cp.dst = dst;
     memcpy(cp.dst_strides, dstr, sizeof(cp.dst_strides));
-    return be->copy(be, dev, stream, &cp, err);
+    return dg_be_copy(be, dev, stream, &cp, err);
 }
 
 /* 1 if copy it, between devices, goes as a peer copy on the destination's
@@ -111,8 +111,8 @@ static dg_status enqueue_copy(dg_backend_i *be, int dev, int stream, const dg_mo
  * memory, since an exchange group costs more to start than they take. */
 static int item_direct(dg_backend_i *be, const dg_move_item *it)
 {
-    return !be->exchange ||
-           (be->can_access && be->can_access(be, it->dst_dev, it->src_dev) &&
+    return !dg_be_has(be, DG_SLOT_EXCHANGE) ||
+           (dg_be_can_access(be, it->dst_dev, it->src_dev) &&
             (size_t)(item_count(it) * it->itemsize) <= dg_get_peer_read_bytes());
 }
 
@@ -233,7 +233,7 @@ dg_status dg_move_run(dg_move *m, dg_error *err)
         }
     }
     if (st == DG_OK && nx > 0) {
-        st = be->exchange(be, xf, nx, err);
+        st = dg_be_exchange(be, xf, nx, err);
         counts.groups++;
     }
     for (i = 0; i < nrem && st == DG_OK; i++) {
@@ -254,17 +254,17 @@ dg_status dg_move_run(dg_move *m, dg_error *err)
         dg_move_item *it = &m->items[i];
         if (it->phase != 0 || it->src_dev != it->dst_dev)
             continue;
-        dg_buffer_mark_read(it->src_buf, be->pos(be, it->dst_dev, DG_STREAM_COMPUTE));
-        dg_buffer_mark_write_part(it->dst_buf, be->pos(be, it->dst_dev, DG_STREAM_COMPUTE));
+        dg_buffer_mark_read(it->src_buf, dg_be_pos(be, it->dst_dev, DG_STREAM_COMPUTE));
+        dg_buffer_mark_write_part(it->dst_buf, dg_be_pos(be, it->dst_dev, DG_STREAM_COMPUTE));
     }
     for (i = 0; i < nrem; i++) {
         dg_move_item *it = rem[i].it;
-        dg_buffer_mark_read(it->src_buf, be->pos(be, rem[i].src_side, DG_STREAM_TRANSFER));
-        dg_buffer_mark_write_part(it->dst_buf, be->pos(be, it->dst_dev, DG_STREAM_TRANSFER));
+        dg_buffer_mark_read(it->src_buf, dg_be_pos(be, rem[i].src_side, DG_STREAM_TRANSFER));
+        dg_buffer_mark_write_part(it->dst_buf, dg_be_pos(be, it->dst_dev, DG_STREAM_TRANSFER));
         if (rem[i].pack)
-            dg_buffer_mark_read(rem[i].pack, be->pos(be, it->src_dev, DG_STREAM_TRANSFER));
+            dg_buffer_mark_read(rem[i].pack, dg_be_pos(be, it->src_dev, DG_STREAM_TRANSFER));
         if (rem[i].unpack)
-            dg_buffer_mark_read(rem[i].unpack, be->pos(be, it->dst_dev, DG_STREAM_TRANSFER));
+            dg_buffer_mark_read(rem[i].unpack, dg_be_pos(be, it->dst_dev, DG_STREAM_TRANSFER));
     }
     /* phase 1: copies from destinations of phase 0, on the device itself */
     for (i = 0; i < m->n && st == DG_OK; i++) {
@@ -279,7 +279,7 @@ dg_status dg_move_run(dg_move *m, dg_error *err)
             st = enqueue_copy(be, it->dst_dev, DG_STREAM_COMPUTE, it, it->src_dev, it->src,
                               it->src_strides, it->dst_dev, it->dst, it->dst_strides, err);
         if (st == DG_OK) {
-            p = be->pos(be, it->dst_dev, DG_STREAM_COMPUTE);
+            p = dg_be_pos(be, it->dst_dev, DG_STREAM_COMPUTE);
             dg_buffer_mark_read(it->src_buf, p);
             dg_buffer_mark_write_part(it->dst_buf, p);
         }
@@ -350,7 +350,7 @@ static dg_status find_source(dg_array *x, const dg_box *region, int dev, int pee
             *out = c;
             return DG_OK;
         }
-        if (!peer && peer_ok && be->can_access && be->can_access(be, dev, c->device))
+        if (!peer && peer_ok && dg_be_can_access(be, dev, c->device))
             peer = c;
     }
     if (peer && (size_t)dg_box_size(region) * (size_t)dg_dtype_size(x->dtype) <= peer_read_bytes)

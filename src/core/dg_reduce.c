@@ -327,8 +327,8 @@ static dg_status fold_stack(dg_backend_i *be, int dtype, int nd, const int64_t *
                   done);
     DG_CHECK_GOTO(dg_buffer_use_write(be, ri->chunks[0].buf, dev, DG_STREAM_COMPUTE, err), st,
                   done);
-    DG_CHECK_GOTO(be->reduce(be, dev, DG_STREAM_COMPUTE, &d, err), st, done);
-    q = be->pos(be, dev, DG_STREAM_COMPUTE);
+    DG_CHECK_GOTO(dg_be_reduce(be, dev, DG_STREAM_COMPUTE, &d, err), st, done);
+    q = dg_be_pos(be, dev, DG_STREAM_COMPUTE);
     dg_buffer_mark_read(sv, q);
     dg_buffer_mark_read(si, q);
     dg_buffer_mark_write(rv->chunks[0].buf, q);
@@ -375,9 +375,9 @@ static dg_status combine_arg_on_device(dg_array *v, dg_array *ix, int kind, dg_a
             cp.dst = (char *)dst[w]->ptr + (size_t)p * (size_t)n * (size_t)es;
             st = dg_buffer_use_read(be, cs[w]->buf, dev, DG_STREAM_COMPUTE, err);
             if (st == DG_OK)
-                st = be->copy(be, dev, DG_STREAM_COMPUTE, &cp, err);
+                st = dg_be_copy(be, dev, DG_STREAM_COMPUTE, &cp, err);
             if (st == DG_OK) {
-                q = be->pos(be, dev, DG_STREAM_COMPUTE);
+                q = dg_be_pos(be, dev, DG_STREAM_COMPUTE);
                 dg_buffer_mark_read(cs[w]->buf, q);
                 dg_buffer_mark_write(dst[w], q);
             }
@@ -407,10 +407,10 @@ static int small_result(const dg_array *r)
 {
     dg_backend_i *be = r->be;
     int i;
-    if (dg_box_size(&r->chunks[0].box) != 1 || !same_boxes(r) || !be->can_access)
+    if (dg_box_size(&r->chunks[0].box) != 1 || !same_boxes(r))
         return 0;
     for (i = 1; i < r->nchunks; i++)
-        if (!be->can_access(be, r->chunks[0].device, r->chunks[i].device))
+        if (!dg_be_can_access(be, r->chunks[0].device, r->chunks[i].device))
             return 0;
     return dg_get_peer_read_bytes() >= (size_t)dg_dtype_size(r->dtype);
 }
@@ -504,9 +504,9 @@ static dg_status reduce_part(dg_array *a, const dg_reduce_call *c, const part *p
     DG_CHECK_GOTO(dg_buffer_use_write(be, rc->buf, dev, DG_STREAM_COMPUTE, err), st, done);
     if (ic)
         DG_CHECK_GOTO(dg_buffer_use_write(be, ic->buf, dev, DG_STREAM_COMPUTE, err), st, done);
-    DG_CHECK_GOTO(be->reduce(be, dev, DG_STREAM_COMPUTE, &d, err), st, done);
+    DG_CHECK_GOTO(dg_be_reduce(be, dev, DG_STREAM_COMPUTE, &d, err), st, done);
     {
-        dg_pos q = be->pos(be, dev, DG_STREAM_COMPUTE);
+        dg_pos q = dg_be_pos(be, dev, DG_STREAM_COMPUTE);
         dg_buffer_mark_read(ch->buf, q);
         dg_buffer_mark_write(rc->buf, q);
         if (ic)
@@ -541,12 +541,12 @@ static size_t stack_bytes(int64_t rows, int64_t m, int isz, int arg, size_t *iof
 static int stackable(dg_backend_i *be, const dg_reduce_call *c, const dg_plan_chunk *l, int np)
 {
     int i;
-    if (np < 2 || c->where || !be->reduce_parts || !be->can_access ||
+    if (np < 2 || c->where || !dg_be_has(be, DG_SLOT_REDUCE_PARTS) ||
         dg_box_size(&l[0].box) == 0)
         return 0;
     for (i = 1; i < np; i++)
         if (!dg_box_equal(&l[i].box, &l[0].box) ||
-            !be->can_access(be, l[i].device, l[0].device))
+            !dg_be_can_access(be, l[i].device, l[0].device))
             return 0;
     return 1;
 }
@@ -585,7 +585,7 @@ static dg_status reduce_stacked(dg_array *a, const dg_reduce_call *c, const part
         part_desc(a, c, &parts[i], perm, &nk, &d[i]); /* the same perm for every part */
         d[i].pass = DG_RED_PARTS;
         row[i] = rows;
-        st = be->reduce_parts(be, a->chunks[parts[i].chunk].device, &d[i], &nrow, err);
+        st = dg_be_reduce_parts(be, a->chunks[parts[i].chunk].device, &d[i], &nrow, err);
         rows += nrow;
         reduced += dg_box_size(&parts[i].box);
     }
@@ -615,8 +615,8 @@ static dg_status reduce_stacked(dg_array *a, const dg_reduce_call *c, const part
         d[i].part_row = row[i];
         DG_CHECK_GOTO(dg_buffer_use_read(be, ch->buf, ch->device, DG_STREAM_COMPUTE, err), st,
                       out);
-        DG_CHECK_GOTO(be->reduce(be, ch->device, DG_STREAM_COMPUTE, &d[i], err), st, out);
-        q = be->pos(be, ch->device, DG_STREAM_COMPUTE);
+        DG_CHECK_GOTO(dg_be_reduce(be, ch->device, DG_STREAM_COMPUTE, &d[i], err), st, out);
+        q = dg_be_pos(be, ch->device, DG_STREAM_COMPUTE);
         dg_buffer_mark_read(ch->buf, q);
         dg_buffer_mark_write_part(sb, q);
     }
@@ -635,8 +635,8 @@ static dg_status reduce_stacked(dg_array *a, const dg_reduce_call *c, const part
     if (ri)
         DG_CHECK_GOTO(dg_buffer_use_write(be, ri->chunks[0].buf, dev, DG_STREAM_COMPUTE, err),
                       st, out);
-    DG_CHECK_GOTO(be->reduce(be, dev, DG_STREAM_COMPUTE, &d[np], err), st, out);
-    q = be->pos(be, dev, DG_STREAM_COMPUTE);
+    DG_CHECK_GOTO(dg_be_reduce(be, dev, DG_STREAM_COMPUTE, &d[np], err), st, out);
+    q = dg_be_pos(be, dev, DG_STREAM_COMPUTE);
     dg_buffer_mark_read(sb, q);
     dg_buffer_mark_write(rv->chunks[0].buf, q);
     if (ri)
@@ -662,9 +662,7 @@ dg_status dg_array_reduce(dg_array *a, const dg_reduce_call *c, dg_array **out,
     dg_array *r = NULL, *ri = NULL;
     dg_status st;
 
-    if (!be->reduce)
-        return dg_error_set(err, DG_ERR_NOTIMPL, -1, "the %s backend has no reductions",
-                            be->name);
+    DG_CHECK(dg_be_need(be, DG_SLOT_REDUCE, err));
     if (a->mode != DG_MODE_REPLICA)
         return dg_error_set(err, DG_ERR_INTERNAL, -1, "reduction of an array in an op mode");
     if (c->kind == DG_RED_LOOP) {
@@ -817,8 +815,8 @@ static dg_status scan_chunk(dg_backend_i *be, int loop, int dtype, int axis, dg_
     DG_CHECK(dg_buffer_use_write(be, d->buf, d->device, DG_STREAM_COMPUTE, err));
     if (cbuf)
         DG_CHECK(dg_buffer_use_read(be, cbuf, d->device, DG_STREAM_COMPUTE, err));
-    DG_CHECK(be->scan(be, d->device, DG_STREAM_COMPUTE, &q, err));
-    p = be->pos(be, d->device, DG_STREAM_COMPUTE);
+    DG_CHECK(dg_be_scan(be, d->device, DG_STREAM_COMPUTE, &q, err));
+    p = dg_be_pos(be, d->device, DG_STREAM_COMPUTE);
     dg_buffer_mark_read(s->buf, p);
     dg_buffer_mark_write(d->buf, p);
     if (cbuf)
@@ -907,8 +905,8 @@ static dg_status last_slice(dg_backend_i *be, int isz, const dg_chunk *c, int ax
     cp.dst_dev = dev;
     cp.dst = (char *)(*out)->ptr;
     DG_CHECK(dg_buffer_use_read(be, c->buf, dev, DG_STREAM_COMPUTE, err));
-    DG_CHECK(be->copy(be, dev, DG_STREAM_COMPUTE, &cp, err));
-    p = be->pos(be, dev, DG_STREAM_COMPUTE);
+    DG_CHECK(dg_be_copy(be, dev, DG_STREAM_COMPUTE, &cp, err));
+    p = dg_be_pos(be, dev, DG_STREAM_COMPUTE);
     dg_buffer_mark_read(c->buf, p);
     dg_buffer_mark_write(*out, p);
     return DG_OK;
@@ -982,7 +980,7 @@ static dg_status scan_with_carries(dg_array *a, int axis, int loop, dg_array *r,
                 st = dg_buffer_use_read(be, carry[j], dev, DG_STREAM_COMPUTE, err);
             }
             if (st == DG_OK)
-                st = be->copy(be, dev, DG_STREAM_COMPUTE, &cp, err);
+                st = dg_be_copy(be, dev, DG_STREAM_COMPUTE, &cp, err);
             if (st == DG_OK) {
                 memset(&d, 0, sizeof(d));
                 d.loop = loop;
@@ -994,10 +992,10 @@ static dg_status scan_with_carries(dg_array *a, int axis, int loop, dg_array *r,
                 }
                 d.data[0] = d.data[2] = (char *)carry[i2]->ptr;
                 d.data[1] = (char *)tot->ptr;
-                st = be->elementwise(be, dev, DG_STREAM_COMPUTE, &d, err);
+                st = dg_be_elementwise(be, dev, DG_STREAM_COMPUTE, &d, err);
             }
             if (st == DG_OK) {
-                p = be->pos(be, dev, DG_STREAM_COMPUTE);
+                p = dg_be_pos(be, dev, DG_STREAM_COMPUTE);
                 dg_buffer_mark_read(carry[j], p);
                 dg_buffer_mark_read(tot, p);
                 dg_buffer_mark_write(carry[i2], p);
@@ -1032,9 +1030,9 @@ static dg_status scan_with_carries(dg_array *a, int axis, int loop, dg_array *r,
         if (st == DG_OK)
             st = dg_buffer_use_read(be, carry[i], c->device, DG_STREAM_COMPUTE, err);
         if (st == DG_OK)
-            st = be->elementwise(be, c->device, DG_STREAM_COMPUTE, &d, err);
+            st = dg_be_elementwise(be, c->device, DG_STREAM_COMPUTE, &d, err);
         if (st == DG_OK) {
-            dg_pos p = be->pos(be, c->device, DG_STREAM_COMPUTE);
+            dg_pos p = dg_be_pos(be, c->device, DG_STREAM_COMPUTE);
             dg_buffer_mark_write(c->buf, p);
             dg_buffer_mark_read(carry[i], p);
         }
@@ -1085,8 +1083,7 @@ dg_status dg_array_scan(dg_array *a, int axis, int loop, dg_array **out, dg_erro
     dg_status st = DG_OK;
     int i, whole = 1;
 
-    if (!be->scan)
-        return dg_error_set(err, DG_ERR_NOTIMPL, -1, "the %s backend has no scans", be->name);
+    DG_CHECK(dg_be_need(be, DG_SLOT_SCAN, err));
     if (a->mode != DG_MODE_REPLICA || axis < 0 || axis >= a->ndim || loop < 0 ||
         loop >= dg_nloops || dg_loops[loop].nin != 2 || dg_loops[loop].dtypes[0] != a->dtype ||
         dg_loops[loop].dtypes[1] != a->dtype || dg_loops[loop].dtypes[2] != a->dtype)

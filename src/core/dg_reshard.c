@@ -451,8 +451,8 @@ static dg_status fold_views(dg_backend_i *be, int loop, dg_chunk *d, const dg_bo
     DG_CHECK(dg_buffer_use_read(be, y->buf, d->device, DG_STREAM_COMPUTE, err));
     DG_CHECK(dg_buffer_use_write(be, d->buf, d->device, DG_STREAM_COMPUTE, err));
     dg_ew_coalesce(&e);
-    DG_CHECK(be->elementwise(be, d->device, DG_STREAM_COMPUTE, &e, err));
-    p = be->pos(be, d->device, DG_STREAM_COMPUTE);
+    DG_CHECK(dg_be_elementwise(be, d->device, DG_STREAM_COMPUTE, &e, err));
+    p = dg_be_pos(be, d->device, DG_STREAM_COMPUTE);
     dg_buffer_mark_read(x->buf, p);
     dg_buffer_mark_read(y->buf, p);
     dg_buffer_mark_write(d->buf, p);
@@ -542,7 +542,7 @@ static dg_status combine_allreduce(dg_array *a, int loop, dg_array *r, dg_error 
     d.count = dg_box_size(&a->chunks[0].box);
     d.dtype = a->dtype;
     d.op = allreduce_op(loop);
-    st = be->allreduce(be, DG_STREAM_COMPUTE, &d, &e2);
+    st = dg_be_allreduce(be, DG_STREAM_COMPUTE, &d, &e2);
     if (st == DG_ERR_NOTIMPL) {
         dg_error_clear(&e2);
         goto done;
@@ -552,7 +552,7 @@ static dg_status combine_allreduce(dg_array *a, int loop, dg_array *r, dg_error 
         goto done;
     }
     for (i = 0; i < n; i++) {
-        dg_pos p = be->pos(be, devs[i], DG_STREAM_COMPUTE);
+        dg_pos p = dg_be_pos(be, devs[i], DG_STREAM_COMPUTE);
         dg_buffer_mark_read(a->chunks[i].buf, p);
         dg_buffer_mark_write(r->chunks[i].buf, p);
     }
@@ -629,8 +629,8 @@ dg_status dg_array_combine(dg_array *a, int loop, dg_array **out, dg_error *err)
                              (size_t)dg_dtype_size(a->dtype);
         DG_CHECK(empty_like_chunks(a, DG_MODE_REPLICA, &r, err));
         st = DG_ERR_NOTIMPL;
-        if (be->allreduce && allreduce_op(loop) >= 0 &&
-            (bytes > dg_get_peer_read_bytes() || !be->can_access))
+        if (dg_be_has(be, DG_SLOT_ALLREDUCE) && allreduce_op(loop) >= 0 &&
+            (bytes > dg_get_peer_read_bytes() || !dg_be_has(be, DG_SLOT_CAN_ACCESS)))
             st = combine_allreduce(a, loop, r, err);
         if (st == DG_ERR_NOTIMPL)
             st = combine_same_boxes(a, loop, r, err);
@@ -699,8 +699,8 @@ static dg_status to_op_mode(dg_array *a, int mode, dg_array **out, dg_error *err
             dg_chunk_view(c, &I, &f.dst, f.strides);
             DG_CHECK_GOTO(dg_buffer_use_write(be, c->buf, c->device, DG_STREAM_COMPUTE, err),
                           st, fail);
-            DG_CHECK_GOTO(be->fill(be, c->device, DG_STREAM_COMPUTE, &f, err), st, fail);
-            dg_buffer_mark_write(c->buf, be->pos(be, c->device, DG_STREAM_COMPUTE));
+            DG_CHECK_GOTO(dg_be_fill(be, c->device, DG_STREAM_COMPUTE, &f, err), st, fail);
+            dg_buffer_mark_write(c->buf, dg_be_pos(be, c->device, DG_STREAM_COMPUTE));
         }
     }
     *out = r;

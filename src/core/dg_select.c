@@ -34,14 +34,14 @@ dg_status dg_counts_to_host(dg_backend_i *be, int n, const int *devs, dg_buffer 
         cp.dst = (char *)&host[i];
         st = dg_buffer_use_read(be, bufs[i], devs[i], DG_STREAM_COMPUTE, err);
         if (st == DG_OK)
-            st = be->copy(be, devs[i], DG_STREAM_COMPUTE, &cp, err);
+            st = dg_be_copy(be, devs[i], DG_STREAM_COMPUTE, &cp, err);
         if (st == DG_OK)
-            dg_buffer_mark_read(bufs[i], be->pos(be, devs[i], DG_STREAM_COMPUTE));
+            dg_buffer_mark_read(bufs[i], dg_be_pos(be, devs[i], DG_STREAM_COMPUTE));
     }
     /* wait even after a failure: queued copies write into `host` */
     for (i = 0; i < n; i++) {
         dg_error e2 = DG_ERROR_INIT;
-        dg_status s2 = be->sync(be, be->pos(be, devs[i], DG_STREAM_COMPUTE),
+        dg_status s2 = dg_be_sync(be, dg_be_pos(be, devs[i], DG_STREAM_COMPUTE),
                                 st == DG_OK ? err : &e2);
         if (st == DG_OK)
             st = s2;
@@ -186,9 +186,7 @@ dg_status dg_array_select(dg_array *a, dg_array *mask, size_t min_split_bytes,
     int64_t w[DG_MAXDIM];
     dg_status st = DG_OK;
 
-    if (!be->select)
-        return dg_error_set(err, DG_ERR_NOTIMPL, -1, "the %s backend cannot compact arrays",
-                            be->name);
+    DG_CHECK(dg_be_need(be, DG_SLOT_SELECT, err));
     if (mask->ndim < 1 || mask->dtype != DG_BOOL || mask->mode != DG_MODE_REPLICA ||
         (a && (a->ndim != mask->ndim || a->mode != DG_MODE_REPLICA ||
                memcmp(a->shape, mask->shape, (size_t)a->ndim * sizeof(int64_t)) != 0)))
@@ -267,8 +265,8 @@ dg_status dg_array_select(dg_array *a, dg_array *mask, size_t min_split_bytes,
         DG_CHECK_GOTO(dg_buffer_use_read(be, mc->buf, dev, DG_STREAM_COMPUTE, err), st, done);
         DG_CHECK_GOTO(dg_buffer_use_write(be, bufs[i], dev, DG_STREAM_COMPUTE, err), st, done);
         DG_CHECK_GOTO(dg_buffer_use_write(be, cbufs[i], dev, DG_STREAM_COMPUTE, err), st, done);
-        DG_CHECK_GOTO(be->select(be, dev, DG_STREAM_COMPUTE, &d, err), st, done);
-        p = be->pos(be, dev, DG_STREAM_COMPUTE);
+        DG_CHECK_GOTO(dg_be_select(be, dev, DG_STREAM_COMPUTE, &d, err), st, done);
+        p = dg_be_pos(be, dev, DG_STREAM_COMPUTE);
         if (!want_idx)
             dg_buffer_mark_read(c->buf, p);
         dg_buffer_mark_read(mc->buf, p);

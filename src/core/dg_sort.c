@@ -84,8 +84,8 @@ static dg_status sort_chunks(dg_array *a, int axis, dg_array **vals, dg_array **
         if (ic)
             DG_CHECK_GOTO(dg_buffer_use_write(be, ic->buf, c->device, DG_STREAM_COMPUTE, err),
                           st, done);
-        DG_CHECK_GOTO(be->sort(be, c->device, DG_STREAM_COMPUTE, &d, err), st, done);
-        p = be->pos(be, c->device, DG_STREAM_COMPUTE);
+        DG_CHECK_GOTO(dg_be_sort(be, c->device, DG_STREAM_COMPUTE, &d, err), st, done);
+        p = dg_be_pos(be, c->device, DG_STREAM_COMPUTE);
         dg_buffer_mark_read(c->buf, p);
         if (vc)
             dg_buffer_mark_write(vc->buf, p);
@@ -133,8 +133,7 @@ dg_status dg_array_sort(dg_array *a, int axis, dg_array **out_vals, dg_array **o
         *out_vals = NULL;
     if (out_idx)
         *out_idx = NULL;
-    if (!be->sort)
-        return dg_error_set(err, DG_ERR_NOTIMPL, -1, "the %s backend cannot sort", be->name);
+    DG_CHECK(dg_be_need(be, DG_SLOT_SORT, err));
     if (a->mode != DG_MODE_REPLICA || axis < 0 || axis >= a->ndim)
         return dg_error_set(err, DG_ERR_INTERNAL, -1, "a bad sort along axis %d", axis);
     if (axis_whole(a, axis))

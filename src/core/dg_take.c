@@ -101,8 +101,8 @@ static dg_status enqueue_rows(dg_backend_i *be, int dev, int scatter, dg_buffer 
     DG_CHECK(dg_buffer_use_read(be, kbuf, dev, DG_STREAM_COMPUTE, err));
     DG_CHECK(dg_buffer_use_read(be, src->buf, dev, DG_STREAM_COMPUTE, err));
     DG_CHECK(dg_buffer_use_write(be, dst->buf, dev, DG_STREAM_COMPUTE, err));
-    DG_CHECK(be->rows(be, dev, DG_STREAM_COMPUTE, &d, err));
-    p = be->pos(be, dev, DG_STREAM_COMPUTE);
+    DG_CHECK(dg_be_rows(be, dev, DG_STREAM_COMPUTE, &d, err));
+    p = dg_be_pos(be, dev, DG_STREAM_COMPUTE);
     dg_buffer_mark_read(kbuf, p);
     dg_buffer_mark_read(src->buf, p);
     dg_buffer_mark_write_part(dst->buf, p);
@@ -247,8 +247,8 @@ static dg_status remote_add(dg_backend_i *be, remotes *rs, int k, int s, const d
     DG_CHECK(dg_buffer_use_write(be, r->rows, d, DG_STREAM_COMPUTE, err));
     DG_CHECK(dg_buffer_use_write(be, r->pos, d, DG_STREAM_COMPUTE, err));
     DG_CHECK(dg_buffer_use_write(be, r->cnt, d, DG_STREAM_COMPUTE, err));
-    DG_CHECK(be->route(be, d, DG_STREAM_COMPUTE, &rd, err));
-    p = be->pos(be, d, DG_STREAM_COMPUTE);
+    DG_CHECK(dg_be_route(be, d, DG_STREAM_COMPUTE, &rd, err));
+    p = dg_be_pos(be, d, DG_STREAM_COMPUTE);
     dg_buffer_mark_read(kbuf, p);
     dg_buffer_mark_write(r->rows, p);
     dg_buffer_mark_write(r->pos, p);
@@ -314,7 +314,7 @@ static int in_place(dg_backend_i *be, int dev, const dg_chunk *c, int64_t n, con
 {
     if (c->device == dev)
         return 1;
-    return be->can_access && be->can_access(be, dev, c->device) &&
+    return dg_be_can_access(be, dev, c->device) &&
            (size_t)(n * row_bytes(B, isz)) <= dg_get_peer_read_bytes();
 }
 
@@ -372,9 +372,8 @@ static dg_status rows_like(dg_array *like, dg_array *idx, dg_array **out, dg_err
 static dg_status check_args(dg_backend_i *be, const dg_array *data, const dg_array *idx,
                             dg_error *err)
 {
-    if (!be->rows || !be->route)
-        return dg_error_set(err, DG_ERR_NOTIMPL, -1, "the %s backend cannot gather rows",
-                            be->name);
+    DG_CHECK(dg_be_need(be, DG_SLOT_ROWS, err));
+    DG_CHECK(dg_be_need(be, DG_SLOT_ROUTE, err));
     if (data->ndim < 1 || idx->ndim != 1 || idx->dtype != DG_INT64 ||
         data->mode != DG_MODE_REPLICA || idx->mode != DG_MODE_REPLICA)
         return dg_error_set(err, DG_ERR_INTERNAL, -1, "bad keyed rows");
