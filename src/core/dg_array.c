@@ -1,218 +1,13 @@
-/* Distributed arrays: buffers, chunks, layouts and host transfers.
- * (Elementwise work, reshard and modes are in dg_exec.c.) */
+/* Distributed arrays: chunks, layouts and host transfers.
+ * (Buffers and the ordering of device work on them are in dg_enqueue.c;
+ * elementwise work in dg_exec.c; reshard and modes in dg_reshard.c.) */
 #include <stdlib.h>
 #include <string.h>
 
 #include "dg_array.h"
 #include "dg_array_impl.h"
 
-/* ---- buffers --------------------------------------------------------------- */
-
-/* New memory of nbytes on dev (ptr NULL when nbytes is 0), refcnt 1, its
- * allocation recorded as its first write.  New reference in *out. */
-static dg_status mem_new(dg_backend_i *be, int dev, size_t nbytes, dg_mem **out,
-                         dg_error *err)
-{
-    int nslots = be->ndevices * DG_NSTREAMS;
-    dg_mem *m = (dg_mem *)calloc(1, sizeof(dg_mem) + 2 * (size_t)nslots * sizeof(dg_pos));
-    dg_status st;
-    if (!m)
-        return dg_error_set(err, DG_ERR_NOMEM, dev, "out of host memory");
-    m->refcnt = 1;
-    m->device = dev;
-    m->nbytes = nbytes;
-    m->nslots = nslots;
-    m->writes = (dg_pos *)(m + 1);
-    m->reads = m->writes + nslots;
-    if (nbytes) {
-        st = dg_be_alloc(be, dev, nbytes, &m->ptr, err);
-        if (st != DG_OK) {
-            free(m);
-            return st;
-        }
-        dg_mem_mark_write(m, dg_be_pos(be, dev, DG_STREAM_COMPUTE));
-    }
-    *out = m;
-    return DG_OK;
-}
-
-/* Drops a reference to m; the last one releases the memory, ordered on the
- * compute stream after every recorded access (or, if that ordering cannot
- * be enqueued, after the host waited for them). */
-static void mem_decref(dg_backend_i *be, dg_mem *m)
-{
-    int i;
-    dg_error e = DG_ERROR_INIT;
-    if (!m || --m->refcnt > 0)
-        return;
-    if (m->ptr) {
-        if (dg_mem_use_write(be, m, m->device, DG_STREAM_COMPUTE, &e) != DG_OK) {
-            dg_error_clear(&e);
-            for (i = 0; i < m->nslots; i++) {
-                dg_be_sync(be, m->writes[i], &e);
-                dg_be_sync(be, m->reads[i], &e);
-            }
-        }
-        dg_be_release(be, m->device, m->ptr);
-    }
-    free(m);
-}
-
-/* A buffer of memory m (whose reference it takes over).  New reference. */
-static dg_status buffer_of(dg_mem *m, dg_buffer **out, dg_error *err)
-{
-    dg_buffer *b = (dg_buffer *)calloc(1, sizeof(dg_buffer));
-    if (!b)
-        return dg_error_set(err, DG_ERR_NOMEM, m->device, "out of host memory");
-    b->refcnt = 1;
-    b->device = m->device;
-    b->ptr = m->ptr;
-    b->nbytes = m->nbytes;
-    b->mem = m;
-    *out = b;
-    return DG_OK;
-}
-
-dg_status dg_buffer_new(dg_backend_i *be, int dev, size_t nbytes, dg_buffer **out,
-                        dg_error *err)
-{
-    dg_mem *m = NULL;
-    dg_status st;
-    DG_CHECK(mem_new(be, dev, nbytes, &m, err));
-    st = buffer_of(m, out, err);
-    if (st != DG_OK)
-        mem_decref(be, m);
-    return st;
-}
-
-dg_status dg_buffer_share(dg_buffer *b, dg_buffer **out, dg_error *err)
-{
-    dg_status st = buffer_of(b->mem, out, err);
-    if (st == DG_OK)
-        b->mem->refcnt++;
-    return st;
-}
-
-void dg_buffer_decref(dg_backend_i *be, dg_buffer *b)
-{
-    if (!b || --b->refcnt > 0)
-        return;
-    mem_decref(be, b->mem);
-    free(b);
-}
-
-dg_status dg_buffer_unshare(dg_backend_i *be, dg_buffer *b, dg_error *err)
-{
-    dg_mem *old = b->mem, *m = NULL;
-    dg_copy_desc cp;
-    dg_pos p;
-    dg_status st;
-    if (old->refcnt < 2)
-        return DG_OK;
-    DG_CHECK(mem_new(be, old->device, old->nbytes, &m, err));
-    cp = dg_copy_bytes(old->device, old->ptr, old->device, m->ptr, old->nbytes);
-    st = dg_mem_use_read(be, old, old->device, DG_STREAM_COMPUTE, err);
-    if (st == DG_OK && old->nbytes)
-        st = dg_be_copy(be, old->device, DG_STREAM_COMPUTE, &cp, err);
-    if (st != DG_OK) {
-        mem_decref(be, m);
-        return st;
-    }
-    p = dg_be_pos(be, old->device, DG_STREAM_COMPUTE);
-    dg_mem_mark_read(old, p);
-    dg_mem_mark_write(m, p);
-    b->mem = m;
-    b->ptr = m->ptr;
-    mem_decref(be, old);
-    return DG_OK;
-}
-
-static int same_stream(dg_pos p, int dev, int stream)
-{
-    return p.dev == dev && p.stream == stream;
-}
-
-int dg_mem_read_waits(const dg_mem *m, int dev, int stream)
-{
-    int i;
-    for (i = 0; i < m->nslots; i++)
-        if (m->writes[i].seq && !same_stream(m->writes[i], dev, stream))
-            return 1;
-    return 0;
-}
-
-dg_status dg_mem_use_read(dg_backend_i *be, dg_mem *m, int dev, int stream, dg_error *err)
-{
-    int i;
-    for (i = 0; i < m->nslots; i++)
-        if (m->writes[i].seq && !same_stream(m->writes[i], dev, stream))
-            DG_CHECK(dg_be_wait(be, dev, stream, m->writes[i], err));
-    return DG_OK;
-}
-
-dg_status dg_mem_use_write(dg_backend_i *be, dg_mem *m, int dev, int stream, dg_error *err)
-{
-    int i;
-    DG_CHECK(dg_mem_use_read(be, m, dev, stream, err));
-    for (i = 0; i < m->nslots; i++)
-        if (m->reads[i].seq && !same_stream(m->reads[i], dev, stream))
-            DG_CHECK(dg_be_wait(be, dev, stream, m->reads[i], err));
-    return DG_OK;
-}
-
-/* The slot of position p, or -1 for a position of no stream. */
-static int slot_of(const dg_mem *m, dg_pos p)
-{
-    int slot = p.dev * DG_NSTREAMS + p.stream;
-    return slot >= 0 && slot < m->nslots ? slot : -1;
-}
-
-void dg_mem_mark_read(dg_mem *m, dg_pos p)
-{
-    int slot = slot_of(m, p);
-    if (slot >= 0)
-        m->reads[slot] = p;
-}
-
-void dg_mem_mark_write(dg_mem *m, dg_pos p)
-{
-    int i, slot = slot_of(m, p);
-    for (i = 0; i < m->nslots; i++)
-        m->writes[i].seq = m->reads[i].seq = 0;
-    if (slot >= 0)
-        m->writes[slot] = p;
-}
-
-void dg_mem_mark_write_part(dg_mem *m, dg_pos p)
-{
-    int slot = slot_of(m, p);
-    if (slot >= 0)
-        m->writes[slot] = p;
-}
-
-dg_status dg_buffer_use_read(dg_backend_i *be, dg_buffer *b, int dev, int stream,
-                             dg_error *err)
-{
-    return dg_mem_use_read(be, b->mem, dev, stream, err);
-}
-
-dg_status dg_buffer_use_write(dg_backend_i *be, dg_buffer *b, int dev, int stream,
-                              dg_error *err)
-{
-    return dg_mem_use_write(be, b->mem, dev, stream, err);
-}
-
-void dg_buffer_mark_read(dg_buffer *b, dg_pos p) { dg_mem_mark_read(b->mem, p); }
-void dg_buffer_mark_write(dg_buffer *b, dg_pos p) { dg_mem_mark_write(b->mem, p); }
-void dg_buffer_mark_write_part(dg_buffer *b, dg_pos p) { dg_mem_mark_write_part(b->mem, p); }
-
-dg_status dg_buffer_sync(dg_backend_i *be, dg_buffer *b, dg_error *err)
-{
-    int i;
-    for (i = 0; i < b->mem->nslots; i++)
-        DG_CHECK(dg_be_sync(be, b->mem->writes[i], err));
-    return DG_OK;
-}
+/* ---- copy on write ------------------------------------------------------------ */
 
 dg_status dg_array_unshare(dg_array *a, dg_error *err)
 {
@@ -550,14 +345,12 @@ dg_status dg_array_scatter_part(dg_array *a, const char *host, const int64_t *hs
         cp.src = src;
         cp.dst_dev = c->device;
         dg_chunk_view(c, &pb, &cp.dst, cp.dst_strides);
-        st = dg_buffer_use_write(be, c->buf, c->device, DG_STREAM_COMPUTE, err);
-        if (st == DG_OK)
-            st = dg_be_copy(be, c->device, DG_STREAM_COMPUTE, &cp, err);
-        if (st == DG_OK) {
-            dg_buffer_mark_write(c->buf, dg_be_pos(be, c->device, DG_STREAM_COMPUTE));
-            if (nbytes)
-                *nbytes += dg_box_size(&pb) * cp.itemsize;
+        {
+            const dg_access acc = dg_write(c->buf);
+            st = dg_enqueue(be, c->device, DG_STREAM_COMPUTE, &acc, 1, dg_work_copy(&cp), err);
         }
+        if (st == DG_OK && nbytes)
+            *nbytes += dg_box_size(&pb) * cp.itemsize;
         used[c->device] = 1;
     }
     /* Even after a failure, wait: the host memory must not be freed while
@@ -627,14 +420,12 @@ dg_status dg_array_gather_part(dg_array *a, const dg_box *region, char *host,
         dg_chunk_view(c, &pb, (char **)&cp.src, cp.src_strides);
         cp.dst_dev = DG_HOST;
         cp.dst = dptr;
-        st = dg_buffer_use_read(be, c->buf, c->device, DG_STREAM_COMPUTE, err);
-        if (st == DG_OK)
-            st = dg_be_copy(be, c->device, DG_STREAM_COMPUTE, &cp, err);
-        if (st == DG_OK) {
-            dg_buffer_mark_read(c->buf, dg_be_pos(be, c->device, DG_STREAM_COMPUTE));
-            if (nbytes)
-                *nbytes += dg_box_size(&pb) * cp.itemsize;
+        {
+            const dg_access acc = dg_read(c->buf);
+            st = dg_enqueue(be, c->device, DG_STREAM_COMPUTE, &acc, 1, dg_work_copy(&cp), err);
         }
+        if (st == DG_OK && nbytes)
+            *nbytes += dg_box_size(&pb) * cp.itemsize;
         used[c->device] = 1;
     }
     {

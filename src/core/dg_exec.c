@@ -303,9 +303,9 @@ static dg_status ew_run_piece(const dg_ew_call *call, ew_work *w, const ew_piece
     const int dev = call->out[0]->chunks[p->chunk].device, stream = DG_STREAM_COMPUTE;
     dg_ew_desc d;
     dg_box R;
-    int bcast[DG_MAXDIM], i, a;
+    dg_access acc[DG_MAXOPS];
+    int bcast[DG_MAXDIM], i, a, na = 0;
     int64_t rs[DG_MAXDIM];
-    dg_pos q;
 
     memset(&d, 0, offsetof(dg_ew_desc, strides));
     d.loop = call->loop;
@@ -324,7 +324,7 @@ static dg_status ew_run_piece(const dg_ew_call *call, ew_work *w, const ew_piece
         input_region(x, &p->box, call->ndim, &R, bcast);
         dg_chunk_view(&w->srcs[p->src[i]].c, &R, &d.data[i], rs);
         loop_strides(x, bcast, rs, call->ndim, d.strides[i]);
-        DG_CHECK(dg_buffer_use_read(be, w->srcs[p->src[i]].c.buf, dev, stream, err));
+        acc[na++] = dg_read(w->srcs[p->src[i]].c.buf);
     }
     if (call->where) {
         char *wp;
@@ -332,23 +332,15 @@ static dg_status ew_run_piece(const dg_ew_call *call, ew_work *w, const ew_piece
         dg_chunk_view(&w->srcs[p->src[nin]].c, &R, &wp, rs);
         d.where = (const dg_bool *)wp;
         loop_strides(call->where, bcast, rs, call->ndim, d.where_strides);
-        DG_CHECK(dg_buffer_use_read(be, w->srcs[p->src[nin]].c.buf, dev, stream, err));
+        acc[na++] = dg_read(w->srcs[p->src[nin]].c.buf);
     }
     for (i = 0; i < nout; i++) {
         dg_chunk *c = &call->out[i]->chunks[p->chunk];
         dg_chunk_view(c, &p->box, &d.data[nin + i], d.strides[nin + i]);
-        DG_CHECK(dg_buffer_use_write(be, c->buf, dev, stream, err));
+        acc[na++] = dg_write(c->buf);
     }
     dg_ew_coalesce(&d);
-    DG_CHECK(dg_be_elementwise(be, dev, stream, &d, err));
-    q = dg_be_pos(be, dev, stream);
-
-    for (i = 0; i < nin + (call->where != NULL); i++)
-        if (i >= nin || call->in[i].arr)
-            dg_buffer_mark_read(w->srcs[p->src[i]].c.buf, q);
-    for (i = 0; i < nout; i++)
-        dg_buffer_mark_write(call->out[i]->chunks[p->chunk].buf, q);
-    return DG_OK;
+    return dg_enqueue(be, dev, stream, acc, na, dg_work_elementwise(&d), err);
 }
 
 /* The operand arrays of call: inputs then the where mask (NULL: scalar). */
@@ -472,6 +464,7 @@ dg_status dg_array_fill(dg_array *a, const dg_fill_desc *proto, const dg_box *re
                         dg_error *err)
 {
     dg_backend_i *be = a->be;
+    dg_access acc;
     int i, ax;
     DG_CHECK(dg_array_unshare(a, err));
     for (i = 0; i < a->nchunks; i++) {
@@ -491,9 +484,8 @@ dg_status dg_array_fill(dg_array *a, const dg_fill_desc *proto, const dg_box *re
             f.gshape[ax] = a->shape[ax];
         }
         dg_chunk_view(c, &B, &f.dst, f.strides);
-        DG_CHECK(dg_buffer_use_write(be, c->buf, c->device, DG_STREAM_COMPUTE, err));
-        DG_CHECK(dg_be_fill(be, c->device, DG_STREAM_COMPUTE, &f, err));
-        dg_buffer_mark_write(c->buf, dg_be_pos(be, c->device, DG_STREAM_COMPUTE));
+        acc = dg_write(c->buf);
+        DG_CHECK(dg_enqueue(be, c->device, DG_STREAM_COMPUTE, &acc, 1, dg_work_fill(&f), err));
     }
     return DG_OK;
 }

@@ -292,9 +292,9 @@ static dg_status fold_stack(dg_backend_i *be, int dtype, int nd, const int64_t *
     dg_plan_chunk one;
     dg_array *rv = NULL, *ri = NULL;
     dg_reduce_desc d;
+    dg_access acc[4];
     dg_status st = DG_OK;
     int ax;
-    dg_pos q;
 
     one.device = dev;
     one.box = *B;
@@ -321,18 +321,11 @@ static dg_status fold_stack(dg_backend_i *be, int dtype, int nd, const int64_t *
     d.shape[nd] = np; /* the stack: part after part */
     d.src_strides[nd] = n * isz;
     d.idx_in_strides[nd] = n * (int64_t)sizeof(int64_t);
-    DG_CHECK_GOTO(dg_buffer_use_read(be, sv, dev, DG_STREAM_COMPUTE, err), st, done);
-    DG_CHECK_GOTO(dg_buffer_use_read(be, si, dev, DG_STREAM_COMPUTE, err), st, done);
-    DG_CHECK_GOTO(dg_buffer_use_write(be, rv->chunks[0].buf, dev, DG_STREAM_COMPUTE, err), st,
-                  done);
-    DG_CHECK_GOTO(dg_buffer_use_write(be, ri->chunks[0].buf, dev, DG_STREAM_COMPUTE, err), st,
-                  done);
-    DG_CHECK_GOTO(dg_be_reduce(be, dev, DG_STREAM_COMPUTE, &d, err), st, done);
-    q = dg_be_pos(be, dev, DG_STREAM_COMPUTE);
-    dg_buffer_mark_read(sv, q);
-    dg_buffer_mark_read(si, q);
-    dg_buffer_mark_write(rv->chunks[0].buf, q);
-    dg_buffer_mark_write(ri->chunks[0].buf, q);
+    acc[0] = dg_read(sv);
+    acc[1] = dg_read(si);
+    acc[2] = dg_write(rv->chunks[0].buf);
+    acc[3] = dg_write(ri->chunks[0].buf);
+    st = dg_enqueue(be, dev, DG_STREAM_COMPUTE, acc, 4, dg_work_reduce(&d), err);
 done:
     return hand_pair(st, rv, ri, vout, iout);
 }
@@ -352,7 +345,6 @@ static dg_status combine_arg_on_device(dg_array *v, dg_array *ix, int kind, dg_a
     dg_buffer *sv = NULL, *si = NULL;
     dg_status st = DG_OK;
     int p, ax;
-    dg_pos q;
 
     DG_CHECK(dg_buffer_new(be, dev, (size_t)(n * np) * (size_t)isz, &sv, err));
     st = dg_buffer_new(be, dev, (size_t)(n * np) * sizeof(int64_t), &si, err);
@@ -363,6 +355,7 @@ static dg_status combine_arg_on_device(dg_array *v, dg_array *ix, int kind, dg_a
         for (w = 0; w < 2 && st == DG_OK; w++) {
             const int es = w ? (int)sizeof(int64_t) : isz;
             dg_copy_desc cp;
+            dg_access acc[2];
             memset(&cp, 0, sizeof(cp));
             cp.ndim = nd;
             cp.itemsize = es;
@@ -373,14 +366,10 @@ static dg_status combine_arg_on_device(dg_array *v, dg_array *ix, int kind, dg_a
             dg_chunk_view(cs[w], B, (char **)&cp.src, cp.src_strides);
             cp.dst_dev = dev;
             cp.dst = (char *)dst[w]->ptr + (size_t)p * (size_t)n * (size_t)es;
-            st = dg_buffer_use_read(be, cs[w]->buf, dev, DG_STREAM_COMPUTE, err);
-            if (st == DG_OK)
-                st = dg_be_copy(be, dev, DG_STREAM_COMPUTE, &cp, err);
-            if (st == DG_OK) {
-                q = dg_be_pos(be, dev, DG_STREAM_COMPUTE);
-                dg_buffer_mark_read(cs[w]->buf, q);
-                dg_buffer_mark_write(dst[w], q);
-            }
+            /* rows of the stack, one after another on dev's compute stream */
+            acc[0] = dg_read(cs[w]->buf);
+            acc[1] = dg_write(dst[w]);
+            st = dg_enqueue(be, dev, DG_STREAM_COMPUTE, acc, 2, dg_work_copy(&cp), err);
         }
     }
     if (st == DG_OK)
@@ -487,6 +476,7 @@ static dg_status reduce_part(dg_array *a, const dg_reduce_call *c, const part *p
     int perm[DG_MAXDIM], nk, k;
     dg_reduce_desc d;
     dg_region_src w = {NULL, NULL, {0}};
+    dg_access acc[4];
     dg_status st;
 
     part_desc(a, c, p, perm, &nk, &d);
@@ -496,25 +486,12 @@ static dg_status reduce_part(dg_array *a, const dg_reduce_call *c, const part *p
         d.where = (const dg_bool *)w.ptr;
         for (k = 0; k < a->ndim; k++)
             d.where_strides[k] = w.strides[perm[k]];
-        st = dg_buffer_use_read(be, w.buf, dev, DG_STREAM_COMPUTE, err);
-        if (st != DG_OK)
-            goto done;
     }
-    DG_CHECK_GOTO(dg_buffer_use_read(be, ch->buf, dev, DG_STREAM_COMPUTE, err), st, done);
-    DG_CHECK_GOTO(dg_buffer_use_write(be, rc->buf, dev, DG_STREAM_COMPUTE, err), st, done);
-    if (ic)
-        DG_CHECK_GOTO(dg_buffer_use_write(be, ic->buf, dev, DG_STREAM_COMPUTE, err), st, done);
-    DG_CHECK_GOTO(dg_be_reduce(be, dev, DG_STREAM_COMPUTE, &d, err), st, done);
-    {
-        dg_pos q = dg_be_pos(be, dev, DG_STREAM_COMPUTE);
-        dg_buffer_mark_read(ch->buf, q);
-        dg_buffer_mark_write(rc->buf, q);
-        if (ic)
-            dg_buffer_mark_write(ic->buf, q);
-        if (w.buf)
-            dg_buffer_mark_read(w.buf, q);
-    }
-done:
+    acc[0] = dg_read(w.buf);
+    acc[1] = dg_read(ch->buf);
+    acc[2] = dg_write(rc->buf);
+    acc[3] = dg_write(ic ? ic->buf : NULL);
+    st = dg_enqueue(be, dev, DG_STREAM_COMPUTE, acc, 4, dg_work_reduce(&d), err);
     if (w.buf)
         dg_buffer_decref(be, w.buf);
     return st;
@@ -551,6 +528,25 @@ static int stackable(dg_backend_i *be, const dg_reduce_call *c, const dg_plan_ch
     return 1;
 }
 
+/* The first passes of a stacked reduction (reduce_stacked), as one group. */
+typedef struct stack_group {
+    const dg_array *a;
+    const part *parts;
+    const dg_reduce_desc *d;
+    int np;
+} stack_group;
+
+/* Enqueues the first pass of every part on its chunk's device. */
+static dg_status stack_parts(dg_backend_i *be, void *ctx, dg_error *err)
+{
+    const stack_group *g = (const stack_group *)ctx;
+    int i;
+    for (i = 0; i < g->np; i++)
+        DG_CHECK(dg_be_reduce(be, g->a->chunks[g->parts[i].chunk].device, DG_STREAM_COMPUTE,
+                              &g->d[i], err));
+    return DG_OK;
+}
+
 /* The parts (stackable) reduced by first passes that write their partials
  * straight into a stack on l[0]'s device (peer writes: no copies, no pass
  * per device to finish them), then one fold there into new one-chunk arrays
@@ -569,15 +565,16 @@ static dg_status reduce_stacked(dg_array *a, const dg_reduce_call *c, const part
     int64_t *row = (int64_t *)malloc((size_t)np * sizeof(int64_t));
     int64_t reduced = 0, rows = 0, nrow = 0;
     size_t nbytes = 0, ioff, hoff;
+    dg_access *acc = (dg_access *)malloc((size_t)(2 * np + 1) * sizeof(dg_access));
     dg_buffer *sb = NULL;
     dg_array *rv = NULL, *ri = NULL;
     dg_status st = DG_OK;
     int perm[DG_MAXDIM], i, nk = 0;
     char *base;
-    dg_pos q;
+    stack_group g;
 
     *done = 0;
-    if (!d || !row) {
+    if (!d || !row || !acc) {
         st = dg_error_set(err, DG_ERR_NOMEM, -1, "out of host memory");
         goto out;
     }
@@ -602,24 +599,22 @@ static dg_status reduce_stacked(dg_array *a, const dg_reduce_call *c, const part
         DG_CHECK_GOTO(dg_array_empty(be, DG_INT64, a->ndim, oshape, l, 1, DG_MODE_REPLICA,
                                      &ri, err), st, out);
     base = (char *)sb->ptr;
-    /* every device waits for the stack's memory before any part writes it
-     * (the part writes that follow do not wait for one another) */
-    for (i = 0; i < np; i++)
-        DG_CHECK_GOTO(dg_buffer_use_write(be, sb, a->chunks[parts[i].chunk].device,
-                                          DG_STREAM_COMPUTE, err), st, out);
+    /* one group: every device waits for the stack's memory before any part
+     * writes it, and the part writes do not wait for one another */
     for (i = 0; i < np; i++) {
         const dg_chunk *ch = &a->chunks[parts[i].chunk];
         d[i].part = base;
         d[i].part_idx = arg ? (int64_t *)(base + ioff) : NULL;
         d[i].part_have = (unsigned char *)base + hoff;
         d[i].part_row = row[i];
-        DG_CHECK_GOTO(dg_buffer_use_read(be, ch->buf, ch->device, DG_STREAM_COMPUTE, err), st,
-                      out);
-        DG_CHECK_GOTO(dg_be_reduce(be, ch->device, DG_STREAM_COMPUTE, &d[i], err), st, out);
-        q = dg_be_pos(be, ch->device, DG_STREAM_COMPUTE);
-        dg_buffer_mark_read(ch->buf, q);
-        dg_buffer_mark_write_part(sb, q);
+        acc[i] = dg_acc_on(sb, DG_ACC_WRITE_PART, ch->device, DG_STREAM_COMPUTE);
+        acc[np + i] = dg_acc_on(ch->buf, DG_ACC_READ, ch->device, DG_STREAM_COMPUTE);
     }
+    g.a = a;
+    g.parts = parts;
+    g.d = d;
+    g.np = np;
+    DG_CHECK_GOTO(dg_enqueue_group(be, acc, 2 * np, stack_parts, &g, err), st, out);
     /* the fold: the kept dims alone, read from the stack */
     d[np] = d[0];
     d[np].pass = DG_RED_FOLD;
@@ -629,24 +624,17 @@ static dg_status reduce_stacked(dg_array *a, const dg_reduce_call *c, const part
     d[np].part_row = 0;
     d[np].part_rows = rows;
     desc_output(&d[np], perm, nk, &rv->chunks[0], ri ? &ri->chunks[0] : NULL);
-    DG_CHECK_GOTO(dg_buffer_use_read(be, sb, dev, DG_STREAM_COMPUTE, err), st, out);
-    DG_CHECK_GOTO(dg_buffer_use_write(be, rv->chunks[0].buf, dev, DG_STREAM_COMPUTE, err), st,
-                  out);
-    if (ri)
-        DG_CHECK_GOTO(dg_buffer_use_write(be, ri->chunks[0].buf, dev, DG_STREAM_COMPUTE, err),
-                      st, out);
-    DG_CHECK_GOTO(dg_be_reduce(be, dev, DG_STREAM_COMPUTE, &d[np], err), st, out);
-    q = dg_be_pos(be, dev, DG_STREAM_COMPUTE);
-    dg_buffer_mark_read(sb, q);
-    dg_buffer_mark_write(rv->chunks[0].buf, q);
-    if (ri)
-        dg_buffer_mark_write(ri->chunks[0].buf, q);
+    acc[0] = dg_read(sb);
+    acc[1] = dg_write(rv->chunks[0].buf);
+    acc[2] = dg_write(ri ? ri->chunks[0].buf : NULL);
+    st = dg_enqueue(be, dev, DG_STREAM_COMPUTE, acc, 3, dg_work_reduce(&d[np]), err);
 out:
     hand_pair(st, rv, ri, vout, iout);
     if (sb)
         dg_buffer_decref(be, sb);
     free(d);
     free(row);
+    free(acc);
     return st;
 }
 
@@ -790,7 +778,7 @@ static dg_status scan_chunk(dg_backend_i *be, int loop, int dtype, int axis, dg_
     char *sp, *dp;
     int64_t ss[DG_MAXDIM], ds[DG_MAXDIM];
     dg_scan_desc q;
-    dg_pos p;
+    dg_access acc[3];
     for (ax = 0; ax < nd; ax++)
         if (ax != axis)
             perm[k++] = ax;
@@ -811,17 +799,10 @@ static dg_status scan_chunk(dg_backend_i *be, int loop, int dtype, int axis, dg_
         if (carry)
             q.carry_strides[k] = cstr[perm[k]];
     }
-    DG_CHECK(dg_buffer_use_read(be, s->buf, s->device, DG_STREAM_COMPUTE, err));
-    DG_CHECK(dg_buffer_use_write(be, d->buf, d->device, DG_STREAM_COMPUTE, err));
-    if (cbuf)
-        DG_CHECK(dg_buffer_use_read(be, cbuf, d->device, DG_STREAM_COMPUTE, err));
-    DG_CHECK(dg_be_scan(be, d->device, DG_STREAM_COMPUTE, &q, err));
-    p = dg_be_pos(be, d->device, DG_STREAM_COMPUTE);
-    dg_buffer_mark_read(s->buf, p);
-    dg_buffer_mark_write(d->buf, p);
-    if (cbuf)
-        dg_buffer_mark_read(cbuf, p);
-    return DG_OK;
+    acc[0] = dg_read(s->buf);
+    acc[1] = dg_write(d->buf);
+    acc[2] = dg_read(cbuf);
+    return dg_enqueue(be, d->device, DG_STREAM_COMPUTE, acc, 3, dg_work_scan(&q), err);
 }
 
 /* 1 if a's chunks are pairwise disjoint step-1 blocks along axis that, among
@@ -880,14 +861,15 @@ static int scan_prev(const dg_array *a, int axis, int i)
 }
 
 /* Copies the last slice along axis of chunk c into a new dense buffer on dev
- * (box `slice`: c's box with axis at its last index). */
+ * (box `slice`: c's box with axis at its last index; *out NULL on failure). */
 static dg_status last_slice(dg_backend_i *be, int isz, const dg_chunk *c, int axis, int dev,
                             dg_box *slice, dg_buffer **out, int64_t *str, dg_error *err)
 {
     dg_copy_desc cp;
+    dg_access acc[2];
+    dg_status st;
     int64_t s = isz;
     int ax;
-    dg_pos p;
     *slice = c->box;
     slice->r[axis] = dg_range_make(c->box.r[axis].stop - 1, c->box.r[axis].stop, 1);
     DG_CHECK(dg_buffer_new(be, dev, (size_t)dg_box_size(slice) * (size_t)isz, out, err));
@@ -904,12 +886,28 @@ static dg_status last_slice(dg_backend_i *be, int isz, const dg_chunk *c, int ax
     dg_chunk_view(c, slice, (char **)&cp.src, cp.src_strides);
     cp.dst_dev = dev;
     cp.dst = (char *)(*out)->ptr;
-    DG_CHECK(dg_buffer_use_read(be, c->buf, dev, DG_STREAM_COMPUTE, err));
-    DG_CHECK(dg_be_copy(be, dev, DG_STREAM_COMPUTE, &cp, err));
-    p = dg_be_pos(be, dev, DG_STREAM_COMPUTE);
-    dg_buffer_mark_read(c->buf, p);
-    dg_buffer_mark_write(*out, p);
-    return DG_OK;
+    acc[0] = dg_read(c->buf);
+    acc[1] = dg_write(*out);
+    st = dg_enqueue(be, dev, DG_STREAM_COMPUTE, acc, 2, dg_work_copy(&cp), err);
+    if (st != DG_OK) {
+        dg_buffer_decref(be, *out);
+        *out = NULL;
+    }
+    return st;
+}
+
+/* A carry made from the one before it (scan_with_carries): a copy, then an
+ * elementwise op in place. */
+typedef struct carry_work {
+    const dg_copy_desc *cp;
+    const dg_ew_desc *ew;
+} carry_work;
+
+static dg_status run_carry(dg_backend_i *be, int dev, int stream, void *ctx, dg_error *err)
+{
+    const carry_work *w = (const carry_work *)ctx;
+    DG_CHECK(dg_be_copy(be, dev, stream, w->cp, err));
+    return dg_be_elementwise(be, dev, stream, w->ew, err);
 }
 
 /* Chunks tiling the axis: local scans, then each block's carry (the combined
@@ -953,7 +951,6 @@ static dg_status scan_with_carries(dg_array *a, int axis, int loop, dg_array *r,
         dg_buffer *tot = NULL;
         int64_t tstr[DG_MAXDIM];
         dg_ew_desc d;
-        dg_pos p;
         if (j < 0 || dg_box_size(&r->chunks[i2].box) == 0)
             continue;
         /* carry(i2) = carry(j) op total(j), where total(j) is j's last slice */
@@ -973,15 +970,13 @@ static dg_status scan_with_carries(dg_array *a, int axis, int loop, dg_array *r,
             st = dg_buffer_new(be, dev, tot->nbytes, &carry[i2], err);
             /* carry(i2) = carry(j) (copied over), then op= total(j) */
             if (st == DG_OK) {
+                carry_work cw;
+                dg_work w;
+                dg_access acc[3];
                 cp.src_dev = carry[j]->device;
                 cp.src = (const char *)carry[j]->ptr;
                 cp.dst_dev = dev;
                 cp.dst = (char *)carry[i2]->ptr;
-                st = dg_buffer_use_read(be, carry[j], dev, DG_STREAM_COMPUTE, err);
-            }
-            if (st == DG_OK)
-                st = dg_be_copy(be, dev, DG_STREAM_COMPUTE, &cp, err);
-            if (st == DG_OK) {
                 memset(&d, 0, sizeof(d));
                 d.loop = loop;
                 d.nop = 3;
@@ -992,13 +987,14 @@ static dg_status scan_with_carries(dg_array *a, int axis, int loop, dg_array *r,
                 }
                 d.data[0] = d.data[2] = (char *)carry[i2]->ptr;
                 d.data[1] = (char *)tot->ptr;
-                st = dg_be_elementwise(be, dev, DG_STREAM_COMPUTE, &d, err);
-            }
-            if (st == DG_OK) {
-                p = dg_be_pos(be, dev, DG_STREAM_COMPUTE);
-                dg_buffer_mark_read(carry[j], p);
-                dg_buffer_mark_read(tot, p);
-                dg_buffer_mark_write(carry[i2], p);
+                cw.cp = &cp;
+                cw.ew = &d;
+                w.run = run_carry;
+                w.ctx = &cw;
+                acc[0] = dg_read(carry[j]);
+                acc[1] = dg_read(tot);
+                acc[2] = dg_write(carry[i2]);
+                st = dg_enqueue(be, dev, DG_STREAM_COMPUTE, acc, 3, w, err);
             }
             dg_buffer_decref(be, tot);
         } else {
@@ -1010,6 +1006,7 @@ static dg_status scan_with_carries(dg_array *a, int axis, int loop, dg_array *r,
     for (i = 0; i < n && st == DG_OK; i++) {
         dg_chunk *c = &r->chunks[i];
         dg_ew_desc d;
+        dg_access acc[2];
         char *ptr;
         int64_t str[DG_MAXDIM];
         if (!carry[i])
@@ -1026,16 +1023,9 @@ static dg_status scan_with_carries(dg_array *a, int axis, int loop, dg_array *r,
         }
         d.data[0] = (char *)carry[i]->ptr;
         d.data[1] = d.data[2] = ptr;
-        st = dg_buffer_use_write(be, c->buf, c->device, DG_STREAM_COMPUTE, err);
-        if (st == DG_OK)
-            st = dg_buffer_use_read(be, carry[i], c->device, DG_STREAM_COMPUTE, err);
-        if (st == DG_OK)
-            st = dg_be_elementwise(be, c->device, DG_STREAM_COMPUTE, &d, err);
-        if (st == DG_OK) {
-            dg_pos p = dg_be_pos(be, c->device, DG_STREAM_COMPUTE);
-            dg_buffer_mark_write(c->buf, p);
-            dg_buffer_mark_read(carry[i], p);
-        }
+        acc[0] = dg_write(c->buf);
+        acc[1] = dg_read(carry[i]);
+        st = dg_enqueue(be, c->device, DG_STREAM_COMPUTE, acc, 2, dg_work_elementwise(&d), err);
     }
 out:
     for (i = 0; carry && i < n; i++)

@@ -22,21 +22,9 @@ dg_status dg_counts_to_host(dg_backend_i *be, int n, const int *devs, dg_buffer 
     dg_status st = DG_OK;
     int i;
     for (i = 0; i < n && st == DG_OK; i++) {
-        dg_copy_desc cp;
-        memset(&cp, 0, sizeof cp);
-        cp.ndim = 1;
-        cp.shape[0] = 1;
-        cp.itemsize = 8;
-        cp.src_strides[0] = cp.dst_strides[0] = 8;
-        cp.src_dev = devs[i];
-        cp.src = (const char *)dev_ptr[i];
-        cp.dst_dev = DG_HOST;
-        cp.dst = (char *)&host[i];
-        st = dg_buffer_use_read(be, bufs[i], devs[i], DG_STREAM_COMPUTE, err);
-        if (st == DG_OK)
-            st = dg_be_copy(be, devs[i], DG_STREAM_COMPUTE, &cp, err);
-        if (st == DG_OK)
-            dg_buffer_mark_read(bufs[i], dg_be_pos(be, devs[i], DG_STREAM_COMPUTE));
+        const dg_copy_desc cp = dg_copy_bytes(devs[i], dev_ptr[i], DG_HOST, &host[i], 8);
+        const dg_access acc = dg_read(bufs[i]);
+        st = dg_enqueue(be, devs[i], DG_STREAM_COMPUTE, &acc, 1, dg_work_copy(&cp), err);
     }
     /* wait even after a failure: queued copies write into `host` */
     for (i = 0; i < n; i++) {
@@ -239,7 +227,7 @@ dg_status dg_array_select(dg_array *a, dg_array *mask, size_t min_split_bytes,
         const int dev = c->device;
         const int64_t size = dg_box_size(&c->box);
         dg_select_desc d;
-        dg_pos p;
+        dg_access acc[4];
         devs[i] = dev;
         DG_CHECK_GOTO(dg_buffer_new(be, dev, (size_t)size * (size_t)isz, &bufs[i], err), st,
                       done);
@@ -259,19 +247,12 @@ dg_status dg_array_select(dg_array *a, dg_array *mask, size_t min_split_bytes,
         dg_chunk_view(mc, &mc->box, (char **)&d.mask, d.mask_strides);
         d.dst = (char *)bufs[i]->ptr;
         d.count = (int64_t *)cbufs[i]->ptr;
-        if (!want_idx)
-            DG_CHECK_GOTO(dg_buffer_use_read(be, c->buf, dev, DG_STREAM_COMPUTE, err), st,
-                          done);
-        DG_CHECK_GOTO(dg_buffer_use_read(be, mc->buf, dev, DG_STREAM_COMPUTE, err), st, done);
-        DG_CHECK_GOTO(dg_buffer_use_write(be, bufs[i], dev, DG_STREAM_COMPUTE, err), st, done);
-        DG_CHECK_GOTO(dg_buffer_use_write(be, cbufs[i], dev, DG_STREAM_COMPUTE, err), st, done);
-        DG_CHECK_GOTO(dg_be_select(be, dev, DG_STREAM_COMPUTE, &d, err), st, done);
-        p = dg_be_pos(be, dev, DG_STREAM_COMPUTE);
-        if (!want_idx)
-            dg_buffer_mark_read(c->buf, p);
-        dg_buffer_mark_read(mc->buf, p);
-        dg_buffer_mark_write(bufs[i], p);
-        dg_buffer_mark_write(cbufs[i], p);
+        acc[0] = dg_read(want_idx ? NULL : c->buf);
+        acc[1] = dg_read(mc->buf);
+        acc[2] = dg_write(bufs[i]);
+        acc[3] = dg_write(cbufs[i]);
+        DG_CHECK_GOTO(dg_enqueue(be, dev, DG_STREAM_COMPUTE, acc, 4, dg_work_select(&d), err),
+                      st, done);
     }
     DG_CHECK_GOTO(dg_counts_to_host(be, n, devs, cbufs, cptr, cnt, err), st, done);
     if (n == 0) { /* no element at all: one empty chunk */

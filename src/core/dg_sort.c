@@ -65,7 +65,7 @@ static dg_status sort_chunks(dg_array *a, int axis, dg_array **vals, dg_array **
         const dg_chunk *c = &a->chunks[i];
         dg_chunk *vc = vals ? &(*vals)->chunks[i] : NULL, *ic = idx ? &(*idx)->chunks[i] : NULL;
         dg_sort_desc d;
-        dg_pos p;
+        dg_access acc[3];
         if (dg_box_size(&c->box) == 0)
             continue;
         memset(&d, 0, sizeof d);
@@ -76,21 +76,11 @@ static dg_status sort_chunks(dg_array *a, int axis, dg_array **vals, dg_array **
             view_axis_last(vc, axis, &d.dst, NULL, d.dst_strides);
         if (ic)
             view_axis_last(ic, axis, (char **)&d.idx, NULL, d.idx_strides);
-        DG_CHECK_GOTO(dg_buffer_use_read(be, c->buf, c->device, DG_STREAM_COMPUTE, err), st,
-                      done);
-        if (vc)
-            DG_CHECK_GOTO(dg_buffer_use_write(be, vc->buf, c->device, DG_STREAM_COMPUTE, err),
-                          st, done);
-        if (ic)
-            DG_CHECK_GOTO(dg_buffer_use_write(be, ic->buf, c->device, DG_STREAM_COMPUTE, err),
-                          st, done);
-        DG_CHECK_GOTO(dg_be_sort(be, c->device, DG_STREAM_COMPUTE, &d, err), st, done);
-        p = dg_be_pos(be, c->device, DG_STREAM_COMPUTE);
-        dg_buffer_mark_read(c->buf, p);
-        if (vc)
-            dg_buffer_mark_write(vc->buf, p);
-        if (ic)
-            dg_buffer_mark_write(ic->buf, p);
+        acc[0] = dg_read(c->buf);
+        acc[1] = dg_write(vc ? vc->buf : NULL);
+        acc[2] = dg_write(ic ? ic->buf : NULL);
+        DG_CHECK_GOTO(dg_enqueue(be, c->device, DG_STREAM_COMPUTE, acc, 3, dg_work_sort(&d), err),
+                      st, done);
     }
     st = DG_OK;
 done:
