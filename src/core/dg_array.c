@@ -1,6 +1,7 @@
-/* Distributed arrays: chunks, layouts and host transfers.
- * (Buffers and the ordering of device work on them are in dg_enqueue.c;
- * elementwise work in dg_exec.c; reshard and modes in dg_reshard.c.) */
+/* Distributed arrays: their life, chunk views and layouts.
+ * (Buffers and the ordering of device work on them: dg_enqueue.c; copies
+ * between arrays and host memory: dg_hostcopy.c; elementwise work:
+ * dg_exec.c; reshard and modes: dg_reshard.c.) */
 #include <stdlib.h>
 #include <string.h>
 
@@ -155,6 +156,33 @@ dg_status dg_layout_default(int ndevices, int ndim, const int64_t *shape,
     return DG_OK;
 }
 
+dg_status dg_layout_axis_whole(int ndevices, int ndim, const int64_t *shape, int axis,
+                               dg_plan_chunk **out, int *n, dg_error *err)
+{
+    dg_plan_chunk *w;
+    int other = -1, ax, nd = ndevices, i;
+    for (ax = 0; ax < ndim; ax++)
+        if (ax != axis && (other < 0 || shape[ax] > shape[other]))
+            other = ax;
+    if (other < 0 || shape[other] < 2)
+        nd = 1;
+    else if (shape[other] < nd)
+        nd = (int)shape[other];
+    w = (dg_plan_chunk *)malloc((size_t)nd * sizeof(*w));
+    if (!w)
+        return dg_error_set(err, DG_ERR_NOMEM, -1, "out of host memory");
+    for (i = 0; i < nd; i++) {
+        w[i].device = i;
+        dg_box_full(&w[i].box, ndim, shape);
+        if (nd > 1)
+            w[i].box.r[other] = dg_range_make(shape[other] * i / nd, shape[other] * (i + 1) / nd,
+                                              1);
+    }
+    *out = w;
+    *n = nd;
+    return DG_OK;
+}
+
 dg_status dg_layout_validate(int ndevices, int ndim, const int64_t *shape,
                              const dg_plan_chunk *layout, int n, dg_error *err)
 {
@@ -253,198 +281,4 @@ int dg_array_same_layout(const dg_array *a, const dg_array *b)
             !dg_box_equal(&a->chunks[i].box, &b->chunks[i].box))
             return 0;
     return 1;
-}
-
-/* ---- host transfers ------------------------------------------------------------ */
-
-/* Host waits for the last work enqueued on every device in `used`. */
-static dg_status sync_devices(dg_backend_i *be, const char *used, dg_error *err)
-{
-    int d;
-    dg_status st = DG_OK, s2;
-    for (d = 0; d < be->ndevices; d++) {
-        if (!used[d])
-            continue;
-        s2 = dg_be_sync(be, dg_be_pos(be, d, DG_STREAM_COMPUTE), err);
-        if (st == DG_OK)
-            st = s2;
-    }
-    return st;
-}
-
-/* Slab `part` of `nparts` of box b: its rows [L part / nparts, L (part + 1)
- * / nparts) along its first axis of extent L >= nparts, else along its
- * longest axis (so that no slab is much more than 1 / nparts of b; all of b
- * for part 0 where every extent is 1).  0 if the slab is empty. */
-static int slab_of(const dg_box *b, int64_t part, int64_t nparts, dg_box *out)
-{
-    int ax, i;
-    int64_t len, lo, hi;
-    *out = *b;
-    if (dg_box_size(b) == 0)
-        return 0;
-    if (nparts <= 1 || b->ndim == 0)
-        return part == 0;
-    for (ax = 0, i = 0; i < b->ndim; i++) {
-        if (dg_range_len(b->r[i]) >= nparts) {
-            ax = i;
-            break;
-        }
-        if (dg_range_len(b->r[i]) > dg_range_len(b->r[ax]))
-            ax = i;
-    }
-    len = dg_range_len(b->r[ax]);
-    /* floor(len * part / nparts) without overflow (part < nparts <= DG_MAX_PARTS) */
-    lo = len / nparts * part + len % nparts * part / nparts;
-    hi = len / nparts * (part + 1) + len % nparts * (part + 1) / nparts;
-    if (hi <= lo)
-        return 0;
-    out->r[ax] = dg_range_make(b->r[ax].start + lo * b->r[ax].step,
-                               b->r[ax].start + hi * b->r[ax].step, b->r[ax].step);
-    return 1;
-}
-
-dg_status dg_array_scatter(dg_array *a, const char *host, const int64_t *hstrides,
-                           dg_error *err)
-{
-    return dg_array_scatter_part(a, host, hstrides, 0, 1, NULL, err);
-}
-
-dg_status dg_array_scatter_part(dg_array *a, const char *host, const int64_t *hstrides,
-                                int64_t part, int64_t nparts, int64_t *nbytes, dg_error *err)
-{
-    dg_backend_i *be = a->be;
-    int i, ax;
-    dg_status st = DG_OK;
-    char *used;
-    if (nbytes)
-        *nbytes = 0;
-    if (nparts < 1 || nparts > DG_MAX_PARTS || part < 0 || part >= nparts)
-        return dg_error_set(err, DG_ERR_INTERNAL, -1, "part %lld of %lld of a host copy",
-                            (long long)part, (long long)nparts);
-    DG_CHECK(dg_array_unshare(a, err));
-    used = (char *)calloc((size_t)be->ndevices, 1);
-    if (!used)
-        return dg_error_set(err, DG_ERR_NOMEM, -1, "out of host memory");
-    for (i = 0; i < a->nchunks && st == DG_OK; i++) {
-        dg_chunk *c = &a->chunks[i];
-        dg_copy_desc cp;
-        const char *src = host;
-        dg_box pb;
-        if (!slab_of(&c->box, part, nparts, &pb))
-            continue;
-        memset(&cp, 0, sizeof(cp));
-        cp.ndim = a->ndim;
-        cp.itemsize = dg_dtype_size(a->dtype);
-        for (ax = 0; ax < a->ndim; ax++) {
-            cp.shape[ax] = dg_range_len(pb.r[ax]);
-            src += pb.r[ax].start * hstrides[ax];
-            cp.src_strides[ax] = hstrides[ax] * pb.r[ax].step;
-        }
-        cp.src_dev = DG_HOST;
-        cp.src = src;
-        cp.dst_dev = c->device;
-        dg_chunk_view(c, &pb, &cp.dst, cp.dst_strides);
-        {
-            const dg_access acc = dg_write(c->buf);
-            st = dg_enqueue(be, c->device, DG_STREAM_COMPUTE, &acc, 1, dg_work_copy(&cp), err);
-        }
-        if (st == DG_OK && nbytes)
-            *nbytes += dg_box_size(&pb) * cp.itemsize;
-        used[c->device] = 1;
-    }
-    /* Even after a failure, wait: the host memory must not be freed while
-     * copies already queued read it. */
-    {
-        dg_error e2 = DG_ERROR_INIT;
-        dg_status s2 = sync_devices(be, used, st == DG_OK ? err : &e2);
-        if (st == DG_OK)
-            st = s2;
-    }
-    free(used);
-    return st;
-}
-
-dg_status dg_array_gather(dg_array *a, const dg_box *region, char *host,
-                          const int64_t *hstrides, dg_error *err)
-{
-    return dg_array_gather_part(a, region, host, hstrides, 0, 1, NULL, err);
-}
-
-dg_status dg_array_gather_part(dg_array *a, const dg_box *region, char *host,
-                               const int64_t *hstrides, int64_t part, int64_t nparts,
-                               int64_t *nbytes, dg_error *err)
-{
-    dg_backend_i *be = a->be;
-    dg_plan_chunk *src = NULL;
-    dg_plan_chunk dst;
-    dg_plan plan = {0, 0, NULL};
-    dg_status st;
-    int i, ax;
-    char *used = NULL;
-
-    if (nbytes)
-        *nbytes = 0;
-    if (nparts < 1 || nparts > DG_MAX_PARTS || part < 0 || part >= nparts)
-        return dg_error_set(err, DG_ERR_INTERNAL, -1, "part %lld of %lld of a host copy",
-                            (long long)part, (long long)nparts);
-    if (a->mode != DG_MODE_REPLICA)
-        return dg_error_set(err, DG_ERR_INTERNAL, -1, "gather of an array not in replica mode");
-    if (dg_box_size(region) == 0)
-        return DG_OK;
-    used = (char *)calloc((size_t)be->ndevices, 1);
-    if (!used)
-        return dg_error_set(err, DG_ERR_NOMEM, -1, "out of host memory");
-    DG_CHECK_GOTO(dg_array_layout(a, &src, err), st, done);
-    dst.device = DG_HOST;
-    dst.box = *region;
-    DG_CHECK_GOTO(dg_plan_build(src, a->nchunks, &dst, 1, &plan, err), st, done);
-    for (i = 0; i < plan.ncopies && st == DG_OK; i++) {
-        const dg_plan_copy *pc = &plan.copies[i];
-        dg_chunk *c = &a->chunks[pc->src];
-        dg_copy_desc cp;
-        char *dptr = host;
-        dg_box pb;
-        if (!slab_of(&pc->box, part, nparts, &pb))
-            continue;
-        memset(&cp, 0, sizeof(cp));
-        cp.ndim = a->ndim;
-        cp.itemsize = dg_dtype_size(a->dtype);
-        for (ax = 0; ax < a->ndim; ax++) {
-            cp.shape[ax] = dg_range_len(pb.r[ax]);
-            dptr += dg_box_pos(region, ax, pb.r[ax].start) * hstrides[ax];
-            cp.dst_strides[ax] = cp.shape[ax] > 1
-                ? hstrides[ax] * (pb.r[ax].step / region->r[ax].step) : 0;
-        }
-        cp.src_dev = c->device;
-        dg_chunk_view(c, &pb, (char **)&cp.src, cp.src_strides);
-        cp.dst_dev = DG_HOST;
-        cp.dst = dptr;
-        {
-            const dg_access acc = dg_read(c->buf);
-            st = dg_enqueue(be, c->device, DG_STREAM_COMPUTE, &acc, 1, dg_work_copy(&cp), err);
-        }
-        if (st == DG_OK && nbytes)
-            *nbytes += dg_box_size(&pb) * cp.itemsize;
-        used[c->device] = 1;
-    }
-    {
-        dg_error e2 = DG_ERROR_INIT;
-        dg_status s2 = sync_devices(be, used, st == DG_OK ? err : &e2);
-        if (st == DG_OK)
-            st = s2;
-    }
-done:
-    dg_plan_free(&plan);
-    free(src);
-    free(used);
-    return st;
-}
-
-dg_status dg_array_sync(dg_array *a, dg_error *err)
-{
-    int i;
-    for (i = 0; i < a->nchunks; i++)
-        DG_CHECK(dg_buffer_sync(a->be, a->chunks[i].buf, err));
-    return DG_OK;
 }

@@ -128,7 +128,7 @@ dg_status dg_array_copy_logical(dg_array *dst, const dg_array *src, dg_error *er
 /* 1 if a and b have the same shape and the same chunks in the same order. */
 int dg_array_same_layout(const dg_array *a, const dg_array *b);
 
-/* ---- host transfers -------------------------------------------------------- */
+/* ---- host transfers (dg_hostcopy.c) ------------------------------------------- */
 
 /* Copies, for every chunk, its box of the host array `host` (global index 0 at
  * `host`, byte strides `hstrides`) into the chunk, then waits for the copies.
