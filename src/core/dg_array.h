@@ -216,6 +216,12 @@ typedef struct dg_ew_call {
  * assembled there by the planner's copies. */
 dg_status dg_ew_apply(const dg_ew_call *call, dg_error *err);
 
+/* A new array of a's values in `dtype` with a's logical layout: a's values
+ * cast by the loop dg_loop_cast names into a REPLICA array (a REPLICA), or,
+ * for a's own dtype, a copy of a with the same layout and mode.  a
+ * borrowed; new reference in *out. */
+dg_status dg_array_cast(dg_array *a, int dtype, dg_array **out, dg_error *err);
+
 /* A new array with `layout` holding a's values (mode kept), one chunk per
  * entry of `layout`: a chunk whose elements its device already holds in one
  * chunk of a (at least half of that chunk's memory) is a view of it (copy on

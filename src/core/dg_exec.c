@@ -1,4 +1,4 @@
-/* Loops over distributed arrays: elementwise work (dg_ew_apply) and fills.
+/* Loops over distributed arrays: elementwise work (dg_ew_apply), casts and fills.
  * Operands held elsewhere are brought by moves of the planner's copies
  * (dg_move.c); reshard and modes are in dg_reshard.c. */
 #include <stdlib.h>
@@ -458,6 +458,39 @@ run:
     dg_move_free(&mv);
     ew_work_free(be, &w);
     return st;
+}
+
+dg_status dg_array_cast(dg_array *a, int dtype, dg_array **out, dg_error *err)
+{
+    dg_plan_chunk *l = NULL;
+    dg_array *r = NULL;
+    dg_ew_call call;
+    dg_status st;
+    int n = 0;
+    DG_CHECK(dg_array_logical_layout(a, &l, &n, err));
+    if (a->dtype == dtype) {
+        /* a copy with the same layout */
+        st = dg_array_reshard_ex(a, l, n, DG_RESHARD_PIECES, out, err);
+        free(l);
+        return st;
+    }
+    st = dg_array_empty(a->be, dtype, a->ndim, a->shape, l, n, DG_MODE_REPLICA, &r, err);
+    free(l);
+    if (st != DG_OK)
+        return st;
+    memset(&call, 0, sizeof(call));
+    call.loop = dg_loop_cast(a->dtype, dtype);
+    call.ndim = a->ndim;
+    memcpy(call.shape, a->shape, sizeof(int64_t) * (size_t)a->ndim);
+    call.in[0].arr = a;
+    call.out[0] = r;
+    st = dg_ew_apply(&call, err);
+    if (st != DG_OK) {
+        dg_array_decref(r);
+        return st;
+    }
+    *out = r;
+    return DG_OK;
 }
 
 dg_status dg_array_fill(dg_array *a, const dg_fill_desc *proto, const dg_box *region,

@@ -11,8 +11,9 @@
  * device, on the same transfer stream.  Phase 0 is one group of
  * dg_enqueue_group: every wait is enqueued before any work of the batch, so
  * the batch's own writes, which go to disjoint parts of their buffers, never
- * wait for each other; they are recorded as part writes.  Copies of phase 1 read destinations of phase 0 (the planner's
- * DG_PLAN_REUSE_DST) and run after them, on the compute stream. */
+ * wait for each other; they are recorded as part writes.  Copies of phase 1
+ * read destinations of phase 0 (the planner's DG_PLAN_REUSE_DST) and run
+ * after them, on the compute stream. */
 #include <stdlib.h>
 #include <string.h>
 
