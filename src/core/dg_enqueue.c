@@ -256,32 +256,27 @@ static dg_status wait_for(dg_backend_i *be, const dg_access *a, int dev, int str
 }
 
 /* Records the n accesses acc, each at *at or, at NULL, at the position of
- * its own stream now: reads, then part writes, then writes (a write after
- * the reads it follows); with ok 0 (the work failed), writes as part
- * writes. */
+ * its own stream now: the reads first, then the writes (a write of memory
+ * the same work read forgets that read, which it covers); with ok 0 (the
+ * work failed), writes as part writes. */
 static void record(dg_backend_i *be, const dg_access *acc, int n, const dg_pos *at, int ok)
 {
-    int pass, i;
-    for (pass = 0; pass < 3; pass++)
-        for (i = 0; i < n; i++) {
-            const dg_access *a = &acc[i];
-            unsigned how = a->how;
-            dg_pos p;
-            if (!a->mem)
-                continue;
-            if (!ok && (how & DG_ACC_WRITE))
-                how = (how & ~DG_ACC_WRITE) | DG_ACC_WRITE_PART;
-            if (!(how & (pass == 0 ? DG_ACC_READ : pass == 1 ? DG_ACC_WRITE_PART
-                                                             : DG_ACC_WRITE)))
-                continue;
-            p = at ? *at : dg_be_pos(be, a->dev, a->stream);
-            if (pass == 0)
-                mem_mark_read(a->mem, p);
-            else if (pass == 1)
-                mem_mark_write_part(a->mem, p);
-            else
-                mem_mark_write(a->mem, p);
-        }
+    const unsigned wr = DG_ACC_WRITE | DG_ACC_WRITE_PART;
+    int i;
+    for (i = 0; i < n; i++)
+        if (acc[i].mem && (acc[i].how & DG_ACC_READ))
+            mem_mark_read(acc[i].mem, at ? *at : dg_be_pos(be, acc[i].dev, acc[i].stream));
+    for (i = 0; i < n; i++) {
+        const dg_access *a = &acc[i];
+        dg_pos p;
+        if (!a->mem || !(a->how & wr))
+            continue;
+        p = at ? *at : dg_be_pos(be, a->dev, a->stream);
+        if (ok && (a->how & DG_ACC_WRITE))
+            mem_mark_write(a->mem, p);
+        else
+            mem_mark_write_part(a->mem, p);
+    }
 }
 
 dg_status dg_enqueue(dg_backend_i *be, int dev, int stream, const dg_access *acc, int n,

@@ -112,7 +112,7 @@ dg_work dg_work_sort(const dg_sort_desc *d);
 
 /* Enqueues work w on (dev, stream) with its n accesses acc (borrowed): the
  * waits each access needs, the work, then the records of the accesses at the
- * position after the work (reads, then part writes, then writes).  A wait
+ * position after the work (the reads, then the writes).  A wait
  * that fails leaves the work unrun and nothing recorded.  Work that fails
  * may have enqueued part of itself: its accesses are then recorded as reads
  * and part writes, which delay later work on the memory but forget nothing. */

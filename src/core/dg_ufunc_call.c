@@ -20,9 +20,11 @@ void dg_ufunc_call_clear(dg_ufunc_call *c)
         dg_array_decref(c->in[i].arr);
         dg_array_decref(c->out[i]);
         dg_array_decref(c->res[i]);
+        c->in[i].arr = c->out[i] = c->res[i] = NULL;
+        c->arg[i] = NULL;
     }
     dg_array_decref(c->where);
-    dg_ufunc_call_init(c);
+    c->where = NULL;
 }
 
 dg_status dg_ufunc_operand(dg_array *a, int dtype, dg_array **out, dg_error *err)

@@ -45,8 +45,8 @@ typedef struct dg_ufunc_call {
 
 /* *c with nothing set and nothing held. */
 void dg_ufunc_call_init(dg_ufunc_call *c);
-/* Drops every reference c holds (in[], where, out[], res[]); c is then as
- * dg_ufunc_call_init leaves it. */
+/* Drops every reference c holds (in[], where, out[], res[]) and sets those
+ * pointers and arg[] to NULL. */
 void dg_ufunc_call_clear(dg_ufunc_call *c);
 
 /* The results res[] of c (NumPy's rules where they are observable):
