@@ -10,28 +10,6 @@
  * way and its own). */
 #include "dg_backend.h"
 
-/* 1 if be fills optional slot s. */
-static int slot_filled(const dg_backend_i *be, dg_be_slot s)
-{
-    switch (s) {
-    case DG_SLOT_REDUCE: return be->reduce != NULL;
-    case DG_SLOT_SCAN: return be->scan != NULL;
-    case DG_SLOT_GEMM: return be->gemm != NULL;
-    case DG_SLOT_EXCHANGE: return be->exchange != NULL;
-    case DG_SLOT_ALLREDUCE: return be->allreduce != NULL;
-    case DG_SLOT_CAN_ACCESS: return be->can_access != NULL;
-    case DG_SLOT_SYNC_FOR: return be->sync_for != NULL;
-    case DG_SLOT_SELECT: return be->select != NULL;
-    case DG_SLOT_ROWS: return be->rows != NULL;
-    case DG_SLOT_ROUTE: return be->route != NULL;
-    case DG_SLOT_SORT: return be->sort != NULL;
-    case DG_SLOT_REDUCE_PARTS: return be->reduce_parts != NULL;
-    case DG_SLOT_BYTES_HELD: return be->bytes_held != NULL;
-    case DG_SLOT_TRIM: return be->trim != NULL;
-    default: return 0;
-    }
-}
-
 /* What is missing, for the message of a slot that raises without it. */
 static const char *missing_what(dg_be_slot s)
 {
@@ -51,7 +29,23 @@ static const char *missing_what(dg_be_slot s)
 
 int dg_be_has(const dg_backend_i *be, dg_be_slot s)
 {
-    return slot_filled(be, s);
+    const int filled[DG_NSLOTS_OPTIONAL] = {
+        [DG_SLOT_REDUCE] = be->reduce != NULL,
+        [DG_SLOT_SCAN] = be->scan != NULL,
+        [DG_SLOT_GEMM] = be->gemm != NULL,
+        [DG_SLOT_EXCHANGE] = be->exchange != NULL,
+        [DG_SLOT_ALLREDUCE] = be->allreduce != NULL,
+        [DG_SLOT_CAN_ACCESS] = be->can_access != NULL,
+        [DG_SLOT_SYNC_FOR] = be->sync_for != NULL,
+        [DG_SLOT_SELECT] = be->select != NULL,
+        [DG_SLOT_ROWS] = be->rows != NULL,
+        [DG_SLOT_ROUTE] = be->route != NULL,
+        [DG_SLOT_SORT] = be->sort != NULL,
+        [DG_SLOT_REDUCE_PARTS] = be->reduce_parts != NULL,
+        [DG_SLOT_BYTES_HELD] = be->bytes_held != NULL,
+        [DG_SLOT_TRIM] = be->trim != NULL,
+    };
+    return (unsigned)s < DG_NSLOTS_OPTIONAL && filled[s];
 }
 
 dg_status dg_be_need(const dg_backend_i *be, dg_be_slot s, dg_error *err)
