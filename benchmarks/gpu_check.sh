@@ -5,8 +5,13 @@
 #
 #   bash benchmarks/gpu_check.sh [build] [test] [test4] [chains] [sanitize] [selftest] [bench]
 #                                [scaling] [profile] [gemm] [alloc] [transfer] [reduce] [redpass]
-#                                [hostcopy] [take]
+#                                [hostcopy] [take] [treeab]
 #   (default: build test chains bench)
+#
+# treeab: the latency rows of this tree against another built in place
+# (AB_BASE, default .gpu-wt/base: a copy of an older commit's files carried to
+# the machine), alternating processes (benchmarks/tree_ab.py --backend cuda);
+# the base tree's build starts in the background at once, beside this one's.
 set -uo pipefail
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 export DGARRAY_CUDA=1 DGARRAY_CUDA_ARCHS="${DGARRAY_CUDA_ARCHS:-90}"
@@ -17,6 +22,12 @@ steps="${*:-build test chains bench}"
 cd "$(dirname "$0")/.."
 nvidia-smi -L || true
 rc=0
+base_pid=
+if [[ " $steps " == *" treeab "* ]]; then
+  ( cd "${AB_BASE:-.gpu-wt/base}" && python3 setup.py -q build_ext --inplace -j 8 ) \
+      > "$OUT/base_build.log" 2>&1 &
+  base_pid=$!
+fi
 if [[ " $steps " == *" build "* ]]; then
   t0=$(date +%s)
   if ! python3 -m pip install --no-build-isolation --no-deps -v . > "$OUT/build.log" 2>&1; then
@@ -40,6 +51,17 @@ if [[ " $steps " == *" test4 "* ]]; then
       -n "${TEST_WORKERS:-8}" -p no:cacheprovider 2>&1 | tee "$OUT/tests4.log" | tail -25
   [[ ${PIPESTATUS[0]} == 0 ]] || rc=1
   echo "test4 (4 logical devices on GPU 0): $(tail -1 "$OUT/tests4.log")" >> "$OUT/summary.log"
+fi
+if [[ " $steps " == *" treeab "* ]]; then
+  if ! wait "$base_pid"; then
+    tail -20 "$OUT/base_build.log"; echo "BASE BUILD FAILED"; rc=1
+  else
+    # this tree's extension as the build step installed it, in place for PYTHONPATH
+    cp "$(python3 -c 'import dgarray._core as c; print(c.__file__)')" python/dgarray/
+    timeout "${AB_TIMEOUT:-240}" python3 benchmarks/tree_ab.py --backend cuda \
+        --a "${AB_BASE:-.gpu-wt/base}" --b . --rounds "${AB_ROUNDS:-3}" 2>&1 | tee "$OUT/tree_ab.log"
+    [[ ${PIPESTATUS[0]} == 0 ]] || rc=1
+  fi
 fi
 if [[ " $steps " == *" chains "* ]]; then
   # the randomised chains and the reshard pairs again with every launch

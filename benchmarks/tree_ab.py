@@ -14,6 +14,12 @@ package).  Prints the best of each row over the rounds, per tree:
 threads) instead of the wall clock, imports included: on a machine shared
 with other work, where the wall clock measures the waits for a core, it
 compares the work the two trees do.
+
+--backend cuda runs the rows of one GPU instead (the trees built with CUDA):
+the latency of small elementwise operations and reductions (GPU.md's latency
+row: `c = a + b` on 1,000 float32 in a loop, then one synchronisation) on one
+device and on 2 logical devices of GPU 0 (DGARRAY_CUDA_DEVICES=0,0), and the
+calls into Python on 2 logical devices.
 """
 import argparse
 import json
@@ -54,6 +60,51 @@ print(json.dumps(out))
 """
 
 
+# per-operation latency on the CUDA backend: small operations queued in a loop,
+# one synchronisation at the end (what the core adds per call: planning,
+# waits, the launch), best of 7
+LATENCY = r"""
+import json, time
+import numpy as np
+import dgarray as dg
+
+def per_op(f, iters=20000):
+    f(100)
+    best = float("inf")
+    for _ in range(7):
+        t = time.perf_counter()
+        f(iters)
+        best = min(best, time.perf_counter() - t)
+    return 1e6 * best / iters
+
+x = np.arange(1000, dtype=np.float32)
+a, b = dg.asarray(x), dg.asarray(x)
+
+def add(k):
+    for _ in range(k):
+        c = a + b
+    c._sync()
+
+def add_inplace(k):
+    for _ in range(k):
+        a.__iadd__(b)
+    a._sync()
+
+def total(k):
+    for _ in range(k):
+        s = a.sum()
+    s._sync()
+
+def chain(k):
+    for _ in range(k):
+        c = a * 2.0 + b
+    c._sync()
+
+out = {"add_f32_1000_us": per_op(add), "iadd_f32_1000_us": per_op(add_inplace),
+       "axpy_f32_1000_us": per_op(chain), "sum_f32_1000_us": per_op(total, 5000)}
+print(json.dumps(out))
+"""
+
 CLOCKS = {"wall": "time.perf_counter", "cpu": "time.process_time"}
 
 # `import dgarray` timed by the process's CPU time, in milliseconds
@@ -61,11 +112,13 @@ IMPORT_CPU = ("import time; t = time.process_time(); import dgarray; "
               "print(1e3 * (time.process_time() - t))")
 
 
-def child(tree, code, ndev, clock):
+def child(tree, code, ndev, clock, backend="cpu"):
     code = code.replace("time.perf_counter", CLOCKS[clock])
     env = dict(os.environ, PYTHONPATH=os.path.join(os.path.abspath(tree), "python"),
-               DGARRAY_BACKEND="cpu", DGARRAY_CPU_DEVICES=str(ndev),
+               DGARRAY_BACKEND=backend, DGARRAY_CPU_DEVICES=str(ndev),
                DGARRAY_MIN_SPLIT_BYTES="0")
+    if backend == "cuda":  # ndev logical devices over GPU 0
+        env["DGARRAY_CUDA_DEVICES"] = ",".join(["0"] * ndev)
     r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
                        check=True)
     return json.loads(r.stdout.strip().splitlines()[-1])
@@ -87,6 +140,15 @@ def import_ms(tree, clock):
         if m:
             return int(m.group(1)) / 1e3
     raise RuntimeError("no import time line for dgarray")
+
+
+def one_round_cuda(tree, clock):
+    rows = {}
+    for ndev in (1, 2):
+        rows.update({f"{k[:-3]} {ndev}dev us": v
+                     for k, v in child(tree, LATENCY, ndev, clock, "cuda").items()})
+    rows.update({f"{k[:-3]} 2dev us": v for k, v in child(tree, CALLS, 2, clock, "cuda").items()})
+    return rows
 
 
 def one_round(tree, imports, clock):
@@ -115,11 +177,15 @@ def main():
                     help="fresh interpreters timing the import, per round and tree")
     ap.add_argument("--clock", choices=sorted(CLOCKS), default="wall",
                     help="time by the wall clock or by the process's CPU time")
+    ap.add_argument("--backend", choices=("cpu", "cuda"), default="cpu",
+                    help="bench_cpu.py's rows on the CPU backend, or latency rows on GPU 0")
     args = ap.parse_args()
     best = {"A": {}, "B": {}}
     for rnd in range(args.rounds):
         for name in ("AB" if rnd % 2 == 0 else "BA"):
-            rows = one_round(args.a if name == "A" else args.b, args.imports, args.clock)
+            tree = args.a if name == "A" else args.b
+            rows = (one_round_cuda(tree, args.clock) if args.backend == "cuda"
+                    else one_round(tree, args.imports, args.clock))
             print(f"round {rnd + 1} {name}: " +
                   ", ".join(f"{k} {v:.3f}" for k, v in rows.items()), flush=True)
             for k, v in rows.items():

@@ -1,226 +1,14 @@
-/* Distributed arrays: buffers, chunks, layouts and host transfers.
- * (Elementwise work, reshard and modes are in dg_exec.c.) */
+/* Distributed arrays: their life, chunk views and layouts.
+ * (Buffers and the ordering of device work on them: dg_enqueue.c; copies
+ * between arrays and host memory: dg_hostcopy.c; elementwise work:
+ * dg_exec.c; reshard and modes: dg_reshard.c.) */
 #include <stdlib.h>
 #include <string.h>
 
 #include "dg_array.h"
 #include "dg_array_impl.h"
-#include "dg_chunkio.h"
 
-/* ---- buffers --------------------------------------------------------------- */
-
-/* New memory of nbytes on dev (ptr NULL when nbytes is 0), refcnt 1, its
- * allocation recorded as its first write.  New reference in *out. */
-static dg_status mem_new(dg_backend_i *be, int dev, size_t nbytes, dg_mem **out,
-                         dg_error *err)
-{
-    int nslots = be->ndevices * DG_NSTREAMS;
-    dg_mem *m = (dg_mem *)calloc(1, sizeof(dg_mem) + 2 * (size_t)nslots * sizeof(dg_pos));
-    dg_status st;
-    if (!m)
-        return dg_error_set(err, DG_ERR_NOMEM, dev, "out of host memory");
-    m->refcnt = 1;
-    m->device = dev;
-    m->nbytes = nbytes;
-    m->nslots = nslots;
-    m->writes = (dg_pos *)(m + 1);
-    m->reads = m->writes + nslots;
-    if (nbytes) {
-        st = be->alloc(be, dev, nbytes, &m->ptr, err);
-        if (st != DG_OK) {
-            free(m);
-            return st;
-        }
-        dg_mem_mark_write(m, be->pos(be, dev, DG_STREAM_COMPUTE));
-    }
-    *out = m;
-    return DG_OK;
-}
-
-/* Drops a reference to m; the last one releases the memory, ordered on the
- * compute stream after every recorded access (or, if that ordering cannot
- * be enqueued, after the host waited for them). */
-static void mem_decref(dg_backend_i *be, dg_mem *m)
-{
-    int i;
-    dg_error e = DG_ERROR_INIT;
-    if (!m || --m->refcnt > 0)
-        return;
-    if (m->ptr) {
-        if (dg_mem_use_write(be, m, m->device, DG_STREAM_COMPUTE, &e) != DG_OK) {
-            dg_error_clear(&e);
-            for (i = 0; i < m->nslots; i++) {
-                be->sync(be, m->writes[i], &e);
-                be->sync(be, m->reads[i], &e);
-            }
-        }
-        be->release(be, m->device, m->ptr);
-    }
-    free(m);
-}
-
-/* A buffer of memory m (whose reference it takes over).  New reference. */
-static dg_status buffer_of(dg_mem *m, dg_buffer **out, dg_error *err)
-{
-    dg_buffer *b = (dg_buffer *)calloc(1, sizeof(dg_buffer));
-    if (!b)
-        return dg_error_set(err, DG_ERR_NOMEM, m->device, "out of host memory");
-    b->refcnt = 1;
-    b->device = m->device;
-    b->ptr = m->ptr;
-    b->nbytes = m->nbytes;
-    b->mem = m;
-    *out = b;
-    return DG_OK;
-}
-
-dg_status dg_buffer_new(dg_backend_i *be, int dev, size_t nbytes, dg_buffer **out,
-                        dg_error *err)
-{
-    dg_mem *m = NULL;
-    dg_status st;
-    DG_CHECK(mem_new(be, dev, nbytes, &m, err));
-    st = buffer_of(m, out, err);
-    if (st != DG_OK)
-        mem_decref(be, m);
-    return st;
-}
-
-dg_status dg_buffer_share(dg_buffer *b, dg_buffer **out, dg_error *err)
-{
-    dg_status st = buffer_of(b->mem, out, err);
-    if (st == DG_OK)
-        b->mem->refcnt++;
-    return st;
-}
-
-void dg_buffer_decref(dg_backend_i *be, dg_buffer *b)
-{
-    if (!b || --b->refcnt > 0)
-        return;
-    mem_decref(be, b->mem);
-    free(b);
-}
-
-dg_status dg_buffer_unshare(dg_backend_i *be, dg_buffer *b, dg_error *err)
-{
-    dg_mem *old = b->mem, *m = NULL;
-    dg_copy_desc cp;
-    dg_pos p;
-    dg_status st;
-    if (old->refcnt < 2)
-        return DG_OK;
-    DG_CHECK(mem_new(be, old->device, old->nbytes, &m, err));
-    memset(&cp, 0, sizeof(cp));
-    cp.ndim = 1;
-    cp.itemsize = 1;
-    cp.shape[0] = (int64_t)old->nbytes;
-    cp.src_strides[0] = cp.dst_strides[0] = 1;
-    cp.src_dev = cp.dst_dev = old->device;
-    cp.src = (const char *)old->ptr;
-    cp.dst = (char *)m->ptr;
-    st = dg_mem_use_read(be, old, old->device, DG_STREAM_COMPUTE, err);
-    if (st == DG_OK && old->nbytes)
-        st = be->copy(be, old->device, DG_STREAM_COMPUTE, &cp, err);
-    if (st != DG_OK) {
-        mem_decref(be, m);
-        return st;
-    }
-    p = be->pos(be, old->device, DG_STREAM_COMPUTE);
-    dg_mem_mark_read(old, p);
-    dg_mem_mark_write(m, p);
-    b->mem = m;
-    b->ptr = m->ptr;
-    mem_decref(be, old);
-    return DG_OK;
-}
-
-static int same_stream(dg_pos p, int dev, int stream)
-{
-    return p.dev == dev && p.stream == stream;
-}
-
-int dg_mem_read_waits(const dg_mem *m, int dev, int stream)
-{
-    int i;
-    for (i = 0; i < m->nslots; i++)
-        if (m->writes[i].seq && !same_stream(m->writes[i], dev, stream))
-            return 1;
-    return 0;
-}
-
-dg_status dg_mem_use_read(dg_backend_i *be, dg_mem *m, int dev, int stream, dg_error *err)
-{
-    int i;
-    for (i = 0; i < m->nslots; i++)
-        if (m->writes[i].seq && !same_stream(m->writes[i], dev, stream))
-            DG_CHECK(be->wait(be, dev, stream, m->writes[i], err));
-    return DG_OK;
-}
-
-dg_status dg_mem_use_write(dg_backend_i *be, dg_mem *m, int dev, int stream, dg_error *err)
-{
-    int i;
-    DG_CHECK(dg_mem_use_read(be, m, dev, stream, err));
-    for (i = 0; i < m->nslots; i++)
-        if (m->reads[i].seq && !same_stream(m->reads[i], dev, stream))
-            DG_CHECK(be->wait(be, dev, stream, m->reads[i], err));
-    return DG_OK;
-}
-
-/* The slot of position p, or -1 for a position of no stream. */
-static int slot_of(const dg_mem *m, dg_pos p)
-{
-    int slot = p.dev * DG_NSTREAMS + p.stream;
-    return slot >= 0 && slot < m->nslots ? slot : -1;
-}
-
-void dg_mem_mark_read(dg_mem *m, dg_pos p)
-{
-    int slot = slot_of(m, p);
-    if (slot >= 0)
-        m->reads[slot] = p;
-}
-
-void dg_mem_mark_write(dg_mem *m, dg_pos p)
-{
-    int i, slot = slot_of(m, p);
-    for (i = 0; i < m->nslots; i++)
-        m->writes[i].seq = m->reads[i].seq = 0;
-    if (slot >= 0)
-        m->writes[slot] = p;
-}
-
-void dg_mem_mark_write_part(dg_mem *m, dg_pos p)
-{
-    int slot = slot_of(m, p);
-    if (slot >= 0)
-        m->writes[slot] = p;
-}
-
-dg_status dg_buffer_use_read(dg_backend_i *be, dg_buffer *b, int dev, int stream,
-                             dg_error *err)
-{
-    return dg_mem_use_read(be, b->mem, dev, stream, err);
-}
-
-dg_status dg_buffer_use_write(dg_backend_i *be, dg_buffer *b, int dev, int stream,
-                              dg_error *err)
-{
-    return dg_mem_use_write(be, b->mem, dev, stream, err);
-}
-
-void dg_buffer_mark_read(dg_buffer *b, dg_pos p) { dg_mem_mark_read(b->mem, p); }
-void dg_buffer_mark_write(dg_buffer *b, dg_pos p) { dg_mem_mark_write(b->mem, p); }
-void dg_buffer_mark_write_part(dg_buffer *b, dg_pos p) { dg_mem_mark_write_part(b->mem, p); }
-
-dg_status dg_buffer_sync(dg_backend_i *be, dg_buffer *b, dg_error *err)
-{
-    int i;
-    for (i = 0; i < b->mem->nslots; i++)
-        DG_CHECK(be->sync(be, b->mem->writes[i], err));
-    return DG_OK;
-}
+/* ---- copy on write ------------------------------------------------------------ */
 
 dg_status dg_array_unshare(dg_array *a, dg_error *err)
 {
@@ -337,7 +125,7 @@ dg_status dg_array_empty(dg_backend_i *be, int dtype, int ndim, const int64_t *s
     return DG_OK;
 }
 
-/* ---- layouts (dg_layout.c holds the default one and the checks) --------------- */
+/* ---- layouts (dg_layout.c holds the default one, the axis-whole one and the checks) */
 
 dg_status dg_array_layout(const dg_array *a, dg_plan_chunk **out, dg_error *err)
 {
@@ -381,6 +169,19 @@ dg_status dg_array_copy_logical(dg_array *dst, const dg_array *src, dg_error *er
     return dg_array_logical_layout(src, &dst->logical, &dst->nlogical, err);
 }
 
+int dg_array_axis_whole(const dg_array *a, int ax)
+{
+    int i;
+    for (i = 0; i < a->nchunks; i++) {
+        const dg_range r = a->chunks[i].box.r[ax];
+        if (dg_box_size(&a->chunks[i].box) > 0 &&
+            !(r.start == 0 && dg_range_len(r) == a->shape[ax] &&
+              (r.step == 1 || a->shape[ax] == 1)))
+            return 0;
+    }
+    return 1;
+}
+
 int dg_array_same_layout(const dg_array *a, const dg_array *b)
 {
     int i, ax;
@@ -394,187 +195,4 @@ int dg_array_same_layout(const dg_array *a, const dg_array *b)
             !dg_box_equal(&a->chunks[i].box, &b->chunks[i].box))
             return 0;
     return 1;
-}
-
-/* ---- host transfers ------------------------------------------------------------ */
-
-/* Slab `part` of `nparts` of box b: its rows [L part / nparts, L (part + 1)
- * / nparts) along its first axis of extent L >= nparts, else along its
- * longest axis (so that no slab is much more than 1 / nparts of b; all of b
- * for part 0 where every extent is 1).  0 if the slab is empty. */
-static int slab_of(const dg_box *b, int64_t part, int64_t nparts, dg_box *out)
-{
-    int ax, i;
-    int64_t len, lo, hi;
-    *out = *b;
-    if (dg_box_size(b) == 0)
-        return 0;
-    if (nparts <= 1 || b->ndim == 0)
-        return part == 0;
-    for (ax = 0, i = 0; i < b->ndim; i++) {
-        if (dg_range_len(b->r[i]) >= nparts) {
-            ax = i;
-            break;
-        }
-        if (dg_range_len(b->r[i]) > dg_range_len(b->r[ax]))
-            ax = i;
-    }
-    len = dg_range_len(b->r[ax]);
-    /* floor(len * part / nparts) without overflow (part < nparts <= DG_MAX_PARTS) */
-    lo = len / nparts * part + len % nparts * part / nparts;
-    hi = len / nparts * (part + 1) + len % nparts * (part + 1) / nparts;
-    if (hi <= lo)
-        return 0;
-    out->r[ax] = dg_range_make(b->r[ax].start + lo * b->r[ax].step,
-                               b->r[ax].start + hi * b->r[ax].step, b->r[ax].step);
-    return 1;
-}
-
-dg_status dg_array_scatter(dg_array *a, const char *host, const int64_t *hstrides,
-                           dg_error *err)
-{
-    return dg_array_scatter_part(a, host, hstrides, 0, 1, NULL, err);
-}
-
-dg_status dg_array_scatter_part(dg_array *a, const char *host, const int64_t *hstrides,
-                                int64_t part, int64_t nparts, int64_t *nbytes, dg_error *err)
-{
-    dg_backend_i *be = a->be;
-    int i, ax;
-    dg_status st = DG_OK;
-    char *used;
-    if (nbytes)
-        *nbytes = 0;
-    if (nparts < 1 || nparts > DG_MAX_PARTS || part < 0 || part >= nparts)
-        return dg_error_set(err, DG_ERR_INTERNAL, -1, "part %lld of %lld of a host copy",
-                            (long long)part, (long long)nparts);
-    DG_CHECK(dg_array_unshare(a, err));
-    used = (char *)calloc((size_t)be->ndevices, 1);
-    if (!used)
-        return dg_error_set(err, DG_ERR_NOMEM, -1, "out of host memory");
-    for (i = 0; i < a->nchunks && st == DG_OK; i++) {
-        dg_chunk *c = &a->chunks[i];
-        dg_copy_desc cp;
-        const char *src = host;
-        dg_box pb;
-        if (!slab_of(&c->box, part, nparts, &pb))
-            continue;
-        memset(&cp, 0, sizeof(cp));
-        cp.ndim = a->ndim;
-        cp.itemsize = dg_dtype_size(a->dtype);
-        for (ax = 0; ax < a->ndim; ax++) {
-            cp.shape[ax] = dg_range_len(pb.r[ax]);
-            src += pb.r[ax].start * hstrides[ax];
-            cp.src_strides[ax] = hstrides[ax] * pb.r[ax].step;
-        }
-        cp.src_dev = DG_HOST;
-        cp.src = src;
-        cp.dst_dev = c->device;
-        dg_chunk_view(c, &pb, &cp.dst, cp.dst_strides);
-        st = dg_buffer_use_write(be, c->buf, c->device, DG_STREAM_COMPUTE, err);
-        if (st == DG_OK)
-            st = be->copy(be, c->device, DG_STREAM_COMPUTE, &cp, err);
-        if (st == DG_OK) {
-            dg_buffer_mark_write(c->buf, be->pos(be, c->device, DG_STREAM_COMPUTE));
-            if (nbytes)
-                *nbytes += dg_box_size(&pb) * cp.itemsize;
-        }
-        used[c->device] = 1;
-    }
-    /* Even after a failure, wait: the host memory must not be freed while
-     * copies already queued read it. */
-    {
-        dg_error e2 = DG_ERROR_INIT;
-        dg_status s2 = dg_devices_sync(be, used, st == DG_OK ? err : &e2);
-        if (st == DG_OK)
-            st = s2;
-    }
-    free(used);
-    return st;
-}
-
-dg_status dg_array_gather(dg_array *a, const dg_box *region, char *host,
-                          const int64_t *hstrides, dg_error *err)
-{
-    return dg_array_gather_part(a, region, host, hstrides, 0, 1, NULL, err);
-}
-
-dg_status dg_array_gather_part(dg_array *a, const dg_box *region, char *host,
-                               const int64_t *hstrides, int64_t part, int64_t nparts,
-                               int64_t *nbytes, dg_error *err)
-{
-    dg_backend_i *be = a->be;
-    dg_plan_chunk *src = NULL;
-    dg_plan_chunk dst;
-    dg_plan plan = {0, 0, NULL};
-    dg_status st;
-    int i, ax;
-    char *used = NULL;
-
-    if (nbytes)
-        *nbytes = 0;
-    if (nparts < 1 || nparts > DG_MAX_PARTS || part < 0 || part >= nparts)
-        return dg_error_set(err, DG_ERR_INTERNAL, -1, "part %lld of %lld of a host copy",
-                            (long long)part, (long long)nparts);
-    if (a->mode != DG_MODE_REPLICA)
-        return dg_error_set(err, DG_ERR_INTERNAL, -1, "gather of an array not in replica mode");
-    if (dg_box_size(region) == 0)
-        return DG_OK;
-    used = (char *)calloc((size_t)be->ndevices, 1);
-    if (!used)
-        return dg_error_set(err, DG_ERR_NOMEM, -1, "out of host memory");
-    DG_CHECK_GOTO(dg_array_layout(a, &src, err), st, done);
-    dst.device = DG_HOST;
-    dst.box = *region;
-    DG_CHECK_GOTO(dg_plan_build(src, a->nchunks, &dst, 1, &plan, err), st, done);
-    for (i = 0; i < plan.ncopies && st == DG_OK; i++) {
-        const dg_plan_copy *pc = &plan.copies[i];
-        dg_chunk *c = &a->chunks[pc->src];
-        dg_copy_desc cp;
-        char *dptr = host;
-        dg_box pb;
-        if (!slab_of(&pc->box, part, nparts, &pb))
-            continue;
-        memset(&cp, 0, sizeof(cp));
-        cp.ndim = a->ndim;
-        cp.itemsize = dg_dtype_size(a->dtype);
-        for (ax = 0; ax < a->ndim; ax++) {
-            cp.shape[ax] = dg_range_len(pb.r[ax]);
-            dptr += dg_box_pos(region, ax, pb.r[ax].start) * hstrides[ax];
-            cp.dst_strides[ax] = cp.shape[ax] > 1
-                ? hstrides[ax] * (pb.r[ax].step / region->r[ax].step) : 0;
-        }
-        cp.src_dev = c->device;
-        dg_chunk_view(c, &pb, (char **)&cp.src, cp.src_strides);
-        cp.dst_dev = DG_HOST;
-        cp.dst = dptr;
-        st = dg_buffer_use_read(be, c->buf, c->device, DG_STREAM_COMPUTE, err);
-        if (st == DG_OK)
-            st = be->copy(be, c->device, DG_STREAM_COMPUTE, &cp, err);
-        if (st == DG_OK) {
-            dg_buffer_mark_read(c->buf, be->pos(be, c->device, DG_STREAM_COMPUTE));
-            if (nbytes)
-                *nbytes += dg_box_size(&pb) * cp.itemsize;
-        }
-        used[c->device] = 1;
-    }
-    {
-        dg_error e2 = DG_ERROR_INIT;
-        dg_status s2 = dg_devices_sync(be, used, st == DG_OK ? err : &e2);
-        if (st == DG_OK)
-            st = s2;
-    }
-done:
-    dg_plan_free(&plan);
-    free(src);
-    free(used);
-    return st;
-}
-
-dg_status dg_array_sync(dg_array *a, dg_error *err)
-{
-    int i;
-    for (i = 0; i < a->nchunks; i++)
-        DG_CHECK(dg_buffer_sync(a->be, a->chunks[i].buf, err));
-    return DG_OK;
 }

@@ -117,7 +117,7 @@ dg_status dg_array_copy_logical(dg_array *dst, const dg_array *src, dg_error *er
 /* 1 if a and b have the same shape and the same chunks in the same order. */
 int dg_array_same_layout(const dg_array *a, const dg_array *b);
 
-/* ---- host transfers -------------------------------------------------------- */
+/* ---- host transfers (dg_hostcopy.c) ------------------------------------------- */
 
 /* Copies, for every chunk, its box of the host array `host` (global index 0 at
  * `host`, byte strides `hstrides`) into the chunk, then waits for the copies.
@@ -149,6 +149,13 @@ dg_status dg_array_gather_part(dg_array *a, const dg_box *region, char *host,
 
 /* Waits until every chunk's last write has completed. */
 dg_status dg_array_sync(dg_array *a, dg_error *err);
+
+/* The host waits for the work enqueued so far on the compute stream of each
+ * device whose used[] byte is set (one byte per device), even after an
+ * earlier failure st: host memory must not be freed or read while copies
+ * already queued use it.  Returns st if it is a failure (the wait's errors
+ * then dropped), else the wait's status. */
+dg_status dg_devices_sync(dg_backend_i *be, const char *used, dg_status st, dg_error *err);
 
 /* Copy on write: gives every chunk of `a` whose memory another array shares
  * a private copy (see dg_buffer).  Every function that writes into an
@@ -204,6 +211,12 @@ typedef struct dg_ew_call {
  * region is read in place when one chunk on that device holds it, else
  * assembled there by the planner's copies. */
 dg_status dg_ew_apply(const dg_ew_call *call, dg_error *err);
+
+/* A new array of a's values in `dtype` with a's logical layout: a's values
+ * cast by the loop dg_loop_cast names into a REPLICA array (a REPLICA), or,
+ * for a's own dtype, a copy of a with the same layout and mode.  a
+ * borrowed; new reference in *out. */
+dg_status dg_array_cast(dg_array *a, int dtype, dg_array **out, dg_error *err);
 
 /* A new array with `layout` holding a's values (mode kept), one chunk per
  * entry of `layout`: a chunk whose elements its device already holds in one

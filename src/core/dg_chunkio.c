@@ -68,15 +68,8 @@ static dg_status chunk_host_copy(dg_array *a, int i, const dg_box *box, char *ho
         DG_CHECK(dg_buffer_unshare(be, c->buf, err));
     }
     chunk_copy_desc(a, c, box, host, hstrides, to_host, &cp);
-    DG_CHECK(to_host ? dg_buffer_use_read(be, c->buf, c->device, DG_STREAM_COMPUTE, err)
-                     : dg_buffer_use_write(be, c->buf, c->device, DG_STREAM_COMPUTE, err));
-    used[c->device] = 1;
-    DG_CHECK(be->copy(be, c->device, DG_STREAM_COMPUTE, &cp, err));
-    if (to_host)
-        dg_buffer_mark_read(c->buf, be->pos(be, c->device, DG_STREAM_COMPUTE));
-    else
-        dg_buffer_mark_write(c->buf, be->pos(be, c->device, DG_STREAM_COMPUTE));
-    return DG_OK;
+    return dg_chunk_host_copy(be, c, &cp, to_host ? DG_ACC_READ : DG_ACC_WRITE, used, NULL,
+                              err);
 }
 
 dg_status dg_chunk_to_host(dg_array *a, int i, const dg_box *box, char *host,
@@ -89,18 +82,4 @@ dg_status dg_chunk_from_host(dg_array *a, int i, const dg_box *box, const char *
                              const int64_t *hstrides, char *used, dg_error *err)
 {
     return chunk_host_copy(a, i, box, (char *)host, hstrides, 0, used, err);
-}
-
-dg_status dg_devices_sync(dg_backend_i *be, const char *used, dg_error *err)
-{
-    int d;
-    dg_status st = DG_OK, s2;
-    for (d = 0; d < be->ndevices; d++) {
-        if (!used[d])
-            continue;
-        s2 = be->sync(be, be->pos(be, d, DG_STREAM_COMPUTE), err);
-        if (st == DG_OK)
-            st = s2;
-    }
-    return st;
 }

@@ -3,8 +3,9 @@
  * For callers that walk an array's chunks themselves (pickling, checkpoint
  * files, Zarr): each copy names its chunk, so nothing plans over the whole
  * layout, and a walk over n chunks costs n copies.  The copies are enqueued
- * on the chunk's device; the host waits for them with dg_devices_sync before
- * it reads (to_host) or frees (from_host) the host memory. */
+ * on the chunk's device; the host waits for them with dg_devices_sync
+ * (dg_array.h) before it reads (to_host) or frees (from_host) the host
+ * memory. */
 #ifndef DG_CHUNKIO_H
 #define DG_CHUNKIO_H
 
@@ -22,9 +23,5 @@ dg_status dg_chunk_to_host(dg_array *a, int i, const dg_box *box, char *host,
  * writes each chunk that holds an element (replicas too). */
 dg_status dg_chunk_from_host(dg_array *a, int i, const dg_box *box, const char *host,
                              const int64_t *hstrides, char *used, dg_error *err);
-
-/* The host waits for the work enqueued so far on the compute stream of each
- * device whose used[] byte is set. */
-dg_status dg_devices_sync(dg_backend_i *be, const char *used, dg_error *err);
 
 #endif /* DG_CHUNKIO_H */

@@ -3,8 +3,8 @@
  * The call names the op and LAPACK's sizes; here each operand is checked
  * against them (dtype, trailing extents, strides a LAPACK matrix can have),
  * the chunks of the operands are matched by device and batch box, and one
- * descriptor per chunk of A is enqueued on its device's compute stream after
- * the waits its buffers need.  Every operand is written in place (copy on
+ * descriptor per chunk of A is enqueued (dg_enqueue) on its device's compute
+ * stream with its buffers' accesses.  Every operand is written in place (copy on
  * write first), so the caller passes arrays it made for the result. */
 #include <stdint.h>
 #include <string.h>
@@ -265,9 +265,7 @@ dg_status dg_array_dense(const dg_dense_call *c, dg_array *const ops[DG_DR_N], d
     int r, i, nb, ax, prim;
     DG_CHECK(check_operands(c, ops, err));
     be = a->be;
-    if (!be->dense)
-        return dg_error_set(err, DG_ERR_NOTIMPL, -1, "the %s backend has no dense linear "
-                            "algebra", be->name);
+    DG_CHECK(dg_be_need(be, DG_SLOT_DENSE, err));
     nb = a->ndim - 2;
     /* the operand whose chunks are the batches: the one the op writes */
     prim = ops[DG_DR_B] ? DG_DR_B : DG_DR_A;
@@ -278,7 +276,8 @@ dg_status dg_array_dense(const dg_dense_call *c, dg_array *const ops[DG_DR_N], d
         const dg_chunk *ca = &ops[prim]->chunks[i];
         const dg_chunk *cs[DG_DR_N] = {0};
         dg_dense_desc d;
-        dg_pos p;
+        dg_access acc[DG_DR_N];
+        int nacc;
         const int dev = ca->device;
         if (dg_box_size(&ca->box) == 0)
             continue;
@@ -322,23 +321,13 @@ dg_status dg_array_dense(const dg_dense_call *c, dg_array *const ops[DG_DR_N], d
             d.n = dg_range_len(rj);
             d.k = c->k - rj.start + ri.start;
         }
-        /* TRSM reads its triangle (shared by many calls), writes b */
-        for (r = 0; r < DG_DR_N; r++)
-            if (cs[r]) {
-                if (c->op == DG_DENSE_TRSM && r == DG_DR_A)
-                    DG_CHECK(dg_buffer_use_read(be, cs[r]->buf, dev, DG_STREAM_COMPUTE, err));
-                else
-                    DG_CHECK(dg_buffer_use_write(be, cs[r]->buf, dev, DG_STREAM_COMPUTE, err));
-            }
-        DG_CHECK(be->dense(be, dev, DG_STREAM_COMPUTE, &d, err));
-        p = be->pos(be, dev, DG_STREAM_COMPUTE);
-        for (r = 0; r < DG_DR_N; r++)
-            if (cs[r]) {
-                if (c->op == DG_DENSE_TRSM && r == DG_DR_A)
-                    dg_buffer_mark_read(cs[r]->buf, p);
-                else
-                    dg_buffer_mark_write(cs[r]->buf, p);
-            }
+        /* TRSM reads its triangle (shared by many calls), writes b; every
+         * other op writes all its operands in place */
+        for (r = 0, nacc = 0; r < DG_DR_N; r++)
+            if (cs[r])
+                acc[nacc++] = dg_acc(cs[r]->buf, c->op == DG_DENSE_TRSM && r == DG_DR_A
+                                                     ? DG_ACC_READ : DG_ACC_WRITE);
+        DG_CHECK(dg_enqueue(be, dev, DG_STREAM_COMPUTE, acc, nacc, dg_work_dense(&d), err));
     }
     return DG_OK;
 }

@@ -16,63 +16,6 @@
 #include "dg_array_impl.h"
 #include "dg_fft_run.h"
 
-/* 1 if every non-empty chunk of a holds axis ax whole. */
-static int axis_whole(const dg_array *a, int ax)
-{
-    int i;
-    for (i = 0; i < a->nchunks; i++) {
-        const dg_range r = a->chunks[i].box.r[ax];
-        if (dg_box_size(&a->chunks[i].box) > 0 &&
-            !(r.start == 0 && dg_range_len(r) == a->shape[ax] &&
-              (r.step == 1 || a->shape[ax] == 1)))
-            return 0;
-    }
-    return 1;
-}
-
-/* A layout of a's shape holding the axes want[0..nwant) whole: the longest
- * axis of at least 2 elements not among them split in near-equal blocks over
- * the devices; fewer axes kept whole (from the end of want) while no such
- * axis exists; one chunk on device 0 if none ever does.  *out malloc'ed;
- * *nkept: how many of want it holds whole (>= 1). */
-static dg_status layout_whole(const dg_array *a, const int *want, int nwant, dg_plan_chunk **out,
-                              int *n, int *nkept, dg_error *err)
-{
-    dg_plan_chunk *l;
-    int keep, split = -1, ax, j, nd = a->be->ndevices, i;
-    for (keep = nwant; keep >= 1 && split < 0; keep--) {
-        for (ax = 0; ax < a->ndim; ax++) {
-            int in = 0;
-            for (j = 0; j < keep; j++)
-                in |= want[j] == ax;
-            if (!in && a->shape[ax] >= 2 && (split < 0 || a->shape[ax] > a->shape[split]))
-                split = ax;
-        }
-        if (split >= 0)
-            break;
-    }
-    if (split < 0) {
-        nd = 1;
-        keep = nwant;
-    } else if (a->shape[split] < nd) {
-        nd = (int)a->shape[split];
-    }
-    l = (dg_plan_chunk *)calloc((size_t)nd, sizeof(*l));
-    if (!l)
-        return dg_error_set(err, DG_ERR_NOMEM, -1, "out of host memory");
-    for (i = 0; i < nd; i++) {
-        l[i].device = i;
-        dg_box_full(&l[i].box, a->ndim, a->shape);
-        if (nd > 1)
-            l[i].box.r[split] = dg_range_make(a->shape[split] * i / nd,
-                                              a->shape[split] * (i + 1) / nd, 1);
-    }
-    *out = l;
-    *n = nd;
-    *nkept = keep;
-    return DG_OK;
-}
-
 /* One step: the transform `kind` over the axes ax[0..rank) (the desc's
  * order: the last transformed first; for R2C / C2R the half axis last) of
  * every chunk of a, into a new array *out of the chunks' boxes with those
@@ -119,7 +62,7 @@ static dg_status fft_step(dg_array *a, int kind, int forward, double scale, int 
         int64_t sst[DG_MAXDIM], dst_[DG_MAXDIM];
         char *sp, *dp;
         dg_fft_desc d;
-        dg_pos p;
+        dg_access acc[2];
         int b, q;
         if (dg_box_size(&ca->box) == 0)
             continue;
@@ -149,14 +92,11 @@ static dg_status fft_step(dg_array *a, int kind, int forward, double scale, int 
             d.src_bs[d.nbatch] = sst[b];
             d.dst_bs[d.nbatch++] = dst_[b];
         }
-        DG_CHECK_GOTO(dg_buffer_use_read(be, ca->buf, ca->device, DG_STREAM_COMPUTE, err), st,
-                      done);
-        DG_CHECK_GOTO(dg_buffer_use_write(be, co->buf, co->device, DG_STREAM_COMPUTE, err), st,
-                      done);
-        DG_CHECK_GOTO(be->fft(be, ca->device, DG_STREAM_COMPUTE, &d, err), st, done);
-        p = be->pos(be, ca->device, DG_STREAM_COMPUTE);
-        dg_buffer_mark_read(ca->buf, p);
-        dg_buffer_mark_write(co->buf, p);
+        /* co is on ca's device (the layout above) */
+        acc[0] = dg_read(ca->buf);
+        acc[1] = dg_write(co->buf);
+        DG_CHECK_GOTO(dg_enqueue(be, ca->device, DG_STREAM_COMPUTE, acc, 2, dg_work_fft(&d), err),
+                      st, done);
     }
 done:
     free(l);
@@ -211,8 +151,7 @@ dg_status dg_array_fft(dg_array *a, const dg_fft_call *c, dg_array **out, dg_err
 
     *out = NULL;
     DG_CHECK(check_call(a, c, err));
-    if (!be->fft)
-        return dg_error_set(err, DG_ERR_NOTIMPL, -1, "the %s backend has no FFT", be->name);
+    DG_CHECK(dg_be_need(be, DG_SLOT_FFT, err));
     /* the order of the steps */
     for (r = 0; r < c->rank; r++) {
         const int src = c->kind == DG_FFT_C2R ? r : c->rank - 1 - r;
@@ -225,13 +164,14 @@ dg_status dg_array_fft(dg_array *a, const dg_fft_call *c, dg_array **out, dg_err
         int g = 0, ax[DG_FFT_MAXRANK], kind, fwd, q;
         int64_t n[DG_FFT_MAXRANK];
         dg_array *next = NULL;
-        while (pos + g < c->rank && axis_whole(cur, ord[pos + g]))
+        while (pos + g < c->rank && dg_array_axis_whole(cur, ord[pos + g]))
             g++;
         if (g == 0) {
             dg_plan_chunk *l = NULL;
             int nl = 0, kept = 0;
-            DG_CHECK_GOTO(layout_whole(cur, ord + pos, c->rank - pos, &l, &nl, &kept, err), st,
-                          done);
+            DG_CHECK_GOTO(dg_layout_axes_whole(be->ndevices, cur->ndim, cur->shape, ord + pos,
+                                               c->rank - pos, &l, &nl, &kept, err),
+                          st, done);
             st = dg_array_reshard(cur, l, nl, &next, err);
             free(l);
             if (st != DG_OK)
@@ -239,7 +179,7 @@ dg_status dg_array_fft(dg_array *a, const dg_fft_call *c, dg_array **out, dg_err
             dg_array_decref(cur);
             cur = next;
             next = NULL;
-            while (pos + g < c->rank && axis_whole(cur, ord[pos + g]))
+            while (pos + g < c->rank && dg_array_axis_whole(cur, ord[pos + g]))
                 g++;
             if (g == 0) {
                 st = dg_error_set(err, DG_ERR_INTERNAL, -1, "a reshard for an FFT left its "

@@ -1,5 +1,6 @@
-/* Layouts: the default one, the check every layout passes, and the layout an
- * index map names (CuPy's rules, their one statement in dgarray). */
+/* Layouts: the default one, the one that keeps given axes whole, the check
+ * every layout passes, and the layout an index map names (CuPy's rules, their
+ * one statement in dgarray). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,6 +33,46 @@ dg_status dg_layout_default(int ndevices, int ndim, const int64_t *shape,
     }
     *out = l;
     *n = k;
+    return DG_OK;
+}
+
+dg_status dg_layout_axes_whole(int ndevices, int ndim, const int64_t *shape, const int *want,
+                               int nwant, dg_plan_chunk **out, int *n, int *nkept,
+                               dg_error *err)
+{
+    dg_plan_chunk *l;
+    int keep, split = -1, ax, j, nd = ndevices, i;
+    for (keep = nwant; keep >= 1 && split < 0; keep--) {
+        for (ax = 0; ax < ndim; ax++) {
+            int in = 0;
+            for (j = 0; j < keep; j++)
+                in |= want[j] == ax;
+            if (!in && shape[ax] >= 2 && (split < 0 || shape[ax] > shape[split]))
+                split = ax;
+        }
+        if (split >= 0)
+            break;
+    }
+    if (split < 0) {
+        nd = 1;
+        keep = nwant;
+    } else if (shape[split] < nd) {
+        nd = (int)shape[split];
+    }
+    l = (dg_plan_chunk *)calloc((size_t)nd, sizeof(*l));
+    if (!l)
+        return dg_error_set(err, DG_ERR_NOMEM, -1, "out of host memory");
+    for (i = 0; i < nd; i++) {
+        l[i].device = i;
+        dg_box_full(&l[i].box, ndim, shape);
+        if (nd > 1)
+            l[i].box.r[split] = dg_range_make(shape[split] * i / nd, shape[split] * (i + 1) / nd,
+                                              1);
+    }
+    *out = l;
+    *n = nd;
+    if (nkept)
+        *nkept = keep;
     return DG_OK;
 }
 

@@ -1,6 +1,6 @@
 /* Layouts: lists of (device, box) saying which block of an array each chunk
- * holds.  The default layout, the check every layout passes, and the layout
- * an index map names.
+ * holds.  The default layout, the layout that keeps given axes whole, the
+ * check every layout passes, and the layout an index map names.
  *
  * An index map is CuPy's `{device: key or [key, ...]}`
  * (cupyx.distributed.array).  Its rules are written here once, with their
@@ -41,6 +41,17 @@ typedef struct dg_map_key {
 dg_status dg_layout_default(int ndevices, int ndim, const int64_t *shape,
                             size_t itemsize, size_t min_split_bytes,
                             dg_plan_chunk **out, int *n, dg_error *err);
+
+/* A layout of (ndim, shape) in which every chunk holds the axes
+ * want[0..nwant) whole: the longest axis of at least 2 elements not among
+ * them split in near-equal blocks over the devices; fewer of the axes kept
+ * whole (dropped from the end of want) while no such axis exists; one chunk
+ * on device 0 if none ever does.  How scans, sorts and FFTs reach a layout
+ * they can work on where the data is.  *out malloc'ed (caller frees), *n
+ * entries; *nkept (if not NULL): how many of want it holds whole (>= 1). */
+dg_status dg_layout_axes_whole(int ndevices, int ndim, const int64_t *shape, const int *want,
+                               int nwant, dg_plan_chunk **out, int *n, int *nkept,
+                               dg_error *err);
 
 /* Checks a layout (borrowed) against a shape: at least one chunk, devices
  * that exist, boxes of the right ndim with positive steps inside the shape,

@@ -470,7 +470,7 @@ static dg_status fold_views(dg_backend_i *be, int loop, dg_chunk *d, const dg_bo
                             const dg_region_src *x, const dg_region_src *y, dg_error *err)
 {
     dg_ew_desc e;
-    dg_pos p;
+    dg_access acc[3];
     int ax;
     memset(&e, 0, sizeof(e));
     e.loop = loop;
@@ -483,16 +483,11 @@ static dg_status fold_views(dg_backend_i *be, int loop, dg_chunk *d, const dg_bo
     e.data[1] = y->ptr;
     memcpy(e.strides[1], y->strides, sizeof(y->strides));
     dg_chunk_view(d, I, &e.data[2], e.strides[2]);
-    DG_CHECK(dg_buffer_use_read(be, x->buf, d->device, DG_STREAM_COMPUTE, err));
-    DG_CHECK(dg_buffer_use_read(be, y->buf, d->device, DG_STREAM_COMPUTE, err));
-    DG_CHECK(dg_buffer_use_write(be, d->buf, d->device, DG_STREAM_COMPUTE, err));
     dg_ew_coalesce(&e);
-    DG_CHECK(be->elementwise(be, d->device, DG_STREAM_COMPUTE, &e, err));
-    p = be->pos(be, d->device, DG_STREAM_COMPUTE);
-    dg_buffer_mark_read(x->buf, p);
-    dg_buffer_mark_read(y->buf, p);
-    dg_buffer_mark_write(d->buf, p);
-    return DG_OK;
+    acc[0] = dg_read(x->buf);
+    acc[1] = dg_read(y->buf);
+    acc[2] = dg_write(d->buf);
+    return dg_enqueue(be, d->device, DG_STREAM_COMPUTE, acc, 3, dg_work_elementwise(&e), err);
 }
 
 /* Chunk j of a alone, as an array (borrowing a's chunk), for dg_fetch_region. */
@@ -542,6 +537,19 @@ static int same_dense_boxes(const dg_array *a)
     return 1;
 }
 
+/* The backend's all-reduce d as a group; DG_ERR_NOTIMPL (err untouched)
+ * where it has none for d's dtype and op. */
+static dg_status run_allreduce(dg_backend_i *be, void *ctx, dg_error *err)
+{
+    dg_error e2 = DG_ERROR_INIT;
+    dg_status st = dg_be_allreduce(be, DG_STREAM_COMPUTE, (const dg_allreduce_desc *)ctx, &e2);
+    if (st == DG_ERR_NOTIMPL)
+        dg_error_clear(&e2);
+    else if (st != DG_OK)
+        *err = e2;
+    return st;
+}
+
 /* Chunks holding the same box on distinct devices, combined by the backend's
  * all-reduce into r (same layout).  DG_ERR_NOTIMPL (err untouched) where the
  * backend has none for this dtype and op. */
@@ -552,25 +560,22 @@ static dg_status combine_allreduce(dg_array *a, int loop, dg_array *r, dg_error 
     int *devs = (int *)malloc((size_t)n * sizeof(int));
     const void **src = (const void **)malloc((size_t)n * sizeof(void *));
     void **dst = (void **)malloc((size_t)n * sizeof(void *));
+    dg_access *acc = (dg_access *)malloc((size_t)n * 2 * sizeof(dg_access));
     dg_allreduce_desc d;
-    dg_error e2 = DG_ERROR_INIT;
     dg_status st = DG_OK;
     int i;
 
-    if (!devs || !src || !dst) {
+    if (!devs || !src || !dst || !acc) {
         st = dg_error_set(err, DG_ERR_NOMEM, -1, "out of host memory");
         goto done;
     }
-    for (i = 0; i < n && st == DG_OK; i++) {
+    for (i = 0; i < n; i++) {
         devs[i] = a->chunks[i].device;
         src[i] = (const char *)a->chunks[i].buf->ptr + a->chunks[i].offset;
         dst[i] = (char *)r->chunks[i].buf->ptr + r->chunks[i].offset;
-        st = dg_buffer_use_read(be, a->chunks[i].buf, devs[i], DG_STREAM_COMPUTE, err);
-        if (st == DG_OK)
-            st = dg_buffer_use_write(be, r->chunks[i].buf, devs[i], DG_STREAM_COMPUTE, err);
+        acc[2 * i] = dg_acc_on(a->chunks[i].buf, DG_ACC_READ, devs[i], DG_STREAM_COMPUTE);
+        acc[2 * i + 1] = dg_acc_on(r->chunks[i].buf, DG_ACC_WRITE, devs[i], DG_STREAM_COMPUTE);
     }
-    if (st != DG_OK)
-        goto done;
     d.n = n;
     d.devs = devs;
     d.src = src;
@@ -578,24 +583,12 @@ static dg_status combine_allreduce(dg_array *a, int loop, dg_array *r, dg_error 
     d.count = dg_box_size(&a->chunks[0].box);
     d.dtype = a->dtype;
     d.op = allreduce_op(loop);
-    st = be->allreduce(be, DG_STREAM_COMPUTE, &d, &e2);
-    if (st == DG_ERR_NOTIMPL) {
-        dg_error_clear(&e2);
-        goto done;
-    }
-    if (st != DG_OK) {
-        *err = e2;
-        goto done;
-    }
-    for (i = 0; i < n; i++) {
-        dg_pos p = be->pos(be, devs[i], DG_STREAM_COMPUTE);
-        dg_buffer_mark_read(a->chunks[i].buf, p);
-        dg_buffer_mark_write(r->chunks[i].buf, p);
-    }
+    st = dg_enqueue_group(be, acc, 2 * n, run_allreduce, &d, err);
 done:
     free(devs);
     free(src);
     free(dst);
+    free(acc);
     return st;
 }
 
@@ -665,8 +658,8 @@ dg_status dg_array_combine(dg_array *a, int loop, dg_array **out, dg_error *err)
                              (size_t)dg_dtype_size(a->dtype);
         DG_CHECK(empty_like_chunks(a, DG_MODE_REPLICA, &r, err));
         st = DG_ERR_NOTIMPL;
-        if (be->allreduce && allreduce_op(loop) >= 0 &&
-            (bytes > dg_get_peer_read_bytes() || !be->can_access))
+        if (dg_be_has(be, DG_SLOT_ALLREDUCE) && allreduce_op(loop) >= 0 &&
+            (bytes > dg_get_peer_read_bytes() || !dg_be_has(be, DG_SLOT_CAN_ACCESS)))
             st = combine_allreduce(a, loop, r, err);
         if (st == DG_ERR_NOTIMPL)
             st = combine_same_boxes(a, loop, r, err);
@@ -720,6 +713,7 @@ static dg_status to_op_mode(dg_array *a, int mode, dg_array **out, dg_error *err
         for (j = i + 1; j < r->nchunks; j++) {
             dg_box I;
             dg_fill_desc f;
+            dg_access acc;
             if (!dg_box_intersect(&c->box, &r->chunks[j].box, &I))
                 continue;
             memset(&f, 0, sizeof(f));
@@ -733,10 +727,9 @@ static dg_status to_op_mode(dg_array *a, int mode, dg_array **out, dg_error *err
                 f.gstep[ax] = I.r[ax].step;
             }
             dg_chunk_view(c, &I, &f.dst, f.strides);
-            DG_CHECK_GOTO(dg_buffer_use_write(be, c->buf, c->device, DG_STREAM_COMPUTE, err),
-                          st, fail);
-            DG_CHECK_GOTO(be->fill(be, c->device, DG_STREAM_COMPUTE, &f, err), st, fail);
-            dg_buffer_mark_write(c->buf, be->pos(be, c->device, DG_STREAM_COMPUTE));
+            acc = dg_write(c->buf);
+            DG_CHECK_GOTO(dg_enqueue(be, c->device, DG_STREAM_COMPUTE, &acc, 1, dg_work_fill(&f),
+                                     err), st, fail);
         }
     }
     *out = r;

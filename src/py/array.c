@@ -386,7 +386,7 @@ static PyObject *m_astype(DgArrayObject *self, PyObject *args, PyObject *kw)
         dg_array *src = NULL;
         dg_status st = dgpy_replica(self, &src, &err);
         if (st == DG_OK)
-            st = dgpy_cast(src, dt, &out, &err);
+            st = dg_array_cast(src, dt, &out, &err);
         if (src)
             dg_array_decref(src);
         if (st != DG_OK)

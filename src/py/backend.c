@@ -28,7 +28,7 @@ static int cuda_backend(dgpy_state *st, PyObject *mod)
                      "dgarray._cuda implements backend interface version %d, "
                      "dgarray._core needs %d: rebuild dgarray",
                      st->be->version, DG_BACKEND_VERSION);
-        st->be->destroy(st->be);
+        dg_be_destroy(st->be);
         st->be = NULL;
         return -1;
     }
@@ -134,7 +134,7 @@ static PyObject *f_devices_info(PyObject *mod, PyObject *unused)
         size_t total = 0, freeb = 0;
         dg_error err = DG_ERROR_INIT;
         PyObject *t;
-        if (be->device_info(be, i, name, sizeof(name), &total, &freeb, &err) != DG_OK) {
+        if (dg_be_device_info(be, i, name, sizeof(name), &total, &freeb, &err) != DG_OK) {
             Py_DECREF(lst);
             return dgpy_raise(&err);
         }
@@ -187,23 +187,18 @@ static PyObject *f_bytes_in_use(PyObject *mod, PyObject *unused)
     (void)mod;
     (void)unused;
     Py_BEGIN_ALLOW_THREADS
-    st = be->sync_all(be, &err);
+    st = dg_be_sync_all(be, &err);
     Py_END_ALLOW_THREADS
     if (st != DG_OK)
         return dgpy_raise(&err);
-    return per_device(be->bytes_in_use);
-}
-
-static size_t held_or_used(dg_backend_i *be, int dev)
-{
-    return be->bytes_held ? be->bytes_held(be, dev) : be->bytes_in_use(be, dev);
+    return per_device(dg_be_bytes_in_use);
 }
 
 static PyObject *f_bytes_held(PyObject *mod, PyObject *unused)
 {
     (void)mod;
     (void)unused;
-    return per_device(held_or_used);
+    return per_device(dg_be_bytes_held);
 }
 
 static PyObject *f_trim(PyObject *mod, PyObject *unused)
@@ -216,10 +211,10 @@ static PyObject *f_trim(PyObject *mod, PyObject *unused)
     (void)unused;
     /* the long wait without the GIL; the hand-back after it is short */
     Py_BEGIN_ALLOW_THREADS
-    st = be->sync_all(be, &err);
+    st = dg_be_sync_all(be, &err);
     Py_END_ALLOW_THREADS
-    for (i = 0; i < be->ndevices && st == DG_OK && be->trim; i++)
-        st = be->trim(be, i, &err);
+    for (i = 0; i < be->ndevices && st == DG_OK; i++)
+        st = dg_be_trim(be, i, &err);
     if (st != DG_OK)
         return dgpy_raise(&err);
     Py_RETURN_NONE;
@@ -234,7 +229,7 @@ static PyObject *f_sync_all(PyObject *mod, PyObject *unused)
     if (dgpy_wait_all() < 0)
         return NULL;
     Py_BEGIN_ALLOW_THREADS
-    st = dgpy_st->be->sync_all(dgpy_st->be, &err);
+    st = dg_be_sync_all(dgpy_st->be, &err);
     Py_END_ALLOW_THREADS
     if (st != DG_OK)
         return dgpy_raise(&err);

@@ -67,13 +67,9 @@ static int box_arg(const dg_array *a, int i, PyObject *o, dg_box *box)
 /* Waits for the copies of used[] (without the GIL); raises on error. */
 static int sync_used(dg_backend_i *be, const char *used, dg_status st, dg_error *err)
 {
-    dg_error e2 = DG_ERROR_INIT;
-    dg_status s2;
     Py_BEGIN_ALLOW_THREADS
-    s2 = dg_devices_sync(be, used, st == DG_OK ? err : &e2);
+    st = dg_devices_sync(be, used, st, err);
     Py_END_ALLOW_THREADS
-    if (st == DG_OK)
-        st = s2;
     return st == DG_OK ? 0 : dgpy_raise_int(err);
 }
 
@@ -485,13 +481,8 @@ static dg_status npy_step(void *ctx, int64_t *nbytes, int *more, dg_error *err)
                          : dg_chunk_from_host(io->a, io->gsrc[g], &io->gbox[g],
                                               io->buf + io->goff[g], hs, io->used, err);
     }
-    {
-        /* wait even after a failure: the copies queued use the buffer */
-        dg_error e2 = DG_ERROR_INIT;
-        dg_status s2 = dg_devices_sync(be, io->used, st == DG_OK ? err : &e2);
-        if (st == DG_OK)
-            st = s2;
-    }
+    /* wait even after a failure: the copies queued use the buffer */
+    st = dg_devices_sync(be, io->used, st, err);
     if (st != DG_OK)
         return st;
     if (io->writing)

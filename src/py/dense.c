@@ -170,9 +170,11 @@ static PyObject *f_has_slot(PyObject *mod, PyObject *name)
     if (!s)
         return NULL;
     if (strcmp(s, "dense") == 0)
-        return PyBool_FromLong(dgpy_st->be->dense && (!cpu || dg_cpu_dense_available()));
+        return PyBool_FromLong(dg_be_has(dgpy_st->be, DG_SLOT_DENSE) &&
+                               (!cpu || dg_cpu_dense_available()));
     if (strcmp(s, "fft") == 0)
-        return PyBool_FromLong(dgpy_st->be->fft && (!cpu || dg_cpu_fft_available()));
+        return PyBool_FromLong(dg_be_has(dgpy_st->be, DG_SLOT_FFT) &&
+                               (!cpu || dg_cpu_fft_available()));
     PyErr_Format(PyExc_ValueError, "_has_slot takes 'dense' or 'fft', not '%s'", s);
     return NULL;
 }

@@ -224,8 +224,6 @@ PyObject *dgpy_inplace(int id, PyObject *a, PyObject *b);
 PyObject *dgpy_unop(int id, PyObject *a);
 /* ufunc `id` on positional args (inputs then outputs), no keywords. */
 PyObject *dgpy_ufunc_apply(int id, PyObject *const *args, int nargs);
-/* Casts a into dtype (same layout); new reference. */
-dg_status dgpy_cast(dg_array *a, int dtype, dg_array **out, dg_error *err);
 /* __array_ufunc__ entry. */
 PyObject *dgpy_array_ufunc(PyObject *self, PyObject *args, PyObject *kwargs);
 

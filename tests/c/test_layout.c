@@ -1,5 +1,6 @@
 /* Unit tests of layouts (dg_layout.c): the layout an index map names, by
- * CuPy's rules, and the check every layout passes, without Python or a GPU.
+ * CuPy's rules, the layout that keeps given axes whole, and the check every
+ * layout passes, without Python or a GPU.
  *
  * Random keys (ints and slices with any bounds, absent or not, negative or
  * beyond the axis) are checked against brute force: the indices a key
@@ -297,7 +298,79 @@ static void test_validate_covers_as_the_planner_says(void)
     }
 }
 
+/* Random shapes (1 to 4 axes of 0 to 9 elements), device counts and axes
+ * asked whole: dg_layout_axes_whole's layout passes the check every layout
+ * passes, its chunks are disjoint (their sizes add up to the shape's), each
+ * on its own device of 0..n-1, and hold the first *nkept asked axes whole;
+ * *nkept is the most of them that leave an axis of 2 or more elements to
+ * split (all where none ever does, then one chunk), found here by brute
+ * force; the split axis is a longest such axis, in at most as many blocks
+ * as it has elements. */
+static void test_axes_whole(void)
+{
+    for (int trial = 0; trial < 4000; trial++) {
+        const int ndim = (int)rnd_in(1, 4), ndev = (int)rnd_in(1, 8);
+        const int nwant = (int)rnd_in(1, ndim < 3 ? ndim : 3);
+        int64_t shape[4], size = 1, sum = 0, longest = -1;
+        int want[3], n = 0, kept = 0, exp_keep = nwant, any = 0, split = -1;
+        dg_plan_chunk *l = NULL;
+        dg_error err = DG_ERROR_INIT;
+        for (int ax = 0; ax < ndim; ax++) {
+            shape[ax] = rnd_in(0, 9);
+            size *= shape[ax];
+        }
+        for (int j = 0; j < nwant; j++) { /* distinct axes, any order */
+            int ax, dup;
+            do {
+                ax = (int)rnd_in(0, ndim - 1);
+                dup = 0;
+                for (int q = 0; q < j; q++)
+                    dup |= want[q] == ax;
+            } while (dup);
+            want[j] = ax;
+        }
+        for (int k = nwant; k >= 1 && !any; k--) {
+            for (int ax = 0; ax < ndim; ax++) {
+                int in = 0;
+                for (int q = 0; q < k; q++)
+                    in |= want[q] == ax;
+                if (!in && shape[ax] >= 2) {
+                    any = 1;
+                    exp_keep = k;
+                    if (shape[ax] > longest)
+                        longest = shape[ax];
+                }
+            }
+        }
+        if (dg_layout_axes_whole(ndev, ndim, shape, want, nwant, &l, &n, &kept, &err) != DG_OK) {
+            failf("trial %d: %s", trial, err.msg);
+            continue;
+        }
+        EXPECT(dg_layout_validate(ndev, ndim, shape, l, n, &err) == DG_OK);
+        EXPECT(kept == exp_keep);
+        EXPECT(n >= 1 && n <= ndev && (any || n == 1));
+        for (int i = 0; i < n; i++) {
+            EXPECT(l[i].device == i);
+            sum += dg_box_size(&l[i].box);
+            for (int ax = 0; ax < ndim; ax++) {
+                const dg_range r = l[i].box.r[ax];
+                if (r.start != 0 || dg_range_len(r) != shape[ax]) {
+                    EXPECT(split < 0 || split == ax);
+                    split = ax;
+                }
+            }
+        }
+        EXPECT(sum == size);
+        for (int q = 0; q < kept; q++)
+            EXPECT(want[q] != split);
+        if (split >= 0)
+            EXPECT(shape[split] == longest && n <= shape[split]);
+        free(l);
+    }
+}
+
 static const test_case g_tests[] = {
+    {"axes_whole", test_axes_whole},
     {"validate_covers_as_the_planner_says", test_validate_covers_as_the_planner_says},
     {"random_keys_select_what_python_selects", test_random_keys_select_what_python_selects},
     {"each_rule_has_its_error", test_each_rule_has_its_error},
