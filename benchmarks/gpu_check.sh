@@ -8,6 +8,7 @@
 #                                [hostcopy] [take] [treeab]
 #   (default: build test chains bench)
 #
+# TEST_ARGS: more pytest arguments for test and test4 (e.g. --ignore=FILE).
 # treeab: the latency rows of this tree against another built in place
 # (AB_BASE, default .gpu-wt/base: a copy of an older commit's files carried to
 # the machine), alternating processes (benchmarks/tree_ab.py --backend cuda);
@@ -38,7 +39,7 @@ if [[ " $steps " == *" build "* ]]; then
 fi
 if [[ " $steps " == *" test "* ]]; then
   DGARRAY_BACKEND=cuda timeout "${TEST_TIMEOUT:-420}" python3 -m pytest tests -q -n "${TEST_WORKERS:-8}" -p no:cacheprovider \
-      2>&1 | tee "$OUT/tests.log" | tail -25
+      ${TEST_ARGS:-} 2>&1 | tee "$OUT/tests.log" | tail -25
   rc=${PIPESTATUS[0]}
   # $OUT brings back 8 files at most: the summary lines also go to one file
   echo "test (1 device per GPU): $(tail -1 "$OUT/tests.log")" >> "$OUT/summary.log"
@@ -48,7 +49,7 @@ if [[ " $steps " == *" test4 "* ]]; then
   # path between devices (plans, moves, waits, modes, products, reductions)
   # runs where one GPU is present, moving data by device copies
   DGARRAY_CUDA_DEVICES=0,0,0,0 DGARRAY_BACKEND=cuda timeout "${TEST_TIMEOUT:-420}" python3 -m pytest tests -q \
-      -n "${TEST_WORKERS:-8}" -p no:cacheprovider 2>&1 | tee "$OUT/tests4.log" | tail -25
+      -n "${TEST_WORKERS:-8}" -p no:cacheprovider ${TEST_ARGS:-} 2>&1 | tee "$OUT/tests4.log" | tail -25
   [[ ${PIPESTATUS[0]} == 0 ]] || rc=1
   echo "test4 (4 logical devices on GPU 0): $(tail -1 "$OUT/tests4.log")" >> "$OUT/summary.log"
 fi
