@@ -57,8 +57,9 @@ if [[ " $steps " == *" treeab "* ]]; then
   if ! wait "$base_pid"; then
     tail -20 "$OUT/base_build.log"; echo "BASE BUILD FAILED"; rc=1
   else
-    # this tree's extension as the build step installed it, in place for PYTHONPATH
-    cp "$(python3 -c 'import dgarray._core as c; print(c.__file__)')" python/dgarray/
+    # this tree's extensions (the core and the CUDA backend) as the build step
+    # installed them, in place for PYTHONPATH
+    cp "$(python3 -c 'import dgarray, os; print(os.path.dirname(dgarray.__file__))')"/_*.so python/dgarray/
     timeout "${AB_TIMEOUT:-240}" python3 benchmarks/tree_ab.py --backend cuda \
         --a "${AB_BASE:-.gpu-wt/base}" --b . --rounds "${AB_ROUNDS:-3}" 2>&1 | tee "$OUT/tree_ab.log"
     [[ ${PIPESTATUS[0]} == 0 ]] || rc=1

@@ -119,8 +119,10 @@ def child(tree, code, ndev, clock, backend="cpu"):
                DGARRAY_MIN_SPLIT_BYTES="0")
     if backend == "cuda":  # ndev logical devices over GPU 0
         env["DGARRAY_CUDA_DEVICES"] = ",".join(["0"] * ndev)
-    r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
-                       check=True)
+    r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    if r.returncode != 0:
+        raise RuntimeError(f"tree {tree}, {ndev} device(s), {backend}: exit {r.returncode}\n"
+                           + r.stderr[-3000:])
     return json.loads(r.stdout.strip().splitlines()[-1])
 
 
