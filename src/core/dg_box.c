@@ -530,3 +530,96 @@ dg_status dg_box_index_query(const dg_box_index *x, const dg_box *b, int **ids, 
     }
     return DG_OK;
 }
+
+typedef struct box_key {
+    const dg_box *b;
+    int id;
+} box_key;
+
+int dg_box_cmp(const dg_box *a, const dg_box *b)
+{
+    const int64_t na = dg_box_size(a), nb = dg_box_size(b);
+    if (a->ndim != b->ndim)
+        return a->ndim < b->ndim ? -1 : 1;
+    if ((na == 0) != (nb == 0))
+        return na == 0 ? -1 : 1;
+    if (na == 0)
+        return 0;
+    for (int ax = 0; ax < a->ndim; ax++) {
+        const dg_range ra = dg_range_make(a->r[ax].start, a->r[ax].stop, a->r[ax].step);
+        const dg_range rb = dg_range_make(b->r[ax].start, b->r[ax].stop, b->r[ax].step);
+        if (ra.start != rb.start)
+            return ra.start < rb.start ? -1 : 1;
+        if (ra.stop != rb.stop)
+            return ra.stop < rb.stop ? -1 : 1;
+        if (ra.step != rb.step)
+            return ra.step < rb.step ? -1 : 1;
+    }
+    return 0;
+}
+
+/* qsort order of box keys: dg_box_cmp, ties by id, so that equal boxes lie
+ * together in the order of their ids. */
+static int cmp_box_key(const void *pa, const void *pb)
+{
+    const box_key *a = pa, *b = pb;
+    const int c = dg_box_cmp(a->b, b->b);
+    if (c != 0)
+        return c;
+    return (a->id > b->id) - (a->id < b->id);
+}
+
+dg_status dg_box_equal_groups(const dg_box *const *boxes, int n, int *rank, int *count,
+                              dg_error *err)
+{
+    box_key *k;
+    int i, g0;
+    if (n <= 0)
+        return DG_OK;
+    k = malloc((size_t)n * sizeof *k);
+    if (!k)
+        return dg_error_set(err, DG_ERR_NOMEM, -1, "out of host memory sorting %d chunks", n);
+    for (i = 0; i < n; i++) {
+        k[i].b = boxes[i];
+        k[i].id = i;
+    }
+    qsort(k, (size_t)n, sizeof *k, cmp_box_key);
+    for (g0 = 0; g0 < n;) {
+        int g1 = g0 + 1;
+        while (g1 < n && dg_box_equal(k[g0].b, k[g1].b))
+            g1++;
+        for (i = g0; i < g1; i++) {
+            rank[k[i].id] = i - g0;
+            count[k[i].id] = g1 - g0;
+        }
+        g0 = g1;
+    }
+    free(k);
+    return DG_OK;
+}
+
+dg_status dg_boxes_disjoint(const dg_box *const *boxes, int n, int *disjoint, dg_error *err)
+{
+    dg_box_index x;
+    int *hits = NULL, nhits = 0, cap = 0, i, j;
+    dg_status st = DG_OK;
+    *disjoint = 1;
+    if (n < 2)
+        return DG_OK;
+    memset(&x, 0, sizeof x);
+    st = dg_box_index_build(&x, boxes, n, dg_box_index_axis(boxes, n), err);
+    for (i = 0; i < n && st == DG_OK && *disjoint; i++) {
+        nhits = 0;
+        st = dg_box_index_query(&x, boxes[i], &hits, &nhits, &cap, err);
+        for (j = 0; j < nhits && st == DG_OK; j++) {
+            dg_box meet;
+            if (hits[j] != i && dg_box_intersect(boxes[i], boxes[hits[j]], &meet)) {
+                *disjoint = 0;
+                break;
+            }
+        }
+    }
+    free(hits);
+    dg_box_index_free(&x);
+    return st;
+}

@@ -131,4 +131,24 @@ dg_status dg_box_index_query(const dg_box_index *x, const dg_box *b, int **ids, 
 /* Releases what x owns and zeroes it. */
 void dg_box_index_free(dg_box_index *x);
 
+/* ---- many boxes at once, n log n ---------------------------------------- */
+
+/* A total order of boxes in which equal boxes (dg_box_equal) compare 0: by
+ * ndim, empty boxes (all equal) first, then each axis's canonical (start,
+ * stop, step).  For sorting boxes. */
+int dg_box_cmp(const dg_box *a, const dg_box *b);
+
+/* The groups of equal boxes (dg_box_equal) among the n boxes (borrowed):
+ * rank[i] = how many boxes j < i equal box i, count[i] = how many boxes equal
+ * box i, itself included (both borrowed, n each).  By one sort of the boxes,
+ * for layouts of many chunks where a walk over all pairs is too slow.
+ * DG_ERR_NOMEM if the sort's keys cannot be had. */
+dg_status dg_box_equal_groups(const dg_box *const *boxes, int n, int *rank, int *count,
+                              dg_error *err);
+
+/* *disjoint = 1 if no two of the n boxes (borrowed) share an index, else 0
+ * (found at the first pair that does), through an index along the axis of
+ * least overlap (dg_box_index_axis). */
+dg_status dg_boxes_disjoint(const dg_box *const *boxes, int n, int *disjoint, dg_error *err);
+
 #endif /* DG_BOX_H */

@@ -270,3 +270,42 @@ dg_status dg_layout_of_index_map(int ndevices, int ndim, const int64_t *shape,
     *out = l;
     return DG_OK;
 }
+
+/* qsort order of layout chunks: device, then dg_box_cmp. */
+static int cmp_plan_chunk(const void *pa, const void *pb)
+{
+    const dg_plan_chunk *a = *(const dg_plan_chunk *const *)pa;
+    const dg_plan_chunk *b = *(const dg_plan_chunk *const *)pb;
+    if (a->device != b->device)
+        return a->device < b->device ? -1 : 1;
+    return dg_box_cmp(&a->box, &b->box);
+}
+
+dg_status dg_layout_same(const dg_plan_chunk *x, int nx, const dg_plan_chunk *y, int ny,
+                         int *same, dg_error *err)
+{
+    const dg_plan_chunk **px, **py;
+    int i;
+    *same = 0;
+    if (nx != ny)
+        return DG_OK;
+    px = malloc((size_t)(nx > 0 ? nx : 1) * sizeof *px);
+    py = malloc((size_t)(ny > 0 ? ny : 1) * sizeof *py);
+    if (!px || !py) {
+        free(px);
+        free(py);
+        return dg_error_set(err, DG_ERR_NOMEM, -1, "out of host memory comparing layouts");
+    }
+    for (i = 0; i < nx; i++) {
+        px[i] = &x[i];
+        py[i] = &y[i];
+    }
+    qsort(px, (size_t)nx, sizeof *px, cmp_plan_chunk);
+    qsort(py, (size_t)ny, sizeof *py, cmp_plan_chunk);
+    *same = 1;
+    for (i = 0; i < nx && *same; i++)
+        *same = px[i]->device == py[i]->device && dg_box_equal(&px[i]->box, &py[i]->box);
+    free(px);
+    free(py);
+    return DG_OK;
+}

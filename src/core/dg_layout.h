@@ -72,4 +72,10 @@ dg_status dg_layout_of_index_map(int ndevices, int ndim, const int64_t *shape,
                                  const dg_map_key *keys, int n, dg_plan_chunk **out,
                                  dg_error *err);
 
+/* *same = 1 if the layouts x and y (borrowed) hold the same chunks, each
+ * (device, box) as often, in any order (dg_box_equal boxes), else 0: by one
+ * sort of each, for layouts of many chunks.  DG_ERR_NOMEM. */
+dg_status dg_layout_same(const dg_plan_chunk *x, int nx, const dg_plan_chunk *y, int ny,
+                         int *same, dg_error *err);
+
 #endif /* DG_LAYOUT_H */

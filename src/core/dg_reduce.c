@@ -43,19 +43,15 @@ static dg_status push_part(part **parts, int *n, int *cap, int chunk, const dg_b
 /* The share of chunk i's box that i reduces when other chunks hold the very
  * same box (replicas): the box split in near-equal slices along its longest
  * kept axis (else its longest axis), one per holder, so that replicated data
- * is reduced by every device holding it. */
-static void replica_share(const dg_array *a, int i, const unsigned char *red, dg_box *out)
+ * is reduced by every device holding it.  rank: how many earlier chunks hold
+ * the box, h: how many hold it (dg_box_equal_groups). */
+static void replica_share(const dg_array *a, int i, int rank, int h, const unsigned char *red,
+                          dg_box *out)
 {
     const dg_box *b = &a->chunks[i].box;
-    int h = 0, rank = 0, j, ax, best = -1;
+    int ax, best = -1;
     int64_t n, len;
     *out = *b;
-    for (j = 0; j < a->nchunks; j++)
-        if (dg_box_equal(&a->chunks[j].box, b)) {
-            if (j < i)
-                rank++;
-            h++;
-        }
     if (h < 2)
         return;
     for (ax = 0; ax < b->ndim; ax++) {
@@ -73,65 +69,102 @@ static void replica_share(const dg_array *a, int i, const unsigned char *red, dg
     }
 }
 
+static int cmp_int(const void *pa, const void *pb)
+{
+    const int x = *(const int *)pa, y = *(const int *)pb;
+    return (x > y) - (x < y);
+}
+
+/* cur (ncur parts of chunk i, malloc'ed, owned) less box sj: the pieces
+ * left, in *cur / *ncur (the old array freed). */
+static dg_status cut_parts(part **cur, int *ncur, int i, int j, const dg_box *sj, dg_error *err)
+{
+    part *nxt = NULL;
+    int nn = 0, capn = 0, k;
+    dg_status st = DG_OK;
+    for (k = 0; k < *ncur && st == DG_OK; k++) {
+        int64_t cnt = dg_box_subtract_count(&(*cur)[k].box, sj);
+        dg_box *pieces;
+        int np = 0, q;
+        if (cnt > 1 << 20) {
+            st = dg_error_set(err, DG_ERR_VALUE, -1,
+                              "chunks %d and %d overlap in too complex a pattern "
+                              "to reduce (%lld pieces)", j, i, (long long)cnt);
+            break;
+        }
+        pieces = (dg_box *)malloc((size_t)(cnt > 0 ? cnt : 1) * sizeof(dg_box));
+        if (!pieces) {
+            st = dg_error_set(err, DG_ERR_NOMEM, -1, "out of host memory");
+            break;
+        }
+        st = dg_box_subtract(&(*cur)[k].box, sj, pieces, (int)cnt, &np, err);
+        for (q = 0; q < np && st == DG_OK; q++)
+            if (dg_box_size(&pieces[q]) > 0)
+                st = push_part(&nxt, &nn, &capn, i, &pieces[q], err);
+        free(pieces);
+    }
+    free(*cur);
+    *cur = nxt;
+    *ncur = st == DG_OK ? nn : 0;
+    return st;
+}
+
 /* Disjoint non-empty boxes covering a, each inside one chunk: chunk i keeps
- * its share (replica_share) less the shares of chunks 0..i-1.  *out malloc'ed.
- * The shares are computed once (each is a walk over the chunks). */
+ * its share (replica_share) less the shares of chunks 0..i-1 that meet it.
+ * The replicas are grouped by one sort and the shares that meet a chunk's
+ * found through an index of them (dg_box_index): n log n for layouts of
+ * many chunks, plus the work of real overlaps.  *out malloc'ed. */
 static dg_status owner_cover(const dg_array *a, const unsigned char *red, part **out,
                              int *nout, dg_error *err)
 {
-    part *res = NULL, *cur = NULL, *nxt = NULL;
-    int nres = 0, capres = 0;
+    const int n = a->nchunks;
+    part *res = NULL, *cur = NULL;
+    int nres = 0, capres = 0, *hits = NULL, nhits = 0, caphits = 0;
     dg_status st = DG_OK;
-    int i, j, k;
-    dg_box *shares = (dg_box *)malloc(((size_t)a->nchunks + 1) * sizeof(dg_box));
+    int i, k;
+    dg_box *shares = (dg_box *)malloc(((size_t)n + 1) * sizeof(dg_box));
+    const dg_box **ptr = (const dg_box **)malloc(((size_t)n + 1) * sizeof(dg_box *));
+    int *rank = (int *)malloc(((size_t)n + 1) * sizeof(int));
+    int *count = (int *)malloc(((size_t)n + 1) * sizeof(int));
+    dg_box_index x;
 
-    if (!shares)
-        return dg_error_set(err, DG_ERR_NOMEM, -1, "out of host memory");
-    for (i = 0; i < a->nchunks; i++)
-        replica_share(a, i, red, &shares[i]);
-    for (i = 0; i < a->nchunks && st == DG_OK; i++) {
+    memset(&x, 0, sizeof x);
+    if (!shares || !ptr || !rank || !count) {
+        st = dg_error_set(err, DG_ERR_NOMEM, -1, "out of host memory");
+        goto done;
+    }
+    for (i = 0; i < n; i++)
+        ptr[i] = &a->chunks[i].box;
+    DG_CHECK_GOTO(dg_box_equal_groups(ptr, n, rank, count, err), st, done);
+    for (i = 0; i < n; i++) {
+        replica_share(a, i, rank[i], count[i], red, &shares[i]);
+        ptr[i] = &shares[i];
+    }
+    DG_CHECK_GOTO(dg_box_index_build(&x, ptr, n, dg_box_index_axis(ptr, n), err), st, done);
+    for (i = 0; i < n && st == DG_OK; i++) {
         int ncur = 0, capcur = 0;
-        dg_box share;
         if (dg_box_size(&a->chunks[i].box) == 0)
             continue;
-        share = shares[i];
-        st = push_part(&cur, &ncur, &capcur, i, &share, err);
-        for (j = 0; j < i && st == DG_OK && ncur > 0; j++) {
-            int nn = 0, capn = 0;
-            const dg_box sj = shares[j];
-            for (k = 0; k < ncur && st == DG_OK; k++) {
-                int64_t cnt = dg_box_subtract_count(&cur[k].box, &sj);
-                dg_box *pieces;
-                int np = 0, q;
-                if (cnt > 1 << 20) {
-                    st = dg_error_set(err, DG_ERR_VALUE, -1,
-                                      "chunks %d and %d overlap in too complex a pattern "
-                                      "to reduce (%lld pieces)", j, i, (long long)cnt);
-                    break;
-                }
-                pieces = (dg_box *)malloc((size_t)(cnt > 0 ? cnt : 1) * sizeof(dg_box));
-                if (!pieces) {
-                    st = dg_error_set(err, DG_ERR_NOMEM, -1, "out of host memory");
-                    break;
-                }
-                st = dg_box_subtract(&cur[k].box, &sj, pieces, (int)cnt, &np, err);
-                for (q = 0; q < np && st == DG_OK; q++)
-                    if (dg_box_size(&pieces[q]) > 0)
-                        st = push_part(&nxt, &nn, &capn, i, &pieces[q], err);
-                free(pieces);
-            }
-            free(cur);
-            cur = nxt;
-            ncur = nn;
-            nxt = NULL;
-        }
+        st = push_part(&cur, &ncur, &capcur, i, &shares[i], err);
+        nhits = 0;
+        if (st == DG_OK)
+            st = dg_box_index_query(&x, &shares[i], &hits, &nhits, &caphits, err);
+        if (nhits > 1)
+            qsort(hits, (size_t)nhits, sizeof(int), cmp_int);
+        for (k = 0; k < nhits && st == DG_OK && ncur > 0 && hits[k] < i; k++)
+            st = cut_parts(&cur, &ncur, i, hits[k], &shares[hits[k]], err);
         for (k = 0; k < ncur && st == DG_OK; k++)
             st = push_part(&res, &nres, &capres, i, &cur[k].box, err);
         free(cur);
         cur = NULL;
     }
-    free(nxt);
+done:
+    dg_box_index_free(&x);
+    free(hits);
     free(shares);
+    free(ptr);
+    free(rank);
+    free(count);
     if (st != DG_OK) {
         free(res);
         return st;
@@ -739,7 +772,7 @@ dg_status dg_array_reduce(dg_array *a, const dg_reduce_call *c, dg_array **out,
     const int nd = a->ndim, arg = c->kind != DG_RED_LOOP;
     int64_t oshape[DG_MAXDIM];
     part *parts = NULL;
-    int nparts = 0, i, j, ax, disjoint = 1;
+    int nparts = 0, i, ax, disjoint = 1;
     dg_plan_chunk *l = NULL;
     dg_array *r = NULL, *ri = NULL;
     dg_status st;
@@ -805,11 +838,19 @@ dg_status dg_array_reduce(dg_array *a, const dg_reduce_call *c, dg_array **out,
     for (i = 0; i < nparts; i++)
         DG_CHECK_GOTO(reduce_part(a, c, &parts[i], &r->chunks[i], arg ? &ri->chunks[i] : NULL,
                                   err), st, fail);
-    for (i = 0; i < nparts && disjoint; i++)
-        for (j = i + 1; j < nparts && disjoint; j++) {
-            dg_box I;
-            disjoint = !dg_box_intersect(&r->chunks[i].box, &r->chunks[j].box, &I);
+    {
+        const dg_box **rb = (const dg_box **)malloc((size_t)(nparts > 0 ? nparts : 1) * sizeof(dg_box *));
+        if (!rb) {
+            st = dg_error_set(err, DG_ERR_NOMEM, -1, "out of host memory");
+            goto fail;
         }
+        for (i = 0; i < nparts; i++)
+            rb[i] = &r->chunks[i].box;
+        st = dg_boxes_disjoint(rb, nparts, &disjoint, err);
+        free(rb);
+        if (st != DG_OK)
+            goto fail;
+    }
     if (!disjoint) {
         dg_array *v2 = NULL, *i2 = NULL;
         if (arg) {

@@ -514,27 +514,33 @@ static int allreduce_op(int loop)
     }
 }
 
-/* 1 if every chunk of a holds the same box, dense, each on its own device. */
-static int same_dense_boxes(const dg_array *a)
+/* 1 if every chunk of a holds the same box, dense, and (distinct) each on
+ * its own device.  One pass: the devices seen are marked in a table. */
+static int same_dense_boxes(const dg_array *a, int distinct)
 {
-    const int isz = dg_dtype_size(a->dtype);
-    int i, j, ax;
-    for (i = 0; i < a->nchunks; i++) {
+    const int isz = dg_dtype_size(a->dtype), nd = a->be->ndevices;
+    unsigned char *seen = distinct ? (unsigned char *)calloc((size_t)nd + 1, 1) : NULL;
+    int i, ax, ok = !distinct || seen != NULL;
+    for (i = 0; i < a->nchunks && ok; i++) {
         const dg_chunk *c = &a->chunks[i];
         int64_t want = isz;
         if (!dg_box_equal(&c->box, &a->chunks[0].box))
-            return 0;
-        for (j = 0; j < i; j++)
-            if (a->chunks[j].device == c->device)
-                return 0;
-        for (ax = c->box.ndim - 1; ax >= 0; ax--) {
+            ok = 0;
+        if (distinct && ok) {
+            if (c->device < 0 || c->device >= nd || seen[c->device])
+                ok = 0;
+            else
+                seen[c->device] = 1;
+        }
+        for (ax = c->box.ndim - 1; ax >= 0 && ok; ax--) {
             int64_t n = dg_range_len(c->box.r[ax]);
             if (n > 1 && c->strides[ax] != want)
-                return 0;
+                ok = 0;
             want *= n;
         }
     }
-    return 1;
+    free(seen);
+    return ok;
 }
 
 /* The backend's all-reduce d as a group; DG_ERR_NOTIMPL (err untouched)
@@ -631,7 +637,7 @@ dg_status dg_array_combine_one(dg_array *a, int loop, dg_array **out, dg_error *
     dg_plan_chunk one;
     dg_array *r = NULL;
     dg_status st;
-    if (a->nchunks < 2 || !same_dense_boxes(a))
+    if (a->nchunks < 2 || !same_dense_boxes(a, 0))
         return dg_array_combine(a, loop, out, err);
     one.device = a->chunks[0].device;
     one.box = a->chunks[0].box;
@@ -646,14 +652,24 @@ dg_status dg_array_combine_one(dg_array *a, int loop, dg_array **out, dg_error *
     return DG_OK;
 }
 
+static int cmp_chunk_id(const void *pa, const void *pb)
+{
+    const int x = *(const int *)pa, y = *(const int *)pb;
+    return (x > y) - (x < y);
+}
+
 dg_status dg_array_combine(dg_array *a, int loop, dg_array **out, dg_error *err)
 {
     dg_backend_i *be = a->be;
     dg_array *r = NULL;
     dg_status st;
-    int i, j;
+    const dg_box **boxes = NULL;
+    dg_box_index x_idx;
+    int *hits = NULL, nhits = 0, caphits = 0;
+    int i, k;
 
-    if (a->nchunks > 1 && same_dense_boxes(a)) {
+    memset(&x_idx, 0, sizeof x_idx);
+    if (a->nchunks > 1 && same_dense_boxes(a, 1)) {
         const size_t bytes = (size_t)dg_box_size(&a->chunks[0].box) *
                              (size_t)dg_dtype_size(a->dtype);
         DG_CHECK(empty_like_chunks(a, DG_MODE_REPLICA, &r, err));
@@ -671,11 +687,27 @@ dg_status dg_array_combine(dg_array *a, int loop, dg_array **out, dg_error *err)
         return DG_OK;
     }
     /* any layout: a copy, then each chunk folds in every other chunk's
-     * values over their intersection */
+     * values over their intersection, in chunk order (those that meet it
+     * found through an index of the boxes) */
     DG_CHECK(copy_same_layout(a, DG_MODE_REPLICA, &r, err));
+    boxes = (const dg_box **)malloc((size_t)a->nchunks * sizeof(dg_box *));
+    if (!boxes) {
+        st = dg_error_set(err, DG_ERR_NOMEM, -1, "out of host memory");
+        goto fail;
+    }
+    for (i = 0; i < a->nchunks; i++)
+        boxes[i] = &a->chunks[i].box;
+    DG_CHECK_GOTO(dg_box_index_build(&x_idx, boxes, a->nchunks,
+                                     dg_box_index_axis(boxes, a->nchunks), err), st, fail);
     for (i = 0; i < a->nchunks; i++) {
         dg_chunk *rc = &r->chunks[i];
-        for (j = 0; j < a->nchunks; j++) {
+        nhits = 0;
+        DG_CHECK_GOTO(dg_box_index_query(&x_idx, &rc->box, &hits, &nhits, &caphits, err), st,
+                      fail);
+        if (nhits > 1)
+            qsort(hits, (size_t)nhits, sizeof(int), cmp_chunk_id);
+        for (k = 0; k < nhits; k++) {
+            const int j = hits[k];
             dg_box I;
             dg_region_src self, x;
             dg_array tj;
@@ -692,9 +724,15 @@ dg_status dg_array_combine(dg_array *a, int loop, dg_array **out, dg_error *err)
                 goto fail;
         }
     }
+    dg_box_index_free(&x_idx);
+    free(hits);
+    free(boxes);
     *out = r;
     return DG_OK;
 fail:
+    dg_box_index_free(&x_idx);
+    free(hits);
+    free(boxes);
     dg_array_decref(r);
     return st;
 }

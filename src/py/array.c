@@ -479,6 +479,8 @@ static PyMethodDef array_methods[] = {
      METH_VARARGS | METH_KEYWORDS, "NumPy ufuncs run on the devices."},
     {"_layout", (PyCFunction)m_layout, METH_NOARGS, "[(device, box), ...]"},
     {"_reshard_layout", (PyCFunction)m_reshard_layout, METH_O, "reshard to a layout list"},
+    {"_reshard_map", (PyCFunction)dgpy_reshard_map, METH_O,
+     "reshard to an index map (the array itself where it has that layout)"},
     {"_gather_region", (PyCFunction)m_gather_region, METH_O,
      "ndarray of the box ((start, stop, step), ...) of global indices"},
     {"change_mode", (PyCFunction)m_change_mode, METH_O,

@@ -180,6 +180,10 @@ extern PyType_Spec dgpy_array_spec;
  * into *out (PyMem_Malloc'ed, caller frees), *n chunks: parsed, not checked
  * (the core function it goes to checks it). */
 int dgpy_layout_from_py(PyObject *lst, int ndim, dg_plan_chunk **out, int *n);
+/* a._reshard_map(index_map): a itself (a new reference) where the index map
+ * (checked by dg_layout_of_index_map) names a's layout, else a resharded to
+ * it; all in C, so that maps of many chunks make no Python objects. */
+PyObject *dgpy_reshard_map(DgArrayObject *self, PyObject *map);
 /* New reference: the list form of a's logical layout. */
 PyObject *dgpy_layout_to_py(const dg_array *a);
 /* New references: ((start, stop, step), ...) of a box; the list

@@ -269,6 +269,35 @@ static PyObject *f_index_map_layout(PyObject *mod, PyObject *args)
     return res;
 }
 
+PyObject *dgpy_reshard_map(DgArrayObject *self, PyObject *map)
+{
+    dg_array *a = self->arr, *out = NULL;
+    dg_map_key *keys = NULL;
+    dg_plan_chunk *l = NULL, *cur = NULL;
+    dg_error err = DG_ERROR_INIT;
+    dg_status st;
+    int n = 0, ncur = 0, same = 0;
+    if (read_index_map(map, &keys, &n) < 0)
+        return NULL;
+    st = dg_layout_of_index_map(dgpy_st->be->ndevices, a->ndim, a->shape, keys, n, &l, &err);
+    PyMem_Free(keys);
+    if (st == DG_OK)
+        st = dg_array_logical_layout(a, &cur, &ncur, &err);
+    if (st == DG_OK)
+        st = dg_layout_same(l, n, cur, ncur, &same, &err);
+    if (st == DG_OK && !same)
+        st = dg_array_reshard_ex(a, l, n, DG_RESHARD_PIECES, &out, &err);
+    free(l);
+    free(cur);
+    if (st != DG_OK)
+        return dgpy_raise(&err);
+    if (same) {
+        Py_INCREF(self);
+        return (PyObject *)self;
+    }
+    return dgpy_wrap(out);
+}
+
 PyMethodDef dgpy_layout_methods[] = {
     {"_index_map_layout", f_index_map_layout, METH_VARARGS,
      "the layout list of an index map over a shape, checked: (shape, index_map)"},

@@ -369,7 +369,41 @@ static void test_axes_whole(void)
     }
 }
 
+/* dg_layout_same: a layout and any shuffle of it (boxes written with
+ * another stop too) are the same; one device or one box changed, or one
+ * chunk more or less, is not. */
+static void test_layout_same(void)
+{
+    static dg_plan_chunk x[64], y[64];
+    for (int t = 0; t < 300; t++) {
+        const int n = (int)(rand() % 64) + 1, ndim = 1 + rand() % 3;
+        int same = -1;
+        for (int i = 0; i < n; i++) {
+            x[i].device = rand() % 4;
+            x[i].box.ndim = ndim;
+            for (int ax = 0; ax < ndim; ax++) {
+                const int64_t a = rand() % 20, len = 1 + rand() % 10, st = 1 + rand() % 3;
+                x[i].box.r[ax] = dg_range_make(a, a + len, st);
+            }
+        }
+        for (int i = 0; i < n; i++) /* a shuffle: a rotation by t */
+            y[i] = x[(i + t) % n];
+        if (y[0].box.r[0].step > 1 && dg_range_len(y[0].box.r[0]) > 0)
+            y[0].box.r[0].stop += 1;   /* the same indices */
+        EXPECT(dg_layout_same(x, n, y, n, &same, NULL) == DG_OK && same == 1);
+        y[t % n].device = (y[t % n].device + 1) % 4;
+        EXPECT(dg_layout_same(x, n, y, n, &same, NULL) == DG_OK && same == 0);
+        y[t % n].device = (y[t % n].device + 3) % 4;
+        y[t % n].box.r[0].start -= 1;
+        EXPECT(dg_layout_same(x, n, y, n, &same, NULL) == DG_OK && same == 0);
+        y[t % n].box.r[0].start += 1;
+        if (n > 1)
+            EXPECT(dg_layout_same(x, n, y, n - 1, &same, NULL) == DG_OK && same == 0);
+    }
+}
+
 static const test_case g_tests[] = {
+    {"layout_same", test_layout_same},
     {"axes_whole", test_axes_whole},
     {"validate_covers_as_the_planner_says", test_validate_covers_as_the_planner_says},
     {"random_keys_select_what_python_selects", test_random_keys_select_what_python_selects},

@@ -981,6 +981,58 @@ static void test_box_index(void)
     free(ids);
 }
 
+/* dg_box_equal_groups and dg_boxes_disjoint against brute force (every
+ * pair), on random boxes with repeats: some boxes are copies of earlier
+ * ones, some the same indices written with another stop. */
+static void test_box_groups_disjoint(void)
+{
+    static dg_box boxes[200];
+    const dg_box *ptr[200];
+    static int rank[200], count[200];
+    int seen_dup = 0, seen_disjoint = 0, seen_overlap = 0;
+
+    for (int t = 0; t < 400; t++) {
+        int ndim = (int)rnd_in(0, 3), n = (int)rnd_in(0, t % 4 ? 200 : 4), disjoint = -1;
+        for (int i = 0; i < n; i++) {
+            if (i > 0 && t % 4 && rnd_in(0, 3) == 0) {
+                boxes[i] = boxes[rnd_in(0, i - 1)];
+                if (ndim > 0 && boxes[i].r[0].step > 1 && dg_range_len(boxes[i].r[0]) > 0)
+                    boxes[i].r[0].stop += 1; /* the same indices, another stop */
+            } else {
+                boxes[i] = random_box(ndim, t % 2 ? 400 : 30, 3);
+            }
+            ptr[i] = &boxes[i];
+        }
+        EXPECT(dg_box_equal_groups(ptr, n, rank, count, NULL) == DG_OK);
+        for (int i = 0; i < n; i++) {
+            int r = 0, c = 0;
+            for (int j = 0; j < n; j++)
+                if (dg_box_equal(&boxes[i], &boxes[j])) {
+                    c++;
+                    r += j < i;
+                }
+            if (rank[i] != r || count[i] != c)
+                failf("box %d: rank %d count %d, brute force %d %d", i, rank[i], count[i], r,
+                      c);
+            seen_dup += c > 1;
+        }
+        EXPECT(dg_boxes_disjoint(ptr, n, &disjoint, NULL) == DG_OK);
+        {
+            int want = 1;
+            for (int i = 0; i < n && want; i++)
+                for (int j = i + 1; j < n && want; j++) {
+                    dg_box tmp;
+                    want = !dg_box_intersect(&boxes[i], &boxes[j], &tmp);
+                }
+            if (disjoint != want)
+                failf("dg_boxes_disjoint %d, brute force %d (%d boxes)", disjoint, want, n);
+            seen_disjoint += want && n > 1;
+            seen_overlap += !want;
+        }
+    }
+    EXPECT(seen_dup > 100 && seen_disjoint > 5 && seen_overlap > 100);
+}
+
 /* ---- planner: many chunks ---------------------------------------------- */
 
 #define MANY 700
@@ -1087,6 +1139,7 @@ static const test_case g_tests[] = {
     {"plan_host", test_plan_host},
     {"plan_random", test_plan_random},
     {"box_index", test_box_index},
+    {"box_groups_disjoint", test_box_groups_disjoint},
     {"plan_many", test_plan_many},
 };
 
