@@ -257,6 +257,7 @@ int64_t dgpy_piece_bytes(void);
  * table; module.c adds every table to the module. */
 extern PyMethodDef dgpy_backend_methods[];  /* backend.c: devices, memory */
 extern PyMethodDef dgpy_chunkio_methods[];  /* chunkio.c: chunk host copies, .npy files */
+extern PyMethodDef dgpy_dist_methods[];     /* dist.c: joining a job of processes */
 extern PyMethodDef dgpy_create_methods[];   /* create.c: _from_host, _empty, _fill */
 extern PyMethodDef dgpy_dense_methods[];    /* dense.c: _dense, _fft, LAPACK, pocketfft */
 extern PyMethodDef dgpy_hostcopy_methods[]; /* hostcopy.c: progress of host copies */
