@@ -162,6 +162,14 @@ def local_device_range():
     return range(first, first + n)
 
 
+def barrier():
+    """Waits for this process's devices, then until every process of the job
+    got here (bounded by DGARRAY_DISTRIBUTED_TIMEOUT: a dead process raises
+    dgarray.DeviceError).  What a timing of a step of the whole job ends
+    with; alone, the wait for the devices only."""
+    _core._dist_barrier()
+
+
 def print(*args, **kwargs):  # noqa: A001
     """builtins.print on process 0 only (every process evaluates the
     arguments: reading an array is a step of every process)."""

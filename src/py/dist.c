@@ -8,6 +8,9 @@
 #include "dgpy.h"
 #include "dgpy_mpi.h"
 
+/* The job's communication, once joined (one job per process). */
+static dg_comm_i *job_comm;
+
 /* _dist_local_info() -> (names, totals, access): this process's devices,
  * what every process sends the others before joining. */
 static PyObject *f_dist_local_info(PyObject *mod, PyObject *unused)
@@ -125,6 +128,7 @@ static PyObject *f_dist_join(PyObject *mod, PyObject *args)
         }
     }
     dgpy_st->be = job;
+    job_comm = comm;
     res = Py_NewRef(Py_None);
 done:
     PyBuffer_Release(&acc);
@@ -144,7 +148,31 @@ static PyObject *f_dist_range(PyObject *mod, PyObject *unused)
     return Py_BuildValue("(ii)", first, n);
 }
 
+/* _dist_barrier(): waits for this process's devices, then until every
+ * process got here (a broadcast from each in turn, each bounded by the
+ * job's timeout: a dead process raises DeviceError, never hangs). */
+static PyObject *f_dist_barrier(PyObject *mod, PyObject *unused)
+{
+    dg_error err = DG_ERROR_INIT;
+    dg_status st;
+    int p;
+    (void)mod;
+    (void)unused;
+    Py_BEGIN_ALLOW_THREADS
+    st = dg_be_sync_all(dgpy_st->be, &err);
+    for (p = 0; job_comm && p < job_comm->size && st == DG_OK; p++) {
+        char b = 1;
+        st = job_comm->bcast(job_comm, &b, 1, p, &err);
+    }
+    Py_END_ALLOW_THREADS
+    if (st != DG_OK)
+        return dgpy_raise(&err);
+    Py_RETURN_NONE;
+}
+
 PyMethodDef dgpy_dist_methods[] = {
+    {"_dist_barrier", f_dist_barrier, METH_NOARGS,
+     "waits for this process's devices, then for every process of the job"},
     {"_dist_local_info", f_dist_local_info, METH_NOARGS,
      "(names, totals, access) of this process's devices"},
     {"_dist_join", f_dist_join, METH_VARARGS, "joins a job of several processes (once)"},
