@@ -131,3 +131,20 @@ def test_one_process_alone():
     assert dg.local_devices() == dg.devices()
     assert list(dist.local_device_range()) == [d.id for d in dg.devices()]
     assert dist.allgather(3) == [3]
+
+
+@pytest.mark.parametrize("nloc,rank,ngpu,want", [
+    (2, 0, 8, "0,1,2,3"), (2, 1, 8, "4,5,6,7"), (8, 5, 8, "5"), (3, 2, 8, "5,6,7"),
+    (4, 3, 1, "0"), (4, 1, 2, "1"), (1, 0, 8, None)])
+def test_processes_of_a_host_share_its_gpus(monkeypatch, nloc, rank, ngpu, want):
+    """Where a launcher starts several processes on a host and
+    DGARRAY_CUDA_DEVICES is unset, each takes its share of the GPUs."""
+    for var in ("DGARRAY_CUDA_DEVICES", "DGARRAY_DISTRIBUTED", "OMPI_COMM_WORLD_LOCAL_SIZE",
+                "OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALNRANKS", "MPI_LOCALRANKID",
+                "SLURM_LOCALID"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("LOCAL_WORLD_SIZE", str(nloc))
+    monkeypatch.setenv("LOCAL_RANK", str(rank))
+    assert dg._core._dist_gpu_share(ngpu) == want
+    monkeypatch.setenv("DGARRAY_CUDA_DEVICES", "0,0")
+    assert dg._core._dist_gpu_share(ngpu) is None

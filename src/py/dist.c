@@ -1,12 +1,75 @@
 /* [multihost] Joining a job of several processes: the module functions that
  * dgarray/distributed.py calls once, at import, to wrap this process's
  * backend in the job's (src/core/dg_dist.c). */
+#include "dgpy.h" /* Python.h first: it sets the feature macros (setenv) */
+
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "dg_dist.h"
-#include "dgpy.h"
 #include "dgpy_mpi.h"
+
+/* The first of the launcher's variables in names[] that is set, as a
+ * number; -1 where none is. */
+static long launcher_number(const char *const *names)
+{
+    for (; *names; names++) {
+        const char *v = getenv(*names);
+        char *end;
+        long n;
+        if (!v || !*v)
+            continue;
+        n = strtol(v, &end, 10);
+        if (!*end && n >= 0)
+            return n;
+    }
+    return -1;
+}
+
+/* This process's share of ngpu GPUs as a DGARRAY_CUDA_DEVICES list in
+ * list[cap]: 1, or 0 where it keeps every GPU (dgpy.h says when). */
+static int gpu_share(int ngpu, char *list, size_t cap)
+{
+    static const char *const size_vars[] = {"OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS",
+                                            "LOCAL_WORLD_SIZE", NULL};
+    static const char *const rank_vars[] = {"OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID",
+                                            "SLURM_LOCALID", "LOCAL_RANK", NULL};
+    const char *off = getenv("DGARRAY_DISTRIBUTED");
+    const long nloc = launcher_number(size_vars), r = launcher_number(rank_vars);
+    size_t used = 0;
+    long g, lo, hi;
+    if (getenv("DGARRAY_CUDA_DEVICES") || (off && strcmp(off, "0") == 0) || nloc < 2 || r < 0 ||
+        r >= nloc || ngpu < 1)
+        return 0;
+    lo = ngpu >= nloc ? r * ngpu / nloc : r % ngpu;
+    hi = ngpu >= nloc ? (r + 1) * ngpu / nloc : lo + 1;
+    list[0] = 0;
+    for (g = lo; g < hi && used + 24 < cap; g++)
+        used += (size_t)snprintf(list + used, cap - used, "%s%ld", g > lo ? "," : "", g);
+    return 1;
+}
+
+void dgpy_dist_share_gpus(int ngpu)
+{
+    char list[1024];
+    if (gpu_share(ngpu, list, sizeof list))
+        setenv("DGARRAY_CUDA_DEVICES", list, 1);
+}
+
+/* _dist_gpu_share(ngpu) -> the DGARRAY_CUDA_DEVICES list this process would
+ * take of ngpu GPUs, or None (a probe for tests). */
+static PyObject *f_dist_gpu_share(PyObject *mod, PyObject *arg)
+{
+    char list[1024];
+    const long n = PyLong_AsLong(arg);
+    (void)mod;
+    if (n == -1 && PyErr_Occurred())
+        return NULL;
+    if (!gpu_share((int)n, list, sizeof list))
+        Py_RETURN_NONE;
+    return PyUnicode_FromString(list);
+}
 
 /* The job's communication, once joined (one job per process). */
 static dg_comm_i *job_comm;
@@ -171,6 +234,8 @@ static PyObject *f_dist_barrier(PyObject *mod, PyObject *unused)
 }
 
 PyMethodDef dgpy_dist_methods[] = {
+    {"_dist_gpu_share", f_dist_gpu_share, METH_O,
+     "the DGARRAY_CUDA_DEVICES list this process would take of n GPUs, or None"},
     {"_dist_barrier", f_dist_barrier, METH_NOARGS,
      "waits for this process's devices, then for every process of the job"},
     {"_dist_local_info", f_dist_local_info, METH_NOARGS,
