@@ -57,6 +57,15 @@ def devices_are_the_jobs():
     assert [d.id for d in dg.devices()] == list(range(ndev()))
     same_on_every_process([(d.id, d.name) for d in dg.devices()], "devices()")
     assert dg.process_count() == dist.process_count() and dist.is_initialized()
+    # each process holds only its own devices' chunks
+    x = np.arange(64 * 1024, dtype=np.float64)
+    a = dg.distributed_array(x, {d: slice(d * x.size // ndev(), (d + 1) * x.size // ndev())
+                                 for d in range(ndev())})
+    dist.barrier()
+    used = dg._core._bytes_in_use()
+    mine = set(dist.local_device_range())
+    assert all((used[d] >= x.nbytes // ndev()) == (d in mine) for d in range(ndev())), used
+    eq(a, x)
 
 
 @case(quick=True)
@@ -187,9 +196,13 @@ def process_local_data():
     eq(a, whole, "local data")
     eq(a * 2 + 1, whole * 2 + 1)
     assert float(a.sum()) == float(whole.sum())
-    first = dg.local_devices()[0].id
-    assert {dev for dev, _ in dg._core._chunk_layout(a)} == set(range(ndev())) or \
-        first >= 0  # rows of one process may sit on fewer devices than it has
+    # each process's rows (rows starts[p]..starts[p + 1] of the whole) stay on
+    # its own devices (its local_device_range())
+    ranges = dist.allgather(list(dist.local_device_range()))
+    starts = np.cumsum([0] + [p + 1 for p in range(dist.process_count())])
+    for dev, box in dg._core._chunk_layout(a):
+        owner = next(p for p, devs in enumerate(ranges) if dev in devs)
+        assert starts[owner] <= box[0][0] and box[0][1] <= starts[owner + 1], (dev, box)
 
 
 @case(quick=True)

@@ -84,6 +84,10 @@ def _join(comm):
                            f"{_job['size']} processes")
     if comm.Get_size() == 1:
         return
+    if mpi.Query_thread() != mpi.THREAD_MULTIPLE:
+        raise RuntimeError("dgarray's devices send and receive from their own threads: MPI must "
+                           "be initialised with MPI_THREAD_MULTIPLE (mpi4py's default; "
+                           "mpi4py.rc.thread_level was changed)")
     if _builtins.any(_core._bytes_in_use()):
         raise RuntimeError("dgarray.distributed.initialize must run before any array is "
                            "made")
