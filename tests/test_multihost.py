@@ -125,6 +125,22 @@ def test_a_killed_process_makes_the_other_raise():
     assert "no error" not in out, out[-3000:]
 
 
+def test_torchrun_variables_without_mpi_launcher_run_alone():
+    """torchrun's variables but no MPI launcher: a warning, and the process
+    runs alone (MPI cannot join singletons)."""
+    env = dict(os.environ, WORLD_SIZE="2", RANK="1", MASTER_ADDR="127.0.0.1",
+               MASTER_PORT="29511", DGARRAY_BACKEND="cpu", DGARRAY_CPU_DEVICES="2",
+               PYTHONPATH=os.pathsep.join([os.path.dirname(os.path.dirname(dg.__file__)),
+                                           os.environ.get("PYTHONPATH", "")]))
+    for var in ("OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE", "DGARRAY_DISTRIBUTED"):
+        env.pop(var, None)
+    p = subprocess.run([sys.executable, "-W", "always", "-c",
+                        "import dgarray as dg; print('n', dg.process_count(), len(dg.devices()))"],
+                       capture_output=True, text=True, timeout=120, env=env)
+    assert p.returncode == 0, p.stderr[-3000:]
+    assert "n 1 2" in p.stdout and "RuntimeWarning" in p.stderr and "mpirun" in p.stderr
+
+
 def test_one_process_alone():
     assert dist.process_count() == 1 and dist.process_index() == 0
     assert not dist.is_initialized()

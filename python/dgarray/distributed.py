@@ -22,6 +22,7 @@ process's own rows; reading an array (``get()``, ``numpy.asarray``,
 import builtins as _builtins
 import importlib as _importlib
 import os as _os
+import warnings as _warnings
 
 import numpy as _numpy
 
@@ -128,7 +129,7 @@ def initialize(coordinator_address=None, num_processes=None, process_id=None,
         raise ValueError("coordinator_address must be 'host:port', not "
                          f"{coordinator_address!r}")
     if comm is None:
-        comm = _importlib.import_module("mpi4py.MPI").COMM_WORLD
+        comm = _mpi().COMM_WORLD
     if num_processes is not None and num_processes != comm.Get_size():
         raise ValueError(f"num_processes={num_processes}, but the MPI communicator has "
                          f"{comm.Get_size()} processes: start the job with an MPI launcher "
@@ -230,19 +231,37 @@ def make_array_from_process_local_data(local_data, global_shape=None):
     return a
 
 
+def _mpi():
+    """mpi4py.MPI (MPI initialised), or ImportError saying what to do."""
+    try:
+        return _importlib.import_module("mpi4py.MPI")
+    except ImportError as e:
+        raise ImportError(f"dgarray was started as one of {_launched_size()} processes and "
+                          "needs mpi4py to join them (pip install mpi4py), or "
+                          "DGARRAY_DISTRIBUTED=0 to run each process on its own") from e
+
+
 def _auto_join():
-    """At import: join where a launcher started several processes."""
+    """At import: join where a launcher started several processes.  torchrun's
+    variables alone (no MPI launcher: MPI's world is this process) leave the
+    process on its own, with a warning: every process then computes the whole
+    program, with the same results."""
     if _os.environ.get("DGARRAY_DISTRIBUTED", "").strip().lower() in ("0", "no", "off",
                                                                        "false"):
         return
-    if _launched_size() > 1:
-        comm = _importlib.import_module("mpi4py.MPI").COMM_WORLD
-        if comm.Get_size() != _launched_size():
-            raise RuntimeError(
-                f"the launcher started {_launched_size()} processes but MPI's COMM_WORLD has "
-                f"{comm.Get_size()}: start the job with mpirun, mpiexec or srun (torchrun's "
-                "variables need an MPI launcher too on dgarray), or set "
-                "DGARRAY_DISTRIBUTED=0 to run each process on its own")
+    size = _launched_size()
+    if size > 1:
+        comm = _mpi().COMM_WORLD
+        if comm.Get_size() != size:
+            msg = (f"the launcher started {size} processes but MPI's COMM_WORLD has "
+                   f"{comm.Get_size()}: dgarray joins jobs started by mpirun, mpiexec or srun "
+                   "(torchrun's variables need an MPI launcher too); set "
+                   "DGARRAY_DISTRIBUTED=0 to run each process on its own")
+            if comm.Get_size() == 1 and not _os.environ.get("OMPI_COMM_WORLD_SIZE") and \
+                    not _os.environ.get("PMI_SIZE"):
+                _warnings.warn(msg + " (this process runs alone)", RuntimeWarning, stacklevel=2)
+                return
+            raise RuntimeError(msg)
         _join(comm)
 
 
