@@ -65,5 +65,17 @@ def fault():
     os._exit(0)  # MPI's finalize would wait for the dead process
 
 
+def exit_with_work():
+    """The program ends with transfers still queued (a result never read):
+    the job ends cleanly (every process drains before MPI finalizes)."""
+    x = np.arange(1 << 18, dtype=np.float64).reshape(512, 512)
+    n = len(dg.devices())
+    b = dg.asarray(x).reshard({d: (slice(None), slice(512 * d // n, 512 * (d + 1) // n))
+                               for d in range(n)})
+    b * 2  # noqa: B018 (never read)
+    dist.print("ended")
+
+
 if __name__ == "__main__":
-    {"cg": cg, "alone": alone, "explicit": explicit, "fault": fault}[sys.argv[1]]()
+    {"cg": cg, "alone": alone, "explicit": explicit, "fault": fault,
+     "exit_with_work": exit_with_work}[sys.argv[1]]()

@@ -112,6 +112,11 @@ def test_initialize_with_explicit_arguments():
     assert "explicit 0 2 4 True" in out and "explicit 1 2 4 True" in out, out[-3000:]
 
 
+def test_a_job_ends_cleanly_with_work_queued():
+    rc, out = run_job(2, [os.path.join(HERE, "_mpi_scripts.py"), "exit_with_work"], timeout=120)
+    assert rc == 0 and out.count("ended") == 1, out[-3000:]
+
+
 def test_a_killed_process_makes_the_other_raise():
     """Process 1 is killed during a reshard; process 0 raises DeviceError
     (within DGARRAY_DISTRIBUTED_TIMEOUT, here 10 s) instead of hanging.  Open

@@ -19,6 +19,7 @@ process's own rows; reading an array (``get()``, ``numpy.asarray``,
 ``float``, ``bool``, ``item``, ``repr``) gives every process the same value.
 ``dgarray.distributed.print`` prints once (on process 0).
 """
+import atexit as _atexit
 import builtins as _builtins
 import importlib as _importlib
 import os as _os
@@ -108,6 +109,17 @@ def _join(comm):
                      mpi._handleof(mpi.BYTE), comm.Get_rank(), comm.Get_size(), _timeout(),
                      ndev_of, all_names, all_totals, table.tobytes())
     _job.update(rank=comm.Get_rank(), size=comm.Get_size(), comms=(xfer, coll))
+    _atexit.register(_drain)
+
+
+def _drain():
+    """At exit, before mpi4py finalizes MPI (its handler runs after Python's):
+    this process's devices finish the transfers they queued, so that no
+    worker calls MPI after the end (bounded by the job's timeout)."""
+    try:
+        _core._sync_all()
+    except Exception:  # noqa: BLE001 (a failed job's error was raised already)
+        pass
 
 
 def initialize(coordinator_address=None, num_processes=None, process_id=None,
