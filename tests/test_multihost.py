@@ -92,6 +92,21 @@ def test_single_process_program_unchanged_in_a_job():
     assert lines == one.stdout.splitlines(), (lines, one.stdout)  # printed once, the same
 
 
+@pytest.mark.parametrize("module", ["test_reshard.py", "test_random_chains.py",
+                                    "test_arrays.py", "test_shape.py"])
+def test_existing_test_modules_pass_unchanged_in_a_job(module):
+    """Existing single-process test modules, unchanged, run by pytest in each
+    process of a job of 2 (4 devices in all): every test compares with
+    NumPy, every process runs the same tests in the same order (SPMD)."""
+    rc, out = run_job(2, ["-m", "pytest", os.path.join(HERE, module), "-q",
+                          "-p", "no:cacheprovider", "-p", "no:xdist", "--color=no"],
+                      timeout=600)
+    summaries = [ln for ln in out.splitlines() if " passed" in ln and " in " in ln]
+    assert len(summaries) == 2 and not any("failed" in ln or "error" in ln
+                                           for ln in summaries), out[-6000:]
+    assert rc == 0, out[-6000:]
+
+
 def test_demo_runs_in_a_job():
     rc, out = run_job(2, ["-m", "dgarray"])
     assert rc == 0, out[-3000:]
