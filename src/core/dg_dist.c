@@ -268,6 +268,12 @@ static dg_status cross_copy(dist_be *d, int stream, const dg_copy_desc *c, dg_er
         st = dg_be_wait(d->in, l, stream, dg_be_pos(d->in, l, DG_STREAM_TRANSFER), err);
     if (st == DG_OK && ld >= 0)
         st = dg_be_copy(d->in, l, stream, &t, err);
+    /* tmp goes back on the compute stream: after its uses on both streams */
+    if (st == DG_OK)
+        st = dg_be_wait(d->in, l, DG_STREAM_COMPUTE, dg_be_pos(d->in, l, stream), err);
+    if (st == DG_OK)
+        st = dg_be_wait(d->in, l, DG_STREAM_COMPUTE, dg_be_pos(d->in, l, DG_STREAM_TRANSFER),
+                        err);
     if (st != DG_OK) {
         dg_error e2 = DG_ERROR_INIT;
         dg_be_sync_all(d->in, &e2); /* nothing queued may outlive tmp */
