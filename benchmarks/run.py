@@ -8,6 +8,14 @@ run on every GPU at once).  Writes benchmarks/results/<date>-<machine>.json
 the same table as Markdown, and prints it.
 
     python benchmarks/run.py [--only add_f32_2p28,sin_f32_2p28] [--machine NAME]
+
+As a job of several processes ([multihost], docs/multihost.md), e.g. two of
+one GPU each, ``mpirun -n 2 -x DGARRAY_CUDA_DEVICES ... python
+benchmarks/run.py --only reshard_128MiB,add_f32_2p28,sum_argmax_f32_2p28,
+matmul_f64_8192``: the rows time dgarray over every process's devices (the
+peers, which see one process's GPUs, are left out; the reshard row's ceiling
+is NCCL's send of the same bytes between the two processes), and process 0
+writes the results, named ``...-jobN``.
 """
 import argparse
 import datetime
@@ -56,6 +64,19 @@ try:
     import cupyx.distributed.array as cda  # noqa: E402
 except Exception:  # noqa: BLE001
     cda = None
+
+
+# [multihost] in a job of several processes every process runs the rows
+# (SPMD); the peers would each see one process's GPUs: left out
+JOB = dg.process_count() > 1
+if JOB:
+    cp = jax = cda = None
+    NGPU = len(dg.devices())
+    _best_of = best_of
+
+    def best_of(f, *args, **kwargs):
+        """A step of the job ends when every process has finished its part."""
+        return _best_of(lambda: (f(), dg.distributed.barrier()), *args, **kwargs)
 
 
 def cp_sync_all():
@@ -987,6 +1008,10 @@ def main():
         rows += r if isinstance(r, list) else [r]
         release_pools()
         log(f"    done in {time.perf_counter() - t0:.1f} s")
+    if JOB and dg.process_index() != 0:
+        return
+    if JOB:
+        args.machine += f"-job{dg.process_count()}"
     os.makedirs(args.out, exist_ok=True)
     stem = os.path.join(args.out, f"{datetime.date.today().isoformat()}-{args.machine}")
     if os.path.exists(stem + ".json"):  # keep the rows of workloads not run now

@@ -13,14 +13,16 @@ import sys as _sys
 
 import numpy as _numpy
 
-from . import _core, _dense, _fft, _methods, _namespace, random
+from . import _core, distributed  # noqa: I001  ([multihost] joins a launcher's job first)
+from . import _dense, _fft, _methods, _namespace, random
 from ._config import config
 from ._checkpoint import from_zarr, load, save, to_zarr
 from ._core import DeviceError, DistributedArray, OutOfDeviceMemoryError, backend
 from ._creation import (MAX, MIN, PROD, REPLICA, SUM, arange, array, asarray, asnumpy, copy,
                         distributed_array, empty, empty_like, eye, full, full_like, identity,
                         linspace, ones, ones_like, zeros, zeros_like)
-from ._devices import Device, MemoryPool, devices, get_default_memory_pool
+from ._devices import Device, MemoryPool, devices, get_default_memory_pool, local_devices
+from .distributed import process_count, process_index
 from ._display import show_layout
 from ._fallback import FallbackWarning
 # reductions

@@ -12,6 +12,13 @@ def devices():
     return [Device(*t) for t in _core._devices_info()]
 
 
+def local_devices():
+    """This process's devices (all of devices() but in a job of several
+    processes: dgarray.distributed)."""
+    first, n = _core._dist_range()
+    return devices()[first:first + n]
+
+
 class MemoryPool:
     """The device memory dgarray holds, summed over its devices: CuPy's
     ``MemoryPool`` calls for it.  Released memory stays in the pools for

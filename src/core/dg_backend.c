@@ -25,6 +25,8 @@ static const char *missing_what(dg_be_slot s)
     case DG_SLOT_SORT: return "cannot sort";
     case DG_SLOT_DENSE: return "has no dense linear algebra";
     case DG_SLOT_FFT: return "has no FFT";
+    case DG_SLOT_JOIN:
+    case DG_SLOT_TRANSPORT: return "cannot run as one process of several";
     default: return "lacks an optional function";
     }
 }
@@ -48,6 +50,8 @@ int dg_be_has(const dg_backend_i *be, dg_be_slot s)
         [DG_SLOT_TRIM] = be->trim != NULL,
         [DG_SLOT_DENSE] = be->dense != NULL,
         [DG_SLOT_FFT] = be->fft != NULL,
+        [DG_SLOT_JOIN] = be->join != NULL,
+        [DG_SLOT_TRANSPORT] = be->transport != NULL,
     };
     return (unsigned)s < DG_NSLOTS_OPTIONAL && filled[s];
 }
@@ -254,6 +258,21 @@ dg_status dg_be_allreduce(dg_backend_i *be, int stream, const dg_allreduce_desc 
 int dg_be_can_access(dg_backend_i *be, int dev, int other)
 {
     return be->can_access ? be->can_access(be, dev, other) : 0;
+}
+
+dg_status dg_be_join(dg_backend_i *be, dg_comm_i *comm, int first_gdev, int ngdev,
+                     dg_error *err)
+{
+    if (!be->join)
+        return dg_be_need(be, DG_SLOT_JOIN, err);
+    return be->join(be, comm, first_gdev, ngdev, err);
+}
+
+dg_status dg_be_transport(dg_backend_i *be, const dg_pxfer *x, int n, dg_error *err)
+{
+    if (!be->transport)
+        return dg_be_need(be, DG_SLOT_TRANSPORT, err);
+    return be->transport(be, x, n, err);
 }
 
 void dg_be_destroy(dg_backend_i *be)

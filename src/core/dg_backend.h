@@ -28,13 +28,14 @@
 #include <stdint.h>
 #include <string.h>
 #include "dg_box.h"
+#include "dg_comm.h"
 #include "dg_dense.h"
 #include "dg_dtype.h"
 #include "dg_fft.h"
 #include "dg_gemm.h"
 #include "dg_status.h"
 
-#define DG_BACKEND_VERSION 5
+#define DG_BACKEND_VERSION 6
 #define DG_HOST (-1)
 #define DG_MAXOPS 5 /* operands of one loop: nin + nout <= 4, plus the where mask */
 
@@ -251,6 +252,21 @@ typedef struct dg_xfer {
     void *dst;
     size_t nbytes;
 } dg_xfer;
+
+/* [multihost] One transfer between processes (dg_backend_i.transport): the
+ * local device `dev` (the backend's own numbering) sends (send 1) nbytes at
+ * ptr to, or receives them from, device `peer_dev` of process `peer`; src_gdev
+ * and dst_gdev are the job's (global) numbers of the sending and receiving
+ * devices, which name the message (the same pair's messages keep their
+ * order). */
+typedef struct dg_pxfer {
+    int send;
+    int dev;
+    void *ptr;
+    size_t nbytes;
+    int peer;
+    int src_gdev, dst_gdev;
+} dg_pxfer;
 
 /* An all-reduce (dg_backend_i.allreduce): on each of the n distinct devices
  * devs[i], dst[i][e] = src[0][e] op src[1][e] op ... op src[n-1][e] for the
@@ -475,6 +491,22 @@ struct dg_backend_i {
      * scaled), plans cached by the backend. */
     dg_status (*fft)(dg_backend_i *be, int dev, int stream, const dg_fft_desc *d,
                      dg_error *err);
+
+    /* OPTIONAL ([multihost]; NULL: the backend cannot join a job of several
+     * processes, DG_ERR_NOTIMPL).  Called once, by every process of the job at
+     * once, before any work: this process's devices are the job's devices
+     * first_gdev.. first_gdev + ndevices - 1 of ngdev; `comm` (borrowed, lives
+     * as long as the backend) carries what the backend needs to set up
+     * (CUDA: the NCCL id, broadcast from process 0, then one communicator
+     * over every GPU of the job made in one group). */
+    dg_status (*join)(dg_backend_i *be, dg_comm_i *comm, int first_gdev, int ngdev,
+                      dg_error *err);
+    /* OPTIONAL ([multihost]; NULL: DG_ERR_NOTIMPL).  Enqueues the n transfers
+     * x[] between this process's devices and other processes' as one group,
+     * ordered like exchange on the local device's transfer stream (CUDA:
+     * ncclSend / ncclRecv in one group; CPU: MPI messages on the device's
+     * worker).  Every process enqueues its side of the same group. */
+    dg_status (*transport)(dg_backend_i *be, const dg_pxfer *x, int n, dg_error *err);
 };
 
 /* ---- calls into the table (dg_backend.c) -----------------------------------
@@ -502,6 +534,8 @@ typedef enum dg_be_slot {
     DG_SLOT_TRIM,
     DG_SLOT_DENSE,
     DG_SLOT_FFT,
+    DG_SLOT_JOIN,
+    DG_SLOT_TRANSPORT,
     DG_NSLOTS_OPTIONAL
 } dg_be_slot;
 
@@ -570,6 +604,10 @@ dg_status dg_be_allreduce(dg_backend_i *be, int stream, const dg_allreduce_desc 
                           dg_error *err);
 /* NULL can_access: 0 for every pair. */
 int dg_be_can_access(dg_backend_i *be, int dev, int other);
+/* NULL join, transport: DG_ERR_NOTIMPL, nothing done. */
+dg_status dg_be_join(dg_backend_i *be, dg_comm_i *comm, int first_gdev, int ngdev,
+                     dg_error *err);
+dg_status dg_be_transport(dg_backend_i *be, const dg_pxfer *x, int n, dg_error *err);
 
 void dg_be_destroy(dg_backend_i *be);
 

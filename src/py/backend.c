@@ -60,6 +60,8 @@ static int try_cuda(dgpy_state *st, int force)
     n = PyObject_CallMethod(mod, "device_count", NULL);
     ngpu = n ? PyLong_AsLong(n) : -1;
     Py_XDECREF(n);
+    if (ngpu > 0)
+        dgpy_dist_share_gpus((int)ngpu); /* [multihost] one share of the GPUs per process */
     if (ngpu > 0 && cuda_backend(st, mod) == 0) {
         st->cuda_module = mod;
         return 1;

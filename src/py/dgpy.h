@@ -261,6 +261,12 @@ int64_t dgpy_piece_bytes(void);
  * table; module.c adds every table to the module. */
 extern PyMethodDef dgpy_backend_methods[];  /* backend.c: devices, memory */
 extern PyMethodDef dgpy_chunkio_methods[];  /* chunkio.c: chunk host copies, .npy files */
+extern PyMethodDef dgpy_dist_methods[];     /* dist.c: joining a job of processes */
+/* [multihost] dist.c: where a launcher started several processes on this host
+ * and DGARRAY_CUDA_DEVICES is unset, sets it to this process's share of the
+ * host's ngpu GPUs (local rank r of L: GPUs r*ngpu/L .. (r+1)*ngpu/L - 1;
+ * GPU r % ngpu when there are fewer GPUs than processes). */
+void dgpy_dist_share_gpus(int ngpu);
 extern PyMethodDef dgpy_create_methods[];   /* create.c: _from_host, _empty, _fill */
 extern PyMethodDef dgpy_dense_methods[];    /* dense.c: _dense, _fft, LAPACK, pocketfft */
 extern PyMethodDef dgpy_hostcopy_methods[]; /* hostcopy.c: progress of host copies */

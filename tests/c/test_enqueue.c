@@ -211,6 +211,8 @@ static dg_backend_i bare_of(const dg_backend_i *be)
     b.scan = NULL;
     b.dense = NULL;
     b.fft = NULL;
+    b.join = NULL;
+    b.transport = NULL;
     return b;
 }
 
@@ -243,6 +245,9 @@ static void test_dispatch_defaults(void)
     EXPECT(dg_be_bytes_in_use(&bare, 0) >= 4096);
     dg_be_release(&bare, 0, p);
     CHECK_OK(dg_be_trim(&bare, 0, err));
+    EXPECT(dg_be_transport(&bare, NULL, 0, &e) == DG_ERR_NOTIMPL);
+    EXPECT(strcmp(e.msg, "the cpu backend cannot run as one process of several") == 0);
+    dg_error_clear(&e);
     memset(&gd, 0, sizeof gd);
     EXPECT(dg_be_gemm(&bare, 0, DG_STREAM_COMPUTE, &gd, &e) == DG_ERR_NOTIMPL);
     EXPECT(strcmp(e.msg, "the cpu backend has no matrix products") == 0);

@@ -38,6 +38,7 @@
 #include "cpu_index.h"
 #include "cpu_loops.h"
 #include "cpu_place.h"
+#include "cpu_transport.h"
 #include "dg_backend.h"
 #include "dg_ufunc.h"
 
@@ -51,7 +52,7 @@
 
 typedef enum {
     T_EW, T_COPY, T_FILL, T_REDUCE, T_SCAN, T_WAIT, T_FREE, T_GEMM,
-    T_SELECT, T_ROWS, T_ROUTE, T_SORT, T_DENSE, T_FFT
+    T_SELECT, T_ROWS, T_ROUTE, T_SORT, T_DENSE, T_FFT, T_CALL
 } task_kind;
 
 typedef struct cpu_task {
@@ -78,6 +79,10 @@ typedef struct cpu_task {
             dg_fft_desc d;
             void *work;
         } fft;
+        struct {
+            void (*fn)(void *);
+            void *arg;
+        } call;
     } u;
 } cpu_task;
 
@@ -331,6 +336,7 @@ static void run_task(cpu_be *cb, cpu_dev *d, cpu_task *t)
     case T_SORT: dg_cpu_sort_run(&t->u.sort.d, t->u.sort.work); break;
     case T_DENSE: dg_cpu_dense_run(&t->u.dense); break;
     case T_FFT: dg_cpu_fft_run(&t->u.fft.d, t->u.fft.work); break;
+    case T_CALL: t->u.call.fn(t->u.call.arg); break;
     case T_WAIT: {
         cpu_dev *o = &cb->devs[t->u.wait.dev];
         pthread_mutex_lock(&o->mu);
@@ -494,6 +500,17 @@ static void cpu_release(dg_backend_i *be, int dev, void *ptr)
         pthread_mutex_unlock(&d->mu);
         pool_put(d, ptr);
     }
+}
+
+/* [multihost] cpu_transport.h: fn(arg) queued on dev's worker, never inline. */
+dg_status dg_cpu_submit_call(dg_backend_i *be, int dev, void (*fn)(void *), void *arg,
+                             dg_error *err)
+{
+    cpu_task t;
+    t.kind = T_CALL;
+    t.u.call.fn = fn;
+    t.u.call.arg = arg;
+    return submit(impl_of(be), dev, &t, TASK_SIZE(call), 0, err);
 }
 
 static dg_status cpu_copy(dg_backend_i *be, int dev, int stream, const dg_copy_desc *c,
@@ -1229,6 +1246,7 @@ dg_status dg_cpu_backend_create(int ndevices, dg_backend_i **out, dg_error *err)
     cb->iface.destroy = cpu_destroy;
     cb->iface.dense = cpu_dense;
     cb->iface.fft = cpu_fft;
+    dg_cpu_transport_install(&cb->iface); /* [multihost] */
     for (i = 0; i < ndevices; i++) {
         cpu_dev *d = &cb->devs[i];
         d->be = cb;

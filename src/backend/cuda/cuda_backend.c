@@ -747,6 +747,7 @@ static void cu_destroy(dg_backend_i *be)
     }
     cu_hc_destroy(b);
     cu_nccl_destroy(b);
+    cu_job_destroy(b); /* [multihost] */
     cu_gemm_destroy(b);
     cu_dense_destroy(b);
     cu_fft_destroy(b);
@@ -958,6 +959,22 @@ static dg_status slot_exchange(dg_backend_i *be, const dg_xfer *x, int n, dg_err
 {
     dg_status st;
     KEEP_DEVICE(cu_exchange(be, x, n, err));
+    return st;
+}
+
+/* [multihost] cuda_transport.c */
+static dg_status slot_join(dg_backend_i *be, dg_comm_i *comm, int first_gdev, int ngdev,
+                           dg_error *err)
+{
+    dg_status st;
+    KEEP_DEVICE(cu_join(be, comm, first_gdev, ngdev, err));
+    return st;
+}
+
+static dg_status slot_transport(dg_backend_i *be, const dg_pxfer *x, int n, dg_error *err)
+{
+    dg_status st;
+    KEEP_DEVICE(cu_transport(be, x, n, err));
     return st;
 }
 
@@ -1254,6 +1271,8 @@ static dg_status backend_create(int ndevices, dg_backend_i **out, dg_error *err)
     b->iface.gemm = slot_gemm;
     b->iface.exchange = slot_exchange;
     b->iface.allreduce = slot_allreduce;
+    b->iface.join = slot_join;           /* [multihost] */
+    b->iface.transport = slot_transport; /* [multihost] */
     b->iface.can_access = cu_can_access;
     b->iface.select = slot_select;
     b->iface.rows = slot_rows;

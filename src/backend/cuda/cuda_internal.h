@@ -119,6 +119,9 @@ typedef struct cu_be {
     struct cu_blas *blas;        /* cuBLAS handles, made at the first product (cuda_gemm.c) */
     struct cu_solver *solver;    /* cuSOLVER handles, made at the first dense op (cuda_dense.c) */
     struct cu_fft *fft;          /* cuFFT plans, made at the first FFT (cuda_fft.c) */
+    struct ncclComm **jcomms;    /* [multihost] the job's communicator, rank = job device
+                                    number, one per local GPU; NULL alone (cuda_transport.c) */
+    int jfirst;                  /* the job number of this process's first GPU */
 } cu_be;
 
 static inline cu_be *cu_of(dg_backend_i *be) { return (cu_be *)be->impl; }
@@ -258,5 +261,10 @@ dg_status cu_transfer_setup(cu_be *b, dg_error *err);
 /* Tears the NCCL communicator down (if made); called by destroy after every
  * device was synchronised. */
 void cu_nccl_destroy(cu_be *b);
+/* [multihost] The join and transport slots, and the job communicator's
+ * abort at destroy (cuda_transport.c). */
+dg_status cu_join(dg_backend_i *be, dg_comm_i *comm, int first_gdev, int ngdev, dg_error *err);
+dg_status cu_transport(dg_backend_i *be, const dg_pxfer *x, int n, dg_error *err);
+void cu_job_destroy(cu_be *b);
 
 #endif /* DG_CUDA_INTERNAL_H */

@@ -1,0 +1,499 @@
+/* The backend of a job of several processes: this process's part of every
+ * slot (dg_dist.h says the model).  Every slot maps the job's device numbers
+ * to the inner backend's and back; work on another process's device is
+ * skipped on this one, where the owner runs it. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "dg_dist.h"
+
+typedef struct dist_be {
+    dg_backend_i iface;
+    dg_backend_i *in; /* this process's devices (owned) */
+    dg_comm_i *comm;  /* borrowed */
+    int first, nlocal, ngdev;
+    int *proc_of;  /* process of each device of the job */
+    int *first_of; /* first device of each process */
+    char *names;
+    size_t *totals;
+    unsigned char *access;
+} dist_be;
+
+/* Where another process's device memory "is": never read or written here
+ * (work on that device is skipped), but not NULL, since the core reads NULL
+ * as "no buffer" (a scalar operand). */
+#define DIST_ELSEWHERE ((void *)(uintptr_t)0x40000000u)
+
+static dist_be *dist_of(dg_backend_i *be) { return (dist_be *)be->impl; }
+
+/* The inner backend's number of job device g, or -1 where another process owns it. */
+static int loc(const dist_be *d, int g)
+{
+    return g >= d->first && g < d->first + d->nlocal ? g - d->first : -1;
+}
+
+/* The failure the job already had, if any (reported by every host wait). */
+static dg_status job_check(dist_be *d, dg_status st, dg_error *err)
+{
+    if (st != DG_OK)
+        return st;
+    return d->comm->check(d->comm, err);
+}
+
+static dg_status dist_device_info(dg_backend_i *be, int dev, char *name, size_t cap,
+                                  size_t *total, size_t *freeb, dg_error *err)
+{
+    dist_be *d = dist_of(be);
+    const int l = loc(d, dev);
+    if (dev < 0 || dev >= d->ngdev)
+        return dg_error_set(err, DG_ERR_INDEX, dev, "no device %d in the job", dev);
+    if (l >= 0) {
+        char own[8];
+        DG_CHECK(dg_be_device_info(d->in, l, own, sizeof own, total, freeb, err));
+    } else {
+        *total = d->totals[dev];
+        *freeb = 0; /* not known here */
+    }
+    if (cap > 0) { /* the job's name, the same on every process */
+        strncpy(name, d->names + (size_t)dev * DG_DIST_NAME, cap - 1);
+        name[cap - 1] = 0;
+    }
+    return DG_OK;
+}
+
+static dg_status dist_alloc(dg_backend_i *be, int dev, size_t nbytes, void **ptr, dg_error *err)
+{
+    dist_be *d = dist_of(be);
+    const int l = loc(d, dev);
+    if (l >= 0)
+        return dg_be_alloc(d->in, l, nbytes, ptr, err);
+    *ptr = DIST_ELSEWHERE;
+    return DG_OK;
+}
+
+static void dist_release(dg_backend_i *be, int dev, void *ptr)
+{
+    dist_be *d = dist_of(be);
+    const int l = loc(d, dev);
+    if (l >= 0)
+        dg_be_release(d->in, l, ptr);
+}
+
+static size_t dist_bytes_in_use(dg_backend_i *be, int dev)
+{
+    dist_be *d = dist_of(be);
+    const int l = loc(d, dev);
+    return l >= 0 ? dg_be_bytes_in_use(d->in, l) : 0;
+}
+
+static size_t dist_bytes_held(dg_backend_i *be, int dev)
+{
+    dist_be *d = dist_of(be);
+    const int l = loc(d, dev);
+    return l >= 0 ? dg_be_bytes_held(d->in, l) : 0;
+}
+
+static dg_status dist_trim(dg_backend_i *be, int dev, dg_error *err)
+{
+    dist_be *d = dist_of(be);
+    const int l = loc(d, dev);
+    return l >= 0 ? dg_be_trim(d->in, l, err) : DG_OK;
+}
+
+/* ---- positions: another process's stream has nothing to wait for here ---- */
+
+static dg_pos dist_pos(dg_backend_i *be, int dev, int stream)
+{
+    dist_be *d = dist_of(be);
+    const int l = loc(d, dev);
+    dg_pos p = {dev, stream, 0};
+    if (l >= 0) {
+        p = dg_be_pos(d->in, l, stream);
+        p.dev = dev;
+    }
+    return p;
+}
+
+/* p in the inner backend's numbering; seq 0 where another process owns it. */
+static dg_pos pos_in(const dist_be *d, dg_pos p)
+{
+    const int l = loc(d, p.dev);
+    if (l < 0)
+        p.seq = 0;
+    p.dev = l < 0 ? 0 : l;
+    return p;
+}
+
+static dg_status dist_wait(dg_backend_i *be, int dev, int stream, dg_pos p, dg_error *err)
+{
+    dist_be *d = dist_of(be);
+    const int l = loc(d, dev);
+    const dg_pos q = pos_in(d, p);
+    if (l < 0 || q.seq == 0)
+        return DG_OK;
+    return dg_be_wait(d->in, l, stream, q, err);
+}
+
+static dg_status dist_sync(dg_backend_i *be, dg_pos p, dg_error *err)
+{
+    dist_be *d = dist_of(be);
+    const dg_pos q = pos_in(d, p);
+    return job_check(d, q.seq ? dg_be_sync(d->in, q, err) : DG_OK, err);
+}
+
+static dg_status dist_sync_for(dg_backend_i *be, dg_pos p, int64_t timeout_us, int *done,
+                               dg_error *err)
+{
+    dist_be *d = dist_of(be);
+    const dg_pos q = pos_in(d, p);
+    *done = 1;
+    return job_check(d, q.seq ? dg_be_sync_for(d->in, q, timeout_us, done, err) : DG_OK, err);
+}
+
+static dg_status dist_sync_all(dg_backend_i *be, dg_error *err)
+{
+    dist_be *d = dist_of(be);
+    return job_check(d, dg_be_sync_all(d->in, err), err);
+}
+
+/* ---- copies; host reads of another process's device ---------------------------- */
+
+/* Copies the dense bytes at src into c's destination (host memory, c's
+ * strides): the unpacking of a broadcast host read. */
+static void host_unpack(const dg_copy_desc *c, const char *src)
+{
+    int64_t idx[DG_MAXDIM] = {0};
+    const int nd = c->ndim, isz = c->itemsize;
+    const int64_t n = dg_shape_size(nd, c->shape);
+    int64_t e;
+    for (e = 0; e < n; e++) {
+        int64_t off = 0;
+        int a;
+        for (a = 0; a < nd; a++)
+            off += idx[a] * c->dst_strides[a];
+        memcpy(c->dst + off, src + e * isz, (size_t)isz);
+        for (a = nd - 1; a >= 0; a--) {
+            if (++idx[a] < c->shape[a])
+                break;
+            idx[a] = 0;
+        }
+    }
+}
+
+/* A host read of job device c->src_dev, which every process makes at once:
+ * the owner copies the region densely to the host and waits for it, then
+ * broadcasts it; every process unpacks it into c's destination.  So the
+ * read is synchronous here (it returns with the bytes in place). */
+static dg_status host_read(dist_be *d, int stream, const dg_copy_desc *c, dg_error *err)
+{
+    const int64_t n = dg_shape_size(c->ndim, c->shape) * c->itemsize;
+    const int l = loc(d, c->src_dev);
+    char *tmp;
+    dg_status st = DG_OK;
+    if (n <= 0)
+        return DG_OK;
+    tmp = (char *)malloc((size_t)n);
+    if (!tmp)
+        return dg_error_set(err, DG_ERR_NOMEM, -1, "out of host memory reading a device");
+    if (l >= 0) {
+        dg_copy_desc dense = *c;
+        int64_t s = c->itemsize;
+        int a;
+        for (a = c->ndim - 1; a >= 0; a--) {
+            dense.dst_strides[a] = s;
+            s *= c->shape[a];
+        }
+        dense.src_dev = l;
+        dense.dst = tmp;
+        st = dg_be_copy(d->in, l, stream, &dense, err);
+        if (st == DG_OK)
+            st = dg_be_sync(d->in, dg_be_pos(d->in, l, stream), err);
+        if (st != DG_OK)
+            d->comm->fail(d->comm, "a process could not read its device for the others", NULL);
+    }
+    if (st == DG_OK)
+        st = d->comm->bcast(d->comm, tmp, (size_t)n, d->proc_of[c->src_dev], err);
+    if (st == DG_OK)
+        host_unpack(c, tmp);
+    free(tmp);
+    return st;
+}
+
+/* This process's side of a copy between devices of two processes (the core
+ * copies some slices device to device outside exchange groups: scans pass
+ * totals on, argmax stacks its pairs).  The sender packs its region densely
+ * into a temporary on its device on `stream` and sends it from the transfer
+ * stream; the receiver receives into a temporary and unpacks it on `stream`.
+ * Each side's `stream` then waits for its transfer, so that the work after
+ * the copy (a release of the temporary, a write to the source) follows it. */
+static dg_status cross_copy(dist_be *d, int stream, const dg_copy_desc *c, dg_error *err)
+{
+    const int ls = loc(d, c->src_dev), ld = loc(d, c->dst_dev);
+    const int l = ls >= 0 ? ls : ld;
+    const size_t n = (size_t)(dg_shape_size(c->ndim, c->shape) * c->itemsize);
+    dg_copy_desc t = *c;
+    dg_pxfer x;
+    void *tmp = NULL;
+    int64_t s = c->itemsize;
+    int a;
+    dg_status st;
+    if (n == 0 || l < 0)
+        return DG_OK;
+    DG_CHECK(dg_be_alloc(d->in, l, n, &tmp, err));
+    for (a = c->ndim - 1; a >= 0; a--) {
+        if (ls >= 0)
+            t.dst_strides[a] = s;
+        else
+            t.src_strides[a] = s;
+        s *= c->shape[a];
+    }
+    t.src_dev = t.dst_dev = l;
+    if (ls >= 0)
+        t.dst = (char *)tmp;
+    else
+        t.src = (const char *)tmp;
+    x.send = ls >= 0;
+    x.dev = l;
+    x.ptr = tmp;
+    x.nbytes = n;
+    x.peer = d->proc_of[ls >= 0 ? c->dst_dev : c->src_dev];
+    x.src_gdev = c->src_dev;
+    x.dst_gdev = c->dst_dev;
+    st = ls >= 0 ? dg_be_copy(d->in, l, stream, &t, err) : DG_OK;
+    if (st == DG_OK)
+        st = dg_be_wait(d->in, l, DG_STREAM_TRANSFER, dg_be_pos(d->in, l, stream), err);
+    if (st == DG_OK)
+        st = dg_be_transport(d->in, &x, 1, err);
+    if (st == DG_OK)
+        st = dg_be_wait(d->in, l, stream, dg_be_pos(d->in, l, DG_STREAM_TRANSFER), err);
+    if (st == DG_OK && ld >= 0)
+        st = dg_be_copy(d->in, l, stream, &t, err);
+    /* tmp goes back on the compute stream: after its uses on both streams */
+    if (st == DG_OK)
+        st = dg_be_wait(d->in, l, DG_STREAM_COMPUTE, dg_be_pos(d->in, l, stream), err);
+    if (st == DG_OK)
+        st = dg_be_wait(d->in, l, DG_STREAM_COMPUTE, dg_be_pos(d->in, l, DG_STREAM_TRANSFER),
+                        err);
+    if (st != DG_OK) {
+        dg_error e2 = DG_ERROR_INIT;
+        dg_be_sync_all(d->in, &e2); /* nothing queued may outlive tmp */
+    }
+    dg_be_release(d->in, l, tmp);
+    return st;
+}
+
+static dg_status dist_copy(dg_backend_i *be, int dev, int stream, const dg_copy_desc *c,
+                           dg_error *err)
+{
+    dist_be *d = dist_of(be);
+    dg_copy_desc t = *c;
+    const int hs = c->src_dev == DG_HOST, hd = c->dst_dev == DG_HOST;
+    const int ls = hs ? DG_HOST : loc(d, c->src_dev), ld = hd ? DG_HOST : loc(d, c->dst_dev);
+    if (hd && !hs)
+        return host_read(d, stream, c, err);
+    if (!hs && !hd && (ls < 0) != (ld < 0))
+        return cross_copy(d, stream, c, err);
+    if (loc(d, dev) < 0)
+        return DG_OK; /* its owner runs it (a write from the host: every process has the data) */
+    t.src_dev = ls;
+    t.dst_dev = ld;
+    return dg_be_copy(d->in, loc(d, dev), stream, &t, err);
+}
+
+/* ---- work on one device: run here or by its owner ------------------------------------ */
+
+#define DIST_ON_DEVICE(slot, desc_t)                                                            \
+    static dg_status dist_##slot(dg_backend_i *be, int dev, int stream, const desc_t *x,          \
+                                 dg_error *err)                                                   \
+    {                                                                                             \
+        dist_be *d = dist_of(be);                                                                 \
+        const int l = loc(d, dev);                                                                \
+        return l >= 0 ? dg_be_##slot(d->in, l, stream, x, err) : DG_OK;                          \
+    }
+DIST_ON_DEVICE(elementwise, dg_ew_desc)
+DIST_ON_DEVICE(fill, dg_fill_desc)
+DIST_ON_DEVICE(reduce, dg_reduce_desc)
+DIST_ON_DEVICE(scan, dg_scan_desc)
+DIST_ON_DEVICE(gemm, dg_gemm_desc)
+DIST_ON_DEVICE(select, dg_select_desc)
+DIST_ON_DEVICE(rows, dg_rows_desc)
+DIST_ON_DEVICE(route, dg_route_desc)
+DIST_ON_DEVICE(sort, dg_sort_desc)
+DIST_ON_DEVICE(dense, dg_dense_desc)
+DIST_ON_DEVICE(fft, dg_fft_desc)
+#undef DIST_ON_DEVICE
+
+/* A question, not work: every process must get the owner's answer, so another
+ * process's device is asked as this process's first (the job's processes run
+ * one backend on alike devices). */
+static dg_status dist_reduce_parts(dg_backend_i *be, int dev, const dg_reduce_desc *r,
+                                   int64_t *rows, dg_error *err)
+{
+    dist_be *d = dist_of(be);
+    const int l = loc(d, dev);
+    return dg_be_reduce_parts(d->in, l >= 0 ? l : 0, r, rows, err);
+}
+
+static int dist_can_access(dg_backend_i *be, int dev, int other)
+{
+    dist_be *d = dist_of(be);
+    if (dev < 0 || other < 0 || dev >= d->ngdev || other >= d->ngdev)
+        return 0;
+    return d->access[(size_t)dev * (size_t)d->ngdev + (size_t)other];
+}
+
+/* ---- transfers: within this process by the inner exchange, across by transport ---- */
+
+static dg_status dist_exchange(dg_backend_i *be, const dg_xfer *x, int n, dg_error *err)
+{
+    dist_be *d = dist_of(be);
+    dg_xfer *in = n ? (dg_xfer *)malloc((size_t)n * sizeof(*in)) : NULL;
+    dg_pxfer *px = n ? (dg_pxfer *)malloc((size_t)n * sizeof(*px)) : NULL;
+    int i, nin = 0, npx = 0;
+    dg_status st = DG_OK;
+    if (n && (!in || !px)) {
+        free(in);
+        free(px);
+        return dg_error_set(err, DG_ERR_NOMEM, -1, "out of host memory");
+    }
+    for (i = 0; i < n; i++) {
+        const int ls = loc(d, x[i].src_dev), ld = loc(d, x[i].dst_dev);
+        if (ls >= 0 && ld >= 0) {
+            in[nin] = x[i];
+            in[nin].src_dev = ls;
+            in[nin++].dst_dev = ld;
+        } else if ((ls >= 0 || ld >= 0) && x[i].nbytes > 0) {
+            dg_pxfer *p = &px[npx++];
+            p->send = ls >= 0;
+            p->dev = ls >= 0 ? ls : ld;
+            p->ptr = ls >= 0 ? (void *)x[i].src : x[i].dst;
+            p->nbytes = x[i].nbytes;
+            p->peer = d->proc_of[ls >= 0 ? x[i].dst_dev : x[i].src_dev];
+            p->src_gdev = x[i].src_dev;
+            p->dst_gdev = x[i].dst_dev;
+        }
+    }
+    if (nin)
+        st = dg_be_exchange(d->in, in, nin, err);
+    if (st == DG_OK && npx)
+        st = dg_be_transport(d->in, px, npx, err);
+    free(in);
+    free(px);
+    return st;
+}
+
+/* Frees d and its tables (not the inner backend). */
+static void dist_free(dist_be *d)
+{
+    free(d->proc_of);
+    free(d->first_of);
+    free(d->names);
+    free(d->totals);
+    free(d->access);
+    free(d);
+}
+
+static void dist_destroy(dg_backend_i *be)
+{
+    dist_be *d = dist_of(be);
+    dg_be_destroy(d->in);
+    dist_free(d);
+}
+
+void dg_dist_local_range(const dg_backend_i *be, int *first, int *n)
+{
+    if (be->destroy == dist_destroy) {
+        const dist_be *d = (const dist_be *)be->impl;
+        *first = d->first;
+        *n = d->nlocal;
+    } else {
+        *first = 0;
+        *n = be->ndevices;
+    }
+}
+
+dg_status dg_dist_backend_create(dg_backend_i *inner, dg_comm_i *comm, const dg_dist_info *info,
+                                 dg_backend_i **out, dg_error *err)
+{
+    dist_be *d;
+    int p, g = 0, ngdev = 0;
+    for (p = 0; p < comm->size; p++) {
+        if (info->ndev_of[p] < 1)
+            return dg_error_set(err, DG_ERR_VALUE, -1, "process %d of the job has no devices", p);
+        ngdev += info->ndev_of[p];
+    }
+    if (info->ndev_of[comm->rank] != inner->ndevices)
+        return dg_error_set(err, DG_ERR_INTERNAL, -1, "the job's table disagrees with the backend");
+    d = (dist_be *)calloc(1, sizeof(*d));
+    if (!d)
+        return dg_error_set(err, DG_ERR_NOMEM, -1, "out of host memory");
+    d->proc_of = (int *)malloc((size_t)ngdev * sizeof(int));
+    d->first_of = (int *)malloc((size_t)comm->size * sizeof(int));
+    d->names = (char *)malloc((size_t)ngdev * DG_DIST_NAME);
+    d->totals = (size_t *)malloc((size_t)ngdev * sizeof(size_t));
+    d->access = (unsigned char *)malloc((size_t)ngdev * (size_t)ngdev);
+    if (!d->proc_of || !d->first_of || !d->names || !d->totals || !d->access) {
+        dist_free(d);
+        return dg_error_set(err, DG_ERR_NOMEM, -1, "out of host memory");
+    }
+    for (p = 0; p < comm->size; p++) {
+        int k;
+        d->first_of[p] = g;
+        for (k = 0; k < info->ndev_of[p]; k++)
+            d->proc_of[g++] = p;
+    }
+    memcpy(d->names, info->names, (size_t)ngdev * DG_DIST_NAME);
+    memcpy(d->totals, info->totals, (size_t)ngdev * sizeof(size_t));
+    memcpy(d->access, info->access, (size_t)ngdev * (size_t)ngdev);
+    d->in = inner;
+    d->comm = comm;
+    d->ngdev = ngdev;
+    d->first = d->first_of[comm->rank];
+    d->nlocal = inner->ndevices;
+    {
+        const dg_status st = dg_be_join(inner, comm, d->first, ngdev, err);
+        if (st != DG_OK) {
+            dist_free(d);
+            return st;
+        }
+    }
+    d->iface.version = DG_BACKEND_VERSION;
+    d->iface.name = inner->name;
+    d->iface.ndevices = ngdev;
+    d->iface.flags = inner->flags;
+    d->iface.impl = d;
+    d->iface.device_info = dist_device_info;
+    d->iface.alloc = dist_alloc;
+    d->iface.release = dist_release;
+    d->iface.bytes_in_use = dist_bytes_in_use;
+    d->iface.bytes_held = dist_bytes_held;
+    d->iface.trim = dist_trim;
+    d->iface.pos = dist_pos;
+    d->iface.wait = dist_wait;
+    d->iface.sync = dist_sync;
+    d->iface.sync_for = dist_sync_for;
+    d->iface.sync_all = dist_sync_all;
+    d->iface.copy = dist_copy;
+    d->iface.elementwise = dist_elementwise;
+    d->iface.fill = dist_fill;
+    /* optional slots the inner backend lacks stay NULL, so that the core
+     * makes the same choice on every process */
+    d->iface.reduce = dg_be_has(inner, DG_SLOT_REDUCE) ? dist_reduce : NULL;
+    d->iface.scan = dg_be_has(inner, DG_SLOT_SCAN) ? dist_scan : NULL;
+    d->iface.gemm = dg_be_has(inner, DG_SLOT_GEMM) ? dist_gemm : NULL;
+    d->iface.select = dg_be_has(inner, DG_SLOT_SELECT) ? dist_select : NULL;
+    d->iface.rows = dg_be_has(inner, DG_SLOT_ROWS) ? dist_rows : NULL;
+    d->iface.route = dg_be_has(inner, DG_SLOT_ROUTE) ? dist_route : NULL;
+    d->iface.sort = dg_be_has(inner, DG_SLOT_SORT) ? dist_sort : NULL;
+    d->iface.dense = dg_be_has(inner, DG_SLOT_DENSE) ? dist_dense : NULL;
+    d->iface.fft = dg_be_has(inner, DG_SLOT_FFT) ? dist_fft : NULL;
+    d->iface.reduce_parts = dg_be_has(inner, DG_SLOT_REDUCE_PARTS) ? dist_reduce_parts : NULL;
+    d->iface.exchange = dist_exchange;
+    d->iface.can_access = dist_can_access;
+    /* no all-reduce: the core folds chunks by loops over exchanges, the same
+     * choice on every process whichever devices the chunks are on */
+    d->iface.allreduce = NULL;
+    d->iface.destroy = dist_destroy;
+    *out = &d->iface;
+    return DG_OK;
+}

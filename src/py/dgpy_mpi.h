@@ -1,0 +1,16 @@
+/* [multihost] The job's communication over MPI (mpi.c). */
+#ifndef DGPY_MPI_H
+#define DGPY_MPI_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "dg_comm.h"
+
+/* A dg_comm_i over the MPI library at lib_path (the one mpi4py loaded), with
+ * the handles mpi4py gives for two communicators of the job (xfer: messages,
+ * coll: broadcasts) and MPI_BYTE.  Lives as long as the process.  NULL with
+ * the reason in why[cap] where the library lacks what it needs. */
+dg_comm_i *dgpy_mpi_comm_new(const char *lib_path, intptr_t xfer, intptr_t coll, intptr_t byte,
+                             int rank, int size, double timeout_s, char *why, size_t cap);
+
+#endif /* DGPY_MPI_H */

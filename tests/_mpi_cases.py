@@ -1,0 +1,285 @@
+"""Cases every process of an MPI job runs ([multihost]): tests/test_multihost.py
+starts this file under ``mpiexec -n 2`` (and ``-n 4`` with ``--quick``), each
+process with its own virtual CPU devices, and reads every rank's verdict.
+
+Every case compares with NumPy on the same inputs, which every process makes
+alike (seeded generators), so every process runs the same dgarray calls in
+the same order (SPMD); a case that fails fails on every process alike.  A
+rank's last line is ``RANK r: k passed, m failed``."""
+import os
+import sys
+import traceback
+
+import numpy as np
+
+import dgarray as dg
+from dgarray import distributed as dist
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _maps import maps_for  # noqa: E402
+from test_random_chains import random_map  # noqa: E402
+
+CASES = []
+QUICK = []
+
+
+def case(quick=False):
+    def add(fn):
+        CASES.append(fn)
+        if quick:
+            QUICK.append(fn)
+        return fn
+    return add
+
+
+def ndev():
+    return len(dg.devices())
+
+
+def same_on_every_process(value, what):
+    """value (a Python object) is the same on every process."""
+    every = dist.allgather(value)
+    assert all(v == every[0] for v in every), f"{what} differs between processes: {every}"
+
+
+def eq(a, ref, what=""):
+    got = np.asarray(a)
+    assert got.dtype == ref.dtype and got.shape == ref.shape, (what, got.dtype, got.shape)
+    np.testing.assert_array_equal(got, ref, err_msg=what)
+
+
+@case(quick=True)
+def devices_are_the_jobs():
+    per = len(dg.local_devices())
+    assert ndev() == per * dist.process_count()
+    assert [d.id for d in dg.local_devices()] == \
+        list(range(per * dist.process_index(), per * (dist.process_index() + 1)))
+    assert [d.id for d in dg.devices()] == list(range(ndev()))
+    same_on_every_process([(d.id, d.name) for d in dg.devices()], "devices()")
+    assert dg.process_count() == dist.process_count() and dist.is_initialized()
+    # each process holds only its own devices' chunks
+    x = np.arange(64 * 1024, dtype=np.float64)
+    a = dg.distributed_array(x, {d: slice(d * x.size // ndev(), (d + 1) * x.size // ndev())
+                                 for d in range(ndev())})
+    dist.barrier()
+    used = dg._core._bytes_in_use()
+    mine = set(dist.local_device_range())
+    assert all((used[d] >= x.nbytes // ndev()) == (d in mine) for d in range(ndev())), used
+    eq(a, x)
+
+
+@case(quick=True)
+def asarray_and_get():
+    rng = np.random.default_rng(1)
+    for shape in [(0,), (5,), (17, 3), (4, 5, 6), (3, 1, 9)]:
+        for dt in (np.float64, np.float32, np.int32, np.bool_, np.complex128, np.uint8):
+            x = (rng.standard_normal(shape) * 10).astype(dt)
+            a = dg.asarray(x)
+            eq(a, x, f"asarray {shape} {dt}")
+            eq(a.get(), x)
+            eq(dg.asnumpy(a), x)
+
+
+@case(quick=True)
+def index_maps_over_every_process():
+    x = np.arange(11 * 6, dtype=np.int64).reshape(11, 6)
+    for name, m in maps_for(x.shape, ndev()):
+        a = dg.distributed_array(x, m)
+        eq(a, x, name)
+        eq(a[2:9:3, ::-2], x[2:9:3, ::-2], f"{name} view")
+
+
+@case(quick=True)
+def elementwise_between_layouts():
+    rng = np.random.default_rng(2)
+    x = rng.standard_normal((13, 7))
+    y = rng.standard_normal((13, 7))
+    maps = maps_for(x.shape, ndev())
+    for (na, ma), (nb, mb) in zip(maps, maps[::-1]):
+        a = dg.distributed_array(x, ma)
+        b = dg.distributed_array(y, mb)
+        eq(a + b, x + y, f"{na} + {nb}")
+        eq(np.maximum(a, b) * 2 - a / 3, np.maximum(x, y) * 2 - x / 3, f"{na}, {nb}")
+        eq(a + y[0], x + y[0], "broadcast")
+
+
+@case(quick=True)
+def reductions_and_host_values():
+    rng = np.random.default_rng(3)
+    x = rng.integers(-50, 50, (21, 5)).astype(np.float64)
+    for name, m in maps_for(x.shape, ndev()):
+        a = dg.distributed_array(x, m)
+        total = float(a.sum())
+        assert total == x.sum(), (name, total)
+        same_on_every_process(total, "float(a.sum())")
+        for ax in (0, 1):
+            eq(a.sum(axis=ax), x.sum(axis=ax), f"{name} sum {ax}")
+            eq(a.max(axis=ax), x.max(axis=ax), f"{name} max {ax}")
+            eq(np.argmax(a, axis=ax), np.argmax(x, axis=ax), f"{name} argmax {ax}")
+        assert int(np.argmin(a)) == int(np.argmin(x))
+        assert a[4, 3].item() == x[4, 3].item()
+        same_on_every_process(a[7, 1].item(), "item")
+        assert bool(a.sum() > 0) == bool(x.sum() > 0)
+        np.testing.assert_allclose(float(a.mean()), x.mean())
+        np.testing.assert_allclose(float(a.std()), x.std())
+
+
+@case(quick=True)
+def reshard_between_processes():
+    rng = np.random.default_rng(4)
+    x = rng.integers(-9, 10, (9, 7)).astype(np.int64)
+    a = dg.asarray(x)
+    for _ in range(12):
+        m = random_map(rng, x.shape, ndev())
+        a = a.reshard(m)
+        eq(a, x, f"reshard {m}")
+    same_on_every_process(repr(a), "repr")
+    same_on_every_process(str(a), "str")
+
+
+@case()
+def modes():
+    x = np.arange(40, dtype=np.int64).reshape(8, 5) - 17
+    a = dg.asarray(x)
+    for mode, ref in (("sum", x), ("max", x), ("min", x), ("prod", x)):
+        b = a.change_mode(mode)
+        eq(b, ref, mode)
+        eq(b + 1, ref + 1, f"{mode} + 1")
+
+
+@case()
+def matrix_products():
+    rng = np.random.default_rng(5)
+    A = rng.standard_normal((24, 16))
+    B = rng.standard_normal((16, 10))
+    n = ndev()
+    rows = {d: slice(24 * d // n, 24 * (d + 1) // n) for d in range(n)}
+    cols = {d: (slice(None), slice(16 * d // n, 16 * (d + 1) // n)) for d in range(n)}
+    for ma in (None, rows, cols):
+        a = dg.distributed_array(A, ma)
+        b = dg.asarray(B)
+        np.testing.assert_allclose(np.asarray(a @ b), A @ B, rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(float(a[0].dot(a[1])), A[0].dot(A[1]))
+    half = n // 2
+    grid = [[[0], [half]], [[n - 1], [max(0, half - 1)]]]
+    m = dg.make_2d_index_map([0, 12, 24], [0, 8, 16], grid)
+    a = dg.distributed_array(A, m)
+    np.testing.assert_allclose(np.asarray(a @ dg.asarray(B)), A @ B, rtol=1e-12, atol=1e-12)
+
+
+@case()
+def indexing_sorting_scans():
+    rng = np.random.default_rng(6)
+    x = rng.standard_normal((15, 4))
+    a = dg.asarray(x)
+    eq(a[a > 0], x[x > 0], "mask")
+    eq(np.sort(a, axis=0), np.sort(x, axis=0), "sort 0")
+    eq(np.sort(a, axis=1), np.sort(x, axis=1), "sort 1")
+    eq(np.argsort(a[:, 0]), np.argsort(x[:, 0], kind="stable"), "argsort")
+    np.testing.assert_allclose(np.asarray(np.cumsum(a, axis=0)), np.cumsum(x, axis=0))
+    eq(dg.take(a, [3, 0, 14], axis=0), np.take(x, [3, 0, 14], axis=0), "take")
+    b = a.copy()
+    b[2:5] = -1.0
+    y = x.copy()
+    y[2:5] = -1.0
+    eq(b, y, "assign")
+    eq(dg.concatenate([a, a[::2]]), np.concatenate([x, x[::2]]), "concatenate")
+
+
+@case(quick=True)
+def process_local_data():
+    r = dist.process_index()
+    local = np.arange((r + 1) * 6, dtype=np.float32).reshape(r + 1, 6) + 100 * r
+    a = dist.make_array_from_process_local_data(local)
+    whole = np.concatenate([np.arange((p + 1) * 6, dtype=np.float32).reshape(p + 1, 6) + 100 * p
+                            for p in range(dist.process_count())])
+    eq(a, whole, "local data")
+    eq(a * 2 + 1, whole * 2 + 1)
+    assert float(a.sum()) == float(whole.sum())
+    # each process's rows (rows starts[p]..starts[p + 1] of the whole) stay on
+    # its own devices (its local_device_range())
+    ranges = dist.allgather(list(dist.local_device_range()))
+    starts = np.cumsum([0] + [p + 1 for p in range(dist.process_count())])
+    for dev, box in dg._core._chunk_layout(a):
+        owner = next(p for p, devs in enumerate(ranges) if dev in devs)
+        assert starts[owner] <= box[0][0] and box[0][1] <= starts[owner + 1], (dev, box)
+
+
+@case(quick=True)
+def errors_are_the_same_everywhere():
+    x = np.arange(12.0).reshape(4, 3)
+    msgs = []
+    for bad in ({ndev() + 3: slice(None)}, {0: slice(0, 2)}):
+        try:
+            dg.distributed_array(x, bad)
+        except ValueError as e:
+            msgs.append(str(e))
+        else:
+            raise AssertionError(f"no ValueError for {bad}")
+    try:
+        dg.asarray(x) + dg.asarray(np.ones(5))
+    except ValueError as e:
+        msgs.append(str(e))
+    else:
+        raise AssertionError("no ValueError for shapes (4,3) and (5,)")
+    try:
+        dg.asarray(np.array(["a"]))
+    except (TypeError, ValueError) as e:
+        msgs.append(type(e).__name__)
+    same_on_every_process(msgs, "error messages")
+    eq(dg.asarray(x) * 2, x * 2, "the job goes on after errors")
+
+
+@case()
+def random_chains():
+    ndv = ndev()
+    for seed in range(12):
+        rng = np.random.default_rng(seed)
+        ref = rng.integers(-9, 10, (9, 7)).astype(np.int64)
+        d = dg.distributed_array(ref, random_map(rng, ref.shape, ndv))
+        for step in range(25):
+            op = rng.integers(0, 6)
+            if op == 0:
+                d = d.reshard(random_map(rng, ref.shape, ndv))
+            elif op == 1:
+                d = d.change_mode(["replica", "sum", "prod", "max", "min"][rng.integers(0, 5)])
+            elif op in (2, 3, 4):
+                f = (np.add, np.multiply, np.maximum)[op - 2]
+                o = rng.integers(-3, 4, ref.shape).astype(np.int64)
+                d, ref = f(d, dg.distributed_array(o, random_map(rng, ref.shape, ndv))), f(ref, o)
+            else:
+                ax = int(rng.integers(0, 2))
+                red = (np.sum, np.max, np.min)[rng.integers(0, 3)]
+                r = red(d, axis=ax, keepdims=True)
+                eq(r, red(ref, axis=ax, keepdims=True), f"seed {seed} step {step}")
+                d, ref = d - r, ref - red(ref, axis=ax, keepdims=True)
+            eq(d, ref, f"seed {seed} step {step}")
+
+
+@case()
+def no_memory_left_behind():
+    before = dg._core._bytes_in_use()
+    a = dg.asarray(np.arange(1000.0))
+    b = (a * 3).reshard({d: slice(d * 1000 // ndev(), None) for d in range(ndev())})
+    float(b.sum())
+    del a, b
+    assert dg._core._bytes_in_use() == before
+
+
+def main():
+    cases = QUICK if "--quick" in sys.argv else CASES
+    rank = dist.process_index()
+    passed, failed = 0, []
+    for fn in cases:
+        try:
+            fn()
+            passed += 1
+        except Exception:  # noqa: BLE001 (each case's failure is reported, the next runs)
+            failed.append(fn.__name__)
+            print(f"RANK {rank}: {fn.__name__} FAILED\n{traceback.format_exc()}", flush=True)
+    print(f"RANK {rank}: {passed} passed, {len(failed)} failed {failed}", flush=True)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
