@@ -136,7 +136,7 @@ static void dft_axis(cplx *x, int rank, const int64_t *len, int ax, int sign)
  * point, and of its last for even n, ignored). */
 static void transform(int kind, int sign, int rank, const int64_t *n, const cplx *x, cplx *y)
 {
-    int64_t len[3], total = 1, e, half = n[rank - 1] / 2 + 1, o, j, k;
+    int64_t len[3], total = 1, half = n[rank - 1] / 2 + 1, o, j, k;
     const int last = rank - 1;
     int a;
     cplx *w;
@@ -183,7 +183,6 @@ static void transform(int kind, int sign, int rank, const int64_t *n, const cplx
         }
     }
     free(w);
-    (void)e;
 }
 
 /* ---- cuFFT stand-ins ------------------------------------------------------------- */

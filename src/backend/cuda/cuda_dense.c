@@ -560,7 +560,9 @@ static int batched_ok(const dg_dense_desc *d)
     case DG_DENSE_GETRF:
         return d->m == d->n && d->info != NULL && d->info_bs[0] % 4 == 0 &&
                d->ipiv_bs[0] % 8 == 0;
-    case DG_DENSE_GETRS: return d->k <= INT32_MAX && d->b.ld <= INT32_MAX && d->ipiv_bs[0] % 8 == 0;
+    case DG_DENSE_GETRS:
+        return d->k <= INT32_MAX && d->b.ld <= INT32_MAX && d->ipiv_bs[0] % 8 == 0 &&
+               (d->info == NULL || d->info_bs[0] % 4 == 0);
     default: return 0;
     }
 }
@@ -611,12 +613,16 @@ static dg_status run_batched(cu_be *b, int dev, cudaStream_t s, cu_solver_dev *s
         st = ptr_array(b, dev, s, d->b.p, d->b.bs[0], nb, &bptr, err);
     if (st == DG_OK && d->op != DG_DENSE_POTRF)
         st = ws_get(b, dev, (size_t)n * (size_t)nb * sizeof(int), &piv, err);
-    if (st == DG_OK && d->op != DG_DENSE_GETRS)
+    if (st == DG_OK && d->info != NULL)
         st = ws_get(b, dev, (size_t)nb * sizeof(int), &info, err);
     if (st != DG_OK)
         goto done;
-    if (d->op == DG_DENSE_GETRS)
+    if (d->op == DG_DENSE_GETRS) {
         ce = dg_cu_int_copy(d->ipiv, 1, d->ipiv_bs[0] / 8, piv, 0, n, n, nb, s);
+        /* getrs fails no matrix: info 0 for each where the caller asks */
+        if (ce == cudaSuccess && info != NULL)
+            ce = cudaMemsetAsync(info, 0, (size_t)nb * sizeof(int), s);
+    }
     if (ce == cudaSuccess) {
         switch (d->op * 4 + (d->dtype == DG_FLOAT32 ? 0 : d->dtype == DG_FLOAT64 ? 1
                              : d->dtype == DG_COMPLEX64 ? 2 : 3)) {
@@ -687,7 +693,7 @@ static dg_status run_batched(cu_be *b, int dev, cudaStream_t s, cu_solver_dev *s
         st = dg_error_set(err, DG_ERR_INTERNAL, dev, "getrsBatched: argument %d", -hinfo);
     if (st == DG_OK && d->op == DG_DENSE_GETRF)
         ce = dg_cu_int_copy(piv, 0, n, d->ipiv, 1, d->ipiv_bs[0] / 8, n, nb, s);
-    if (st == DG_OK && ce == cudaSuccess && d->op != DG_DENSE_GETRS)
+    if (st == DG_OK && ce == cudaSuccess && info != NULL)
         ce = dg_cu_int_copy(info, 0, 1, d->info, 0, d->info_bs[0] / 4, 1, nb, s);
     if (st == DG_OK && ce != cudaSuccess)
         st = cu_fail(err, ce, dev, 0, "the pivots' conversion");
