@@ -4,6 +4,7 @@ split by rows, columns and 2-d blocks, 1 and 4 devices, empty and 1 x 1
 matrices, singular, indefinite and NaN inputs (NumPy's errors), with no host
 fallback (config.fallback = "raise").  A solve's backward error
 ||A x - b|| / (||A|| ||x||) is reported and bounded."""
+import re
 import warnings
 
 import numpy as np
@@ -260,9 +261,9 @@ def test_singular_and_nan(ndev, dt):
             np.testing.assert_array_equal(np.isnan(got.get()), np.isnan(want))
 
 
-def _nonfinite_calls(dt):
-    """(name, NumPy's call, dgarray's call, host arguments) of every linalg
-    function that takes matrices, on the arguments given."""
+def _nonfinite_calls():
+    """(name, NumPy's call, dgarray's call, how many of (a, b) it takes) of
+    every linalg function that takes matrices."""
     return [
         ("cholesky", np.linalg.cholesky, dg.linalg.cholesky, 1),
         ("cholesky upper", lambda x: np.linalg.cholesky(x, upper=True),
@@ -322,7 +323,7 @@ def test_nonfinite_input_is_numpys(ndev, dt, bad, monkeypatch, capfd):
               (stack, rand((3, 5, 2), dt, 37)), (sq, np.where(np.arange(6) == 4, bad, 1.0)
                                                  .astype(dt))]
     for a, b in cases:
-        for name, npf, dgf, nargs in _nonfinite_calls(dt):
+        for name, npf, dgf, nargs in _nonfinite_calls():
             if name.startswith("lstsq") and a.ndim != 2:
                 continue
             args = (a, b)[:nargs]
@@ -333,7 +334,7 @@ def test_nonfinite_input_is_numpys(ndev, dt, bad, monkeypatch, capfd):
                     warnings.simplefilter("ignore", RuntimeWarning)
                     want = npf(*args)
             except (np.linalg.LinAlgError, ValueError) as e:
-                with pytest.raises(type(e), match=re_escape(str(e))):
+                with pytest.raises(type(e), match=re.escape(str(e))):
                     dgf(*(dg.asarray(t) for t in args))
                 continue
             for lname, m in [("default", None)] + maps_for(a.shape, ndev)[:2]:
@@ -349,11 +350,6 @@ def test_nonfinite_input_is_numpys(ndev, dt, bad, monkeypatch, capfd):
                         assert np.asarray(g).dtype == np.asarray(w).dtype, name
     capfd.readouterr()  # LAPACK's own complaints about the bad input (NumPy's too)
     assert asked == [], "non-finite input reached the backend's dense slot"
-
-
-def re_escape(s):
-    import re
-    return re.escape(s)
 
 
 @pytest.mark.parametrize("dt", DTYPES)
