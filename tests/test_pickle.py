@@ -172,14 +172,15 @@ out = []
 for a in arrays:
     out.append((a.shape, str(a.dtype), a.mode, a.index_map == dg.asarray(a.get()).index_map,
                 sorted(a.devices), (a.change_mode("replica").get()).tolist()))
-pickle.dump(out, open(sys.argv[2], "wb"))
+pickle.dump((dg.backend(), dg._core._ndevices(), out), open(sys.argv[2], "wb"))
 """
 
 
 @pytest.mark.parametrize("child_devices", [1, 2])
 def test_fewer_devices(child_devices, tmp_path):
-    """Pickled on 4 devices, unpickled in a process with fewer: the values
-    and the mode come back, laid out as a new array there."""
+    """Pickled on 4 devices, unpickled in a process with fewer (on the CPU
+    backend: from GPUs too): the values and the mode come back, laid out as
+    a new array there."""
     if dg._core._ndevices() < 4:
         pytest.skip("needs 4 devices in this process to pickle from")
     x = sample((8, 6), "f8")
@@ -192,11 +193,16 @@ def test_fewer_devices(child_devices, tmp_path):
     src, dst = tmp_path / "in.pkl", tmp_path / "out.pkl"
     with open(src, "wb") as f:
         pickle.dump(arrays, f, protocol=5)
-    env = dict(os.environ, DGARRAY_CPU_DEVICES=str(child_devices))
+    # the child's devices are set here whatever the parent runs on: the CPU
+    # backend with child_devices devices (a parent on GPUs would otherwise
+    # pass on its DGARRAY_CUDA_DEVICES, and the child have as many as it)
+    env = {k: v for k, v in os.environ.items() if k != "DGARRAY_CUDA_DEVICES"}
+    env.update(DGARRAY_BACKEND="cpu", DGARRAY_CPU_DEVICES=str(child_devices))
     subprocess.run([sys.executable, "-c", _CHILD, str(src), str(dst)], env=env, check=True,
                    timeout=120)
     with open(dst, "rb") as f:
-        got = pickle.load(f)
+        backend, ndevices, got = pickle.load(f)
+    assert (backend, ndevices) == ("cpu", child_devices)
     for a, (shape, dtype, mode, default_layout, devices, values) in zip(arrays, got):
         assert (shape, dtype, mode) == (a.shape, str(a.dtype), a.mode)
         assert default_layout, "laid out as a new array of its shape"

@@ -20,7 +20,11 @@ the matrix itself, as NumPy makes a column-major copy), as each says.
 
 Results follow NumPy's signatures, shapes, result types and errors
 (``LinAlgError`` from the info the backend writes on the device: one
-reduction and one host read per call, no gather).  Float32 and complex64
+reduction and one host read per call, no gather).  Input holding a NaN or
+an infinity is NumPy's on host copies (_lapack.numpy_if_nonfinite: what
+LAPACK makes of such values is the implementation's, and cuSOLVER's is not
+OpenBLAS's); finite input pays one more reduction and host read for that
+check.  Float32 and complex64
 inputs are factored in their own precision (as CuPy does; NumPy factors in
 double and rounds the result), so their results agree with NumPy's to that
 precision.  Integer and bool inputs become float64, float16 is NumPy's
@@ -36,8 +40,8 @@ from ._creation import arange, asarray, eye
 from ._indexing import where
 from ._lapack import (GETRF, GETRS, POTRF, SYEVD, TRIZERO, Stack, assert_stacked_2d,
                       assert_stacked_square, blocked, check, conj_swap, diagonal,
-                      matrices_whole, on_host, operand, qr_local, real_dtype, run, stack_for,
-                      svd_local, swap, to_device, work_dtype)
+                      matrices_whole, numpy_if_nonfinite, on_host, operand, qr_local,
+                      real_dtype, run, stack_for, svd_local, swap, to_device, work_dtype)
 # where the backend has the dense slot, its settings and NumPy's LAPACK for the
 # CPU backend, as dgarray._dense offered them before _lapack was cut out of it
 from ._lapack import available, settings, use_numpy_lapack  # noqa: F401
@@ -46,6 +50,7 @@ _DA = _core.DistributedArray
 
 # ---- cholesky -----------------------------------------------------------------------------------
 
+@numpy_if_nonfinite(numpy.linalg.cholesky)
 def cholesky(a, /, *, upper=False):
     """The Cholesky factor of each Hermitian positive-definite matrix of a:
     L with a = L L^H (lower, the default), or U with a = U^H U (upper=True);
@@ -93,6 +98,7 @@ def _broadcast_batch(*shapes):
         return None
 
 
+@numpy_if_nonfinite(numpy.linalg.solve, 2)
 def solve(a, b):
     """The solution x of a x = b for each square matrix of a (LAPACK's getrf
     and getrs, as NumPy's gesv).  b is a vector (M,) when 1-d, else a stack
@@ -143,6 +149,7 @@ def _eye_stack(st, n, dt):
     return e
 
 
+@numpy_if_nonfinite(numpy.linalg.inv)
 def inv(a):
     """The inverse of each square matrix of a: a x = I solved by LAPACK's
     getrf and getrs (NumPy's gesv with the identity).  LinAlgError "Singular
@@ -215,6 +222,7 @@ def _determinant(a, host):
     return dt, None, _slogdet_parts(x, dt)
 
 
+@numpy_if_nonfinite(numpy.linalg.slogdet)
 def slogdet(a):
     """The sign (or phase) and the natural log of the absolute value of the
     determinant of each square matrix of a (LAPACK's getrf: NumPy's way), as
@@ -224,6 +232,7 @@ def slogdet(a):
     return empty if parts is None else SlogdetResult(*parts)
 
 
+@numpy_if_nonfinite(numpy.linalg.det)
 def det(a):
     """The determinant of each square matrix of a: sign * exp(logabsdet) of
     slogdet (as NumPy computes it)."""
@@ -266,6 +275,7 @@ def _eigh(a, UPLO, vectors):
     return ev, vec
 
 
+@numpy_if_nonfinite(numpy.linalg.eigh)
 def eigh(a, UPLO="L"):
     """The eigenvalues (ascending) and orthonormal eigenvectors (columns) of
     each Hermitian matrix of a, reading its lower (UPLO='L') or upper
@@ -279,6 +289,7 @@ def eigh(a, UPLO="L"):
     return EighResult(*_eigh(a, UPLO, True))
 
 
+@numpy_if_nonfinite(numpy.linalg.eigvalsh)
 def eigvalsh(a, UPLO="L"):
     """The eigenvalues (ascending) of each Hermitian matrix of a, as eigh
     computes them without the vectors (and with the same placement: a
@@ -295,6 +306,7 @@ def _svdvals_hermitian(x):
     return _shape.sort(s, axis=-1)[..., ::-1]
 
 
+@numpy_if_nonfinite(numpy.linalg.svd)
 def svd(a, full_matrices=True, compute_uv=True, hermitian=False):
     """The singular value decomposition a = U diag(S) Vh of each matrix of a
     (LAPACK's gesdd, NumPy's routine, on the CPU backend; gesvd or gesvdj
@@ -339,6 +351,7 @@ def svdvals(x, /):
 
 # ---- qr ---------------------------------------------------------------------------------------------
 
+@numpy_if_nonfinite(numpy.linalg.qr)
 def qr(a, mode="reduced"):
     """The QR factorisation of each matrix of a (LAPACK's geqrf and orgqr /
     ungqr, NumPy's routines): mode 'reduced' (Q m x k, R k x n), 'complete'
@@ -370,6 +383,7 @@ def qr(a, mode="reduced"):
 
 # ---- lstsq, matrix_rank, pinv --------------------------------------------------------------------
 
+@numpy_if_nonfinite(numpy.linalg.lstsq, 2, post=lambda r: (r[0], r[1], int(r[2]), r[3]))
 def lstsq(a, b, rcond=None):
     """The least-squares solution x of a x = b (a 2-d), NumPy's (x,
     residuals, rank, s): the minimum-norm solution from the SVD of a with
@@ -541,6 +555,7 @@ def svd_norm(x, ord, axis=(-2, -1), keepdims=False):
     return res
 
 
+@numpy_if_nonfinite(numpy.linalg.cond)
 def cond(x, p=None):
     """The condition number of each matrix of x in the norm p (NumPy's rule:
     None, 2, -2 from the singular values; 'fro', 'nuc', 1, -1, inf, -inf as

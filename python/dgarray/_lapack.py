@@ -5,6 +5,7 @@ computed (Stack), and the local QR and SVD of matrices held whole.  Below
 dgarray._blocked (the algorithms over split matrices) and dgarray._dense
 (NumPy's linalg functions), which both build on it.
 """
+import functools
 import os
 
 import numpy
@@ -149,6 +150,72 @@ def check(info, msg):
 
 # the info of a matrix whose workspace the backend could not allocate
 _NO_WORKSPACE = numpy.iinfo(numpy.int32).min
+
+
+def _finite_flag(a):
+    """A device bool (DistributedArray) or host bool: every element of a is
+    finite; None for data with no float or complex values (nothing to check,
+    or not numbers: the function itself then raises NumPy's error)."""
+    if isinstance(a, _DA):
+        return numpy.isfinite(a).all() if a.dtype.kind in "fc" else None
+    try:
+        h = numpy.asarray(a)
+    except Exception:  # noqa: BLE001 - not array data: the function raises
+        return None
+    return bool(numpy.isfinite(h).all()) if h.dtype.kind in "fc" else None
+
+
+def all_finite(*arrays):
+    """True if no element of these arrays is NaN or infinite: one reduction
+    per array on the devices and one host read for all of them."""
+    flag = None
+    for a in arrays:
+        f = _finite_flag(a)
+        if f is False:
+            return False
+        if f is not None and f is not True:
+            flag = f if flag is None else flag & f
+    return True if flag is None else bool(flag)
+
+
+def _host(v):
+    return v.get() if isinstance(v, _DA) else v
+
+
+def _result_to_device(res):
+    """NumPy's result as dgarray's: arrays and NumPy scalars as
+    DistributedArrays (in tuples and named tuples too), anything else as it
+    is."""
+    if isinstance(res, (numpy.ndarray, numpy.generic)):
+        return asarray(res)
+    if isinstance(res, tuple):
+        items = [_result_to_device(r) for r in res]
+        return type(res)(*items) if hasattr(res, "_fields") else tuple(items)
+    return res
+
+
+def numpy_if_nonfinite(host, narrays=1, post=None):
+    """Decorator of the linalg functions: where one of the first `narrays`
+    arguments holds a NaN or an infinity, the call is NumPy's `host` on host
+    copies of the arguments, its result (or error) returned as dgarray's
+    (post(result) first, where given).
+
+    Why: what LAPACK makes of NaN and infinities is the implementation's
+    (which elements of a solve come out NaN, whether a factorisation
+    reports an error, or loops), and cuSOLVER's differs from the OpenBLAS of
+    NumPy's wheel: on GPUs a solve with a NaN gave finite numbers where
+    NumPy gives NaN.  Such input is rare and its answer is NumPy's exactly
+    this way; the price for finite input is one reduction per array and one
+    host read per call."""
+    def wrap(func):
+        @functools.wraps(func)
+        def call(*args, **kw):
+            if all_finite(*args[:narrays]):
+                return func(*args, **kw)
+            res = host(*(_host(a) for a in args), **{k: _host(v) for k, v in kw.items()})
+            return _result_to_device(post(res) if post is not None else res)
+        return call
+    return wrap
 
 
 def on_host(func, *arrays, **kw):

@@ -20,13 +20,11 @@
 #include <cublas_v2.h>
 
 #include "cpu_gemm.h"
-#include "cuda_internal.h"
 #include "dg_scalar.h"
+#include "mock_backend.h"
 
-/* ---- cudart stand-ins ---------------------------------------------------------- */
+/* ---- cudart and backend stand-ins (the others: mock_backend.c) ----------------- */
 
-cudaError_t cudaGetLastError(void) { return cudaSuccess; }
-cudaError_t cudaSetDevice(int device) { (void)device; return cudaSuccess; }
 cudaError_t cudaMalloc(void **p, size_t n)
 {
     *p = malloc(n);
@@ -38,30 +36,6 @@ cudaError_t cudaFree(void *p)
     return cudaSuccess;
 }
 
-/* ---- the backend functions cuda_gemm.c calls ------------------------------------ */
-
-static int nbumps;
-
-dg_status cu_fail(dg_error *err, cudaError_t e, int dev, size_t bytes, const char *what)
-{
-    (void)bytes;
-    return dg_error_set(err, DG_ERR_DEVICE, dev, "%s failed (%d)", what, (int)e);
-}
-dg_status cu_set_device(cu_be *b, int dev, dg_error *err)
-{
-    (void)b, (void)dev, (void)err;
-    return DG_OK;
-}
-dg_status cu_check_stream(cu_be *b, int dev, int stream, const char *op, dg_error *err)
-{
-    (void)b, (void)stream, (void)op;
-    return dev == 0 ? DG_OK : dg_error_set(err, DG_ERR_INTERNAL, dev, "no such device");
-}
-void cu_bump(cu_be *b, int dev, int stream)
-{
-    (void)b, (void)dev, (void)stream;
-    nbumps++;
-}
 dg_status cu_fill(dg_backend_i *be, int dev, int stream, const dg_fill_desc *d, dg_error *err)
 {
     int64_t idx[DG_MAXDIM] = {0}, n = 1;
@@ -77,7 +51,7 @@ dg_status cu_fill(dg_backend_i *be, int dev, int stream, const dg_fill_desc *d, 
         for (a = d->ndim - 1; a >= 0 && ++idx[a] == d->shape[a]; a--)
             idx[a] = 0;
     }
-    nbumps++;
+    mock_bumps++;
     return DG_OK;
 }
 cudaError_t dg_cu_gemm_int_launch(const dg_gemm_desc *d, cudaStream_t s)
@@ -459,20 +433,12 @@ GEMV(cublasZgemv_v2_64, cuDoubleComplex, CUDA_C_64F)
 
 /* ---- the test ----------------------------------------------------------------------- */
 
-static uint64_t rng = 0x9E3779B97F4A7C15ull;
-static int64_t rnd(int64_t n)
-{
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return (int64_t)(rng % (uint64_t)n);
-}
 
 /* Strides of a rows x cols matrix, row- or column-major, ld padded. */
 static void layout(int64_t rows, int64_t cols, int isz, int64_t *rs, int64_t *cs, int64_t *size)
 {
-    int64_t pad = rnd(3);
-    if (rnd(2)) {
+    int64_t pad = mock_rnd(3);
+    if (mock_rnd(2)) {
         *cs = isz;
         *rs = (cols + pad) * isz;
         *size = rows * *rs;
@@ -487,7 +453,7 @@ static void fill_random(char *p, int64_t n, int dtype)
 {
     int64_t i;
     for (i = 0; i < n; i++) {
-        double v = (double)(rnd(17) - 8) / 4;
+        double v = (double)(mock_rnd(17) - 8) / 4;
         switch (dtype) {
         case DG_FLOAT16: ((dg_half *)p)[i] = dg_float_to_half((float)v); break;
         case DG_FLOAT32: ((float *)p)[i] = (float)v; break;
@@ -505,12 +471,7 @@ int main(void)
     cu_dev dev;
     cu_be b;
     int t, nfail = 0, ntest = 0;
-    memset(&dev, 0, sizeof dev);
-    memset(&b, 0, sizeof b);
-    b.ndev = 1;
-    b.devs = &dev;
-    b.iface.impl = &b;
-    b.iface.ndevices = 1;
+    mock_backend_init(&b, &dev);
     dev.nsm = 132;
     for (t = 0; t < 4000; t++) {
         const int dtype = dtypes[t % 5], isz = dg_dtype_size(dtype);
@@ -523,25 +484,25 @@ int main(void)
         double tol = dtype == DG_FLOAT16 ? 2e-2 : (dtype == DG_FLOAT32 || cx) ? 1e-5 : 1e-12;
         memset(&d, 0, sizeof d);
         d.dtype = dtype;
-        d.m = sizes[rnd(6)];
-        d.n = sizes[rnd(6)];
-        d.k = rnd(10) == 0 ? 0 : sizes[rnd(6)];
-        d.beta = (int)rnd(2);
-        d.allow_tf32 = (int)rnd(2);
-        d.share_sms = (int)rnd(2);
+        d.m = sizes[mock_rnd(6)];
+        d.n = sizes[mock_rnd(6)];
+        d.k = mock_rnd(10) == 0 ? 0 : sizes[mock_rnd(6)];
+        d.beta = (int)mock_rnd(2);
+        d.allow_tf32 = (int)mock_rnd(2);
+        d.share_sms = (int)mock_rnd(2);
         layout(d.m, d.k, isz, &d.a_rs, &d.a_cs, &asz);
         layout(d.k, d.n, isz, &d.b_rs, &d.b_cs, &bsz);
         layout(d.m, d.n, isz, &d.c_rs, &d.c_cs, &csz);
         if (d.k == 0)
             asz = bsz = isz;
-        d.nbatch = (int)rnd(3);
+        d.nbatch = (int)mock_rnd(3);
         atot = asz;
         btot = bsz;
         ctot = csz;
         for (i = d.nbatch - 1; i >= 0; i--) { /* inner batch dims first */
-            d.batch[i] = 1 + rnd(3);
-            d.a_bs[i] = rnd(4) == 0 ? 0 : atot;
-            d.b_bs[i] = rnd(4) == 0 ? 0 : btot;
+            d.batch[i] = 1 + mock_rnd(3);
+            d.a_bs[i] = mock_rnd(4) == 0 ? 0 : atot;
+            d.b_bs[i] = mock_rnd(4) == 0 ? 0 : btot;
             d.c_bs[i] = ctot;
             atot += d.a_bs[i] ? atot * (d.batch[i] - 1) : 0;
             btot += d.b_bs[i] ? btot * (d.batch[i] - 1) : 0;

@@ -54,11 +54,47 @@ dg_status cu_fail(dg_error *err, cudaError_t e, int dev, size_t bytes, const cha
         }
         return st;
     }
-    st = dg_error_set(err, DG_ERR_DEVICE, dev, "CUDA error in %s on device %d: %s (%s)", what,
-                      dev, cudaGetErrorString(e), cudaGetErrorName(e));
+    if (cu_error_sticky(e))
+        st = dg_error_set(err, DG_ERR_DEVICE, dev, "CUDA error in %s on device %d: %s (%s). "
+                          "A kernel faulted: the GPU's CUDA context is lost for good, with "
+                          "every array on it, and every later call on it fails the same way; "
+                          "restart the Python process", what, dev, cudaGetErrorString(e),
+                          cudaGetErrorName(e));
+    else
+        st = dg_error_set(err, DG_ERR_DEVICE, dev, "CUDA error in %s on device %d: %s (%s)",
+                          what, dev, cudaGetErrorString(e), cudaGetErrorName(e));
     if (err != NULL && err->code == DG_ERR_DEVICE && err->backend_code == 0)
         err->backend_code = (long)e;
     return st;
+}
+
+int cu_error_sticky(cudaError_t e)
+{
+    switch (e) {
+    case cudaErrorIllegalAddress:
+    case cudaErrorLaunchTimeout:
+    case cudaErrorAssert:
+    case cudaErrorHardwareStackError:
+    case cudaErrorIllegalInstruction:
+    case cudaErrorMisalignedAddress:
+    case cudaErrorInvalidAddressSpace:
+    case cudaErrorInvalidPc:
+    case cudaErrorLaunchFailure:
+    case cudaErrorMpsClientTerminated:
+    case cudaErrorExternalDevice:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+cudaError_t cu_sticky_error(void)
+{
+    /* a query (it never blocks) fails with the fault once the context is
+     * lost; "not ready" or any other answer means it is not */
+    cudaError_t e = cudaStreamQuery(NULL);
+    (void)cudaGetLastError();
+    return cu_error_sticky(e) ? e : cudaSuccess;
 }
 
 dg_status cu_set_device(cu_be *b, int dev, dg_error *err)

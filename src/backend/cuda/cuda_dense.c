@@ -41,10 +41,14 @@ struct cu_solver {
 
 static pthread_mutex_t solver_init_mu = PTHREAD_MUTEX_INITIALIZER;
 
-/* Records the failure of cuSOLVER call `what` on dev. */
+/* Records the failure of cuSOLVER call `what` on dev (dev current): the
+ * lost context when a kernel faulted in it (cu_sticky_error), else its
+ * status. */
 static dg_status sol_fail(dg_error *err, cusolverStatus_t s, int dev, const char *what)
 {
-    (void)cudaGetLastError();
+    const cudaError_t lost = cu_sticky_error();
+    if (lost != cudaSuccess)
+        return cu_fail(err, lost, dev, 0, what);
     if (s == CUSOLVER_STATUS_ALLOC_FAILED)
         return dg_error_set(err, DG_ERR_DEVICE_NOMEM, dev, "out of memory on device %d in %s",
                             dev, what);
@@ -57,7 +61,9 @@ static dg_status sol_fail(dg_error *err, cusolverStatus_t s, int dev, const char
 
 static dg_status blas_fail(dg_error *err, cublasStatus_t s, int dev, const char *what)
 {
-    (void)cudaGetLastError();
+    const cudaError_t lost = cu_sticky_error();
+    if (lost != cudaSuccess)
+        return cu_fail(err, lost, dev, 0, what);
     return dg_error_set(err, s == CUBLAS_STATUS_ALLOC_FAILED ? DG_ERR_DEVICE_NOMEM : DG_ERR_DEVICE,
                         dev, "cuBLAS error in %s on device %d: %s", what, dev,
                         cublasGetStatusString(s));
@@ -363,26 +369,38 @@ static dg_status run_orgqr(cu_be *b, int dev, cu_solver_dev *sd, const dg_dense_
 }
 
 /* The SVD of a wide matrix (m < n): gesvdj (32-bit API) gives V, and VT is
- * its conjugate transpose (cuBLAS's geam). */
+ * its conjugate transpose (cuBLAS's geam).  gesvdj reads and writes U and V
+ * even when it computes no vectors (jobz NOVECTOR: a NULL U or V is an
+ * illegal address on the device, which loses the context), so it always
+ * gets both: the caller's U or a scratch one of the same size, and V from
+ * the pool. */
 static dg_status run_gesvdj(cu_be *b, int dev, cu_solver_dev *sd, const dg_dense_desc *d,
                             one *o, dg_error *err)
 {
     const int m = (int)d->m, n = (int)d->n, lda = (int)d->a.ld, mn = m < n ? m : n;
-    const int econ = d->job != 2, vcols = d->job == 2 ? n : mn;
+    const int econ = d->job != 2, vcols = econ ? mn : n, ucols = econ ? mn : m;
     const cusolverEigMode_t jobz = d->job ? CUSOLVER_EIG_MODE_VECTOR : CUSOLVER_EIG_MODE_NOVECTOR;
     const size_t esz = (size_t)dg_dtype_size(d->dtype);
     const int ldu = d->job ? (int)d->u.ld : (m > 1 ? m : 1), ldv = n > 1 ? n : 1;
     int lwork = 0;
-    void *ws = NULL, *v = NULL;
+    void *ws = NULL, *v = NULL, *uscratch = NULL;
+    char *u = o->u;
     cusolverStatus_t s;
     dg_status st = DG_OK;
-    if (d->n > INT32_MAX || d->a.ld > INT32_MAX)
+    if (d->n > INT32_MAX || d->a.ld > INT32_MAX || (d->job && d->u.ld > INT32_MAX))
         return dg_error_set(err, DG_ERR_NOTIMPL, dev, "cuSOLVER's gesvdj takes fewer than 2^31 "
                             "columns");
-    if (d->job)
-        DG_CHECK(ws_get(b, dev, (size_t)ldv * (size_t)vcols * esz, &v, err));
+    DG_CHECK(ws_get(b, dev, (size_t)ldv * (size_t)vcols * esz, &v, err));
+    if (!d->job) {
+        st = ws_get(b, dev, (size_t)ldu * (size_t)ucols * esz, &uscratch, err);
+        if (st != DG_OK) {
+            ws_put(b, dev, v);
+            return st;
+        }
+        u = (char *)uscratch;
+    }
 #define SVDJ_SIZE(T, fn) \
-    fn(sd->h, jobz, econ, m, n, (T *)o->a, lda, (void *)o->w, (T *)o->u, ldu, (T *)v, ldv, \
+    fn(sd->h, jobz, econ, m, n, (T *)o->a, lda, (void *)o->w, (T *)u, ldu, (T *)v, ldv, \
        &lwork, sd->gesvdj)
     switch (d->dtype) {
     case DG_FLOAT32: s = SVDJ_SIZE(float, cusolverDnSgesvdj_bufferSize); break;
@@ -391,17 +409,17 @@ static dg_status run_gesvdj(cu_be *b, int dev, cu_solver_dev *sd, const dg_dense
     default: s = SVDJ_SIZE(cuDoubleComplex, cusolverDnZgesvdj_bufferSize); break;
     }
 #undef SVDJ_SIZE
-    if (s != CUSOLVER_STATUS_SUCCESS) {
-        ws_put(b, dev, v);
-        return sol_fail(err, s, dev, "gesvdj_bufferSize");
-    }
-    st = ws_get(b, dev, (size_t)(lwork > 0 ? lwork : 1) * esz, &ws, err);
+    if (s != CUSOLVER_STATUS_SUCCESS)
+        st = sol_fail(err, s, dev, "gesvdj_bufferSize");
+    if (st == DG_OK)
+        st = ws_get(b, dev, (size_t)(lwork > 0 ? lwork : 1) * esz, &ws, err);
     if (st != DG_OK) {
+        ws_put(b, dev, uscratch);
         ws_put(b, dev, v);
         return st;
     }
 #define SVDJ(T, fn) \
-    fn(sd->h, jobz, econ, m, n, (T *)o->a, lda, (void *)o->w, (T *)o->u, ldu, (T *)v, ldv, \
+    fn(sd->h, jobz, econ, m, n, (T *)o->a, lda, (void *)o->w, (T *)u, ldu, (T *)v, ldv, \
        (T *)ws, lwork, o->info, sd->gesvdj)
     switch (d->dtype) {
     case DG_FLOAT32: s = SVDJ(float, cusolverDnSgesvdj); break;
@@ -411,6 +429,7 @@ static dg_status run_gesvdj(cu_be *b, int dev, cu_solver_dev *sd, const dg_dense
     }
 #undef SVDJ
     ws_put(b, dev, ws);
+    ws_put(b, dev, uscratch);
     if (s != CUSOLVER_STATUS_SUCCESS)
         st = sol_fail(err, s, dev, "gesvdj");
     if (st == DG_OK && d->job) {
@@ -541,7 +560,9 @@ static int batched_ok(const dg_dense_desc *d)
     case DG_DENSE_GETRF:
         return d->m == d->n && d->info != NULL && d->info_bs[0] % 4 == 0 &&
                d->ipiv_bs[0] % 8 == 0;
-    case DG_DENSE_GETRS: return d->k <= INT32_MAX && d->b.ld <= INT32_MAX && d->ipiv_bs[0] % 8 == 0;
+    case DG_DENSE_GETRS:
+        return d->k <= INT32_MAX && d->b.ld <= INT32_MAX && d->ipiv_bs[0] % 8 == 0 &&
+               (d->info == NULL || d->info_bs[0] % 4 == 0);
     default: return 0;
     }
 }
@@ -592,12 +613,16 @@ static dg_status run_batched(cu_be *b, int dev, cudaStream_t s, cu_solver_dev *s
         st = ptr_array(b, dev, s, d->b.p, d->b.bs[0], nb, &bptr, err);
     if (st == DG_OK && d->op != DG_DENSE_POTRF)
         st = ws_get(b, dev, (size_t)n * (size_t)nb * sizeof(int), &piv, err);
-    if (st == DG_OK && d->op != DG_DENSE_GETRS)
+    if (st == DG_OK && d->info != NULL)
         st = ws_get(b, dev, (size_t)nb * sizeof(int), &info, err);
     if (st != DG_OK)
         goto done;
-    if (d->op == DG_DENSE_GETRS)
+    if (d->op == DG_DENSE_GETRS) {
         ce = dg_cu_int_copy(d->ipiv, 1, d->ipiv_bs[0] / 8, piv, 0, n, n, nb, s);
+        /* getrs fails no matrix: info 0 for each where the caller asks */
+        if (ce == cudaSuccess && info != NULL)
+            ce = cudaMemsetAsync(info, 0, (size_t)nb * sizeof(int), s);
+    }
     if (ce == cudaSuccess) {
         switch (d->op * 4 + (d->dtype == DG_FLOAT32 ? 0 : d->dtype == DG_FLOAT64 ? 1
                              : d->dtype == DG_COMPLEX64 ? 2 : 3)) {
@@ -668,7 +693,7 @@ static dg_status run_batched(cu_be *b, int dev, cudaStream_t s, cu_solver_dev *s
         st = dg_error_set(err, DG_ERR_INTERNAL, dev, "getrsBatched: argument %d", -hinfo);
     if (st == DG_OK && d->op == DG_DENSE_GETRF)
         ce = dg_cu_int_copy(piv, 0, n, d->ipiv, 1, d->ipiv_bs[0] / 8, n, nb, s);
-    if (st == DG_OK && ce == cudaSuccess && d->op != DG_DENSE_GETRS)
+    if (st == DG_OK && ce == cudaSuccess && info != NULL)
         ce = dg_cu_int_copy(info, 0, 1, d->info, 0, d->info_bs[0] / 4, 1, nb, s);
     if (st == DG_OK && ce != cudaSuccess)
         st = cu_fail(err, ce, dev, 0, "the pivots' conversion");

@@ -6,8 +6,11 @@
  * operands where they are: a rank-1 to rank-3 plan, so a whole plane held
  * by one GPU is one 2-d cuFFT transform.  Otherwise the side that does not
  * fit is packed into (or unpacked from) a dense temporary by the copy
- * kernel; a C2R's input always is, since cuFFT overwrites it.  A scale other
- * than 1 is one elementwise multiply of the output afterwards.
+ * kernel, as is a side cuFFT would see misaligned (its pointers must be
+ * multiples of the complex type's size: the real side of R2C and C2R may
+ * start at any element); a C2R's input always is, since cuFFT overwrites
+ * it.  A scale other than 1 is one elementwise multiply of the output
+ * afterwards.
  *
  * Plans are cached per device (CU_FFT_PLANS, least recently used out), keyed
  * by everything cufftMakePlanMany64 takes; they hold no work area (auto
@@ -47,9 +50,13 @@ struct cu_fft {
 
 static pthread_mutex_t fft_init_mu = PTHREAD_MUTEX_INITIALIZER;
 
+/* Records the failure r of cuFFT call `what` on dev (dev current): the lost
+ * context when a kernel faulted (cu_sticky_error), else cuFFT's status. */
 static dg_status fft_fail(dg_error *err, cufftResult r, int dev, const char *what)
 {
-    (void)cudaGetLastError();
+    const cudaError_t lost = cu_sticky_error();
+    if (lost != cudaSuccess)
+        return cu_fail(err, lost, dev, 0, what);
     if (r == CUFFT_ALLOC_FAILED)
         return dg_error_set(err, DG_ERR_DEVICE_NOMEM, dev, "out of memory on device %d in %s",
                             dev, what);
@@ -186,22 +193,42 @@ static int layout_of(const side *s, int rank, const int64_t *len, int64_t esz, i
     return 1;
 }
 
-/* A dense C-order layout over (batch..., transformed axes) of element size
- * esz in tmp: strides into s. */
-static void dense_side(char *tmp, const dg_fft_desc *d, const int64_t *len, int64_t esz,
-                       side *s)
+/* 1 if every pointer cuFFT is given for side s is a multiple of `align`
+ * bytes: its start and its steps along the batch axes walked here (all but
+ * bax).  cuFFT's execution takes data aligned to its complex type only (a
+ * real array of R2C or C2R starting at an odd element is CUFFT_INVALID_VALUE:
+ * an rfft along the middle axis of a float64 array, whose batch walks one
+ * real at a time, was). */
+static int aligned(const side *s, const dg_fft_desc *d, int bax, int64_t align)
+{
+    int q;
+    if ((uintptr_t)s->p % (uintptr_t)align != 0)
+        return 0;
+    for (q = 0; q < d->nbatch; q++)
+        if (q != bax && d->batch[q] > 1 && s->bs[q] % align != 0)
+            return 0;
+    return 1;
+}
+
+/* A C-order layout over (batch..., transformed axes) of element size esz:
+ * strides into s (s->p left to the caller), each batch step rounded up to
+ * `align` bytes so that every matrix it walks starts aligned.  Returns its
+ * size in bytes. */
+static int64_t dense_side(const dg_fft_desc *d, const int64_t *len, int64_t esz, int64_t align,
+                          side *s)
 {
     int64_t acc = esz;
     int q;
-    s->p = tmp;
     for (q = d->rank - 1; q >= 0; q--) {
         s->st[q] = acc;
         acc *= len[q];
     }
+    acc = (acc + align - 1) / align * align;
     for (q = d->nbatch - 1; q >= 0; q--) {
         s->bs[q] = acc;
         acc *= d->batch[q];
     }
+    return acc;
 }
 
 /* Copies between a side and a dense temporary (pack: from `from` to `to`). */
@@ -340,7 +367,8 @@ static dg_status run(dg_backend_i *be, int dev, int stream, const dg_fft_desc *d
     const int cdt = d->dtype, rdt = cdt == DG_COMPLEX64 ? DG_FLOAT32 : DG_FLOAT64;
     const int idt = d->kind == DG_FFT_R2C ? rdt : cdt, odt = d->kind == DG_FFT_C2R ? rdt : cdt;
     const int iesz = dg_dtype_size(idt), oesz = dg_dtype_size(odt), last = d->rank - 1;
-    int64_t ilen[DG_FFT_MAXRANK], olen[DG_FFT_MAXRANK], nb = 1;
+    const int64_t align = dg_dtype_size(cdt); /* cuFFT's: its complex type's size */
+    int64_t ilen[DG_FFT_MAXRANK], olen[DG_FFT_MAXRANK];
     int64_t idx[DG_MAXDIM] = {0};
     side in, out, tin, tout;
     struct cu_fft *f = NULL;
@@ -363,46 +391,41 @@ static dg_status run(dg_backend_i *be, int dev, int stream, const dg_fft_desc *d
     memcpy(out.st, d->dst_strides, sizeof out.st);
     memcpy(in.bs, d->src_bs, sizeof in.bs);
     memcpy(out.bs, d->dst_bs, sizeof out.bs);
-    for (q = 0; q < d->nbatch; q++) {
-        nb *= d->batch[q];
+    for (q = 0; q < d->nbatch; q++)
         if (bax < 0 || d->batch[q] > d->batch[bax])
             bax = q;
-    }
     memset(&k, 0, sizeof k);
     for (q = 0; q < d->rank; q++)
         k.n[q] = d->n[q];
     k.type = fft_type(d);
     k.rank = d->rank;
-    pack_in = d->kind == DG_FFT_C2R ||
+    pack_in = d->kind == DG_FFT_C2R || !aligned(&in, d, bax, align) ||
               !layout_of(&in, d->rank, ilen, iesz, bax, &k.istride, k.inembed, &k.idist);
-    pack_out = !layout_of(&out, d->rank, olen, oesz, bax, &k.ostride, k.onembed, &k.odist);
+    pack_out = !aligned(&out, d, bax, align) ||
+               !layout_of(&out, d->rank, olen, oesz, bax, &k.ostride, k.onembed, &k.odist);
     if (pack_in || pack_out) {
         /* dense temporaries on the side(s) that need one (their batch laid
          * out as the desc's, so both are walked alike) */
         if (pack_in) {
-            int64_t n = nb * iesz;
-            for (q = 0; q < d->rank; q++)
-                n *= ilen[q];
+            const int64_t n = dense_side(d, ilen, iesz, align, &tin);
             DG_CHECK(b->iface.alloc(be, dev, (size_t)n, &itmp, err));
-            dense_side((char *)itmp, d, ilen, iesz, &tin);
+            tin.p = (char *)itmp;
             st = copy_side(b, dev, s, d, ilen, iesz, &in, &tin, err);
         } else {
             tin = in;
         }
         if (st == DG_OK && pack_out) {
-            int64_t n = nb * oesz;
-            for (q = 0; q < d->rank; q++)
-                n *= olen[q];
+            const int64_t n = dense_side(d, olen, oesz, align, &tout);
             st = b->iface.alloc(be, dev, (size_t)n, &otmp, err);
-            if (st == DG_OK)
-                dense_side((char *)otmp, d, olen, oesz, &tout);
+            tout.p = (char *)otmp;
         } else {
             tout = out;
         }
         if (st == DG_OK) {
             in = tin;
             out = tout;
-            if (!layout_of(&in, d->rank, ilen, iesz, bax, &k.istride, k.inembed, &k.idist) ||
+            if (!aligned(&in, d, bax, align) || !aligned(&out, d, bax, align) ||
+                !layout_of(&in, d->rank, ilen, iesz, bax, &k.istride, k.inembed, &k.idist) ||
                 !layout_of(&out, d->rank, olen, oesz, bax, &k.ostride, k.onembed, &k.odist))
                 st = dg_error_set(err, DG_ERR_INTERNAL, dev, "an FFT layout cuFFT cannot take "
                                   "after packing");

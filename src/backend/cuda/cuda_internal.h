@@ -135,6 +135,17 @@ static inline cu_be *cu_of(dg_backend_i *be) { return (cu_be *)be->impl; }
  * Returns the status recorded. */
 dg_status cu_fail(dg_error *err, cudaError_t e, int dev, size_t bytes, const char *what);
 
+/* 1 if e is a fault that leaves the CUDA context unusable (an illegal
+ * address, a kernel's trap or assert, ...): every later CUDA call of the
+ * process on that GPU fails with it.  cu_fail's message then says so. */
+int cu_error_sticky(cudaError_t e);
+
+/* The fault of the current device's context if it is lost (cu_error_sticky),
+ * else cudaSuccess; never blocks.  For the failure statuses of cuSOLVER,
+ * cuBLAS and cuFFT: they run their own copy of the runtime, so a kernel
+ * fault inside them leaves no last error in ours, only their status. */
+cudaError_t cu_sticky_error(void);
+
 /* Evaluates a CUDA call; on failure records it (see cu_fail) in `err`, sets
  * `st` and jumps to `label`. */
 #define CU_CHECK_GOTO(call, st, err, dev, what, label)                 \
