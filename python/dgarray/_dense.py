@@ -461,6 +461,7 @@ def matrix_rank(A, tol=None, hermitian=False, *, rtol=None):
     return (s > tol).sum(axis=-1)
 
 
+@numpy_if_nonfinite(numpy.linalg.pinv)
 def pinv(a, rcond=None, hermitian=False, *, rtol=numpy._NoValue):
     """The Moore-Penrose pseudo-inverse of each matrix of a, from its SVD
     (NumPy's rule: singular values at most rcond * max(s) dropped; rcond
