@@ -23,6 +23,7 @@ from ._creation import (MAX, MIN, PROD, REPLICA, SUM, arange, array, asarray, as
 from ._devices import Device, MemoryPool, devices, get_default_memory_pool
 from ._display import show_layout
 from ._fallback import FallbackWarning
+from ._fusion import fuse
 # reductions
 from ._reductions import (all, amax, amin, any, argmax, argmin, cumprod, cumsum, max, mean,
                           min, nanmax, nanmean, nanmin, nanprod, nansum, prod, ptp, std, sum,

@@ -25,6 +25,7 @@ static const char *missing_what(dg_be_slot s)
     case DG_SLOT_SORT: return "cannot sort";
     case DG_SLOT_DENSE: return "has no dense linear algebra";
     case DG_SLOT_FFT: return "has no FFT";
+    case DG_SLOT_FUSED: return "cannot run fused elementwise chains";
     default: return "lacks an optional function";
     }
 }
@@ -48,6 +49,7 @@ int dg_be_has(const dg_backend_i *be, dg_be_slot s)
         [DG_SLOT_TRIM] = be->trim != NULL,
         [DG_SLOT_DENSE] = be->dense != NULL,
         [DG_SLOT_FFT] = be->fft != NULL,
+        [DG_SLOT_FUSED] = be->fused != NULL,
     };
     return (unsigned)s < DG_NSLOTS_OPTIONAL && filled[s];
 }
@@ -207,6 +209,12 @@ dg_status dg_be_fft(dg_backend_i *be, int dev, int stream, const dg_fft_desc *d,
                     dg_error *err)
 {
     DG_BE_OPTIONAL(fft, DG_SLOT_FFT);
+}
+
+dg_status dg_be_fused(dg_backend_i *be, int dev, int stream, const dg_fused_desc *d,
+                      dg_error *err)
+{
+    DG_BE_OPTIONAL(fused, DG_SLOT_FUSED);
 }
 
 #undef DG_BE_OPTIONAL

@@ -31,10 +31,11 @@
 #include "dg_dense.h"
 #include "dg_dtype.h"
 #include "dg_fft.h"
+#include "dg_fused.h"
 #include "dg_gemm.h"
 #include "dg_status.h"
 
-#define DG_BACKEND_VERSION 5
+#define DG_BACKEND_VERSION 6
 #define DG_HOST (-1)
 #define DG_MAXOPS 5 /* operands of one loop: nin + nout <= 4, plus the where mask */
 
@@ -475,6 +476,12 @@ struct dg_backend_i {
      * scaled), plans cached by the backend. */
     dg_status (*fft)(dg_backend_i *be, int dev, int stream, const dg_fft_desc *d,
                      dg_error *err);
+
+    /* OPTIONAL ([fusion]; NULL: the core runs elementwise chains loop by
+     * loop, never recording them).  Runs the steps of a fused chain over its
+     * space (dg_fused.h) on (dev, stream); all data is on dev. */
+    dg_status (*fused)(dg_backend_i *be, int dev, int stream, const dg_fused_desc *d,
+                       dg_error *err);
 };
 
 /* ---- calls into the table (dg_backend.c) -----------------------------------
@@ -502,6 +509,7 @@ typedef enum dg_be_slot {
     DG_SLOT_TRIM,
     DG_SLOT_DENSE,
     DG_SLOT_FFT,
+    DG_SLOT_FUSED,
     DG_NSLOTS_OPTIONAL
 } dg_be_slot;
 
@@ -557,6 +565,10 @@ dg_status dg_be_dense(dg_backend_i *be, int dev, int stream, const dg_dense_desc
                       dg_error *err);
 dg_status dg_be_fft(dg_backend_i *be, int dev, int stream, const dg_fft_desc *d,
                     dg_error *err);
+/* NULL fused: DG_ERR_NOTIMPL, nothing enqueued (the core asks dg_be_has
+ * before it records a chain). */
+dg_status dg_be_fused(dg_backend_i *be, int dev, int stream, const dg_fused_desc *d,
+                      dg_error *err);
 /* NULL reduce_parts: *rows = 1 (the core reduces whole). */
 dg_status dg_be_reduce_parts(dg_backend_i *be, int dev, const dg_reduce_desc *d, int64_t *rows,
                              dg_error *err);
