@@ -53,4 +53,10 @@ typedef struct dg_fused_desc {
     dg_fused_step step[DG_FUSED_MAXSTEPS];
 } dg_fused_desc;
 
+/* For backends: d's space with its length-1 axes dropped and each axis
+ * merged into the next inner one where every memory value steps over the
+ * inner axis exactly once per outer step (d->ndim may become 0: one
+ * element).  d is modified in place (dg_fuse.c). */
+void dg_fused_coalesce(dg_fused_desc *d);
+
 #endif /* DG_FUSED_H */

@@ -48,41 +48,7 @@ static int in_memory(const dg_fused_val *v)
     return v->kind == DG_FV_IN || v->kind == DG_FV_OUT;
 }
 
-/* Drops length-1 axes of the space and merges an axis into the next inner
- * one where every memory value steps over the inner axis exactly once per
- * outer step.  *ndim >= 1 after. */
-static void coalesce(const dg_fused_desc *d, int *ndim, int64_t *shape,
-                     int64_t st[][DG_MAXDIM])
-{
-    int nd = 0, a, k;
-    for (a = 0; a < d->ndim; a++) {
-        int merge = nd > 0;
-        if (d->shape[a] == 1)
-            continue;
-        for (k = 0; merge && k < d->nval; k++)
-            if (in_memory(&d->val[k]))
-                merge = st[k][nd - 1] == d->val[k].strides[a] * d->shape[a];
-        if (merge) {
-            shape[nd - 1] *= d->shape[a];
-            for (k = 0; k < d->nval; k++)
-                st[k][nd - 1] = in_memory(&d->val[k]) ? d->val[k].strides[a] : 0;
-        } else {
-            shape[nd] = d->shape[a];
-            for (k = 0; k < d->nval; k++)
-                st[k][nd] = in_memory(&d->val[k]) ? d->val[k].strides[a] : 0;
-            nd++;
-        }
-    }
-    if (nd == 0) {
-        shape[0] = 1;
-        for (k = 0; k < d->nval; k++)
-            st[k][0] = 0;
-        nd = 1;
-    }
-    *ndim = nd;
-}
-
-void dg_cpu_fused_run(const dg_fused_desc *d, void *scratch)
+void dg_cpu_fused_run(dg_fused_desc *d, void *scratch)
 {
     int64_t shape[DG_MAXDIM], st[DG_FUSED_MAXVALS][DG_MAXDIM], idx[DG_MAXDIM] = {0};
     char *base[DG_FUSED_MAXVALS], *reg[DG_FUSED_MAXVALS];
@@ -93,7 +59,13 @@ void dg_cpu_fused_run(const dg_fused_desc *d, void *scratch)
     for (a = 0; a < d->ndim; a++)
         if (d->shape[a] <= 0)
             return;
-    coalesce(d, &ndim, shape, st);
+    dg_fused_coalesce(d);
+    ndim = d->ndim > 0 ? d->ndim : 1;
+    for (a = 0; a < ndim; a++) {
+        shape[a] = d->ndim > 0 ? d->shape[a] : 1;
+        for (k = 0; k < d->nval; k++)
+            st[k][a] = d->ndim > 0 && in_memory(&d->val[k]) ? d->val[k].strides[a] : 0;
+    }
     inner = ndim - 1;
     for (k = 0; k < d->nval; k++) {
         const dg_fused_val *v = &d->val[k];

@@ -17,7 +17,8 @@ size_t dg_cpu_fused_scratch_bytes(const dg_fused_desc *d);
 
 /* Runs d (validated by the core: loops in range, values of their dtypes)
  * with `scratch` of dg_cpu_fused_scratch_bytes(d) bytes, 64-byte aligned.
- * Cannot fail.  Both borrowed. */
-void dg_cpu_fused_run(const dg_fused_desc *d, void *scratch);
+ * Cannot fail.  d (the task's own copy) is coalesced in place; both
+ * borrowed. */
+void dg_cpu_fused_run(dg_fused_desc *d, void *scratch);
 
 #endif /* DG_CPU_FUSED_H */
