@@ -56,7 +56,7 @@ typedef struct dg_fused_desc {
 /* For backends: d's space with its length-1 axes dropped and each axis
  * merged into the next inner one where every memory value steps over the
  * inner axis exactly once per outer step (d->ndim may become 0: one
- * element).  d is modified in place (dg_fuse.c). */
+ * element).  d is modified in place (dg_fused_src.c). */
 void dg_fused_coalesce(dg_fused_desc *d);
 
 #endif /* DG_FUSED_H */

@@ -51,6 +51,32 @@ static int in_memory(const dg_fused_val *v)
     return v->kind == DG_FV_IN || v->kind == DG_FV_OUT;
 }
 
+void dg_fused_coalesce(dg_fused_desc *d)
+{
+    int nd = 0, a, k;
+    for (a = 0; a < d->ndim; a++) {
+        int merge = nd > 0;
+        if (d->shape[a] == 1)
+            continue;
+        for (k = 0; merge && k < d->nval; k++)
+            if (in_memory(&d->val[k]))
+                merge = d->val[k].strides[nd - 1] == d->val[k].strides[a] * d->shape[a];
+        if (merge) {
+            d->shape[nd - 1] *= d->shape[a];
+            for (k = 0; k < d->nval; k++)
+                d->val[k].strides[nd - 1] = d->val[k].strides[a];
+        } else {
+            d->shape[nd] = d->shape[a];
+            for (k = 0; k < d->nval; k++)
+                d->val[k].strides[nd] = d->val[k].strides[a];
+            nd++;
+        }
+    }
+    d->ndim = nd;
+}
+
+
+
 /* 1 if value v is the same for every element: a scalar, or memory every
  * axis of which has stride 0 (the exponent NumPy's power fast path takes). */
 static int uniform(const dg_fused_desc *d, int v)

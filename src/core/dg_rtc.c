@@ -131,15 +131,19 @@ static const char *const k_hdr_text[] = {
 #define NHDR ((int)(sizeof k_hdr_names / sizeof k_hdr_names[0]))
 
 /* The key of (src, arch, driver): malloc'ed text naming everything the
- * compiled code depends on; its hash in *h.  NULL if out of memory. */
+ * compiled code depends on; its hash in *h.  NULL if out of memory.  Called
+ * with g_mu held. */
 static char *make_key(const char *src, int arch, int driver, const char *opts, uint64_t *h)
 {
-    uint64_t hh = FNV0;
+    static uint64_t hh; /* the headers' hash, once (g_mu held) */
     size_t n;
     char *k;
     int i;
-    for (i = 0; i < NHDR; i++)
-        hh = fnv(hh, k_hdr_text[i], strlen(k_hdr_text[i]) + 1);
+    if (!hh) {
+        hh = FNV0;
+        for (i = 0; i < NHDR; i++)
+            hh = fnv(hh, k_hdr_text[i], strlen(k_hdr_text[i]) + 1);
+    }
     n = strlen(src) + strlen(opts) + 256;
     k = (char *)malloc(n);
     if (!k)

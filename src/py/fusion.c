@@ -159,6 +159,97 @@ done:
     return r;
 }
 
+/* _fused_source_of(shape, vals, steps): the CUDA source and argument words
+ * of a chain given whole: vals a list of (kind, dtype, address, strides,
+ * scalar bytes) (dg_fused_kind, dg_dtype numbers), steps a list of
+ * (ufunc name, operand indices) whose loop is the one of the operands'
+ * dtypes.  -> (source, argument words as bytes).  For tests that run the
+ * generated kernel on the host over NumPy's memory. */
+static PyObject *f_fused_source_of(PyObject *mod, PyObject *args)
+{
+    PyObject *shape, *vals, *steps, *r = NULL;
+    dg_fused_desc *d = (dg_fused_desc *)calloc(1, sizeof(dg_fused_desc));
+    dg_fused_args *fa = (dg_fused_args *)calloc(1, sizeof(dg_fused_args));
+    char *buf = (char *)malloc(1 << 20);
+    dg_error err = DG_ERROR_INIT;
+    Py_ssize_t i, k;
+    (void)mod;
+    if (!d || !fa || !buf) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    if (!PyArg_ParseTuple(args, "O!O!O!:_fused_source_of", &PyTuple_Type, &shape, &PyList_Type,
+                          &vals, &PyList_Type, &steps))
+        goto done;
+    if (PyTuple_GET_SIZE(shape) > 3 || PyList_GET_SIZE(vals) > DG_FUSED_MAXVALS ||
+        PyList_GET_SIZE(steps) > DG_FUSED_MAXSTEPS) {
+        PyErr_SetString(PyExc_ValueError, "too many axes, values or steps");
+        goto done;
+    }
+    d->ndim = (int)PyTuple_GET_SIZE(shape);
+    for (i = 0; i < d->ndim; i++)
+        d->shape[i] = PyLong_AsLongLong(PyTuple_GET_ITEM(shape, i));
+    d->nval = (int)PyList_GET_SIZE(vals);
+    for (i = 0; i < d->nval; i++) {
+        dg_fused_val *v = &d->val[i];
+        PyObject *st;
+        unsigned long long addr;
+        const char *sc;
+        Py_ssize_t nsc;
+        if (!PyArg_ParseTuple(PyList_GET_ITEM(vals, i), "iiKO!y#", &v->kind, &v->dtype, &addr,
+                              &PyTuple_Type, &st, &sc, &nsc))
+            goto done;
+        if (v->dtype < 0 || v->dtype >= DG_NDTYPES || PyTuple_GET_SIZE(st) != d->ndim ||
+            nsc > 16) {
+            PyErr_SetString(PyExc_ValueError, "a value's dtype, strides or scalar");
+            goto done;
+        }
+        v->data = (char *)(uintptr_t)addr;
+        for (k = 0; k < d->ndim; k++)
+            v->strides[k] = PyLong_AsLongLong(PyTuple_GET_ITEM(st, k));
+        memcpy(v->scalar, sc, (size_t)nsc);
+    }
+    d->nstep = (int)PyList_GET_SIZE(steps);
+    for (i = 0; i < d->nstep; i++) {
+        const char *name;
+        PyObject *ops;
+        int uf, dts[4] = {-1, -1, -1, -1};
+        if (!PyArg_ParseTuple(PyList_GET_ITEM(steps, i), "sO!", &name, &PyTuple_Type, &ops))
+            goto done;
+        uf = dg_ufunc_find(name);
+        if (uf < 0 || PyTuple_GET_SIZE(ops) != dg_ufunc_nin(uf) + dg_ufunc_nout(uf)) {
+            PyErr_Format(PyExc_ValueError, "step %s", name);
+            goto done;
+        }
+        for (k = 0; k < PyTuple_GET_SIZE(ops); k++) {
+            long o = PyLong_AsLong(PyTuple_GET_ITEM(ops, k));
+            if (o < 0 || o >= d->nval) {
+                PyErr_SetString(PyExc_ValueError, "an operand out of range");
+                goto done;
+            }
+            d->step[i].op[k] = (int16_t)o;
+            dts[k] = d->val[o].dtype;
+        }
+        d->step[i].loop = dg_loop_find(uf, dts);
+        if (d->step[i].loop < 0) {
+            PyErr_Format(PyExc_ValueError, "no loop of %s for those dtypes", name);
+            goto done;
+        }
+    }
+    if (PyErr_Occurred())
+        goto done;
+    if (dg_fused_cuda_source(d, buf, 1 << 20, fa, &err) != DG_OK) {
+        dgpy_raise(&err);
+        goto done;
+    }
+    r = Py_BuildValue("(sy#)", buf, (const char *)fa->w, (Py_ssize_t)(8 * fa->nwords));
+done:
+    free(d);
+    free(fa);
+    free(buf);
+    return r;
+}
+
 PyMethodDef dgpy_fusion_methods[] = {
     {"_set_fusion", f_set_fusion, METH_O, "record elementwise chains and run them fused (bool)"},
     {"_get_fusion", f_get_fusion, METH_NOARGS, "see _set_fusion"},
@@ -172,5 +263,7 @@ PyMethodDef dgpy_fusion_methods[] = {
     {"_rtc_cache_dir", f_rtc_cache_dir, METH_NOARGS, "the run-time compiler's disk cache"},
     {"_fused_loops_source", f_fused_loops_source, METH_VARARGS,
      "(first loop, count, ndim) -> (CUDA source, argument words)"},
+    {"_fused_source_of", f_fused_source_of, METH_VARARGS,
+     "(shape, vals, steps) -> (CUDA source, argument words)"},
     {NULL, NULL, 0, NULL},
 };
