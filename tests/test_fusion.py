@@ -249,3 +249,27 @@ def test_fuse_decorator(ndev, fusion):
     assert dg.config.fusion is False
     with pytest.raises(TypeError):
         dg.fuse(bogus=1)
+
+
+def test_large_chains(ndev, fusion):
+    """Pieces large enough that the CUDA backend runs them as kernels
+    compiled at run time (DGARRAY_FUSED_KERNEL_MIN, 65,536 elements); on the
+    CPU backend the same tiles as smaller ones.  Transcendental results
+    within a few ulp (the GPU's sin is not glibc's), the rest exact."""
+    dg.config.fusion = True
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((512, 520), dtype=np.float32)
+    y = rng.standard_normal((512, 520), dtype=np.float32)
+    a, b = dist(x, ndev, 1), dist(y, ndev, 1)
+    r = dg.sqrt(a * a + b * b) + 2 * dg.sin(a) - b / 3
+    np.testing.assert_allclose(dg.asnumpy(r), np.sqrt(x * x + y * y) + 2 * np.sin(x) - y / 3,
+                               rtol=1e-5, atol=1e-5)
+    s = (a * 3 - b) * (a + 1.5)
+    np.testing.assert_array_equal(dg.asnumpy(s), (x * 3 - y) * (x + np.float32(1.5)))
+    g = x.copy()
+    for _ in range(2):
+        a[1:-1, 1:-1] = 0.2 * (a[1:-1, 1:-1] + a[:-2, 1:-1] + a[1:-1, 2:] + a[1:-1, :-2]
+                               + a[2:, 1:-1])
+        g[1:-1, 1:-1] = 0.2 * (g[1:-1, 1:-1] + g[:-2, 1:-1] + g[1:-1, 2:] + g[1:-1, :-2]
+                               + g[2:, 1:-1])
+    np.testing.assert_array_equal(dg.asnumpy(a), g)

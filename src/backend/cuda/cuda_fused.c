@@ -14,7 +14,11 @@
  * operands for one argument block), the chain runs step by step with the
  * ahead-of-time elementwise kernels instead, its temporaries in memory of
  * the device's pool: slower, never wrong.  The reason is said once on
- * stderr, and the steps are used from then on. */
+ * stderr, and the steps are used from then on.  A piece of fewer than
+ * DGARRAY_FUSED_KERNEL_MIN elements (default 65,536) also runs step by
+ * step: there a compile (hundreds of milliseconds the first time a chain is
+ * seen) costs more than the launches it saves, and a program of many small
+ * distinct chains (a test suite) would spend its time in NVRTC. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,7 +37,24 @@ typedef struct fz_kernel {
 
 static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
 static fz_kernel *g_kernels;
-static int g_rtc_off; /* 1 after the first failure: steps from then on */
+static int g_rtc_off;          /* 1 after the first failure: steps from then on */
+static int64_t g_kernel_min = -1; /* DGARRAY_FUSED_KERNEL_MIN, read once [g_mu] */
+
+/* The fewest elements of a piece that runs as a generated kernel. */
+static int64_t kernel_min(void)
+{
+    int64_t v;
+    pthread_mutex_lock(&g_mu);
+    if (g_kernel_min < 0) {
+        const char *e = getenv("DGARRAY_FUSED_KERNEL_MIN");
+        char *end = NULL;
+        long long x = e ? strtoll(e, &end, 10) : -1;
+        g_kernel_min = e && end != e && x >= 0 ? (int64_t)x : (int64_t)1 << 16;
+    }
+    v = g_kernel_min;
+    pthread_mutex_unlock(&g_mu);
+    return v;
+}
 
 /* The kernel of `code` (loading it the first time). */
 static dg_status kernel_of(const void *code, int dev, cudaKernel_t *out, dg_error *err)
@@ -203,8 +224,9 @@ dg_status cu_fused(dg_backend_i *be, int dev, int stream, const dg_fused_desc *d
             d->val[a].strides[0] = 0;
     }
     DG_CHECK_GOTO(cu_set_device(b, dev, err), st, done);
+    off = n < kernel_min();
     pthread_mutex_lock(&g_mu);
-    off = g_rtc_off;
+    off |= g_rtc_off;
     pthread_mutex_unlock(&g_mu);
     if (!off) {
         dg_error e2 = DG_ERROR_INIT;
