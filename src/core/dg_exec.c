@@ -384,7 +384,8 @@ static dg_status ew_record(const dg_ew_call *call, ew_work *w, int *recorded, dg
     int i, pass, n = 0, na;
     dg_status st;
     *recorded = 0;
-    if (call->where || w->npieces == 0 || !dg_fuse_enabled())
+    if (call->where || w->npieces == 0 ||
+        !dg_fuse_wanted(call->out[0]->be, dg_shape_size(call->ndim, call->shape)))
         return DG_OK;
     if (w->npieces <= EW_RECORD_STACK) {
         fp = fp_stack;

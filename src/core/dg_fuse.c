@@ -10,13 +10,22 @@
 #include "dg_ufunc.h"
 
 #define FZ_MAXPIECES 64 /* pieces of one call that may join a chain */
+/* A call of fewer elements runs at once (DGARRAY_FUSION_MIN_ELEMS changes
+ * it): below this, recording and running a chain costs more than the pass
+ * over memory it saves (a lone `a + b` of 1,000 elements read at once took
+ * 0.3 us more recorded), and the CUDA backend runs such pieces step by step
+ * anyway (cuda_fused.c). */
+#define FZ_MIN_ELEMS 65536
 
 /* One piece of the chain: the fused work of one output chunk (or piece of
  * one) on its device, and the buffers its memory values live in. */
 typedef struct fz_piece {
     int dev;
     dg_fused_desc d;
-    dg_buffer *buf[DG_FUSED_MAXVALS]; /* strong references; NULL for scalars, temps */
+    dg_buffer *buf[DG_FUSED_MAXVALS]; /* each value's buffer (borrowed from held); NULL for
+                                       * scalars, temps */
+    int nheld;
+    dg_buffer *held[DG_FUSED_MAXVALS]; /* the distinct buffers, one strong reference each */
 } fz_piece;
 
 /* The pending chain: nstep calls recorded, each with one step in every
@@ -34,6 +43,7 @@ static fz_chain g_chain;
  * dg_enqueue's fast path */
 static atomic_int g_pending;
 static int g_enabled = -1; /* -1: the environment not read yet */
+static int64_t g_min_elems = -1; /* DGARRAY_FUSION_MIN_ELEMS, read with g_enabled */
 /* 1 while this thread holds g_mu: the enqueues of a run of the chain pass */
 static _Thread_local int t_inside;
 static int64_t g_runs, g_steps;
@@ -41,7 +51,10 @@ static int64_t g_runs, g_steps;
 int dg_fuse_enabled(void)
 {
     if (g_enabled < 0) {
-        const char *e = getenv("DGARRAY_FUSION");
+        const char *e = getenv("DGARRAY_FUSION"), *m = getenv("DGARRAY_FUSION_MIN_ELEMS");
+        char *end = NULL;
+        long long v = m ? strtoll(m, &end, 10) : -1;
+        g_min_elems = m && end != m && v >= 0 ? (int64_t)v : FZ_MIN_ELEMS;
         g_enabled = !(e && (strcmp(e, "0") == 0 || strcmp(e, "off") == 0 ||
                             strcmp(e, "false") == 0));
     }
@@ -101,8 +114,8 @@ static int chain_uses(const dg_mem *m)
     int i, k;
     for (i = 0; i < g_chain.npiece; i++) {
         const fz_piece *f = &g_chain.pieces[i];
-        for (k = 0; k < f->d.nval; k++)
-            if (val_mem(f, k) == m)
+        for (k = 0; k < f->nheld; k++)
+            if (f->held[k]->mem == m)
                 return 1;
     }
     return 0;
@@ -185,7 +198,7 @@ static void append(fz_piece *f, const dg_fuse_piece *p, int first)
         f->dev = p->dev;
         f->d.ndim = d->ndim;
         memcpy(f->d.shape, d->shape, sizeof(int64_t) * (size_t)d->ndim);
-        f->d.nval = f->d.nstep = 0;
+        f->d.nval = f->d.nstep = f->nheld = 0;
     }
     s = &f->d.step[f->d.nstep++];
     memset(s, 0, sizeof(*s));
@@ -212,37 +225,45 @@ static void append(fz_piece *f, const dg_fuse_piece *p, int first)
             f->d.val[v].data = d->data[k];
             memcpy(f->d.val[v].strides, st, sizeof(st));
             f->buf[v] = p->buf[k];
-            p->buf[k]->refcnt++;
+            for (j = 0; j < f->nheld && f->held[j] != p->buf[k]; j++)
+                ;
+            if (j == f->nheld) {
+                f->held[f->nheld++] = p->buf[k];
+                p->buf[k]->refcnt++;
+            }
         }
         s->op[k] = (int16_t)v;
     }
 }
 
 /* Results of piece f whose arrays are gone (their buffer held by the chain
- * alone, its memory by that buffer alone) become temporaries, and their
- * memory goes back to the pool. */
+ * alone, its memory by that buffer alone, and no value reading what it held
+ * before) become temporaries, and their memory goes back to the pool.  A
+ * buffer written here is in no other piece (joinable's rule), so the
+ * chain's one reference is this piece's. */
 static void reap(dg_backend_i *be, fz_piece *f)
 {
-    int k, j;
-    for (k = 0; k < f->d.nval; k++) {
-        dg_buffer *b = f->buf[k];
-        int held = 0, read = 0;
-        if (!b || f->d.val[k].kind != DG_FV_OUT)
+    int h, j;
+    for (h = 0; h < f->nheld; h++) {
+        dg_buffer *b = f->held[h];
+        int written = 0, read = 0;
+        if (b->refcnt != 1 || b->mem->refcnt != 1)
             continue;
         for (j = 0; j < f->d.nval; j++)
             if (f->buf[j] == b) {
-                held++;
+                written |= f->d.val[j].kind == DG_FV_OUT;
                 read |= f->d.val[j].kind == DG_FV_IN;
             }
-        if (read || b->refcnt != held || b->mem->refcnt != 1)
+        if (!written || read)
             continue;
         for (j = 0; j < f->d.nval; j++)
             if (f->buf[j] == b) {
                 f->d.val[j].kind = DG_FV_TEMP;
                 f->d.val[j].data = NULL;
                 f->buf[j] = NULL;
-                dg_buffer_decref(be, b);
             }
+        f->held[h--] = f->held[--f->nheld];
+        dg_buffer_decref(be, b);
     }
 }
 
@@ -363,12 +384,11 @@ static dg_status flush_locked(dg_error *err)
         dg_status s2 = run_piece(g_chain.be, f, st == DG_OK ? err : &e2);
         if (st == DG_OK)
             st = s2;
+        for (k = 0; k < f->nheld; k++)
+            dg_buffer_decref(g_chain.be, f->held[k]);
         for (k = 0; k < f->d.nval; k++)
-            if (f->buf[k]) {
-                dg_buffer_decref(g_chain.be, f->buf[k]);
-                f->buf[k] = NULL;
-            }
-        f->d.nval = f->d.nstep = 0;
+            f->buf[k] = NULL;
+        f->d.nval = f->d.nstep = f->nheld = 0;
     }
     dg_error_clear(&e2);
     g_chain.nstep = 0;
@@ -422,6 +442,12 @@ dg_status dg_fuse_touch_buffer(const dg_buffer *b, dg_error *err)
     return dg_fuse_touch(&a, 1, err);
 }
 
+int dg_fuse_wanted(dg_backend_i *be, int64_t nelems)
+{
+    return dg_fuse_enabled() && nelems >= g_min_elems && !t_inside &&
+           dg_be_has(be, DG_SLOT_FUSED);
+}
+
 dg_status dg_fuse_record(dg_backend_i *be, const dg_fuse_piece *p, int n, int *recorded,
                          dg_error *err)
 {
@@ -431,9 +457,16 @@ dg_status dg_fuse_record(dg_backend_i *be, const dg_fuse_piece *p, int n, int *r
     if (t_inside || n <= 0 || n > FZ_MAXPIECES || !dg_fuse_enabled() ||
         !dg_be_has(be, DG_SLOT_FUSED))
         return DG_OK;
-    for (i = 0; i < n; i++)
-        if (p[i].d->where || p[i].d->ndim > DG_MAXDIM)
+    {
+        int64_t total = 0;
+        for (i = 0; i < n; i++) {
+            if (p[i].d->where || p[i].d->ndim > DG_MAXDIM)
+                return DG_OK;
+            total += dg_shape_size(p[i].d->ndim, p[i].d->shape);
+        }
+        if (total < g_min_elems)
             return DG_OK;
+    }
     lock();
     if (!g_chain.pieces) {
         g_chain.pieces = (fz_piece *)calloc(FZ_MAXPIECES, sizeof(fz_piece));

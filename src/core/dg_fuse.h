@@ -48,10 +48,16 @@ typedef struct dg_fuse_piece {
     dg_buffer *buf[DG_MAXOPS];
 } dg_fuse_piece;
 
+/* 0 where a call of nelems elements on `be` would not be recorded (fusion
+ * off, a backend without the fused slot, too few elements): the caller's
+ * cheap test before it describes the call's pieces. */
+int dg_fuse_wanted(dg_backend_i *be, int64_t nelems);
+
 /* Records the n pieces of one call on `be` into the pending chain (running
  * the chain first where the call cannot join it): *recorded 1.  *recorded 0
  * and nothing done where the call is not recorded (fusion off, a backend
- * without the fused slot, a mask, too many pieces): the caller enqueues it.
+ * without the fused slot, a mask, too many pieces, fewer elements than
+ * DGARRAY_FUSION_MIN_ELEMS, 65,536 by default): the caller enqueues it.
  * The chain takes its own references to the buffers. */
 dg_status dg_fuse_record(dg_backend_i *be, const dg_fuse_piece *p, int n, int *recorded,
                          dg_error *err);
