@@ -29,7 +29,9 @@ class _Config:
     `a[...] = b`) are recorded and run later as one pass per chunk over the
     whole chain, when a result is needed (default True; DGARRAY_FUSION=0 sets
     it off at start).  Shapes, dtypes and errors are still those of each
-    call, raised at that call.  Turning it off runs the pending chain.
+    call, raised at that call.  Turning it off runs the pending chain.  Calls
+    of fewer than 65,536 elements (DGARRAY_FUSION_MIN_ELEMS at start) run at
+    once.
 
     fallback: what a NumPy function dgarray does not implement does: "warn"
     (default: it runs through NumPy on the gathered data, with a
