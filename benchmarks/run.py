@@ -220,6 +220,53 @@ def w_sin(n=N28):
     return res
 
 
+def chain_expr(xp, a, b):
+    """The chain row's expression, written once for every library."""
+    return xp.sqrt(a * a + b * b) + 2 * xp.sin(a) - b / 3
+
+
+def w_chain(n=N28):
+    """sqrt(a*a + b*b) + 2*sin(a) - b/3 on 2^28 float32: GB/s counting the
+    12 bytes per element a fused kernel must move (read a and b, write the
+    result), whatever each library moves; its first call (a compile where
+    the chain's kernel is not cached yet) is reported apart."""
+    nbytes = 3 * 4 * n
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal(n, dtype=np.float32)
+    y = rng.standard_normal(n, dtype=np.float32)
+    a, b = dg.asarray(x), dg.asarray(y)
+
+    def f():
+        c = chain_expr(dg, a, b)
+        c._sync()
+    res = {"workload": "chain_f32_2p28", "unit": "GB/s", "peers": {}, "ceiling": None}
+    t0 = time.perf_counter()
+    f()
+    res["first_call_s"] = time.perf_counter() - t0
+    res["dgarray"] = nbytes / best_of(f, 10) / 1e9
+    got = chain_expr(dg, a, b).get()
+    np.testing.assert_allclose(got, chain_expr(np, x, y), rtol=1e-5, atol=1e-5)
+    del a, b
+    if cp is not None:
+        ga, gb = cp.asarray(x), cp.asarray(y)
+        res["peers"]["cupy"] = nbytes / best_of(
+            lambda: (chain_expr(cp, ga, gb), cp_sync_all()), 10) / 1e9
+        fused = cp.fuse(lambda p, q: chain_expr(cp, p, q))
+        res["peers"]["cupy.fuse"] = nbytes / best_of(
+            lambda: (fused(ga, gb), cp_sync_all()), 10) / 1e9
+        del ga, gb
+    if jax is not None:
+        try:
+            import jax.numpy as jnp
+            jf = jax.jit(lambda p, q: chain_expr(jnp, p, q))
+            ja, jb = jax.device_put(x), jax.device_put(y)
+            res["peers"]["jax"] = nbytes / best_of(
+                lambda: jf(ja, jb).block_until_ready(), 10) / 1e9
+        except Exception as e:  # noqa: BLE001
+            log(f"  jax failed: {e}")
+    return res
+
+
 def w_latency(n=1000, iters=20000):
     x = np.arange(n, dtype=np.float32)
     a, b = dg.asarray(x), dg.asarray(x)
@@ -949,6 +996,7 @@ def w_fft2(n=16384):
 WORKLOADS = {
     "add_f32_2p28": w_add,
     "sin_f32_2p28": w_sin,
+    "chain_f32_2p28": w_chain,
     "add_f32_1000_latency": w_latency,
     "h2d_d2h_1GiB": w_h2d_d2h,
     "sum_argmax_f32_2p28": w_sum_argmax,

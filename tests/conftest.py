@@ -7,6 +7,8 @@ import os
 
 os.environ.setdefault("DGARRAY_CPU_DEVICES", "4")
 os.environ.setdefault("DGARRAY_MIN_SPLIT_BYTES", "0")
+# small elementwise calls are fused too, so that fusion is exercised everywhere
+os.environ.setdefault("DGARRAY_FUSION_MIN_ELEMS", "0")
 
 import gc  # noqa: E402
 

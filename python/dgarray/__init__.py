@@ -25,6 +25,7 @@ from ._devices import Device, MemoryPool, devices, get_default_memory_pool, loca
 from .distributed import process_count, process_index
 from ._display import show_layout
 from ._fallback import FallbackWarning
+from ._fusion import fuse
 # reductions
 from ._reductions import (all, amax, amin, any, argmax, argmin, cumprod, cumsum, max, mean,
                           min, nanmax, nanmean, nanmin, nanprod, nansum, prod, ptp, std, sum,

@@ -25,6 +25,14 @@ class _Config:
     sys.stderr, a line rewritten in place; False: never; "always": a line
     after every piece.
 
+    fusion: elementwise calls (ufuncs, operators, casts, `out=` and
+    `a[...] = b`) are recorded and run later as one pass per chunk over the
+    whole chain, when a result is needed (default True; DGARRAY_FUSION=0 sets
+    it off at start).  Shapes, dtypes and errors are still those of each
+    call, raised at that call.  Turning it off runs the pending chain.  Calls
+    of fewer than 65,536 elements (DGARRAY_FUSION_MIN_ELEMS at start) run at
+    once.
+
     fallback: what a NumPy function dgarray does not implement does: "warn"
     (default: it runs through NumPy on the gathered data, with a
     dgarray.FallbackWarning naming it, and returns DistributedArrays),
@@ -66,6 +74,14 @@ class _Config:
         _core._set_progress(value)
 
     @property
+    def fusion(self):
+        return _core._get_fusion()
+
+    @fusion.setter
+    def fusion(self, value):
+        _core._set_fusion(bool(value))
+
+    @property
     def fallback(self):
         return _fallback.mode()
 
@@ -76,7 +92,7 @@ class _Config:
     def __repr__(self):
         return (f"dgarray.config(min_split_bytes={self.min_split_bytes}, "
                 f"peer_read_bytes={self.peer_read_bytes}, allow_tf32={self.allow_tf32}, "
-                f"progress={self.progress!r}, fallback={self.fallback!r})")
+                f"progress={self.progress!r}, fallback={self.fallback!r}, fusion={self.fusion})")
 
 
 config = _Config()

@@ -27,6 +27,7 @@ static const char *missing_what(dg_be_slot s)
     case DG_SLOT_FFT: return "has no FFT";
     case DG_SLOT_JOIN:
     case DG_SLOT_TRANSPORT: return "cannot run as one process of several";
+    case DG_SLOT_FUSED: return "cannot run fused elementwise chains";
     default: return "lacks an optional function";
     }
 }
@@ -52,6 +53,7 @@ int dg_be_has(const dg_backend_i *be, dg_be_slot s)
         [DG_SLOT_FFT] = be->fft != NULL,
         [DG_SLOT_JOIN] = be->join != NULL,
         [DG_SLOT_TRANSPORT] = be->transport != NULL,
+        [DG_SLOT_FUSED] = be->fused != NULL,
     };
     return (unsigned)s < DG_NSLOTS_OPTIONAL && filled[s];
 }
@@ -211,6 +213,12 @@ dg_status dg_be_fft(dg_backend_i *be, int dev, int stream, const dg_fft_desc *d,
                     dg_error *err)
 {
     DG_BE_OPTIONAL(fft, DG_SLOT_FFT);
+}
+
+dg_status dg_be_fused(dg_backend_i *be, int dev, int stream, const dg_fused_desc *d,
+                      dg_error *err)
+{
+    DG_BE_OPTIONAL(fused, DG_SLOT_FUSED);
 }
 
 #undef DG_BE_OPTIONAL

@@ -32,10 +32,11 @@
 #include "dg_dense.h"
 #include "dg_dtype.h"
 #include "dg_fft.h"
+#include "dg_fused.h"
 #include "dg_gemm.h"
 #include "dg_status.h"
 
-#define DG_BACKEND_VERSION 6
+#define DG_BACKEND_VERSION 7
 #define DG_HOST (-1)
 #define DG_MAXOPS 5 /* operands of one loop: nin + nout <= 4, plus the where mask */
 
@@ -507,6 +508,11 @@ struct dg_backend_i {
      * ncclSend / ncclRecv in one group; CPU: MPI messages on the device's
      * worker).  Every process enqueues its side of the same group. */
     dg_status (*transport)(dg_backend_i *be, const dg_pxfer *x, int n, dg_error *err);
+    /* OPTIONAL ([fusion]; NULL: the core runs elementwise chains loop by
+     * loop, never recording them).  Runs the steps of a fused chain over its
+     * space (dg_fused.h) on (dev, stream); all data is on dev. */
+    dg_status (*fused)(dg_backend_i *be, int dev, int stream, const dg_fused_desc *d,
+                       dg_error *err);
 };
 
 /* ---- calls into the table (dg_backend.c) -----------------------------------
@@ -536,6 +542,7 @@ typedef enum dg_be_slot {
     DG_SLOT_FFT,
     DG_SLOT_JOIN,
     DG_SLOT_TRANSPORT,
+    DG_SLOT_FUSED,
     DG_NSLOTS_OPTIONAL
 } dg_be_slot;
 
@@ -591,6 +598,10 @@ dg_status dg_be_dense(dg_backend_i *be, int dev, int stream, const dg_dense_desc
                       dg_error *err);
 dg_status dg_be_fft(dg_backend_i *be, int dev, int stream, const dg_fft_desc *d,
                     dg_error *err);
+/* NULL fused: DG_ERR_NOTIMPL, nothing enqueued (the core asks dg_be_has
+ * before it records a chain). */
+dg_status dg_be_fused(dg_backend_i *be, int dev, int stream, const dg_fused_desc *d,
+                      dg_error *err);
 /* NULL reduce_parts: *rows = 1 (the core reduces whole). */
 dg_status dg_be_reduce_parts(dg_backend_i *be, int dev, const dg_reduce_desc *d, int64_t *rows,
                              dg_error *err);

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "dg_enqueue.h"
+#include "dg_fuse.h"
 
 /* ---- the record ------------------------------------------------------------------ */
 
@@ -213,6 +214,8 @@ dg_status dg_buffer_unshare(dg_backend_i *be, dg_buffer *b, dg_error *err)
 dg_status dg_buffer_sync(dg_backend_i *be, dg_buffer *b, dg_error *err)
 {
     int i;
+    if (dg_fuse_pending())
+        DG_CHECK(dg_fuse_touch_buffer(b, err));
     for (i = 0; i < b->mem->nslots; i++)
         DG_CHECK(dg_be_sync(be, b->mem->writes[i], err));
     return DG_OK;
@@ -246,6 +249,7 @@ DG_SLOT_WORK(route, dg_route_desc)
 DG_SLOT_WORK(sort, dg_sort_desc)
 DG_SLOT_WORK(dense, dg_dense_desc)
 DG_SLOT_WORK(fft, dg_fft_desc)
+DG_SLOT_WORK(fused, dg_fused_desc)
 #undef DG_SLOT_WORK
 
 /* Makes the waits of access a on (dev, stream). */
@@ -287,6 +291,8 @@ dg_status dg_enqueue(dg_backend_i *be, int dev, int stream, const dg_access *acc
     dg_status st;
     dg_pos p;
     int i;
+    if (dg_fuse_pending())
+        DG_CHECK(dg_fuse_touch(acc, n, err));
     for (i = 0; i < n; i++)
         if (acc[i].mem)
             DG_CHECK(wait_for(be, &acc[i], dev, stream, err));
@@ -301,6 +307,8 @@ dg_status dg_enqueue_group(dg_backend_i *be, const dg_access *acc, int n, dg_gro
 {
     dg_status st;
     int i;
+    if (dg_fuse_pending())
+        DG_CHECK(dg_fuse_touch(acc, n, err));
     for (i = 0; i < n; i++)
         if (acc[i].mem)
             DG_CHECK(wait_for(be, &acc[i], acc[i].dev, acc[i].stream, err));

@@ -6,6 +6,7 @@
 
 #include "dg_array.h"
 #include "dg_array_impl.h"
+#include "dg_fuse.h"
 #include "dg_ufunc.h"
 
 /* Drops axes of length 1 and merges adjacent axes along which every operand
@@ -308,54 +309,110 @@ done:
     return st;
 }
 
-/* Runs the loop of `call` over piece p (output chunk p->chunk). */
-static dg_status ew_run_piece(const dg_ew_call *call, ew_work *w, const ew_piece *p,
-                              dg_error *err)
+/* The loop of `call` over piece p (output chunk p->chunk), not coalesced:
+ * *d, its accesses acc[0 .. *na) and the buffer of each operand of d (NULL
+ * for a scalar). */
+static void ew_piece_desc(const dg_ew_call *call, ew_work *w, const ew_piece *p, dg_ew_desc *d,
+                          dg_access *acc, int *na, dg_buffer **bufs)
 {
     const dg_loop_info *li = &dg_loops[call->loop];
-    dg_backend_i *be = call->out[0]->be;
     const int nin = li->nin, nout = li->nout;
-    const int dev = call->out[0]->chunks[p->chunk].device, stream = DG_STREAM_COMPUTE;
-    dg_ew_desc d;
     dg_box R;
-    dg_access acc[DG_MAXOPS];
-    int bcast[DG_MAXDIM], i, a, na = 0;
+    int bcast[DG_MAXDIM], i, a;
     int64_t rs[DG_MAXDIM];
 
-    memset(&d, 0, offsetof(dg_ew_desc, strides));
-    d.loop = call->loop;
-    d.ndim = call->ndim;
-    d.nop = nin + nout;
-    d.where = NULL;
+    *na = 0;
+    memset(d, 0, offsetof(dg_ew_desc, strides));
+    d->loop = call->loop;
+    d->ndim = call->ndim;
+    d->nop = nin + nout;
+    d->where = NULL;
     for (a = 0; a < call->ndim; a++)
-        d.shape[a] = dg_range_len(p->box.r[a]);
+        d->shape[a] = dg_range_len(p->box.r[a]);
     for (i = 0; i < nin; i++) {
         dg_array *x = call->in[i].arr;
+        bufs[i] = NULL;
         if (!x) {
-            memcpy(d.scalar[i], call->in[i].scalar, 16);
-            memset(d.strides[i], 0, sizeof(d.strides[i]));
+            memcpy(d->scalar[i], call->in[i].scalar, 16);
+            memset(d->strides[i], 0, sizeof(d->strides[i]));
             continue;
         }
         input_region(x, &p->box, call->ndim, &R, bcast);
-        dg_chunk_view(&w->srcs[p->src[i]].c, &R, &d.data[i], rs);
-        loop_strides(x, bcast, rs, call->ndim, d.strides[i]);
-        acc[na++] = dg_read(w->srcs[p->src[i]].c.buf);
+        dg_chunk_view(&w->srcs[p->src[i]].c, &R, &d->data[i], rs);
+        loop_strides(x, bcast, rs, call->ndim, d->strides[i]);
+        bufs[i] = w->srcs[p->src[i]].c.buf;
+        acc[(*na)++] = dg_read(bufs[i]);
     }
     if (call->where) {
         char *wp;
         input_region(call->where, &p->box, call->ndim, &R, bcast);
         dg_chunk_view(&w->srcs[p->src[nin]].c, &R, &wp, rs);
-        d.where = (const dg_bool *)wp;
-        loop_strides(call->where, bcast, rs, call->ndim, d.where_strides);
-        acc[na++] = dg_read(w->srcs[p->src[nin]].c.buf);
+        d->where = (const dg_bool *)wp;
+        loop_strides(call->where, bcast, rs, call->ndim, d->where_strides);
+        acc[(*na)++] = dg_read(w->srcs[p->src[nin]].c.buf);
     }
     for (i = 0; i < nout; i++) {
         dg_chunk *c = &call->out[i]->chunks[p->chunk];
-        dg_chunk_view(c, &p->box, &d.data[nin + i], d.strides[nin + i]);
-        acc[na++] = dg_write(c->buf);
+        dg_chunk_view(c, &p->box, &d->data[nin + i], d->strides[nin + i]);
+        bufs[nin + i] = c->buf;
+        acc[(*na)++] = dg_write(c->buf);
     }
+}
+
+/* Runs the loop of `call` over piece p (output chunk p->chunk). */
+static dg_status ew_run_piece(const dg_ew_call *call, ew_work *w, const ew_piece *p,
+                              dg_error *err)
+{
+    dg_ew_desc d;
+    dg_access acc[DG_MAXOPS];
+    dg_buffer *bufs[DG_MAXOPS];
+    int na;
+    ew_piece_desc(call, w, p, &d, acc, &na, bufs);
     dg_ew_coalesce(&d);
-    return dg_enqueue(be, dev, stream, acc, na, dg_work_elementwise(&d), err);
+    return dg_enqueue(call->out[0]->be, call->out[0]->chunks[p->chunk].device,
+                      DG_STREAM_COMPUTE, acc, na, dg_work_elementwise(&d), err);
+}
+
+/* Hands the pieces of `call` to the pending chain (dg_fuse.h), in the
+ * order they would run (*recorded 0: not taken, the caller runs them). */
+#define EW_RECORD_STACK 8 /* pieces described on the stack */
+static dg_status ew_record(const dg_ew_call *call, ew_work *w, int *recorded, dg_error *err)
+{
+    dg_fuse_piece fp_stack[EW_RECORD_STACK], *fp;
+    dg_ew_desc ds_stack[EW_RECORD_STACK], *ds;
+    dg_access acc[DG_MAXOPS];
+    int i, pass, n = 0, na;
+    dg_status st;
+    *recorded = 0;
+    if (call->where || w->npieces == 0 ||
+        !dg_fuse_wanted(call->out[0]->be, dg_shape_size(call->ndim, call->shape)))
+        return DG_OK;
+    if (w->npieces <= EW_RECORD_STACK) {
+        fp = fp_stack;
+        ds = ds_stack;
+    } else {
+        fp = (dg_fuse_piece *)malloc((size_t)w->npieces * sizeof(*fp));
+        ds = (dg_ew_desc *)malloc((size_t)w->npieces * sizeof(*ds));
+        if (!fp || !ds) {
+            free(fp);
+            free(ds);
+            return DG_OK;
+        }
+    }
+    for (pass = 0; pass < 2; pass++)
+        for (i = 0; i < w->npieces; i++)
+            if (w->pieces[i].late == pass) {
+                ew_piece_desc(call, w, &w->pieces[i], &ds[n], acc, &na, fp[n].buf);
+                fp[n].d = &ds[n];
+                fp[n].dev = call->out[0]->chunks[w->pieces[i].chunk].device;
+                n++;
+            }
+    st = dg_fuse_record(call->out[0]->be, fp, n, recorded, err);
+    if (fp != fp_stack) {
+        free(fp);
+        free(ds);
+    }
+    return st;
 }
 
 /* The operand arrays of call: inputs then the where mask (NULL: scalar). */
@@ -411,7 +468,7 @@ dg_status dg_ew_apply(const dg_ew_call *call, dg_error *err)
     dg_array *o0 = call->out[0], *ops[EW_OPS + 1];
     dg_backend_i *be = o0->be;
     const int nout = dg_loops[call->loop].nout;
-    int nops = ew_operands(call, ops), ci, i, pass;
+    int nops = ew_operands(call, ops), ci, i, pass, recorded = 0;
     ew_work w;
     dg_move mv;
     dg_status st = DG_OK;
@@ -465,8 +522,10 @@ run:
     for (i = 0; i < w.npieces; i++)
         w.pieces[i].late |= ew_piece_waits(&w, &w.pieces[i], nops,
                                            o0->chunks[w.pieces[i].chunk].device);
+    if (st == DG_OK)
+        st = ew_record(call, &w, &recorded, err);
     /* the pieces in place, then those that wait for transfers */
-    for (pass = 0; pass < 2 && st == DG_OK; pass++)
+    for (pass = 0; pass < 2 && st == DG_OK && !recorded; pass++)
         for (i = 0; i < w.npieces && st == DG_OK; i++)
             if (w.pieces[i].late == pass)
                 st = ew_run_piece(call, &w, &w.pieces[i], err);

@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "dg_array.h"
+#include "dg_fuse.h"
 
 /* *w (caller's storage) for `be`, with nothing to wait for; w->pos is new
  * (dg_waitset_free). */
@@ -41,6 +42,8 @@ dg_status dg_waitset_of_array(const dg_array *a, dg_waitset *w, dg_error *err)
 {
     dg_backend_i *be = a->be;
     int i, k;
+    for (i = 0; i < a->nchunks; i++)
+        DG_CHECK(dg_fuse_touch_buffer(a->chunks[i].buf, err));
     DG_CHECK(waitset_new(be, w, err));
     for (i = 0; i < a->nchunks; i++) {
         const dg_mem *m = a->chunks[i].buf->mem;
@@ -54,6 +57,7 @@ dg_status dg_waitset_of_array(const dg_array *a, dg_waitset *w, dg_error *err)
 dg_status dg_waitset_all(dg_backend_i *be, dg_waitset *w, dg_error *err)
 {
     int d, s;
+    DG_CHECK(dg_fuse_flush(err));
     DG_CHECK(waitset_new(be, w, err));
     for (d = 0; d < be->ndevices; d++)
         for (s = 0; s < DG_NSTREAMS; s++)

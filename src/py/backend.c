@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include "cpu_place.h"
+#include "dg_fuse.h"
 #include "dgpy.h"
 
 typedef dg_status (*cuda_create_fn)(int ndevices, dg_backend_i **out, dg_error *err);
@@ -188,6 +189,8 @@ static PyObject *f_bytes_in_use(PyObject *mod, PyObject *unused)
     dg_status st;
     (void)mod;
     (void)unused;
+    if (dg_fuse_flush(&err) != DG_OK)
+        return dgpy_raise(&err);
     Py_BEGIN_ALLOW_THREADS
     st = dg_be_sync_all(be, &err);
     Py_END_ALLOW_THREADS
@@ -212,6 +215,8 @@ static PyObject *f_trim(PyObject *mod, PyObject *unused)
     (void)mod;
     (void)unused;
     /* the long wait without the GIL; the hand-back after it is short */
+    if (dg_fuse_flush(&err) != DG_OK)
+        return dgpy_raise(&err);
     Py_BEGIN_ALLOW_THREADS
     st = dg_be_sync_all(be, &err);
     Py_END_ALLOW_THREADS
@@ -230,6 +235,8 @@ static PyObject *f_sync_all(PyObject *mod, PyObject *unused)
     (void)unused;
     if (dgpy_wait_all() < 0)
         return NULL;
+    if (dg_fuse_flush(&err) != DG_OK)
+        return dgpy_raise(&err);
     Py_BEGIN_ALLOW_THREADS
     st = dg_be_sync_all(dgpy_st->be, &err);
     Py_END_ALLOW_THREADS

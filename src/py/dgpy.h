@@ -269,6 +269,7 @@ extern PyMethodDef dgpy_dist_methods[];     /* dist.c: joining a job of processe
 void dgpy_dist_share_gpus(int ngpu);
 extern PyMethodDef dgpy_create_methods[];   /* create.c: _from_host, _empty, _fill */
 extern PyMethodDef dgpy_dense_methods[];    /* dense.c: _dense, _fft, LAPACK, pocketfft */
+extern PyMethodDef dgpy_fusion_methods[];   /* fusion.c: config.fusion, the pending chain */
 extern PyMethodDef dgpy_hostcopy_methods[]; /* hostcopy.c: progress of host copies */
 extern PyMethodDef dgpy_index_methods[];    /* index.c: views, assignment, rows, sorts */
 extern PyMethodDef dgpy_layout_methods[];   /* layout.c: _index_map_layout */

@@ -213,6 +213,7 @@ static dg_backend_i bare_of(const dg_backend_i *be)
     b.fft = NULL;
     b.join = NULL;
     b.transport = NULL;
+    b.fused = NULL;
     return b;
 }
 
@@ -266,6 +267,16 @@ static void test_dispatch_defaults(void)
     EXPECT(dg_be_fft(&bare, 0, DG_STREAM_COMPUTE, &fd, &e) == DG_ERR_NOTIMPL);
     EXPECT(strcmp(e.msg, "the cpu backend has no FFT") == 0);
     dg_error_clear(&e);
+    {
+        dg_fused_desc *zd = (dg_fused_desc *)calloc(1, sizeof *zd);
+        EXPECT(zd != NULL);
+        if (zd) {
+            EXPECT(dg_be_fused(&bare, 0, DG_STREAM_COMPUTE, zd, &e) == DG_ERR_NOTIMPL);
+            EXPECT(strcmp(e.msg, "the cpu backend cannot run fused elementwise chains") == 0);
+            dg_error_clear(&e);
+            free(zd);
+        }
+    }
     EXPECT(dg_be_need(&bare, DG_SLOT_SELECT, &e) == DG_ERR_NOTIMPL &&
            strcmp(e.msg, "the cpu backend cannot compact arrays") == 0);
     dg_error_clear(&e);

@@ -34,6 +34,7 @@
 
 #include "cpu_dense.h"
 #include "cpu_fft.h"
+#include "cpu_fused.h"
 #include "cpu_gemm.h"
 #include "cpu_index.h"
 #include "cpu_loops.h"
@@ -49,10 +50,12 @@
 /* Blocks at least this large are page-aligned and advised to use huge pages. */
 #define CPU_BIG_BLOCK ((size_t)1 << 21)
 #define CPU_NCLASSES 200
+/* Bytes before a fused task's scratch: its descriptor, 64-byte aligned. */
+#define CPU_FUSED_HEAD ((sizeof(dg_fused_desc) + 63) & ~(size_t)63)
 
 typedef enum {
     T_EW, T_COPY, T_FILL, T_REDUCE, T_SCAN, T_WAIT, T_FREE, T_GEMM,
-    T_SELECT, T_ROWS, T_ROUTE, T_SORT, T_DENSE, T_FFT, T_CALL
+    T_SELECT, T_ROWS, T_ROUTE, T_SORT, T_DENSE, T_FFT, T_CALL, T_FUSED
 } task_kind;
 
 typedef struct cpu_task {
@@ -83,6 +86,7 @@ typedef struct cpu_task {
             void (*fn)(void *);
             void *arg;
         } call;
+        dg_fused_desc *fused; /* malloc'ed with its scratch after it; freed when run */
     } u;
 } cpu_task;
 
@@ -336,7 +340,7 @@ static void run_task(cpu_be *cb, cpu_dev *d, cpu_task *t)
     case T_SORT: dg_cpu_sort_run(&t->u.sort.d, t->u.sort.work); break;
     case T_DENSE: dg_cpu_dense_run(&t->u.dense); break;
     case T_FFT: dg_cpu_fft_run(&t->u.fft.d, t->u.fft.work); break;
-    case T_CALL: t->u.call.fn(t->u.call.arg); break;
+    case T_CALL, T_FUSED: t->u.call.fn(t->u.call.arg); break;
     case T_WAIT: {
         cpu_dev *o = &cb->devs[t->u.wait.dev];
         pthread_mutex_lock(&o->mu);
@@ -765,6 +769,39 @@ static dg_status cpu_fft(dg_backend_i *be, int dev, int stream, const dg_fft_des
     st = submit(impl_of(be), dev, &t, TASK_SIZE(fft), work < CPU_INLINE_ELEMS / 8, err);
     if (t.u.fft.work)
         cpu_release(be, dev, t.u.fft.work);
+    return st;
+}
+
+/* ---- fused elementwise chains (cpu_fused.c) ------------------------------------------ */
+
+/* A copy of the descriptor and the scratch of its temporaries in one host
+ * block (not the device's pool: a block just released there may still be
+ * in use by queued work, and this one is written now), freed by the task. */
+static dg_status cpu_fused(dg_backend_i *be, int dev, int stream, const dg_fused_desc *d,
+                           dg_error *err)
+{
+    cpu_task t;
+    dg_status st;
+    size_t scratch = dg_cpu_fused_scratch_bytes(d);
+    int s;
+    (void)stream;
+    if (d->nstep < 1 || d->nstep > DG_FUSED_MAXSTEPS || d->nval > DG_FUSED_MAXVALS ||
+        d->ndim < 0 || d->ndim > DG_MAXDIM)
+        return dg_error_set(err, DG_ERR_INTERNAL, dev, "a fused chain of %d steps, %d values",
+                            d->nstep, d->nval);
+    for (s = 0; s < d->nstep; s++)
+        if (d->step[s].loop < 0 || d->step[s].loop >= dg_nloops)
+            return dg_error_set(err, DG_ERR_INTERNAL, dev, "fused loop %d", d->step[s].loop);
+    t.kind = T_FUSED;
+    t.u.fused = (dg_fused_desc *)aligned_alloc(64, CPU_FUSED_HEAD + ((scratch + 63) & ~(size_t)63));
+    if (!t.u.fused)
+        return dg_error_set(err, DG_ERR_NOMEM, dev, "out of host memory for a fused chain's "
+                            "scratch (%zu bytes)", scratch);
+    memcpy(t.u.fused, d, sizeof(*d));
+    st = submit(impl_of(be), dev, &t, TASK_SIZE(fused),
+                dg_shape_size(d->ndim, d->shape) < CPU_INLINE_ELEMS, err);
+    if (st != DG_OK)
+        free(t.u.fused);
     return st;
 }
 
@@ -1247,6 +1284,7 @@ dg_status dg_cpu_backend_create(int ndevices, dg_backend_i **out, dg_error *err)
     cb->iface.dense = cpu_dense;
     cb->iface.fft = cpu_fft;
     dg_cpu_transport_install(&cb->iface); /* [multihost] */
+    cb->iface.fused = cpu_fused;
     for (i = 0; i < ndevices; i++) {
         cpu_dev *d = &cb->devs[i];
         d->be = cb;

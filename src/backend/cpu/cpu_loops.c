@@ -270,6 +270,22 @@ void dg_cpu_ew_run(const dg_ew_desc *d)
     }
 }
 
+void dg_cpu_loop_inner(int loop, char *const *p, const int64_t *s, int64_t n)
+{
+    const dg_loop_info *li = &dg_loops[loop];
+    const dg_cpu_ext *ext = dg_cpu_ext_of(loop);
+    dg_cpu_kernel kern = dg_cpu_kernels[loop];
+    if (ext) {
+        dg_cpu_ext_run(ext, li->nin + li->nout, p, s, n, NULL, 0);
+        return;
+    }
+    if (li->ufunc == DG_UF_power && li->dtypes[0] == DG_FLOAT32)
+        kern = dg_power_f4_sexp_loop;
+    else if (li->ufunc == DG_UF_power && li->dtypes[0] == DG_FLOAT64)
+        kern = dg_power_f8_sexp_loop;
+    kern(p, s, n, NULL, 0);
+}
+
 /* ---- fills --------------------------------------------------------------- */
 
 /* NumPy's arange fill of element i (dtype arithmetic; float16 via float;

@@ -16,6 +16,11 @@
  * the same memory as an input (same pointer and strides).  `d` is borrowed. */
 void dg_cpu_ew_run(const dg_ew_desc *d);
 
+/* Runs loop `loop` (an index of dg_loops) over n elements of one axis:
+ * operand k at p[k] with byte stride s[k] (0 for a scalar), inputs first;
+ * NumPy's loop where the binding handed one over, as dg_cpu_ew_run does. */
+void dg_cpu_loop_inner(int loop, char *const *p, const int64_t *s, int64_t n);
+
 /* Fills the N-d strided block of `d` with a constant, NumPy's arange values,
  * an identity-like diagonal or random draws (dg_fill_kind); values are in
  * d->dtype.  `d` is

@@ -945,6 +945,14 @@ static dg_status slot_elementwise(dg_backend_i *be, int dev, int stream, const d
     return st;
 }
 
+static dg_status slot_fused(dg_backend_i *be, int dev, int stream, const dg_fused_desc *d,
+                            dg_error *err)
+{
+    dg_status st;
+    KEEP_DEVICE(cu_fused(be, dev, stream, d, err));
+    return st;
+}
+
 static dg_status slot_fill(dg_backend_i *be, int dev, int stream, const dg_fill_desc *d,
                            dg_error *err)
 {
@@ -1318,6 +1326,7 @@ static dg_status backend_create(int ndevices, dg_backend_i **out, dg_error *err)
     b->iface.destroy = slot_destroy;
     b->iface.dense = slot_dense;
     b->iface.fft = slot_fft;
+    b->iface.fused = slot_fused;
     (void)pthread_once(&cu_fork_once, cu_fork_register);
     pthread_mutex_init(&b->hc_mu, NULL);
     for (i = 0; i < ndevices; i++) {

@@ -209,6 +209,10 @@ int cu_coalesce(int ndim, int64_t *shape, int nop, int64_t (*strides)[DG_MAXDIM]
 
 dg_status cu_copy(dg_backend_i *be, int dev, int stream, const dg_copy_desc *d,
                   dg_error *err);                                   /* cuda_copy.c */
+/* A fused chain as one kernel compiled at run time, else step by step
+ * (cuda_fused.c). */
+dg_status cu_fused(dg_backend_i *be, int dev, int stream, const dg_fused_desc *d,
+                   dg_error *err);
 dg_status cu_elementwise(dg_backend_i *be, int dev, int stream, const dg_ew_desc *d,
                          dg_error *err);                            /* cuda_ew.c */
 dg_status cu_reduce(dg_backend_i *be, int dev, int stream, const dg_reduce_desc *d,

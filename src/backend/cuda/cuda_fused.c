@@ -1,0 +1,255 @@
+/* fused(): a fused elementwise chain (dg_fused.h) as one kernel compiled at
+ * run time.
+ *
+ * The chain's space is coalesced, its CUDA source generated
+ * (src/core/dg_fused_src.c), compiled by NVRTC for the GPU's compute
+ * capability through the run-time compiler's caches (src/core/dg_rtc.c),
+ * loaded once per process (cudaLibraryLoadData: every device's context) and
+ * launched on the chunk's stream with the chain's addresses, extents and
+ * scalars as its one argument.  The first compile of a chain costs NVRTC's
+ * time (the source includes kernels/dg_scalar.h); later ones come from memory,
+ * or from the disk cache in a later process.
+ *
+ * Where no kernel can be had (no NVRTC, a compile or load failure, too many
+ * operands for one argument block), the chain runs step by step with the
+ * ahead-of-time elementwise kernels instead, its temporaries in memory of
+ * the device's pool: slower, never wrong.  The reason is said once on
+ * stderr, and the steps are used from then on.  A piece of fewer than
+ * DGARRAY_FUSED_KERNEL_MIN elements (default 65,536) also runs step by
+ * step: there a compile (hundreds of milliseconds the first time a chain is
+ * seen) costs more than the launches it saves, and a program of many small
+ * distinct chains (a test suite) would spend its time in NVRTC. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cuda_internal.h"
+#include "dg_fused_src.h"
+#include "dg_rtc.h"
+
+/* Loaded kernels, by the address of their code in the compiler's memory
+ * cache (stable for the life of the process). */
+typedef struct fz_kernel {
+    struct fz_kernel *next;
+    const void *code;
+    cudaKernel_t k;
+} fz_kernel;
+
+static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
+static fz_kernel *g_kernels;
+static int g_rtc_off;          /* 1 after the first failure: steps from then on */
+static int64_t g_kernel_min = -1; /* DGARRAY_FUSED_KERNEL_MIN, read once [g_mu] */
+
+/* The fewest elements of a piece that runs as a generated kernel. */
+static int64_t kernel_min(void)
+{
+    int64_t v;
+    pthread_mutex_lock(&g_mu);
+    if (g_kernel_min < 0) {
+        const char *e = getenv("DGARRAY_FUSED_KERNEL_MIN");
+        char *end = NULL;
+        long long x = e ? strtoll(e, &end, 10) : -1;
+        g_kernel_min = e && end != e && x >= 0 ? (int64_t)x : (int64_t)1 << 16;
+    }
+    v = g_kernel_min;
+    pthread_mutex_unlock(&g_mu);
+    return v;
+}
+
+/* The kernel of `code` (loading it the first time). */
+static dg_status kernel_of(const void *code, int dev, cudaKernel_t *out, dg_error *err)
+{
+    fz_kernel *e;
+    cudaLibrary_t lib;
+    cudaError_t ce;
+    pthread_mutex_lock(&g_mu);
+    for (e = g_kernels; e; e = e->next)
+        if (e->code == code) {
+            *out = e->k;
+            pthread_mutex_unlock(&g_mu);
+            return DG_OK;
+        }
+    ce = cudaLibraryLoadData(&lib, code, NULL, NULL, 0, NULL, NULL, 0);
+    if (ce == cudaSuccess)
+        ce = cudaLibraryGetKernel(out, lib, "dg_fused");
+    if (ce != cudaSuccess) {
+        pthread_mutex_unlock(&g_mu);
+        return cu_fail(err, ce, dev, 0, "loading a kernel compiled at run time");
+    }
+    e = (fz_kernel *)calloc(1, sizeof(*e));
+    if (e) { /* without the entry the kernel is loaded again next time */
+        e->code = code;
+        e->k = *out;
+        e->next = g_kernels;
+        g_kernels = e;
+    }
+    pthread_mutex_unlock(&g_mu);
+    return DG_OK;
+}
+
+/* d (coalesced) as one generated kernel launched on s. */
+static dg_status run_kernel(cu_be *b, int dev, cudaStream_t s, const dg_fused_desc *d,
+                            int64_t n, dg_error *err)
+{
+    char *src = (char *)malloc(1 << 16);
+    dg_fused_args *args = (dg_fused_args *)malloc(sizeof(dg_fused_args));
+    int major = 0, minor = 0, driver = 0, from = 0;
+    const void *code = NULL;
+    size_t ncode = 0;
+    cudaKernel_t k;
+    dg_status st;
+    cudaError_t ce;
+    void *params[1];
+    dim3 grid, block;
+
+    if (!src || !args) {
+        free(src);
+        free(args);
+        return dg_error_set(err, DG_ERR_NOMEM, dev, "out of host memory");
+    }
+    st = dg_fused_cuda_source(d, src, 1 << 16, args, err);
+    if (st == DG_OK) {
+        ce = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, b->devs[dev].id);
+        if (ce == cudaSuccess)
+            ce = cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor,
+                                        b->devs[dev].id);
+        if (ce == cudaSuccess)
+            ce = cudaDriverGetVersion(&driver);
+        if (ce != cudaSuccess)
+            st = cu_fail(err, ce, dev, 0, "asking the GPU's compute capability");
+    }
+    if (st == DG_OK)
+        st = dg_rtc_compile(src, major * 10 + minor, driver, &code, &ncode, &from, err);
+    if (st == DG_OK)
+        st = kernel_of(code, dev, &k, err);
+    if (st == DG_OK) {
+        grid.x = cu_blocks(n, (int64_t)b->devs[dev].nsm * 16);
+        grid.y = grid.z = 1;
+        block.x = DG_CU_THREADS;
+        block.y = block.z = 1;
+        params[0] = args->w;
+        ce = cudaLaunchKernel((const void *)k, grid, block, params, 0, s);
+        if (ce != cudaSuccess)
+            st = cu_fail(err, ce, dev, 0, "the launch of a fused elementwise kernel");
+    }
+    free(src);
+    free(args);
+    return st;
+}
+
+/* d (coalesced) step by step with the ahead-of-time kernels; its temporaries
+ * in the device's pool, released after the steps (stream-ordered). */
+static dg_status run_steps(dg_backend_i *be, int dev, int stream, const dg_fused_desc *d,
+                           int64_t n, dg_error *err)
+{
+    void *tmp[DG_FUSED_MAXVALS] = {0};
+    int64_t tst[DG_FUSED_MAXVALS][DG_MAXDIM];
+    dg_status st = DG_OK;
+    int k, a, s;
+    for (k = 0; k < d->nval && st == DG_OK; k++) {
+        int64_t stride = dg_dtype_size(d->val[k].dtype);
+        if (d->val[k].kind != DG_FV_TEMP)
+            continue;
+        for (a = d->ndim - 1; a >= 0; a--) {
+            tst[k][a] = stride;
+            stride *= d->shape[a];
+        }
+        st = be->alloc(be, dev, (size_t)n * (size_t)dg_dtype_size(d->val[k].dtype), &tmp[k],
+                       err);
+    }
+    for (s = 0; s < d->nstep && st == DG_OK; s++) {
+        const dg_fused_step *fs = &d->step[s];
+        const dg_loop_info *li = &dg_loops[fs->loop];
+        dg_ew_desc e;
+        memset(&e, 0, sizeof e);
+        e.loop = fs->loop;
+        e.ndim = d->ndim;
+        memcpy(e.shape, d->shape, sizeof e.shape);
+        e.nop = li->nin + li->nout;
+        for (k = 0; k < e.nop; k++) {
+            const dg_fused_val *v = &d->val[fs->op[k]];
+            if (v->kind == DG_FV_SCALAR) {
+                memcpy(e.scalar[k], v->scalar, 16);
+            } else if (v->kind == DG_FV_TEMP) {
+                e.data[k] = (char *)tmp[fs->op[k]];
+                memcpy(e.strides[k], tst[fs->op[k]], sizeof(int64_t) * (size_t)d->ndim);
+            } else {
+                e.data[k] = v->data;
+                memcpy(e.strides[k], v->strides, sizeof(int64_t) * (size_t)d->ndim);
+            }
+        }
+        st = cu_elementwise(be, dev, stream, &e, err);
+    }
+    for (k = 0; k < d->nval; k++)
+        if (tmp[k])
+            be->release(be, dev, tmp[k]);
+    return st;
+}
+
+dg_status cu_fused(dg_backend_i *be, int dev, int stream, const dg_fused_desc *d0,
+                   dg_error *err)
+{
+    cu_be *b = cu_of(be);
+    dg_fused_desc *d;
+    dg_status st = DG_OK;
+    int64_t n;
+    int a, s, off;
+
+    DG_CHECK(cu_check_stream(b, dev, stream, "fused", err));
+    if (stream != DG_STREAM_COMPUTE)
+        return dg_error_set(err, DG_ERR_INTERNAL, dev, "fused work runs on the compute stream");
+    if (d0->nstep < 1 || d0->nstep > DG_FUSED_MAXSTEPS || d0->nval < 1 ||
+        d0->nval > DG_FUSED_MAXVALS || d0->ndim < 0 || d0->ndim > DG_MAXDIM)
+        return dg_error_set(err, DG_ERR_INTERNAL, dev, "a malformed fused chain (%d steps, %d "
+                            "values)", d0->nstep, d0->nval);
+    for (s = 0; s < d0->nstep; s++)
+        if (d0->step[s].loop < 0 || d0->step[s].loop >= dg_cu_ew_nloops)
+            return dg_error_set(err, DG_ERR_INTERNAL, dev, "fused loop %d does not exist",
+                                d0->step[s].loop);
+    n = dg_shape_size(d0->ndim, d0->shape);
+    for (a = 0; a < d0->ndim; a++)
+        if (d0->shape[a] < 0)
+            return dg_error_set(err, DG_ERR_INTERNAL, dev, "a fused shape below 0");
+    if (n == 0)
+        return DG_OK;
+    d = (dg_fused_desc *)malloc(sizeof(*d));
+    if (!d)
+        return dg_error_set(err, DG_ERR_NOMEM, dev, "out of host memory");
+    memcpy(d, d0, sizeof(*d));
+    dg_fused_coalesce(d);
+    if (d->ndim == 0) {
+        d->ndim = 1;
+        d->shape[0] = 1;
+        for (a = 0; a < d->nval; a++)
+            d->val[a].strides[0] = 0;
+    }
+    DG_CHECK_GOTO(cu_set_device(b, dev, err), st, done);
+    off = n < kernel_min();
+    pthread_mutex_lock(&g_mu);
+    off |= g_rtc_off;
+    pthread_mutex_unlock(&g_mu);
+    if (!off) {
+        dg_error e2 = DG_ERROR_INIT;
+        st = run_kernel(b, dev, b->devs[dev].st[stream].s, d, n, &e2);
+        if (st == DG_OK) {
+            cu_bump(b, dev, stream);
+            goto done;
+        }
+        if (e2.code == DG_ERR_DEVICE_NOMEM) { /* the GPU's state, not the compiler's */
+            if (err->code == DG_OK)
+                *err = e2;
+            goto done;
+        }
+        pthread_mutex_lock(&g_mu);
+        if (!g_rtc_off)
+            fprintf(stderr, "dgarray: fused elementwise chains run step by step on this "
+                    "process's GPUs: %s\n", e2.msg);
+        g_rtc_off = 1;
+        pthread_mutex_unlock(&g_mu);
+        dg_error_clear(&e2);
+    }
+    st = run_steps(be, dev, stream, d, n, err);
+done:
+    free(d);
+    return st;
+}

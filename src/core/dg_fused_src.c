@@ -1,0 +1,201 @@
+/* The CUDA source of a fused chain (dg_fused_src.h). */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "dg_fused_src.h"
+#include "dg_loops.h"
+#include "dg_ufunc.h"
+
+/* The scalar function of every loop, in loop-id order (DG_LOOP_LIST). */
+#define DG_FN1(u, a, o, fn) #fn,
+#define DG_FN2(u, a, b, o, fn) #fn,
+#define DG_FN12(u, a, o0, o1, fn) #fn,
+#define DG_FN22(u, a, b, o0, o1, fn) #fn,
+static const char *const loop_fn[] = {DG_LOOP_LIST(DG_FN1, DG_FN2, DG_FN12, DG_FN22)};
+#undef DG_FN1
+#undef DG_FN2
+#undef DG_FN12
+#undef DG_FN22
+
+/* The C type name of each dtype (dg_ct_<sfx>). */
+#define DG_X_CT(E, sfx, ct, sz, ch, nm, kd) "dg_ct_" #sfx,
+static const char *const ctype[] = {DG_DTYPE_LIST(DG_X_CT)};
+#undef DG_X_CT
+
+/* Appends formatted text to the source; sets *ok 0 when it does not fit. */
+typedef struct src_buf {
+    char *p;
+    size_t cap, len;
+    int ok;
+} src_buf;
+
+static void put(src_buf *b, const char *fmt, ...)
+{
+    va_list ap;
+    int n;
+    if (!b->ok)
+        return;
+    va_start(ap, fmt);
+    n = vsnprintf(b->p + b->len, b->cap - b->len, fmt, ap);
+    va_end(ap);
+    if (n < 0 || (size_t)n >= b->cap - b->len) {
+        b->ok = 0;
+        return;
+    }
+    b->len += (size_t)n;
+}
+
+static int in_memory(const dg_fused_val *v)
+{
+    return v->kind == DG_FV_IN || v->kind == DG_FV_OUT;
+}
+
+void dg_fused_coalesce(dg_fused_desc *d)
+{
+    int nd = 0, a, k;
+    for (a = 0; a < d->ndim; a++) {
+        int merge = nd > 0;
+        if (d->shape[a] == 1)
+            continue;
+        for (k = 0; merge && k < d->nval; k++)
+            if (in_memory(&d->val[k]))
+                merge = d->val[k].strides[nd - 1] == d->val[k].strides[a] * d->shape[a];
+        if (merge) {
+            d->shape[nd - 1] *= d->shape[a];
+            for (k = 0; k < d->nval; k++)
+                d->val[k].strides[nd - 1] = d->val[k].strides[a];
+        } else {
+            d->shape[nd] = d->shape[a];
+            for (k = 0; k < d->nval; k++)
+                d->val[k].strides[nd] = d->val[k].strides[a];
+            nd++;
+        }
+    }
+    d->ndim = nd;
+}
+
+
+
+/* 1 if value v is the same for every element: a scalar, or memory every
+ * axis of which has stride 0 (the exponent NumPy's power fast path takes). */
+static int uniform(const dg_fused_desc *d, int v)
+{
+    int a;
+    if (d->val[v].kind == DG_FV_SCALAR)
+        return 1;
+    if (!in_memory(&d->val[v]))
+        return 0;
+    for (a = 0; a < d->ndim; a++)
+        if (d->val[v].strides[a] != 0)
+            return 0;
+    return 1;
+}
+
+/* The function step s calls (power of float32/float64 with a uniform
+ * exponent: NumPy's fast path, as the ahead-of-time kernels do). */
+static void step_fn(const dg_fused_desc *d, const dg_fused_step *s, char *out, size_t cap)
+{
+    const dg_loop_info *li = &dg_loops[s->loop];
+    if (li->ufunc == DG_UF_power && (li->dtypes[0] == DG_FLOAT32 || li->dtypes[0] == DG_FLOAT64) &&
+        uniform(d, s->op[1]))
+        snprintf(out, cap, "%s_sexp", loop_fn[s->loop]);
+    else
+        snprintf(out, cap, "%s", loop_fn[s->loop]);
+}
+
+dg_status dg_fused_cuda_source(const dg_fused_desc *d, char *buf, size_t cap,
+                               dg_fused_args *args, dg_error *err)
+{
+    src_buf b = {buf, cap, 0, 1};
+    int word[DG_FUSED_MAXVALS];
+    int nd = d->ndim, nw = 1 + nd, k, a, s;
+    char fn[64];
+
+    /* the argument words */
+    args->w[0] = (uint64_t)dg_shape_size(nd, d->shape);
+    for (a = 0; a < nd; a++)
+        args->w[1 + a] = (uint64_t)d->shape[a];
+    for (k = 0; k < d->nval; k++) {
+        const dg_fused_val *v = &d->val[k];
+        word[k] = -1;
+        if (in_memory(v)) {
+            if (nw + 1 + nd > DG_FUSED_MAXWORDS)
+                return dg_error_set(err, DG_ERR_NOTIMPL, -1, "a fused chain with too many "
+                                    "operands for one kernel");
+            word[k] = nw;
+            args->w[nw++] = (uint64_t)(uintptr_t)v->data;
+            for (a = 0; a < nd; a++)
+                args->w[nw++] = (uint64_t)v->strides[a];
+        } else if (v->kind == DG_FV_SCALAR) {
+            if (nw + 2 > DG_FUSED_MAXWORDS)
+                return dg_error_set(err, DG_ERR_NOTIMPL, -1, "a fused chain with too many "
+                                    "operands for one kernel");
+            word[k] = nw;
+            memcpy(&args->w[nw], v->scalar, 16);
+            nw += 2;
+        }
+    }
+    args->nwords = nw;
+
+    put(&b, "#include \"dg_scalar.h\"\n"
+            "struct dg_fused_args { unsigned long long w[%d]; };\n"
+            "extern \"C\" __global__ void __launch_bounds__(256)\n"
+            "dg_fused(const __grid_constant__ dg_fused_args b)\n{\n"
+            "    const long long n = (long long)b.w[0];\n"
+            "    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n;\n"
+            "         i += (long long)gridDim.x * blockDim.x) {\n",
+        nw);
+    /* byte offsets of the memory values */
+    for (k = 0; k < d->nval; k++)
+        if (word[k] >= 0 && in_memory(&d->val[k]))
+            put(&b, "        long long o%d = 0;\n", k);
+    put(&b, "        {\n            long long r = i, q;\n");
+    for (a = nd - 1; a >= 0; a--) {
+        if (a > 0)
+            put(&b, "            q = r %% (long long)b.w[%d]; r /= (long long)b.w[%d];\n", 1 + a,
+                1 + a);
+        else
+            put(&b, "            q = r;\n");
+        for (k = 0; k < d->nval; k++)
+            if (word[k] >= 0 && in_memory(&d->val[k]))
+                put(&b, "            o%d += q * (long long)b.w[%d];\n", k, word[k] + 1 + a);
+    }
+    put(&b, "            (void)q;\n        }\n");
+    /* inputs and scalars, read before any step stores */
+    for (k = 0; k < d->nval; k++) {
+        const dg_fused_val *v = &d->val[k];
+        const char *t = ctype[v->dtype];
+        if (v->kind == DG_FV_IN)
+            put(&b, "        const %s v%d = *(const %s *)((const char *)b.w[%d] + o%d);\n", t, k,
+                t, word[k], k);
+        else if (v->kind == DG_FV_SCALAR)
+            put(&b, "        const %s v%d = *(const %s *)&b.w[%d];\n", t, k, t, word[k]);
+        else
+            put(&b, "        %s v%d;\n", t, k);
+    }
+    for (s = 0; s < d->nstep; s++) {
+        const dg_fused_step *st = &d->step[s];
+        const dg_loop_info *li = &dg_loops[st->loop];
+        step_fn(d, st, fn, sizeof fn);
+        if (li->nout == 1 && li->nin == 1)
+            put(&b, "        v%d = %s(v%d);\n", st->op[1], fn, st->op[0]);
+        else if (li->nout == 1)
+            put(&b, "        v%d = %s(v%d, v%d);\n", st->op[2], fn, st->op[0], st->op[1]);
+        else if (li->nin == 1)
+            put(&b, "        %s(v%d, &v%d, &v%d);\n", fn, st->op[0], st->op[1], st->op[2]);
+        else
+            put(&b, "        %s(v%d, v%d, &v%d, &v%d);\n", fn, st->op[0], st->op[1], st->op[2],
+                st->op[3]);
+        for (k = li->nin; k < li->nin + li->nout; k++) {
+            const dg_fused_val *v = &d->val[st->op[k]];
+            if (v->kind == DG_FV_OUT)
+                put(&b, "        *(%s *)((char *)b.w[%d] + o%d) = v%d;\n", ctype[v->dtype],
+                    word[st->op[k]], st->op[k], st->op[k]);
+        }
+    }
+    put(&b, "    }\n}\n");
+    if (!b.ok)
+        return dg_error_set(err, DG_ERR_NOTIMPL, -1, "a fused chain too long for one kernel");
+    return DG_OK;
+}

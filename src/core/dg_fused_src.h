@@ -1,0 +1,35 @@
+/* The CUDA source of a fused chain (dg_fused_src.c): what a run-time
+ * compiler (NVRTC, dg_rtc.h) turns into one kernel.
+ *
+ * The kernel is `dg_fused`, one thread per element in a grid-stride loop;
+ * it includes kernels/dg_scalar.h (the same scalar functions as every ahead-
+ * of-time kernel and CPU loop, named by DG_LOOP_LIST) and takes one argument,
+ * a block of 64-bit words (dg_fused_args) whose layout the source fixes:
+ * word 0 the element count, then the space's extents, then per memory value
+ * its address and its byte strides, then per scalar value two words of its
+ * bytes.  The source depends on the chain's loops, value kinds, dtypes and
+ * number of axes, never on addresses, extents or scalar values, so one
+ * compiled kernel serves every chunk and every call of the same chain. */
+#ifndef DG_FUSED_SRC_H
+#define DG_FUSED_SRC_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "dg_backend.h"
+
+#define DG_FUSED_MAXWORDS 512 /* 4 KiB: the kernel parameter size every GPU takes */
+
+typedef struct dg_fused_args {
+    int nwords;
+    uint64_t w[DG_FUSED_MAXWORDS];
+} dg_fused_args;
+
+/* Writes into buf (cap bytes, NUL-terminated) the source of the kernel of d,
+ * whose space is taken as it is (coalesce it first), and fills *args with
+ * d's addresses, extents and scalars.  Returns DG_OK, or DG_ERR_NOTIMPL where
+ * d does not fit a kernel (more words than DG_FUSED_MAXWORDS, a source longer
+ * than cap). */
+dg_status dg_fused_cuda_source(const dg_fused_desc *d, char *buf, size_t cap,
+                               dg_fused_args *args, dg_error *err);
+
+#endif /* DG_FUSED_SRC_H */

@@ -1,0 +1,269 @@
+/* dgarray._core's switches and probes of deferred fusion (src/core/dg_fuse.h):
+ * dgarray.config.fusion, and what tests and benchmarks ask of the pending
+ * chain. */
+#include "dgpy.h"
+#include "dg_fuse.h"
+#include "dg_fused_src.h"
+#include "dg_rtc.h"
+#include "dg_ufunc.h"
+
+static PyObject *f_set_fusion(PyObject *mod, PyObject *arg)
+{
+    dg_error err = DG_ERROR_INIT;
+    int on = PyObject_IsTrue(arg);
+    (void)mod;
+    if (on < 0)
+        return NULL;
+    if (dg_fuse_set_enabled(on, &err) != DG_OK)
+        return dgpy_raise(&err);
+    Py_RETURN_NONE;
+}
+
+static PyObject *f_get_fusion(PyObject *mod, PyObject *unused)
+{
+    (void)mod;
+    (void)unused;
+    return PyBool_FromLong(dg_fuse_enabled());
+}
+
+/* Runs the pending chain now (enqueues it; waits for nothing). */
+static PyObject *f_fusion_flush(PyObject *mod, PyObject *unused)
+{
+    dg_error err = DG_ERROR_INIT;
+    (void)mod;
+    (void)unused;
+    if (dg_fuse_flush(&err) != DG_OK)
+        return dgpy_raise(&err);
+    Py_RETURN_NONE;
+}
+
+/* (steps pending, fused pieces run, steps they held) */
+static PyObject *f_fusion_counts(PyObject *mod, PyObject *unused)
+{
+    int64_t runs = 0, steps = 0;
+    (void)mod;
+    (void)unused;
+    dg_fuse_counts(&runs, &steps);
+    return Py_BuildValue("(iLL)", dg_fuse_pending(), (long long)runs, (long long)steps);
+}
+
+/* ---- the run-time compiler (dg_rtc.h), for tests ---- */
+
+/* (available, why not) */
+static PyObject *f_rtc_available(PyObject *mod, PyObject *unused)
+{
+    const char *why = "";
+    int ok = dg_rtc_available(&why);
+    (void)mod;
+    (void)unused;
+    return Py_BuildValue("(Os)", ok ? Py_True : Py_False, why);
+}
+
+/* _rtc_compile(src, arch, driver=0) -> (cubin bytes, 'compiled' | 'memory' | 'disk') */
+static PyObject *f_rtc_compile(PyObject *mod, PyObject *args)
+{
+    static const char *const from_name[] = {"compiled", "memory", "disk"};
+    const char *src;
+    int arch, driver = 0, from = 0;
+    const void *code = NULL;
+    size_t n = 0;
+    dg_error err = DG_ERROR_INIT;
+    dg_status st;
+    (void)mod;
+    if (!PyArg_ParseTuple(args, "si|i:_rtc_compile", &src, &arch, &driver))
+        return NULL;
+    Py_BEGIN_ALLOW_THREADS
+    st = dg_rtc_compile(src, arch, driver, &code, &n, &from, &err);
+    Py_END_ALLOW_THREADS
+    if (st != DG_OK)
+        return dgpy_raise(&err);
+    return Py_BuildValue("(y#s)", (const char *)code, (Py_ssize_t)n, from_name[from]);
+}
+
+static PyObject *f_rtc_forget(PyObject *mod, PyObject *unused)
+{
+    (void)mod;
+    (void)unused;
+    dg_rtc_forget();
+    Py_RETURN_NONE;
+}
+
+static PyObject *f_rtc_cache_dir(PyObject *mod, PyObject *unused)
+{
+    const char *d = dg_rtc_cache_dir();
+    (void)mod;
+    (void)unused;
+    if (!d)
+        Py_RETURN_NONE;
+    return PyUnicode_DecodeFSDefault(d);
+}
+
+/* _fused_loops_source(first, count, ndim): the CUDA source of a fused chain
+ * whose steps are loops first .. first+count-1 (each reading fresh inputs of
+ * its dtypes, scalars for a loop of index parity 1, and storing its outputs)
+ * over an ndim-axis space: what tests compile to check the generator on
+ * every loop.  -> (source, number of argument words) */
+static PyObject *f_fused_loops_source(PyObject *mod, PyObject *args)
+{
+    int first, count, ndim, i, k, a;
+    dg_fused_desc *d;
+    dg_fused_args *fa;
+    char *buf;
+    dg_error err = DG_ERROR_INIT;
+    PyObject *r = NULL;
+    (void)mod;
+    if (!PyArg_ParseTuple(args, "iii:_fused_loops_source", &first, &count, &ndim))
+        return NULL;
+    if (first < 0 || count < 1 || first + count > dg_nloops || count > DG_FUSED_MAXSTEPS ||
+        ndim < 1 || ndim > 3) {
+        PyErr_SetString(PyExc_ValueError, "loops or axes out of range");
+        return NULL;
+    }
+    d = (dg_fused_desc *)calloc(1, sizeof(*d));
+    fa = (dg_fused_args *)calloc(1, sizeof(*fa));
+    buf = (char *)malloc(1 << 20);
+    if (!d || !fa || !buf) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    d->ndim = ndim;
+    for (a = 0; a < ndim; a++)
+        d->shape[a] = 3;
+    for (i = 0; i < count; i++) {
+        const dg_loop_info *li = &dg_loops[first + i];
+        dg_fused_step *s = &d->step[d->nstep++];
+        if (d->nval + li->nin + li->nout > DG_FUSED_MAXVALS) {
+            PyErr_SetString(PyExc_ValueError, "too many values");
+            goto done;
+        }
+        s->loop = first + i;
+        for (k = 0; k < li->nin + li->nout; k++) {
+            dg_fused_val *v = &d->val[d->nval];
+            v->dtype = li->dtypes[k];
+            v->kind = k >= li->nin ? DG_FV_OUT : (i + k) % 2 ? DG_FV_SCALAR : DG_FV_IN;
+            v->data = v->kind == DG_FV_SCALAR ? NULL : (char *)(uintptr_t)(4096 * (d->nval + 1));
+            for (a = 0; a < ndim; a++)
+                v->strides[a] = v->kind == DG_FV_SCALAR ? 0 : dg_dtype_size(v->dtype) << a;
+            s->op[k] = (int16_t)d->nval++;
+        }
+    }
+    if (dg_fused_cuda_source(d, buf, 1 << 20, fa, &err) != DG_OK) {
+        dgpy_raise(&err);
+        goto done;
+    }
+    r = Py_BuildValue("(si)", buf, fa->nwords);
+done:
+    free(d);
+    free(fa);
+    free(buf);
+    return r;
+}
+
+/* _fused_source_of(shape, vals, steps): the CUDA source and argument words
+ * of a chain given whole: vals a list of (kind, dtype, address, strides,
+ * scalar bytes) (dg_fused_kind, dg_dtype numbers), steps a list of
+ * (ufunc name, operand indices) whose loop is the one of the operands'
+ * dtypes.  -> (source, argument words as bytes).  For tests that run the
+ * generated kernel on the host over NumPy's memory. */
+static PyObject *f_fused_source_of(PyObject *mod, PyObject *args)
+{
+    PyObject *shape, *vals, *steps, *r = NULL;
+    dg_fused_desc *d = (dg_fused_desc *)calloc(1, sizeof(dg_fused_desc));
+    dg_fused_args *fa = (dg_fused_args *)calloc(1, sizeof(dg_fused_args));
+    char *buf = (char *)malloc(1 << 20);
+    dg_error err = DG_ERROR_INIT;
+    Py_ssize_t i, k;
+    (void)mod;
+    if (!d || !fa || !buf) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    if (!PyArg_ParseTuple(args, "O!O!O!:_fused_source_of", &PyTuple_Type, &shape, &PyList_Type,
+                          &vals, &PyList_Type, &steps))
+        goto done;
+    if (PyTuple_GET_SIZE(shape) > 3 || PyList_GET_SIZE(vals) > DG_FUSED_MAXVALS ||
+        PyList_GET_SIZE(steps) > DG_FUSED_MAXSTEPS) {
+        PyErr_SetString(PyExc_ValueError, "too many axes, values or steps");
+        goto done;
+    }
+    d->ndim = (int)PyTuple_GET_SIZE(shape);
+    for (i = 0; i < d->ndim; i++)
+        d->shape[i] = PyLong_AsLongLong(PyTuple_GET_ITEM(shape, i));
+    d->nval = (int)PyList_GET_SIZE(vals);
+    for (i = 0; i < d->nval; i++) {
+        dg_fused_val *v = &d->val[i];
+        PyObject *st;
+        unsigned long long addr;
+        const char *sc;
+        Py_ssize_t nsc;
+        if (!PyArg_ParseTuple(PyList_GET_ITEM(vals, i), "iiKO!y#", &v->kind, &v->dtype, &addr,
+                              &PyTuple_Type, &st, &sc, &nsc))
+            goto done;
+        if (v->dtype < 0 || v->dtype >= DG_NDTYPES || PyTuple_GET_SIZE(st) != d->ndim ||
+            nsc > 16) {
+            PyErr_SetString(PyExc_ValueError, "a value's dtype, strides or scalar");
+            goto done;
+        }
+        v->data = (char *)(uintptr_t)addr;
+        for (k = 0; k < d->ndim; k++)
+            v->strides[k] = PyLong_AsLongLong(PyTuple_GET_ITEM(st, k));
+        memcpy(v->scalar, sc, (size_t)nsc);
+    }
+    d->nstep = (int)PyList_GET_SIZE(steps);
+    for (i = 0; i < d->nstep; i++) {
+        const char *name;
+        PyObject *ops;
+        int uf, dts[4] = {-1, -1, -1, -1};
+        if (!PyArg_ParseTuple(PyList_GET_ITEM(steps, i), "sO!", &name, &PyTuple_Type, &ops))
+            goto done;
+        uf = dg_ufunc_find(name);
+        if (uf < 0 || PyTuple_GET_SIZE(ops) != dg_ufunc_nin(uf) + dg_ufunc_nout(uf)) {
+            PyErr_Format(PyExc_ValueError, "step %s", name);
+            goto done;
+        }
+        for (k = 0; k < PyTuple_GET_SIZE(ops); k++) {
+            long o = PyLong_AsLong(PyTuple_GET_ITEM(ops, k));
+            if (o < 0 || o >= d->nval) {
+                PyErr_SetString(PyExc_ValueError, "an operand out of range");
+                goto done;
+            }
+            d->step[i].op[k] = (int16_t)o;
+            dts[k] = d->val[o].dtype;
+        }
+        d->step[i].loop = dg_loop_find(uf, dts);
+        if (d->step[i].loop < 0) {
+            PyErr_Format(PyExc_ValueError, "no loop of %s for those dtypes", name);
+            goto done;
+        }
+    }
+    if (PyErr_Occurred())
+        goto done;
+    if (dg_fused_cuda_source(d, buf, 1 << 20, fa, &err) != DG_OK) {
+        dgpy_raise(&err);
+        goto done;
+    }
+    r = Py_BuildValue("(sy#)", buf, (const char *)fa->w, (Py_ssize_t)(8 * fa->nwords));
+done:
+    free(d);
+    free(fa);
+    free(buf);
+    return r;
+}
+
+PyMethodDef dgpy_fusion_methods[] = {
+    {"_set_fusion", f_set_fusion, METH_O, "record elementwise chains and run them fused (bool)"},
+    {"_get_fusion", f_get_fusion, METH_NOARGS, "see _set_fusion"},
+    {"_fusion_flush", f_fusion_flush, METH_NOARGS, "run the pending elementwise chain"},
+    {"_fusion_counts", f_fusion_counts, METH_NOARGS,
+     "(pending, fused pieces run, steps they held)"},
+    {"_rtc_available", f_rtc_available, METH_NOARGS, "(NVRTC loads, why not)"},
+    {"_rtc_compile", f_rtc_compile, METH_VARARGS,
+     "(src, arch, driver=0) -> (cubin, 'compiled' | 'memory' | 'disk')"},
+    {"_rtc_forget", f_rtc_forget, METH_NOARGS, "forget the run-time compiler's memory cache"},
+    {"_rtc_cache_dir", f_rtc_cache_dir, METH_NOARGS, "the run-time compiler's disk cache"},
+    {"_fused_loops_source", f_fused_loops_source, METH_VARARGS,
+     "(first loop, count, ndim) -> (CUDA source, argument words)"},
+    {"_fused_source_of", f_fused_source_of, METH_VARARGS,
+     "(shape, vals, steps) -> (CUDA source, argument words)"},
+    {NULL, NULL, 0, NULL},
+};

@@ -1,0 +1,127 @@
+"""The CUDA kernels generated for fused chains (src/core/dg_fused_src.c) run
+on the host: the generated source is compiled by the C++ compiler with a
+prelude standing in for CUDA's built-ins (one thread walking every element),
+run over NumPy arrays, and compared with NumPy.  What this checks without a
+GPU: the argument words, the byte offsets over strided and broadcast axes,
+the order of steps, values passed between them, scalars, two-output loops,
+power's scalar-exponent path and an input and an output of the same memory.
+What it cannot check is NVRTC's code and the launch (tests/test_rtc.py
+compiles the same sources with NVRTC)."""
+import ctypes
+import os
+import shutil
+import subprocess
+
+import numpy as np
+import pytest
+
+import dgarray as dg
+
+core = dg._core
+CXX = shutil.which("g++") or shutil.which("c++")
+pytestmark = pytest.mark.skipif(CXX is None, reason="no C++ compiler on PATH")
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+IN, SCALAR, TEMP, OUT = 0, 1, 2, 3
+DT = {np.dtype(t): i for i, t in enumerate(
+    [np.bool_, np.int8, np.uint8, np.int16, np.uint16, np.int32, np.uint32, np.int64,
+     np.uint64, np.float16, np.float32, np.float64, np.complex64, np.complex128])}
+
+PRELUDE = """#include <cstdint>
+#include <cstring>
+#include <cmath>
+struct dg_u3 { unsigned x, y, z; };
+static dg_u3 blockIdx, blockDim = {1, 1, 1}, gridDim = {1, 1, 1}, threadIdx;
+#define __global__
+#define __launch_bounds__(x)
+#define __grid_constant__
+"""
+RUNNER = """
+extern "C" void dg_host_run(const unsigned long long *w)
+{
+    dg_fused_args b;
+    std::memcpy(&b, w, sizeof b);
+    dg_fused(b);
+}
+"""
+
+
+def mem(a):
+    return (IN, DT[a.dtype], a.ctypes.data, tuple(a.strides), b"")
+
+
+def out(a):
+    return (OUT, DT[a.dtype], a.ctypes.data, tuple(a.strides), b"")
+
+
+def scalar(v, dtype, ndim):
+    return (SCALAR, DT[np.dtype(dtype)], 0, (0,) * ndim, np.array(v, dtype).tobytes())
+
+
+def temp(dtype, ndim):
+    return (TEMP, DT[np.dtype(dtype)], 0, (0,) * ndim, b"")
+
+
+def run(tmp_path, shape, vals, steps):
+    src, words = core._fused_source_of(tuple(shape), vals, steps)
+    cpp = tmp_path / "k.cpp"
+    so = tmp_path / "k.so"
+    cpp.write_text(PRELUDE + src + RUNNER)
+    subprocess.run([CXX, "-std=c++17", "-O1", "-ffp-contract=off", "-shared", "-fPIC",
+                    "-I" + os.path.join(ROOT, "kernels"), "-I" + os.path.join(ROOT, "src", "core"),
+                    str(cpp), "-o", str(so)], check=True, capture_output=True)
+    lib = ctypes.CDLL(str(so))
+    buf = ctypes.create_string_buffer(words, len(words))
+    lib.dg_host_run(buf)
+
+
+def test_strided_scalars_temps(tmp_path):
+    rng = np.random.default_rng(0)
+    base = rng.standard_normal((6, 14))
+    a = base[:, ::2]                      # strided rows
+    b = rng.standard_normal((6, 7)).T.copy().T  # column-major
+    row = rng.standard_normal(7)
+    rb = np.broadcast_to(row, (6, 7))     # stride 0 on axis 0
+    o = np.zeros((6, 7))
+    vals = [mem(a), mem(b), mem(rb), scalar(2.5, np.float64, 2), temp(np.float64, 2),
+            temp(np.float64, 2), out(o)]
+    steps = [("multiply", (0, 1, 4)), ("add", (4, 3, 5)), ("hypot", (5, 2, 4)),
+             ("sqrt", (4, 6))]
+    run(tmp_path, (6, 7), vals, steps)
+    np.testing.assert_array_equal(o, np.sqrt(np.hypot(a * b + 2.5, rb)))
+
+
+def test_power_scalar_exponent_and_cast(tmp_path):
+    a = np.linspace(0.5, 4, 24, dtype=np.float32).reshape(4, 6)
+    o = np.zeros((4, 6), np.int32)
+    f = np.zeros((4, 6), np.float32)
+    vals = [mem(a), scalar(0.5, np.float32, 2), out(f), out(o)]
+    steps = [("power", (0, 1, 2)), ("cast", (2, 3))]
+    run(tmp_path, (4, 6), vals, steps)
+    np.testing.assert_array_equal(f, np.power(a, np.float32(0.5)))
+    np.testing.assert_array_equal(o, np.power(a, np.float32(0.5)).astype(np.int32))
+
+
+def test_two_outputs_and_in_place(tmp_path):
+    a = np.arange(-10, 14, dtype=np.int64).reshape(2, 3, 4)
+    a0 = a.copy()
+    q = np.zeros_like(a)
+    vals = [mem(a), scalar(3, np.int64, 3), out(q), temp(np.int64, 3), out(a)]
+    # q, r = divmod(a, 3); a = r (the output is a's own memory, read before)
+    steps = [("divmod", (0, 1, 2, 3)), ("positive", (3, 4))]
+    run(tmp_path, (2, 3, 4), vals, steps)
+    np.testing.assert_array_equal(q, a0 // 3)
+    np.testing.assert_array_equal(a, a0 % 3)
+
+
+def test_complex_and_bool(tmp_path):
+    rng = np.random.default_rng(1)
+    z = (rng.standard_normal(10) + 1j * rng.standard_normal(10)).astype(np.complex128)
+    o = np.zeros(10, np.complex128)
+    m = np.zeros(10, np.bool_)
+    vals = [mem(z), scalar(1 - 2j, np.complex128, 1), out(o), temp(np.float64, 1),
+            scalar(1.0, np.float64, 1), out(m)]
+    steps = [("multiply", (0, 1, 2)), ("absolute", (2, 3)), ("greater", (3, 4, 5))]
+    run(tmp_path, (10,), vals, steps)
+    np.testing.assert_allclose(o, z * (1 - 2j), rtol=1e-15)
+    np.testing.assert_array_equal(m, np.abs(z * (1 - 2j)) > 1.0)

@@ -1,0 +1,275 @@
+"""Deferred fusion of elementwise chains (src/core/dg_fuse.c): fused chains
+against the same chains unfused (dgarray.config.fusion off) and NumPy, on
+random chains of ufuncs, scalars, broadcasting, views, out= and slice
+assignments, including writes that overlap what the chain reads."""
+import numpy as np
+import pytest
+
+import dgarray as dg
+from _maps import maps_for
+
+core = dg._core
+
+
+@pytest.fixture
+def fusion():
+    """dgarray.config.fusion, restored after the test."""
+    old = dg.config.fusion
+    yield
+    dg.config.fusion = old
+
+
+def counts():
+    """(steps pending, fused pieces run, steps they held)."""
+    return core._fusion_counts()
+
+
+def dist(x, ndev, layout=0):
+    maps = maps_for(x.shape, ndev)
+    return dg.distributed_array(x, maps[layout % len(maps)][1])
+
+
+UNARY = ["sqrt", "sin", "negative", "absolute", "exp", "square", "floor", "isnan"]
+BINARY = ["add", "subtract", "multiply", "divide", "maximum", "hypot", "greater", "copysign"]
+
+
+def run_chain(xp, seed, a, b, row, ndev_layouts):
+    """A random chain on a, b (2-d, same shape) and row (a broadcast row),
+    written once for NumPy and dgarray (xp): ufuncs, scalars, operators,
+    views, out= and slice assignments.  Returns the arrays it left."""
+    rng = np.random.default_rng(seed)
+    vals = [a, b, row]
+    with np.errstate(all="ignore"):
+        for _ in range(int(rng.integers(3, 14))):
+            kind = int(rng.integers(0, 7))
+            x = vals[int(rng.integers(0, len(vals)))]
+            y = vals[int(rng.integers(0, len(vals)))]
+            if kind == 0:
+                r = getattr(xp, UNARY[int(rng.integers(0, len(UNARY)))])(x)
+            elif kind == 1:
+                r = getattr(xp, BINARY[int(rng.integers(0, len(BINARY)))])(x, y)
+            elif kind == 2:
+                r = x * 0.5 + 2 if rng.integers(0, 2) else 3 - x / 4
+            elif kind == 3:  # in place into a, through out=
+                xp.add(a, x[..., :a.shape[-1]] if x.shape[-1] >= a.shape[-1] else x, out=a)
+                continue
+            elif kind == 4:  # slice assignment of an expression
+                a[1:, :] = b[:-1, :] * 2 - a[1:, :]
+                continue
+            elif kind == 5:  # an overlapping write: a reads its neighbours
+                a[1:-1, 1:-1] = 0.25 * (a[:-2, 1:-1] + a[2:, 1:-1] + a[1:-1, :-2]
+                                        + a[1:-1, 2:])
+                continue
+            else:
+                b += 1
+                continue
+            if r.dtype == np.bool_:
+                r = r.astype(a.dtype)
+            if r.shape == a.shape:
+                vals.append(r)
+    return vals
+
+
+@pytest.mark.parametrize("seed", range(12))
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_random_chains(ndev, seed, dtype, fusion, no_leak):
+    rng = np.random.default_rng(100 + seed)
+    shape = (int(rng.integers(3, 12)), int(rng.integers(3, 12)))
+    a = rng.standard_normal(shape).astype(dtype)
+    b = rng.standard_normal(shape).astype(dtype)
+    row = rng.standard_normal(shape[1:]).astype(dtype)
+    want = run_chain(np, seed, a.copy(), b.copy(), row.copy(), None)
+    results = {}
+    for on in (True, False):
+        dg.config.fusion = on
+        da, db = dist(a, ndev, seed), dist(b, ndev, seed + 1)
+        dr = dg.asarray(row)
+        got = run_chain(dg, seed, da, db, dr, None)
+        results[on] = [dg.asnumpy(g) for g in got]
+    for w, f, u in zip(want, results[True], results[False]):
+        np.testing.assert_array_equal(f, w)
+        np.testing.assert_array_equal(u, w)
+
+
+def test_chain_is_fused(ndev, fusion):
+    dg.config.fusion = True
+    a = np.linspace(0, 1, 40 * 30, dtype=np.float32).reshape(40, 30)
+    b = a[::-1].copy()
+    A, B = dist(a, ndev, 1), dist(b, ndev, 1)
+    core._fusion_flush()
+    _, runs0, steps0 = counts()
+    r = dg.sqrt(A * A + B * B) + 2 * dg.sin(A) - B / 3
+    assert counts()[0] > 0, "the chain runs only when a result is needed"
+    got = dg.asnumpy(r)
+    pending, runs, steps = counts()
+    assert pending == 0
+    nchunks = len(r.index_map) if hasattr(r, "index_map") else ndev
+    assert steps - steps0 == 9 * (runs - runs0), "one fused piece per chunk with every step"
+    assert runs - runs0 <= max(nchunks, ndev)
+    np.testing.assert_array_equal(got, np.sqrt(a * a + b * b) + 2 * np.sin(a) - b / 3)
+
+
+def test_fusion_off_runs_at_once(fusion):
+    a = dg.arange(10.0)
+    dg.config.fusion = False
+    assert dg.config.fusion is False
+    b = a + 1
+    assert counts()[0] == 0
+    np.testing.assert_array_equal(dg.asnumpy(b), np.arange(10.0) + 1)
+    dg.config.fusion = True
+    c = a * 2
+    assert counts()[0] > 0
+    dg.config.fusion = False  # runs the pending chain
+    assert counts()[0] == 0
+    np.testing.assert_array_equal(dg.asnumpy(c), np.arange(10.0) * 2)
+
+
+@pytest.mark.parametrize("layout", range(4))
+def test_jacobi(ndev, layout, fusion, no_leak):
+    dg.config.fusion = True
+    x = np.random.default_rng(layout).random((34, 27))
+    X = dist(x, ndev, layout)
+    for _ in range(5):
+        c, n, s = X[1:-1, 1:-1], X[:-2, 1:-1], X[2:, 1:-1]
+        e, w = X[1:-1, 2:], X[1:-1, :-2]
+        X[1:-1, 1:-1] = 0.2 * (c + n + e + w + s)
+        c, n, s = x[1:-1, 1:-1], x[:-2, 1:-1], x[2:, 1:-1]
+        e, w = x[1:-1, 2:], x[1:-1, :-2]
+        x[1:-1, 1:-1] = 0.2 * (c + n + e + w + s)
+    np.testing.assert_array_equal(dg.asnumpy(X), x)
+
+
+def test_errors_at_the_call(ndev, fusion):
+    dg.config.fusion = True
+    a = dist(np.arange(12.0).reshape(3, 4), ndev)
+    t = a * 3  # pending
+    with pytest.raises(ValueError, match="broadcast"):
+        a + dg.arange(5.0)
+    with pytest.raises(TypeError):
+        np.add(a, 1.5, out=dg.zeros((3, 4), dtype=np.int64))
+    np.testing.assert_array_equal(dg.asnumpy(t), np.arange(12.0).reshape(3, 4) * 3)
+
+
+def test_reads_of_pending_results(ndev, fusion):
+    """Work of every kind sees the chain's results: reductions, views read
+    shifted, scalar assignment, reshard, casts, a second chain reading the
+    first one's results through other views."""
+    dg.config.fusion = True
+    x = np.arange(60.0).reshape(6, 10)
+    a = dist(x, ndev, 1)
+    t = a + 1
+    assert float(t.sum()) == (x + 1).sum()
+    u = a * 2
+    v = u[1:] + u[:-1]  # reads u shifted
+    np.testing.assert_array_equal(dg.asnumpy(v), (x * 2)[1:] + (x * 2)[:-1])
+    w = a - 1
+    w[0, 0] = 100.0
+    ww = x - 1
+    ww[0, 0] = 100.0
+    np.testing.assert_array_equal(dg.asnumpy(w), ww)
+    y = (a + 0.5).astype(np.int32)
+    np.testing.assert_array_equal(dg.asnumpy(y), (x + 0.5).astype(np.int32))
+    z = dg.sqrt(a)
+    zr = z.reshard({0: slice(None)})
+    np.testing.assert_array_equal(dg.asnumpy(zr), np.sqrt(x))
+
+
+def test_in_place_overlaps(ndev, fusion):
+    dg.config.fusion = True
+    x = np.arange(40.0).reshape(4, 10)
+    for shift in (1, 2):
+        a = dist(x, ndev, shift)
+        a[:, shift:] += a[:, :-shift]
+        a[:, :-shift] = a[:, shift:] * 2
+        y = x.copy()
+        y[:, shift:] += y[:, :-shift]
+        y[:, :-shift] = y[:, shift:] * 2
+        np.testing.assert_array_equal(dg.asnumpy(a), y)
+
+
+def test_long_chain(ndev, fusion, no_leak):
+    dg.config.fusion = True
+    x = np.linspace(-1, 1, 50)
+    a = dist(x, ndev)
+    r, y = a, x
+    for i in range(100):
+        r = r * 0.5 + i
+        y = y * 0.5 + i
+    np.testing.assert_array_equal(dg.asnumpy(r), y)
+
+
+def test_dtypes_and_two_outputs(ndev, fusion):
+    dg.config.fusion = True
+    x = np.arange(-6, 18, dtype=np.int32).reshape(4, 6)
+    a = dist(x, ndev, 2)
+    q, r = dg.divmod(a * 3 + 1, 4)
+    m = (q > r) & (a != 0)
+    f = dg.modf(a / 7)
+    np.testing.assert_array_equal(dg.asnumpy(q), (x * 3 + 1) // 4)
+    np.testing.assert_array_equal(dg.asnumpy(r), (x * 3 + 1) % 4)
+    np.testing.assert_array_equal(dg.asnumpy(m), ((x * 3 + 1) // 4 > (x * 3 + 1) % 4) & (x != 0))
+    np.testing.assert_array_equal(dg.asnumpy(f[0]), np.modf(x / 7)[0])
+    np.testing.assert_array_equal(dg.asnumpy(f[1]), np.modf(x / 7)[1])
+
+
+def test_dropped_results_are_not_stored(fusion, no_leak):
+    dg.config.fusion = True
+    a = dg.arange(1000.0)
+    r = ((a + 1) * 2 - 3) / 4
+    np.testing.assert_array_equal(dg.asnumpy(r), ((np.arange(1000.0) + 1) * 2 - 3) / 4)
+    (a + 5)  # dropped before anything reads it: never computed, no memory left
+    core._fusion_flush()
+
+
+def test_fuse_decorator(ndev, fusion):
+    @dg.fuse()
+    def squared_diff(x, y):
+        return (x - y) * (x - y)
+
+    @dg.fuse
+    def axpy(a, x, y):
+        return a * x + y
+
+    @dg.fuse(kernel_name="squared_diff_named")
+    def named(x, y):
+        return dg.sqrt(x * x + y * y)
+
+    x = np.arange(20.0).reshape(4, 5)
+    y = np.ones((4, 5)) * 3
+    X, Y = dist(x, ndev), dist(y, ndev)
+    np.testing.assert_array_equal(dg.asnumpy(squared_diff(X, Y)), (x - y) * (x - y))
+    np.testing.assert_array_equal(dg.asnumpy(squared_diff(X, 2.5)), (x - 2.5) ** 2)
+    np.testing.assert_array_equal(dg.asnumpy(axpy(2.0, X, Y)), 2.0 * x + y)
+    np.testing.assert_array_equal(dg.asnumpy(named(X, Y)), np.sqrt(x * x + y * y))
+    assert named.name == "squared_diff_named" and "Fusion" in repr(named)
+    # NumPy inputs: the function itself
+    np.testing.assert_array_equal(squared_diff(x, y), (x - y) * (x - y))
+    dg.config.fusion = False
+    np.testing.assert_array_equal(dg.asnumpy(axpy(2.0, X, Y)), 2.0 * x + y)
+    assert dg.config.fusion is False
+    with pytest.raises(TypeError):
+        dg.fuse(bogus=1)
+
+
+def test_large_chains(ndev, fusion):
+    """Pieces large enough that the CUDA backend runs them as kernels
+    compiled at run time (DGARRAY_FUSED_KERNEL_MIN, 65,536 elements); on the
+    CPU backend the same tiles as smaller ones.  Transcendental results
+    within a few ulp (the GPU's sin is not glibc's), the rest exact."""
+    dg.config.fusion = True
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((512, 520), dtype=np.float32)
+    y = rng.standard_normal((512, 520), dtype=np.float32)
+    a, b = dist(x, ndev, 1), dist(y, ndev, 1)
+    r = dg.sqrt(a * a + b * b) + 2 * dg.sin(a) - b / 3
+    np.testing.assert_allclose(dg.asnumpy(r), np.sqrt(x * x + y * y) + 2 * np.sin(x) - y / 3,
+                               rtol=1e-5, atol=1e-5)
+    s = (a * 3 - b) * (a + 1.5)
+    np.testing.assert_array_equal(dg.asnumpy(s), (x * 3 - y) * (x + np.float32(1.5)))
+    g = x.copy()
+    for _ in range(2):
+        a[1:-1, 1:-1] = 0.2 * (a[1:-1, 1:-1] + a[:-2, 1:-1] + a[1:-1, 2:] + a[1:-1, :-2]
+                               + a[2:, 1:-1])
+        g[1:-1, 1:-1] = 0.2 * (g[1:-1, 1:-1] + g[:-2, 1:-1] + g[1:-1, 2:] + g[1:-1, :-2]
+                               + g[2:, 1:-1])
+    np.testing.assert_array_equal(dg.asnumpy(a), g)
