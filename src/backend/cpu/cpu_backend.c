@@ -340,7 +340,11 @@ static void run_task(cpu_be *cb, cpu_dev *d, cpu_task *t)
     case T_SORT: dg_cpu_sort_run(&t->u.sort.d, t->u.sort.work); break;
     case T_DENSE: dg_cpu_dense_run(&t->u.dense); break;
     case T_FFT: dg_cpu_fft_run(&t->u.fft.d, t->u.fft.work); break;
-    case T_CALL, T_FUSED: t->u.call.fn(t->u.call.arg); break;
+    case T_CALL: t->u.call.fn(t->u.call.arg); break;
+    case T_FUSED:
+        dg_cpu_fused_run(t->u.fused, (char *)t->u.fused + CPU_FUSED_HEAD);
+        free(t->u.fused);
+        break;
     case T_WAIT: {
         cpu_dev *o = &cb->devs[t->u.wait.dev];
         pthread_mutex_lock(&o->mu);
