@@ -161,6 +161,16 @@ def test_cupy_jax_page_dgarray_program():
     assert "4 chunks on 4 cpu devices" in r.stdout
 
 
+def test_readme_example():
+    """The README's ten lines run as written (no host fallback in them)."""
+    text = open(os.path.join(ROOT, "README.md")).read()
+    code = text.split("```python\n", 1)[1].split("```", 1)[0]
+    r = _run("import warnings, dgarray\nwarnings.simplefilter('error', dgarray.FallbackWarning)\n"
+             + code, _env())
+    assert r.returncode == 0, r.stderr
+    assert "2 chunks on 2 cpu devices" in r.stdout and "|01010101|" in r.stdout
+
+
 _DOCSTRINGS = textwrap.dedent("""
     import doctest, importlib, pkgutil, sys
     import dgarray
