@@ -18,7 +18,7 @@ def own_names():
     hand-written entry in the reference."""
     out = []
     for name, obj in vars(dgarray).items():
-        if name.startswith("_") or name in ("annotations",):
+        if name.startswith("_"):
             continue
         if getattr(numpy, name, None) is obj:
             continue

@@ -77,7 +77,7 @@ def _documented():
     return names
 
 
-def _public(obj, static=False):
+def _public(obj):
     return sorted(n for n in dir(obj) if not n.startswith("_"))
 
 
@@ -168,7 +168,7 @@ def test_readme_example():
     r = _run("import warnings, dgarray\nwarnings.simplefilter('error', dgarray.FallbackWarning)\n"
              + code, _env())
     assert r.returncode == 0, r.stderr
-    assert "2 chunks on 2 cpu devices" in r.stdout and "|01010101|" in r.stdout
+    assert "4 chunks on 4 cpu devices" in r.stdout and "|01230123|" in r.stdout
 
 
 _DOCSTRINGS = textwrap.dedent("""
