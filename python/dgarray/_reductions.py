@@ -183,26 +183,43 @@ def _arg(kind, a, axis=None, out=None, keepdims=False):
 
 
 def argmax(a, axis=None, out=None, *, keepdims=False):
+    """Indices of the largest values along `axis` (numpy.argmax; the first
+    one where several are equal, NaN first as in NumPy); each chunk finds its
+    own and only (value, index) pairs cross devices."""
     return _arg(1, a, axis, out, keepdims)
 
 
 def argmin(a, axis=None, out=None, *, keepdims=False):
+    """Indices of the smallest values along `axis` (numpy.argmin), found as
+    argmax finds its own."""
     return _arg(2, a, axis, out, keepdims)
 
 
 def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=_NOVALUE, where=True):
+    """The sum over `axis` (numpy.sum: NumPy's dtypes, `initial`, `where`).
+    Each chunk is folded where it lives and
+    the partial results are combined across devices, so a float sum split
+    over devices may differ from NumPy's in the last bits (NumPy's pairwise
+    order within a chunk, device order across chunks)."""
     return ufunc_reduce(numpy.add, a, axis, dtype, out, keepdims, initial, where)
 
 
 def prod(a, axis=None, dtype=None, out=None, keepdims=False, initial=_NOVALUE, where=True):
+    """The product over `axis` (numpy.prod), folded per chunk and then
+    across devices as sum is."""
     return ufunc_reduce(numpy.multiply, a, axis, dtype, out, keepdims, initial, where)
 
 
 def max(a, axis=None, out=None, keepdims=False, initial=_NOVALUE, where=True):
+    """The largest value over `axis` (numpy.max; NaN propagates; an empty
+    reduction without `initial` raises NumPy's ValueError).  amax is this
+    function."""
     return ufunc_reduce(numpy.maximum, a, axis, None, out, keepdims, initial, where)
 
 
 def min(a, axis=None, out=None, keepdims=False, initial=_NOVALUE, where=True):
+    """The smallest value over `axis` (numpy.min), as max.  amin is this
+    function."""
     return ufunc_reduce(numpy.minimum, a, axis, None, out, keepdims, initial, where)
 
 
@@ -210,18 +227,23 @@ amax, amin = max, min
 
 
 def any(a, axis=None, out=None, keepdims=False, *, where=True):
+    """Whether any element over `axis` is true (numpy.any: a bool result;
+    non-bool arrays are compared with 0 on the devices first)."""
     a = _asdist(a)
     b = a if a.dtype == numpy.bool_ else numpy.not_equal(a, 0)
     return ufunc_reduce(numpy.logical_or, b, axis, None, out, keepdims, _NOVALUE, where)
 
 
 def all(a, axis=None, out=None, keepdims=False, *, where=True):
+    """Whether every element over `axis` is true (numpy.all), as any."""
     a = _asdist(a)
     b = a if a.dtype == numpy.bool_ else numpy.not_equal(a, 0)
     return ufunc_reduce(numpy.logical_and, b, axis, None, out, keepdims, _NOVALUE, where)
 
 
 def ptp(a, axis=None, out=None, keepdims=False):
+    """max - min over `axis` (numpy.ptp): two reductions and a subtraction
+    on the devices."""
     a = _asdist(a)
     res = numpy.subtract(max(a, axis, keepdims=keepdims), min(a, axis, keepdims=keepdims))
     return _write_out(res, out) if out is not None else res
@@ -262,6 +284,9 @@ def _divide(s, n, dtype):
 
 
 def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
+    """The mean over `axis` (numpy.mean: float64 for integer input, NumPy's
+    RuntimeWarning for an empty slice): a sum on the devices divided by the
+    count."""
     a = _asdist(a)
     axes = normalize_axes(axis, a.ndim)
     sdt, rdt = _mean_dtypes(a, dtype)
@@ -309,6 +334,8 @@ def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Tru
 
 def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True,
         mean=_NOVALUE, correction=_NOVALUE):
+    """The standard deviation over `axis` (numpy.std: `ddof`, `correction`,
+    `mean`, `where`): the square root of var."""
     v = var(a, axis, dtype, None, ddof, keepdims, where=where, mean=mean, correction=correction)
     with numpy.errstate(all="ignore"):
         if v.ndim:
@@ -339,10 +366,13 @@ def _nan_fold(ufunc, a, axis, dtype, out, keepdims, initial, where):
 
 
 def nansum(a, axis=None, dtype=None, out=None, keepdims=False, initial=_NOVALUE, where=True):
+    """The sum over `axis` with NaN counted as zero (numpy.nansum): NaNs
+    masked out by `where` on the devices."""
     return _nan_fold(numpy.add, a, axis, dtype, out, keepdims, initial, where)
 
 
 def nanprod(a, axis=None, dtype=None, out=None, keepdims=False, initial=_NOVALUE, where=True):
+    """The product over `axis` with NaN counted as one (numpy.nanprod)."""
     return _nan_fold(numpy.multiply, a, axis, dtype, out, keepdims, initial, where)
 
 
@@ -358,14 +388,18 @@ def _nan_extreme(uf, name, a, axis, out, keepdims, initial, where):
 
 
 def nanmax(a, axis=None, out=None, keepdims=False, initial=_NOVALUE, where=True):
+    """The largest value over `axis` ignoring NaN (numpy.nanmax: NaN and a
+    RuntimeWarning for an all-NaN slice)."""
     return _nan_extreme(numpy.fmax, "nanmax", a, axis, out, keepdims, initial, where)
 
 
 def nanmin(a, axis=None, out=None, keepdims=False, initial=_NOVALUE, where=True):
+    """The smallest value over `axis` ignoring NaN (numpy.nanmin), as nanmax."""
     return _nan_extreme(numpy.fmin, "nanmin", a, axis, out, keepdims, initial, where)
 
 
 def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
+    """The mean over `axis` ignoring NaN (numpy.nanmean)."""
     a = _asdist(a)
     if a.dtype.kind not in "fc":
         return mean(a, axis, dtype, out, keepdims, where=where)
@@ -403,10 +437,15 @@ def _flatten(a):
 
 
 def cumsum(a, axis=None, dtype=None, out=None):
+    """Running sums along `axis` (numpy.cumsum; the array flattened where
+    `axis` is None).  Chunks that hold the whole axis scan alone; blocks that
+    tile it scan alone and then add the totals of the blocks before them;
+    other layouts are resharded to hold the axis whole, and back."""
     return _scan(numpy.add, a, axis, dtype, out)
 
 
 def cumprod(a, axis=None, dtype=None, out=None):
+    """Running products along `axis` (numpy.cumprod), as cumsum."""
     return _scan(numpy.multiply, a, axis, dtype, out)
 
 
