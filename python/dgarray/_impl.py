@@ -234,10 +234,11 @@ def method_of(name):
         return _array_function_method
     if name in _PROTOCOL_METHODS:
         return _PROTOCOL_METHODS[name]
-    from . import _linalg, _reductions, _shape
+    from . import _linalg, _reductions, _shape, _surface
     if name in _linalg.METHODS:
         return _linalg.METHODS[name]
-    return _reductions.FUNCTIONS.get(name) or _shape.METHODS[name]
+    return (_reductions.FUNCTIONS.get(name) or _shape.METHODS.get(name) or
+            _surface.METHODS[name])
 
 
 def _array_function_method(self, *args, **kwargs):
@@ -281,6 +282,11 @@ def _numpy_functions():
             nf = getattr(numpy, name, None)
             if nf is not None:
                 table[nf] = f
+    from . import _surface
+    for name, f in _surface.FUNCTIONS.items():
+        nf = _surface.numpy_function(name)
+        if nf is not None:
+            table[nf] = f
     return table
 
 

@@ -266,6 +266,24 @@ static dg_status flat_rows_layout(dg_backend_i *be, int dtype, int ndim, const i
     return DG_OK;
 }
 
+dg_status dg_array_reshape_view(dg_array *a, int ndim, const int64_t *shape, dg_array **out,
+                                dg_error *err)
+{
+    int64_t total = dg_shape_size(a->ndim, a->shape);
+    shapes s;
+    *out = NULL;
+    if (ndim < 0 || ndim > DG_MAXDIM || dg_shape_size(ndim, shape) != total)
+        return dg_error_set(err, DG_ERR_VALUE, -1, "cannot reshape an array of size %lld",
+                            (long long)total);
+    s.ndim = a->ndim;
+    s.shape = a->shape;
+    s.out_ndim = ndim;
+    s.out_shape = shape;
+    if (total == 0 || reshape_maps(a, &s))
+        return view_build(a, ndim, shape, reshape_fn, &s, 1, 0, out, err);
+    return DG_OK;
+}
+
 dg_status dg_array_reshape(dg_array *a, int ndim, const int64_t *shape, size_t min_split_bytes,
                            dg_array **out, int *is_view, dg_error *err)
 {
@@ -276,16 +294,12 @@ dg_status dg_array_reshape(dg_array *a, int ndim, const int64_t *shape, size_t m
     dg_status st;
     int n = 0;
 
-    if (ndim < 0 || ndim > DG_MAXDIM || dg_shape_size(ndim, shape) != total)
-        return dg_error_set(err, DG_ERR_VALUE, -1, "cannot reshape an array of size %lld",
-                            (long long)total);
-    s.ndim = a->ndim;
-    s.shape = a->shape;
+    *is_view = 1;
+    DG_CHECK(dg_array_reshape_view(a, ndim, shape, out, err));
+    if (*out)
+        return DG_OK;
     s.out_ndim = ndim;
     s.out_shape = shape;
-    *is_view = 1;
-    if (total == 0 || reshape_maps(a, &s))
-        return view_build(a, ndim, shape, reshape_fn, &s, 1, 0, out, err);
     /* through the flattening (a view where a's chunks hold whole rows) */
     DG_CHECK(dg_array_flatten(a, min_split_bytes, &flat, err));
     s.ndim = 1;

@@ -35,6 +35,12 @@ dg_status dg_array_broadcast(dg_array *a, int ndim, const int64_t *shape, dg_arr
 dg_status dg_array_reshape(dg_array *a, int ndim, const int64_t *shape, size_t min_split_bytes,
                            dg_array **out, int *is_view, dg_error *err);
 
+/* dg_array_reshape where it is a view: *out = NULL (no error) where a's
+ * chunks do not map to boxes of the new shape; nothing moves.  New
+ * reference. */
+dg_status dg_array_reshape_view(dg_array *a, int ndim, const int64_t *shape, dg_array **out,
+                                dg_error *err);
+
 /* 1 if an elementwise loop writing `out` while reading `in` in place could
  * read elements it already wrote: a chunk of each uses the same buffer but
  * not as the very same view (box, offset and strides). */

@@ -632,6 +632,8 @@ static PyObject *py_method(PyObject **cache, const char *name, PyObject *self,
     X(compress, "compress(condition, axis=None, out=None): the slices where true")       \
     X(fill, "fill(value): every element = value")                                        \
     X(dot, "dot(b, out=None): the dot product with b, as numpy.dot")                      \
+    X(diagonal, "diagonal(offset=0, axis1=0, axis2=1): a read-only diagonal")             \
+    X(trace, "trace(offset=0, axis1=0, axis2=1, dtype=None, out=None): a diagonal's sum") \
     X(__array_function__, "NumPy functions that dgarray implements run on the devices")  \
     X(__array_namespace__, "__array_namespace__(api_version=None): the dgarray module")    \
     X(_repr_html_, "Jupyter's view: the values and a picture of the layout")

@@ -92,8 +92,15 @@ extern PyType_Spec dgpy_array_spec;
 int dgpy_parse_shape(PyObject *o, int *nd, int64_t *shape);
 
 /* ---- index.c ---- */
+/* The core array of a DistributedArray argument (borrowed), or NULL with
+ * TypeError naming the function. */
+dg_array *dgpy_arg_array(PyObject *o, const char *fn);
 /* The module functions of indexing, views and sorting (_view, _select, ...). */
 extern PyMethodDef dgpy_index_methods[];
+
+/* ---- surface.c ---- */
+/* The module functions of NumPy's surface beyond indexing (_set_readonly, ...). */
+extern PyMethodDef dgpy_surface_methods[];
 
 /* ---- ufunc.c ---- */
 /* Applies ufunc `id` (NumPy object `ufunc`) to args/kwargs as

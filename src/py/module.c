@@ -842,7 +842,8 @@ static int module_exec(PyObject *m)
         goto fail;
     if (PyModule_AddObjectRef(m, "DistributedArray", (PyObject *)st->array_type) < 0)
         goto fail;
-    if (PyModule_AddFunctions(m, dgpy_index_methods) < 0)
+    if (PyModule_AddFunctions(m, dgpy_index_methods) < 0 ||
+        PyModule_AddFunctions(m, dgpy_surface_methods) < 0)
         goto fail;
     st->DeviceError = PyErr_NewExceptionWithDoc(
         "dgarray.DeviceError", "A CUDA, cuBLAS or NCCL call failed.", PyExc_RuntimeError, NULL);
