@@ -41,28 +41,23 @@ def same(got, want):
 X = np.random.default_rng(0).standard_normal((6, 5))
 V = np.random.default_rng(1).standard_normal(11)
 
-# (numpy function, positional arguments with arrays as "X" / "V")
+# (numpy function, positional arguments with arrays as "X" / "V"): functions
+# that stay on the host (factorizations and FFTs: [linalg-fft]); the others
+# run on the devices (tests of their own modules)
 CASES = [
-    (np.median, ("X",), {}),
-    (np.median, ("X",), {"axis": 0}),
-    (np.percentile, ("V", [10, 50, 90]), {}),
-    (np.cov, ("X",), {}),
-    (np.linalg.pinv, ("X",), {}),
-    (np.partition, ("V", 3), {}),
-    (np.gradient, ("X",), {"axis": 0}),
-    (np.histogram, ("V",), {"bins": 4}),
-    (np.linalg.norm, ("X",), {}),
     (np.linalg.svd, ("X",), {"full_matrices": False}),
+    (np.linalg.svd, ("X",), {"compute_uv": False}),
     (np.linalg.qr, ("X",), {}),
+    (np.linalg.pinv, ("X",), {}),
+    (np.linalg.matrix_rank, ("X",), {}),
+    (np.linalg.lstsq, ("X", np.arange(6.0)), {"rcond": None}),
     (np.fft.fft, ("V",), {}),
-    (np.convolve, ("V", "V"), {}),
-    (np.einsum, ("ij,kj->ik", "X", "X"), {}),
-    (np.linalg.multi_dot, (["X", np.ones((5, 2)), np.ones((2, 3))],), {}),
-    (np.interp, ("V",), {"xp": "V", "fp": "V"}),
-    (np.allclose, ("X", "X"), {}),
-    (np.array2string, ("V",), {}),
-    (np.count_nonzero, ("X",), {}),
-    (np.corrcoef, ("X",), {}),
+    (np.fft.rfft, ("V",), {"n": 16}),
+    (np.fft.ifft, ("V",), {"norm": "ortho"}),
+    (np.fft.fft2, ("X",), {}),
+    (np.fft.fftn, ("X",), {"axes": (0,)}),
+    (np.fft.hfft, ("V",), {}),
+    (np.fft.irfft, ("V",), {}),
 ]
 
 
@@ -95,35 +90,43 @@ def test_named_tuples_and_scalars_come_back():
         r = np.linalg.svd(d, full_matrices=False)
     assert type(r).__name__ == "SVDResult" and isinstance(r.S, dg.DistributedArray)
     with pytest.warns(dg.FallbackWarning):
-        m = np.median(d)
-    assert isinstance(m, dg.DistributedArray) and m.shape == () and float(m) == np.median(X)
+        m = np.linalg.det(d[:5])
+    assert isinstance(m, dg.DistributedArray) and m.shape == () and \
+        float(m) == np.linalg.det(X[:5])
+
+
+def test_lists_of_arrays_are_gathered():
+    d = dg.asarray(X)
+    with pytest.warns(dg.FallbackWarning, match="multi_dot"):
+        r = dg._fallback.call(np.linalg.multi_dot, ([d, np.ones((5, 2)), d[:2, :3]],), {})
+    same(r, np.linalg.multi_dot([X, np.ones((5, 2)), X[:2, :3]]))
 
 
 def test_the_warning_points_at_the_caller():
     d = dg.asarray(V)
     with warnings.catch_warnings(record=True) as w:
         warnings.simplefilter("always")
-        np.median(d)
-        dg.median(d)
-        dg.linalg.norm(d)
+        np.fft.fft(d)
+        dg.fft.fft(d)
+        dg.linalg.svd(d[:3, None])
     assert [x.category for x in w] == [dg.FallbackWarning] * 3
     assert all(x.filename == __file__ for x in w), [x.filename for x in w]
-    assert "numpy.median" in str(w[0].message) and "88 bytes" in str(w[0].message)
-    assert "numpy.linalg.norm" in str(w[2].message)
+    assert "numpy.fft.fft" in str(w[0].message) and "88 bytes" in str(w[0].message)
+    assert "numpy.linalg.svd" in str(w[2].message)
 
 
 def test_config_fallback(fallback_mode):
     d = dg.asarray(V)
     assert dg.config.fallback == "warn"
     fallback_mode("raise")
-    with pytest.raises(TypeError, match="numpy.median"):
-        np.median(d)
-    with pytest.raises(TypeError, match="numpy.linalg.norm"):
-        dg.linalg.norm(d)
+    with pytest.raises(TypeError, match="numpy.fft.fft"):
+        np.fft.fft(d)
+    with pytest.raises(TypeError, match="numpy.linalg.svd"):
+        dg.linalg.svd(d[:3, None])
     fallback_mode("silent")
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        same(np.median(d), np.median(V))
+        same(np.fft.fft(d), np.fft.fft(V))
     with pytest.raises(ValueError, match="fallback"):
         dg.config.fallback = "loud"
     assert dg.config.fallback == "silent"
@@ -156,16 +159,16 @@ def test_arguments_numpy_writes_into_are_written_back():
 
 def test_out_is_written_back_and_returned():
     d = dg.asarray(X)
-    o = dg.zeros(5)
+    o = dg.zeros((6, 5), complex)
     with pytest.warns(dg.FallbackWarning):
-        r = np.median(d, axis=0, out=o)
+        r = np.fft.fft(d, axis=0, out=o)
     assert r is o
-    np.testing.assert_allclose(o.get(), np.median(X, axis=0))
-    h = np.zeros(5)
+    np.testing.assert_allclose(o.get(), np.fft.fft(X, axis=0))
+    h = np.zeros((6, 5), complex)
     with pytest.warns(dg.FallbackWarning):
-        r = np.median(d, axis=0, out=h)
+        r = np.fft.fft(d, axis=0, out=h)
     assert r is h
-    np.testing.assert_allclose(h, np.median(X, axis=0))
+    np.testing.assert_allclose(h, np.fft.fft(X, axis=0))
 
 
 def test_ufuncs_without_loops():
@@ -199,12 +202,13 @@ def test_module_names():
 
 
 def test_module_functions_take_and_return_distributed_arrays():
-    with pytest.warns(dg.FallbackWarning, match="numpy.median"):
-        m = dg.median([1.0, 5.0, 2.0])
-    assert isinstance(m, dg.DistributedArray) and float(m) == np.median([1.0, 5.0, 2.0])
-    with pytest.warns(dg.FallbackWarning, match="numpy.convolve"):
-        o = dg.convolve(dg.arange(3), [1, 2])
-    same(o, np.convolve(np.arange(3), [1, 2]))
+    with pytest.warns(dg.FallbackWarning, match="numpy.linalg.det"):
+        m = dg.linalg.det([[1.0, 5.0], [2.0, 3.0]])
+    assert isinstance(m, dg.DistributedArray) and float(m) == np.linalg.det([[1.0, 5.0],
+                                                                             [2.0, 3.0]])
+    with pytest.warns(dg.FallbackWarning, match="numpy.fft.ifft"):
+        o = dg.fft.ifft(dg.arange(3))
+    same(o, np.fft.ifft(np.arange(3)))
     with pytest.warns(dg.FallbackWarning, match="numpy.fft.rfft"):
         f = dg.fft.rfft(dg.asarray(V))
     same(f, np.fft.rfft(V))
@@ -265,6 +269,5 @@ def test_array_namespace():
     same(t, np.permute_dims(np.asarray([[1.0, 2.0], [3.0, 4.0]]), (1, 0))
          if hasattr(np, "permute_dims") else np.asarray([[1.0, 2.0], [3.0, 4.0]]).T)
     with pytest.warns(dg.FallbackWarning):
-        u = xp.cumulative_prod(y, axis=0) if hasattr(np, "cumulative_prod") else xp.cov(y)
-    same(u, np.cumulative_prod(np.asarray([[1.0, 2.0], [3.0, 4.0]]), axis=0)
-         if hasattr(np, "cumulative_prod") else np.cov(np.asarray([[1.0, 2.0], [3.0, 4.0]])))
+        u = xp.linalg.svdvals(y)
+    same(u, np.linalg.svdvals(np.asarray([[1.0, 2.0], [3.0, 4.0]])))

@@ -10,7 +10,7 @@ import importlib
 
 import numpy
 
-_MODULES = ("_matrix",)
+_MODULES = ("_matrix", "_numeric")
 
 
 def _load():
