@@ -10,7 +10,8 @@ import importlib
 
 import numpy
 
-_MODULES = ("_matrix", "_numeric")
+_MODULES = ("_matrix", "_numeric", "_sortsearch", "_elementwise", "_attributes", "_quantiles",
+            "_histograms", "_stats")
 
 
 def _load():
@@ -19,6 +20,7 @@ def _load():
         mod = importlib.import_module(f"dgarray.{name}")
         functions.update(getattr(mod, "FUNCTIONS", {}))
         methods.update(getattr(mod, "METHODS", {}))
+        methods.update(getattr(mod, "ATTRIBUTES", {}))
     return functions, methods
 
 

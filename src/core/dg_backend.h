@@ -317,6 +317,54 @@ typedef struct dg_sort_desc {
     int64_t idx_strides[DG_MAXDIM];
 } dg_sort_desc;
 
+/* Binary searches (dg_backend_i.search): for each element v of an N-d
+ * strided block of values, how many elements of the sorted sequence
+ * seq[0 .. n) (elements seq_stride bytes apart) order before v in NumPy's
+ * sort order (kernels/dg_order.h): seq[i] < v (right 0, NumPy's side
+ * "left") or seq[i] <= v (right 1), as int64 to dst (the values' shape, its
+ * own byte strides), written, or added to what dst holds (accumulate 1).
+ * Sequence and values have `dtype`. */
+typedef struct dg_search_desc {
+    int dtype;
+    int right;
+    int accumulate;
+    int64_t n;
+    const char *seq;
+    int64_t seq_stride;
+    int ndim;
+    int64_t shape[DG_MAXDIM];
+    const char *val;
+    int64_t val_strides[DG_MAXDIM];
+    int64_t *dst;
+    int64_t dst_strides[DG_MAXDIM];
+} dg_search_desc;
+
+/* Counting into bins (dg_backend_i.count) over an N-d strided block:
+ *   radix 0: each element of `src` is an int64 bin number b; one is added to
+ *     cnt[b] (int64) or, with `weight` (float64, the block's shape, its own
+ *     strides), its weight to sum[b] (float64); elements whose b is not in
+ *     [0, nbins) are skipped;
+ *   radix 1: each element of `src` (of `dtype`: bool, integer or float) has
+ *     the order key k of dg_order_key (kernels/dg_order.h); where
+ *     pshift >= 64 or (k >> pshift) == prefix, one is added to
+ *     cnt[(k >> shift) & (nbins - 1)] (nbins a power of two).
+ * The counters are added to, in no defined order. */
+typedef struct dg_count_desc {
+    int radix;
+    int dtype;
+    int ndim;
+    int64_t shape[DG_MAXDIM];
+    const char *src;
+    int64_t src_strides[DG_MAXDIM];
+    const double *weight;
+    int64_t weight_strides[DG_MAXDIM];
+    int shift, pshift;
+    uint64_t prefix;
+    int64_t nbins;
+    int64_t *cnt;
+    double *sum;
+} dg_count_desc;
+
 /* Capabilities a backend states in dg_backend_i.flags. */
 enum {
     DG_BE_IDX_IN = 1u,  /* reduce honours dg_reduce_desc.idx_in */
@@ -433,6 +481,15 @@ struct dg_backend_i {
 
     /* Waits for all work, frees every resource; `be` is invalid afterwards. */
     void (*destroy)(dg_backend_i *be);
+
+    /* OPTIONAL ([surface]; NULL: the core raises DG_ERR_NOTIMPL).  Each
+     * enqueues its work on (dev, stream); all data is on dev. */
+    /* Binary searches in a sorted sequence (dg_search_desc). */
+    dg_status (*search)(dg_backend_i *be, int dev, int stream, const dg_search_desc *d,
+                        dg_error *err);
+    /* Counts into bins (dg_count_desc). */
+    dg_status (*count)(dg_backend_i *be, int dev, int stream, const dg_count_desc *d,
+                       dg_error *err);
 };
 
 /* The CPU backend with `ndevices` virtual devices (each with its own memory

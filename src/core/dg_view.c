@@ -208,6 +208,30 @@ dg_status dg_array_broadcast(dg_array *a, int ndim, const int64_t *shape, dg_arr
     return view_build(a, ndim, shape, broadcast_fn, &s, 1, 1, out, err);
 }
 
+/* ---- dtypes ---------------------------------------------------------------------- */
+
+static int offset_fn(const void *ctx, const dg_strided *in, dg_strided *out)
+{
+    *out = *in;
+    out->offset += *(const int64_t *)ctx;
+    return 1;
+}
+
+dg_status dg_array_view_dtype(dg_array *a, int dtype, int64_t byte_offset, dg_array **out,
+                              dg_error *err)
+{
+    const int isz = dg_dtype_size(dtype), asz = dg_dtype_size(a->dtype);
+    if (isz <= 0 || byte_offset < 0 || byte_offset + isz > asz ||
+        (isz != asz && byte_offset % isz))
+        return dg_error_set(err, DG_ERR_VALUE, -1,
+                            "a view of %s elements as %s at byte %lld of each is not possible",
+                            dg_dtype_name(a->dtype), dg_dtype_name(dtype),
+                            (long long)byte_offset);
+    DG_CHECK(view_build(a, a->ndim, a->shape, offset_fn, &byte_offset, 0, 0, out, err));
+    (*out)->dtype = dtype;
+    return DG_OK;
+}
+
 /* ---- reshapes ------------------------------------------------------------------ */
 
 static int reshape_fn(const void *ctx, const dg_strided *in, dg_strided *out)

@@ -320,6 +320,24 @@ static PyObject *get_T(DgArrayObject *self, void *c)
     return dgpy_wrap(out);
 }
 
+/* Attributes written in Python (dgarray/_attributes.py): the getter is
+ * dgarray._impl.method_of("get_<name>"), the setter (those NumPy lets one
+ * set) method_of("set_<name>"), both found at the first use and kept. */
+#define PY_GETTERS(X)                                                              \
+    X(mT, "The array with its last two axes swapped (a view).")                    \
+    X(base, "None: dgarray does not track which array a view was made from.")      \
+    X(flags, "Flags as NumPy's (WRITEABLE may be cleared).")                       \
+    X(strides, "Byte strides, where every chunk has the same.")
+#define PY_GETSETTERS(X)                                                           \
+    X(real, "The real part (a view of complex elements; the array itself else).")  \
+    X(imag, "The imaginary part (a view of complex elements; read-only zeros else).") \
+    X(flat, "A flat iterator over the elements (indexable, assignable).")
+#define PY_GETTER_DECL(name, doc) static PyObject *pg_##name(PyObject *self, void *c);
+#define PY_SETTER_DECL(name, doc) \
+    PY_GETTER_DECL(name, doc) static int ps_##name(PyObject *self, PyObject *v, void *c);
+PY_GETTERS(PY_GETTER_DECL)
+PY_GETSETTERS(PY_SETTER_DECL)
+
 static PyGetSetDef array_getset[] = {
     {"shape", (getter)get_shape, NULL, "Tuple of array dimensions.", NULL},
     {"ndim", (getter)get_ndim, NULL, "Number of array dimensions.", NULL},
@@ -333,6 +351,10 @@ static PyGetSetDef array_getset[] = {
     {"index_map", (getter)get_index_map, NULL,
      "{device: [tuple of slices, ...]}: which block each chunk holds.", NULL},
     {"T", (getter)get_T, NULL, "Transposed array.", NULL},
+#define PY_GETTER_ENTRY(name, doc) {#name, (getter)pg_##name, NULL, doc, NULL},
+#define PY_GETSETTER_ENTRY(name, doc) {#name, (getter)pg_##name, (setter)ps_##name, doc, NULL},
+    PY_GETTERS(PY_GETTER_ENTRY)
+    PY_GETSETTERS(PY_GETSETTER_ENTRY)
     {NULL, NULL, NULL, NULL, NULL},
 };
 
@@ -634,6 +656,9 @@ static PyObject *py_method(PyObject **cache, const char *name, PyObject *self,
     X(dot, "dot(b, out=None): the dot product with b, as numpy.dot")                      \
     X(diagonal, "diagonal(offset=0, axis1=0, axis2=1): a read-only diagonal")             \
     X(trace, "trace(offset=0, axis1=0, axis2=1, dtype=None, out=None): a diagonal's sum") \
+    X(searchsorted, "searchsorted(v, side='left', sorter=None): where v goes to keep order") \
+    X(partition, "partition(kth, axis=-1): partitions in place (a sort is one)")         \
+    X(argpartition, "argpartition(kth, axis=-1): the indices that partition the array")   \
     X(__array_function__, "NumPy functions that dgarray implements run on the devices")  \
     X(__array_namespace__, "__array_namespace__(api_version=None): the dgarray module")    \
     X(_repr_html_, "Jupyter's view: the values and a picture of the layout")
@@ -646,6 +671,33 @@ static PyObject *py_method(PyObject **cache, const char *name, PyObject *self,
         return py_method(&f, #name, self, args, nargs, kwnames);                      \
     }
 PY_METHODS(PY_METHOD_FN)
+
+#define PY_GETTER_FN(name, doc)                                                 \
+    static PyObject *pg_##name(PyObject *self, void *c)                           \
+    {                                                                             \
+        static PyObject *f; /* kept for the process's life */                     \
+        (void)c;                                                                  \
+        return py_method(&f, "get_" #name, self, NULL, 0, NULL);                  \
+    }
+#define PY_SETTER_FN(name, doc)                                                   \
+    PY_GETTER_FN(name, doc)                                                       \
+    static int ps_##name(PyObject *self, PyObject *v, void *c)                    \
+    {                                                                             \
+        static PyObject *f;                                                       \
+        PyObject *r;                                                              \
+        (void)c;                                                                  \
+        if (!v) {                                                                 \
+            PyErr_SetString(PyExc_AttributeError, "cannot delete array " #name);   \
+            return -1;                                                            \
+        }                                                                         \
+        r = py_method(&f, "set_" #name, self, &v, 1, NULL);                       \
+        if (!r)                                                                   \
+            return -1;                                                            \
+        Py_DECREF(r);                                                             \
+        return 0;                                                                 \
+    }
+PY_GETTERS(PY_GETTER_FN)
+PY_GETSETTERS(PY_SETTER_FN)
 
 #define PY_METHOD_DEF(name, doc) \
     {#name, (PyCFunction)(void (*)(void))pm_##name, METH_FASTCALL | METH_KEYWORDS, doc},

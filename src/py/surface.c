@@ -1,8 +1,10 @@
 /* dgarray._core's functions for NumPy's surface beyond ufuncs, reductions,
- * products and indexing (dgarray/_stats.py, _numeric.py, ... give them
- * NumPy's semantics): marking a result read-only as NumPy's views of it
- * are. */
+ * products and indexing (dgarray/_sortsearch.py, _stats.py, ... give them
+ * NumPy's semantics): binary searches, counts into bins, and marking a
+ * result read-only as NumPy's views are. */
 #include "dgpy.h"
+#include "dg_surface.h"
+#include "dg_view.h"
 
 /* _set_readonly(a): a may no longer be written (NumPy's read-only results:
  * diagonal, broadcast views).  Returns a. */
@@ -16,7 +18,99 @@ static PyObject *f_set_readonly(PyObject *mod, PyObject *ao)
     return Py_NewRef(ao);
 }
 
+/* _search(seq, v, right, mode): dg_array_search (mode 0 REPLICA, 1 SUM). */
+static PyObject *f_search(PyObject *mod, PyObject *args)
+{
+    PyObject *so, *vo;
+    dg_array *s, *v, *out = NULL;
+    int right, mode;
+    dg_error err = DG_ERROR_INIT;
+    dg_status st;
+    (void)mod;
+    if (!PyArg_ParseTuple(args, "OOpi:_search", &so, &vo, &right, &mode) ||
+        !(s = dgpy_arg_array(so, "_search")) || !(v = dgpy_arg_array(vo, "_search")))
+        return NULL;
+    Py_BEGIN_ALLOW_THREADS
+    st = dg_array_search(s, v, right, mode, &out, &err);
+    Py_END_ALLOW_THREADS
+    if (st != DG_OK)
+        return dgpy_raise(&err);
+    return dgpy_wrap(out);
+}
+
+/* _count(x, w or None, nbins, radix, shift, pshift, prefix): dg_array_count. */
+static PyObject *f_count(PyObject *mod, PyObject *args)
+{
+    PyObject *xo, *wo;
+    dg_array *x, *w = NULL, *out = NULL;
+    dg_count_spec spec;
+    long long nbins;
+    unsigned long long prefix;
+    dg_error err = DG_ERROR_INIT;
+    dg_status st;
+    (void)mod;
+    memset(&spec, 0, sizeof spec);
+    if (!PyArg_ParseTuple(args, "OOLpiiK:_count", &xo, &wo, &nbins, &spec.radix, &spec.shift,
+                          &spec.pshift, &prefix) ||
+        !(x = dgpy_arg_array(xo, "_count")) ||
+        (wo != Py_None && !(w = dgpy_arg_array(wo, "_count"))))
+        return NULL;
+    spec.nbins = nbins;
+    spec.prefix = prefix;
+    Py_BEGIN_ALLOW_THREADS
+    st = dg_array_count(x, w, &spec, &out, &err);
+    Py_END_ALLOW_THREADS
+    if (st != DG_OK)
+        return dgpy_raise(&err);
+    return dgpy_wrap(out);
+}
+
+/* _view_dtype(a, dtype, byte_offset): a view of a's elements as dtype. */
+static PyObject *f_view_dtype(PyObject *mod, PyObject *args)
+{
+    PyObject *ao, *dto;
+    dg_array *a, *out = NULL;
+    long long off;
+    int dt;
+    dg_error err = DG_ERROR_INIT;
+    (void)mod;
+    if (!PyArg_ParseTuple(args, "OOL:_view_dtype", &ao, &dto, &off) ||
+        !(a = dgpy_arg_array(ao, "_view_dtype")) || dgpy_dtype_from_obj(dto, &dt) < 0)
+        return NULL;
+    if (dg_array_view_dtype(a, dt, off, &out, &err) != DG_OK)
+        return dgpy_raise(&err);
+    return dgpy_wrap(out);
+}
+
+/* _dense_chunks(a): True if every chunk's view is dense in C order (its
+ * byte strides those of a fresh block of its box). */
+static PyObject *f_dense_chunks(PyObject *mod, PyObject *ao)
+{
+    dg_array *a = dgpy_arg_array(ao, "_dense_chunks");
+    int i, ax;
+    (void)mod;
+    if (!a)
+        return NULL;
+    for (i = 0; i < a->nchunks; i++) {
+        const dg_chunk *c = &a->chunks[i];
+        int64_t s = dg_dtype_size(a->dtype);
+        for (ax = a->ndim - 1; ax >= 0; ax--) {
+            const int64_t n = dg_range_len(c->box.r[ax]);
+            if (n > 1 && c->strides[ax] != s)
+                Py_RETURN_FALSE;
+            s *= n;
+        }
+    }
+    Py_RETURN_TRUE;
+}
+
 PyMethodDef dgpy_surface_methods[] = {
+    {"_dense_chunks", f_dense_chunks, METH_O, "whether every chunk is dense in C order"},
+    {"_view_dtype", f_view_dtype, METH_VARARGS,
+     "(a, dtype, byte_offset): a view of a's elements as dtype (real, imag, bit casts)"},
+    {"_search", f_search, METH_VARARGS, "(seq, v, right, mode): positions of v in sorted seq"},
+    {"_count", f_count, METH_VARARGS,
+     "(x, w, nbins, radix, shift, pshift, prefix): counts (or weight sums) per bin"},
     {"_set_readonly", f_set_readonly, METH_O, "a may no longer be written; returns a"},
     {NULL, NULL, 0, NULL},
 };

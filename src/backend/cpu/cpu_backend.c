@@ -25,6 +25,7 @@
 
 #include "cpu_gemm.h"
 #include "cpu_index.h"
+#include "cpu_surface.h"
 #include "cpu_loops.h"
 #include "dg_backend.h"
 #include "dg_ufunc.h"
@@ -39,7 +40,7 @@
 
 typedef enum {
     T_EW, T_COPY, T_FILL, T_REDUCE, T_SCAN, T_WAIT, T_FREE, T_GEMM,
-    T_SELECT, T_ROWS, T_ROUTE, T_SORT
+    T_SELECT, T_ROWS, T_ROUTE, T_SORT, T_SEARCH, T_COUNT
 } task_kind;
 
 typedef struct cpu_task {
@@ -61,6 +62,8 @@ typedef struct cpu_task {
             dg_sort_desc d;
             void *work;
         } sort;
+        dg_search_desc search;
+        dg_count_desc count;
     } u;
 } cpu_task;
 
@@ -311,6 +314,8 @@ static void run_task(cpu_be *cb, cpu_dev *d, cpu_task *t)
     case T_ROWS: dg_cpu_rows_run(&t->u.rows); break;
     case T_ROUTE: dg_cpu_route_run(&t->u.route); break;
     case T_SORT: dg_cpu_sort_run(&t->u.sort.d, t->u.sort.work); break;
+    case T_SEARCH: dg_cpu_search_run(&t->u.search); break;
+    case T_COUNT: dg_cpu_count_run(&t->u.count); break;
     case T_WAIT: {
         cpu_dev *o = &cb->devs[t->u.wait.dev];
         pthread_mutex_lock(&o->mu);
@@ -635,6 +640,29 @@ static dg_status cpu_sort(dg_backend_i *be, int dev, int stream, const dg_sort_d
                 dg_shape_size(d->ndim, d->shape) < CPU_INLINE_ELEMS, err);
     cpu_release(be, dev, t.u.sort.work);
     return st;
+}
+
+/* Searches and counts (cpu_surface.c). */
+static dg_status cpu_search(dg_backend_i *be, int dev, int stream, const dg_search_desc *d,
+                            dg_error *err)
+{
+    cpu_task t;
+    (void)stream;
+    t.kind = T_SEARCH;
+    t.u.search = *d;
+    return submit(impl_of(be), dev, &t, TASK_SIZE(search),
+                  dg_shape_size(d->ndim, d->shape) < CPU_INLINE_ELEMS / 16, err);
+}
+
+static dg_status cpu_count(dg_backend_i *be, int dev, int stream, const dg_count_desc *d,
+                           dg_error *err)
+{
+    cpu_task t;
+    (void)stream;
+    t.kind = T_COUNT;
+    t.u.count = *d;
+    return submit(impl_of(be), dev, &t, TASK_SIZE(count),
+                  dg_shape_size(d->ndim, d->shape) < CPU_INLINE_ELEMS, err);
 }
 
 /* ---- transfers and collectives ------------------------------------------------- */
@@ -999,6 +1027,8 @@ dg_status dg_cpu_backend_create(int ndevices, dg_backend_i **out, dg_error *err)
     cb->iface.sort = cpu_sort;
     cb->iface.reduce_parts = cpu_reduce_parts;
     cb->iface.destroy = cpu_destroy;
+    cb->iface.search = cpu_search;
+    cb->iface.count = cpu_count;
     for (i = 0; i < ndevices; i++) {
         cpu_dev *d = &cb->devs[i];
         d->be = cb;

@@ -901,6 +901,8 @@ INDEX_SLOT(select, dg_select_desc)
 INDEX_SLOT(rows, dg_rows_desc)
 INDEX_SLOT(route, dg_route_desc)
 INDEX_SLOT(sort, dg_sort_desc)
+INDEX_SLOT(search, dg_search_desc)
+INDEX_SLOT(count, dg_count_desc)
 
 static dg_status slot_scan(dg_backend_i *be, int dev, int stream, const dg_scan_desc *d,
                            dg_error *err)
@@ -1107,6 +1109,8 @@ static dg_status backend_create(int ndevices, dg_backend_i **out, dg_error *err)
     b->iface.sort = slot_sort;
     b->iface.reduce_parts = slot_reduce_parts;
     b->iface.destroy = slot_destroy;
+    b->iface.search = slot_search;
+    b->iface.count = slot_count;
     pthread_mutex_init(&b->hc_mu, NULL);
     for (i = 0; i < ndevices; i++) {
         b->devs[i].id = i;

@@ -1,0 +1,181 @@
+/* Search and count kernels (the search and count slots), matching the CPU
+ * backend (cpu_surface.c) through the shared order of kernels/dg_order.h.
+ *
+ * A search is one thread per value: a binary search of the sorted sequence
+ * in NumPy's order.  A count is a grid-stride loop adding one (or a weight)
+ * per element to its bin: in shared memory per block where the bins fit
+ * (DG_CU_SMEM_BINS), added to the global bins by one atomic per bin and
+ * block, else straight to the global bins.  Weighted sums are added in no
+ * fixed order (float64 atomics), so they agree with NumPy's to rounding. */
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cu_surface_kernels.h"
+#include "dg_order.h"
+
+/* The traits of one dtype: its C type, order and key (keyed dtypes). */
+template <int DT> struct dg_ord;
+#define DG_ORD_TRAITS(E, t, ct)                                                  \
+    template <> struct dg_ord<DG_##E> {                                          \
+        typedef ct T;                                                            \
+        static __device__ __forceinline__ int less(ct a, ct b)                   \
+        {                                                                        \
+            return dg_order_less_##t(a, b);                                      \
+        }                                                                        \
+    };
+DG_ORDER_KEYED(DG_ORD_TRAITS)
+DG_ORD_TRAITS(COMPLEX64, c8, dg_c64)
+DG_ORD_TRAITS(COMPLEX128, c16, dg_c128)
+
+template <int DT> struct dg_key;
+#define DG_KEY_TRAITS(E, t, ct)                                                  \
+    template <> struct dg_key<DG_##E> {                                          \
+        static __device__ __forceinline__ uint64_t of(const char *p)             \
+        {                                                                        \
+            return dg_order_key_##t(*reinterpret_cast<const ct *>(p));           \
+        }                                                                        \
+    };
+DG_ORDER_KEYED(DG_KEY_TRAITS)
+
+/* Byte offsets of element i (C order over shape) along two sets of strides. */
+__device__ __forceinline__ void dg_sf_offsets(int ndim, const int64_t *shape,
+                                              const int64_t *s0, const int64_t *s1,
+                                              int64_t i, int64_t &o0, int64_t &o1)
+{
+    o0 = o1 = 0;
+    for (int d = ndim - 1; d > 0; d--) {
+        const int64_t q = i / shape[d], c = i - q * shape[d];
+        i = q;
+        o0 += c * s0[d];
+        o1 += c * s1[d];
+    }
+    if (ndim > 0) {
+        o0 += i * s0[0];
+        o1 += i * s1[0];
+    }
+}
+
+template <int DT>
+__global__ void __launch_bounds__(DG_CU_THREADS) dg_search_k(const __grid_constant__ dg_cu_search a)
+{
+    typedef typename dg_ord<DT>::T T;
+    const int64_t step = (int64_t)gridDim.x * DG_CU_THREADS;
+    for (int64_t i = (int64_t)blockIdx.x * DG_CU_THREADS + threadIdx.x; i < a.total; i += step) {
+        int64_t vo, dof, lo = 0, hi = a.n;
+        dg_sf_offsets(a.ndim, a.shape, a.vstr, a.dstr, i, vo, dof);
+        const T v = *reinterpret_cast<const T *>(a.val + vo);
+        while (lo < hi) {
+            const int64_t mid = lo + (hi - lo) / 2;
+            const T s = *reinterpret_cast<const T *>(a.seq + mid * a.seq_stride);
+            const int before = a.right ? !dg_ord<DT>::less(v, s) : dg_ord<DT>::less(s, v);
+            if (before)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        int64_t *out = reinterpret_cast<int64_t *>(reinterpret_cast<char *>(a.dst) + dof);
+        *out = a.accumulate ? *out + lo : lo;
+    }
+}
+
+/* The bin of element i of a count, or -1. */
+template <int DT>
+__device__ __forceinline__ int64_t dg_count_bin(const dg_cu_count &a, int64_t so)
+{
+    if (!a.radix) {
+        const int64_t b = *reinterpret_cast<const int64_t *>(a.src + so);
+        return b >= 0 && b < a.nbins ? b : -1;
+    }
+    const uint64_t k = dg_key<DT>::of(a.src + so);
+    if (a.pshift < 64 && (k >> a.pshift) != a.prefix)
+        return -1;
+    return (int64_t)((k >> a.shift) & (uint64_t)(a.nbins - 1));
+}
+
+template <int DT, bool SMEM>
+__global__ void __launch_bounds__(DG_CU_THREADS) dg_count_k(const __grid_constant__ dg_cu_count a)
+{
+    extern __shared__ unsigned long long dg_bins_s[];
+    double *wbins = reinterpret_cast<double *>(dg_bins_s);
+    const int64_t step = (int64_t)gridDim.x * DG_CU_THREADS;
+    if (SMEM) {
+        for (int64_t b = threadIdx.x; b < a.nbins; b += DG_CU_THREADS) {
+            if (a.weight)
+                wbins[b] = 0.0;
+            else
+                dg_bins_s[b] = 0;
+        }
+        __syncthreads();
+    }
+    for (int64_t i = (int64_t)blockIdx.x * DG_CU_THREADS + threadIdx.x; i < a.total; i += step) {
+        int64_t so, wo;
+        dg_sf_offsets(a.ndim, a.shape, a.sstr, a.wstr, i, so, wo);
+        const int64_t b = dg_count_bin<DT>(a, so);
+        if (b < 0)
+            continue;
+        if (a.weight) {
+            const double w = *reinterpret_cast<const double *>(a.weight + wo);
+            atomicAdd(SMEM ? &wbins[b] : &a.sum[b], w);
+        } else {
+            atomicAdd(SMEM ? &dg_bins_s[b] : &a.cnt[b], 1ull);
+        }
+    }
+    if (SMEM) {
+        __syncthreads();
+        for (int64_t b = threadIdx.x; b < a.nbins; b += DG_CU_THREADS) {
+            if (a.weight) {
+                if (wbins[b] != 0.0)
+                    atomicAdd(&a.sum[b], wbins[b]);
+            } else if (dg_bins_s[b]) {
+                atomicAdd(&a.cnt[b], dg_bins_s[b]);
+            }
+        }
+    }
+}
+
+extern "C" cudaError_t dg_cu_search_launch(const dg_cu_search *a, unsigned blocks,
+                                           cudaStream_t s)
+{
+    switch (a->dtype) {
+#define DG_SEARCH_CASE(E, t, ct)                                                 \
+    case DG_##E:                                                                 \
+        dg_search_k<DG_##E><<<blocks, DG_CU_THREADS, 0, s>>>(*a);                \
+        break;
+        DG_ORDER_KEYED(DG_SEARCH_CASE)
+        DG_SEARCH_CASE(COMPLEX64, c8, dg_c64)
+        DG_SEARCH_CASE(COMPLEX128, c16, dg_c128)
+#undef DG_SEARCH_CASE
+    default:
+        return cudaErrorInvalidValue;
+    }
+    return cudaGetLastError();
+}
+
+template <int DT>
+static void dg_count_go(const dg_cu_count *a, unsigned blocks, cudaStream_t s)
+{
+    if (a->nbins <= DG_CU_SMEM_BINS)
+        dg_count_k<DT, true><<<blocks, DG_CU_THREADS, (size_t)a->nbins * 8, s>>>(*a);
+    else
+        dg_count_k<DT, false><<<blocks, DG_CU_THREADS, 0, s>>>(*a);
+}
+
+extern "C" cudaError_t dg_cu_count_launch(const dg_cu_count *a, unsigned blocks,
+                                          cudaStream_t s)
+{
+    if (!a->radix) {
+        dg_count_go<DG_INT64>(a, blocks, s);
+        return cudaGetLastError();
+    }
+    switch (a->dtype) {
+#define DG_COUNT_CASE(E, t, ct)                                                  \
+    case DG_##E:                                                                 \
+        dg_count_go<DG_##E>(a, blocks, s);                                       \
+        break;
+        DG_ORDER_KEYED(DG_COUNT_CASE)
+#undef DG_COUNT_CASE
+    default:
+        return cudaErrorInvalidValue;
+    }
+    return cudaGetLastError();
+}

@@ -1,0 +1,154 @@
+/* Counts into bins (dg_array_count): every chunk of the input is counted on
+ * its device into that device's own set of bins, zeroed first; the sets of
+ * several devices are the partials of a SUM-mode result, combined when
+ * read (one all-reduce of nbins counters), so only the bins cross devices. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "dg_array_impl.h"
+#include "dg_surface.h"
+
+/* 1 if the chunks of x are pairwise disjoint. */
+static int disjoint(const dg_array *x)
+{
+    int i, j;
+    dg_box I;
+    for (i = 0; i < x->nchunks; i++)
+        for (j = i + 1; j < x->nchunks; j++)
+            if (dg_box_intersect(&x->chunks[i].box, &x->chunks[j].box, &I) &&
+                dg_box_size(&I) > 0)
+                return 0;
+    return 1;
+}
+
+/* The layout of the bins: one chunk of all of them on each device holding a
+ * non-empty chunk of x (on x's first device if none does).  *l malloc'ed. */
+static dg_status bins_layout(const dg_array *x, int64_t nbins, dg_plan_chunk **l, int *n,
+                             dg_error *err)
+{
+    int i, j;
+    *n = 0;
+    *l = (dg_plan_chunk *)calloc((size_t)(x->nchunks > 0 ? x->nchunks : 1), sizeof **l);
+    if (!*l)
+        return dg_error_set(err, DG_ERR_NOMEM, -1, "out of host memory");
+    for (i = 0; i <= x->nchunks; i++) {
+        int dev;
+        if (i < x->nchunks && dg_box_size(&x->chunks[i].box) == 0)
+            continue;
+        if (i == x->nchunks && *n > 0)
+            break;
+        dev = i < x->nchunks ? x->chunks[i].device : (x->nchunks ? x->chunks[0].device : 0);
+        for (j = 0; j < *n && (*l)[j].device != dev; j++)
+            ;
+        if (j < *n)
+            continue;
+        (*l)[*n].device = dev;
+        (*l)[*n].box.ndim = 1;
+        (*l)[*n].box.r[0] = dg_range_make(0, nbins, 1);
+        (*n)++;
+    }
+    return DG_OK;
+}
+
+/* The chunk of the bins on dev. */
+static dg_chunk *bins_on(dg_array *r, int dev)
+{
+    int k;
+    for (k = 0; k < r->nchunks && r->chunks[k].device != dev; k++)
+        ;
+    return &r->chunks[k];
+}
+
+/* Counts chunk i of x (and the same elements of w, read in place where its
+ * device holds them, else fetched there) into its device's bins. */
+static dg_status count_chunk(dg_array *x, dg_array *w, int i, const dg_count_spec *spec,
+                             dg_array *r, dg_error *err)
+{
+    dg_backend_i *be = x->be;
+    const dg_chunk *c = &x->chunks[i];
+    dg_chunk *bc = bins_on(r, c->device);
+    const int dev = c->device;
+    dg_region_src wr = {NULL, NULL, {0}};
+    dg_count_desc d;
+    dg_status st;
+    char *p;
+    int ax;
+    dg_pos pos;
+
+    memset(&d, 0, sizeof d);
+    d.radix = spec->radix;
+    d.dtype = x->dtype;
+    d.ndim = x->ndim;
+    d.shift = spec->shift;
+    d.pshift = spec->pshift;
+    d.prefix = spec->prefix;
+    d.nbins = spec->nbins;
+    for (ax = 0; ax < x->ndim; ax++)
+        d.shape[ax] = dg_range_len(c->box.r[ax]);
+    dg_chunk_view(c, &c->box, &p, d.src_strides);
+    d.src = p;
+    if (w) {
+        DG_CHECK(dg_fetch_region(w, &c->box, dev, DG_STREAM_COMPUTE, &wr, err));
+        d.weight = (const double *)wr.ptr;
+        memcpy(d.weight_strides, wr.strides, sizeof d.weight_strides);
+        DG_CHECK_GOTO(dg_buffer_use_read(be, wr.buf, dev, DG_STREAM_COMPUTE, err), st, done);
+    }
+    p = (char *)bc->buf->ptr + bc->offset;
+    if (w)
+        d.sum = (double *)p;
+    else
+        d.cnt = (int64_t *)p;
+    DG_CHECK_GOTO(dg_buffer_use_read(be, c->buf, dev, DG_STREAM_COMPUTE, err), st, done);
+    DG_CHECK_GOTO(dg_buffer_use_write(be, bc->buf, dev, DG_STREAM_COMPUTE, err), st, done);
+    DG_CHECK_GOTO(be->count(be, dev, DG_STREAM_COMPUTE, &d, err), st, done);
+    pos = be->pos(be, dev, DG_STREAM_COMPUTE);
+    dg_buffer_mark_read(c->buf, pos);
+    if (wr.buf)
+        dg_buffer_mark_read(wr.buf, pos);
+    dg_buffer_mark_write(bc->buf, pos);
+    st = DG_OK;
+done:
+    if (wr.buf)
+        dg_buffer_decref(be, wr.buf);
+    return st;
+}
+
+dg_status dg_array_count(dg_array *x, dg_array *w, const dg_count_spec *spec, dg_array **out,
+                         dg_error *err)
+{
+    dg_backend_i *be = x->be;
+    dg_plan_chunk *l = NULL;
+    dg_array *r = NULL;
+    dg_fill_desc zero;
+    dg_status st;
+    int i, n = 0;
+    const int64_t nbins = spec->nbins;
+
+    *out = NULL;
+    if (!be->count)
+        return dg_error_set(err, DG_ERR_NOTIMPL, -1, "the %s backend cannot count", be->name);
+    if (nbins < 0 || x->mode != DG_MODE_REPLICA || (!spec->radix && x->dtype != DG_INT64) ||
+        (spec->radix && (nbins < 1 || (nbins & (nbins - 1)) || w)) ||
+        (w && (w->dtype != DG_FLOAT64 || w->mode != DG_MODE_REPLICA || w->ndim != x->ndim ||
+               memcmp(w->shape, x->shape, (size_t)x->ndim * sizeof(int64_t)) != 0)) ||
+        !disjoint(x))
+        return dg_error_set(err, DG_ERR_INTERNAL, -1, "a malformed count");
+    DG_CHECK(bins_layout(x, nbins, &l, &n, err));
+    DG_CHECK_GOTO(dg_array_empty(be, w ? DG_FLOAT64 : DG_INT64, 1, &nbins, l, n,
+                                 n > 1 ? DG_MODE_SUM : DG_MODE_REPLICA, &r, err), st, done);
+    memset(&zero, 0, sizeof zero);
+    zero.kind = DG_FILL_CONST;
+    DG_CHECK_GOTO(dg_array_fill(r, &zero, NULL, err), st, done);
+    for (i = 0; i < x->nchunks && nbins > 0; i++) {
+        if (dg_box_size(&x->chunks[i].box) == 0)
+            continue;
+        DG_CHECK_GOTO(count_chunk(x, w, i, spec, r, err), st, done);
+    }
+    *out = r;
+    r = NULL;
+done:
+    free(l);
+    if (r)
+        dg_array_decref(r);
+    return st;
+}

@@ -1,0 +1,46 @@
+/* Searches and counts over distributed arrays: what NumPy's searchsorted,
+ * bincount and histogram, and the order statistics of median, percentile
+ * and quantile, run on (dgarray/_sortsearch.py and _stats.py give them
+ * NumPy's semantics).
+ *
+ * Both work where the data lives and leave the step across devices to the
+ * array's mode: a count is one partial per device (SUM mode), combined when
+ * read; a search adds, for each chunk of values, the positions found in the
+ * sequence's chunks on that chunk's device. */
+#ifndef DG_SURFACE_H
+#define DG_SURFACE_H
+
+#include "dg_array.h"
+
+/* For each element v of `v`, how many elements of the 1-d sorted `seq`
+ * order before it (right 0) or not after it (right 1), in NumPy's order
+ * (dg_search_desc): int64, laid out as v, in `mode` (DG_MODE_REPLICA or
+ * DG_MODE_SUM).  Chunk i of the result holds, for chunk i of v, the sum of
+ * the counts in the chunks of seq on the same device (none: 0); the caller
+ * lays the two out so that this is the answer: seq whole on every device of
+ * v (REPLICA), or seq in disjoint chunks and v whole on each of their
+ * devices (SUM).  seq and v have one dtype, REPLICA mode.  New reference. */
+dg_status dg_array_search(dg_array *seq, dg_array *v, int right, int mode, dg_array **out,
+                          dg_error *err);
+
+/* What a count asks (dg_count_desc). */
+typedef struct dg_count_spec {
+    int64_t nbins;
+    int radix;
+    int shift, pshift;
+    uint64_t prefix;
+} dg_count_spec;
+
+/* Counts of the elements of x into spec->nbins bins (dg_count_desc: x holds
+ * int64 bin numbers, or, radix, values binned by their order keys), or the
+ * sums of their float64 weights w (x's shape, any layout: each chunk's
+ * weights are read where that chunk's device holds them, else fetched
+ * there; NULL: counts): a
+ * 1-d int64 (float64 with weights) array of nbins elements, one chunk of all
+ * the bins on each device holding elements, in SUM mode where they are
+ * several.  x's chunks must be pairwise disjoint (each element counted
+ * once); x and w REPLICA.  New reference. */
+dg_status dg_array_count(dg_array *x, dg_array *w, const dg_count_spec *spec, dg_array **out,
+                         dg_error *err);
+
+#endif /* DG_SURFACE_H */
