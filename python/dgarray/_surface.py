@@ -11,7 +11,7 @@ import importlib
 import numpy
 
 _MODULES = ("_matrix", "_numeric", "_sortsearch", "_elementwise", "_attributes", "_quantiles",
-            "_histograms", "_stats")
+            "_histograms", "_stats", "_einsum", "_linalg_ext", "_pad", "_polys")
 
 
 def _load():

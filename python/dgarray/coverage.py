@@ -86,7 +86,7 @@ def _arrays():
         "I": numpy.array([0, 3, 1, 2, 3, 0, 1, 2]), "B": rng.standard_normal(8) > 0,
         "S": numpy.sort(rng.standard_normal(8)), "P": numpy.array([1.0, -2.0, 3.0]),
         "U8": numpy.arange(8, dtype=numpy.uint8), "D": numpy.abs(rng.standard_normal(8)) + .5,
-        "X3": rng.standard_normal((5, 3)), "AI": numpy.arange(16).reshape(4, 4) % 5,
+        "X3": rng.standard_normal((5, 3)), "AI": numpy.arange(16).reshape(4, 4) % 4,
         "Y": rng.standard_normal(4),
     }
     return {k: spread(v) for k, v in host.items()}
