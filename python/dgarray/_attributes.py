@@ -2,6 +2,8 @@
 getters "get_<name>" and setters "set_<name>" of ATTRIBUTES): real, imag,
 mT, flat, base, flags, strides.
 """
+import builtins
+
 import numpy
 
 from . import _core
@@ -74,6 +76,11 @@ class Flags:
     writebackifcopy = property(lambda self: False)
     contiguous = c_contiguous
     fortran = f_contiguous
+    fnc = property(lambda self: False)   # F-contiguous and not C-contiguous
+    forc = property(lambda self: True)
+    behaved = property(lambda self: self.writeable)
+    carray = property(lambda self: self.writeable)
+    farray = property(lambda self: False)
 
     def __getitem__(self, key):
         short = {"C": "C_CONTIGUOUS", "F": "F_CONTIGUOUS", "O": "OWNDATA", "W": "WRITEABLE",
@@ -168,6 +175,119 @@ def set_flat(a, value):
     if a.size:
         put(a, arange(a.size), value)
 
+
+_UNSET = object()
+
+
+def view(a, dtype=_UNSET, type=None):
+    """a.view([dtype][, type]): a new view of the same memory, its elements
+    read as dtype (another size changes the last axis, as NumPy's view)."""
+    if isinstance(dtype, builtins.type) and issubclass(dtype, _DA):
+        type, dtype = dtype, _UNSET
+    if type is not None and not (isinstance(type, builtins.type) and issubclass(type, _DA)):
+        raise TypeError("dgarray views are DistributedArrays: type= must be "
+                        "DistributedArray")
+    dt = a.dtype if dtype is _UNSET else numpy.dtype(dtype)
+    if a.mode != "replica":
+        _core._resolve(a)
+    return _core._view_dtype(a, dt, 0)
+
+
+def _swapped(x):
+    """The elements of the real or integer array x with their bytes
+    reversed: shifts and masks of an unsigned view, on the devices."""
+    n = x.itemsize
+    if n == 1:
+        return x.copy()
+    u = numpy.dtype(f"u{n}")
+    src = _core._view_dtype(x if x.mode == "replica" else x.change_mode("replica"), u, 0)
+    out = None
+    for k in range(n):
+        shift = 8 * (n - 1 - 2 * k)
+        byte = numpy.bitwise_and(src, numpy.asarray(0xFF << (8 * k), u))
+        if shift > 0:
+            byte = numpy.left_shift(byte, numpy.asarray(shift, u))
+        elif shift < 0:
+            byte = numpy.right_shift(byte, numpy.asarray(-shift, u))
+        out = byte if out is None else numpy.bitwise_or(out, byte)
+    return _core._view_dtype(out, x.dtype, 0)
+
+
+def byteswap(a, inplace=False):
+    """The bytes of every element (of each part of complex ones) reversed,
+    the dtype kept."""
+    from ._elementwise import imag_of, real_of
+    from ._indexing import setitem
+    if a.dtype.kind == "c":
+        from . import empty_like
+        res = empty_like(a)
+        setitem(real_of(res), Ellipsis, _swapped(real_of(a)))
+        setitem(imag_of(res), Ellipsis, _swapped(imag_of(a)))
+    else:
+        res = _swapped(a)
+    if inplace:
+        setitem(a, Ellipsis, res)
+        return a
+    return res
+
+
+def tobytes(a, order="C"):
+    """The raw bytes of the elements (read to the host, as bytes are)."""
+    return a.get().tobytes(order)
+
+
+def tofile(a, fid, sep="", format="%s"):
+    """The elements written to a file (read to the host, as files are)."""
+    a.get().tofile(fid, sep, format)
+
+
+def dumps(a):
+    """A pickle of the array (protocol 2, as NumPy's)."""
+    import pickle
+    return pickle.dumps(a, protocol=2)
+
+
+def dump(a, file):
+    """The array pickled into a file (a path or an open file)."""
+    import os
+    import pickle
+    if isinstance(file, (str, bytes, os.PathLike)):
+        with open(file, "wb") as f:
+            pickle.dump(a, f, protocol=2)
+    else:
+        pickle.dump(a, file, protocol=2)
+
+
+def resize_method(a, *new_shape, refcheck=True):
+    """a.resize(new_shape): a takes the new shape in place, its elements in
+    C order kept and the new ones zero (refcheck is not applied: dgarray
+    cannot see who references the array)."""
+    from . import zeros
+    from ._shape import _shape_arg, ravel, reshape
+    if len(new_shape) == 1 and not isinstance(new_shape[0], (int, numpy.integer)):
+        new_shape = new_shape[0]
+    shape = _shape_arg(new_shape) if new_shape != () and new_shape is not None else ()
+    if any(n < 0 for n in shape):
+        raise ValueError("negative dimensions not allowed")
+    size = 1
+    for n in shape:
+        size *= n
+    new = zeros(shape, a.dtype)
+    k = min(size, a.size)
+    if k:
+        flat_new = reshape(new, (size,))
+        flat_new[:k] = ravel(a)[:k]
+        new = reshape(flat_new, shape)
+    _core._replace(a, new)
+
+
+def choose_method(a, choices, out=None, mode="raise"):
+    from ._arrayfuncs import choose
+    return choose(a, choices, out=out, mode=mode)
+
+
+METHODS = {"view": view, "byteswap": byteswap, "tobytes": tobytes, "tofile": tofile,
+           "dumps": dumps, "dump": dump, "resize": resize_method, "choose": choose_method}
 
 ATTRIBUTES = {f"{k}_{n}": v for k, n, v in (
     ("get", "real", get_real), ("set", "real", set_real), ("get", "imag", get_imag),

@@ -23,7 +23,7 @@ def real_of(a):
         return a
     if a.mode not in ("replica", "sum"):
         _core._resolve(a)
-    return _core._view_dtype(a, _part_dtype(a.dtype), 0)
+    return _core._view_dtype(a, _part_dtype(a.dtype), 0, True)
 
 
 def imag_of(a):
@@ -35,7 +35,7 @@ def imag_of(a):
     if a.mode not in ("replica", "sum"):
         _core._resolve(a)
     dt = _part_dtype(a.dtype)
-    return _core._view_dtype(a, dt, dt.itemsize)
+    return _core._view_dtype(a, dt, dt.itemsize, True)
 
 
 def real(val):

@@ -11,7 +11,8 @@ import importlib
 import numpy
 
 _MODULES = ("_matrix", "_numeric", "_sortsearch", "_elementwise", "_attributes", "_quantiles",
-            "_histograms", "_stats", "_einsum", "_linalg_ext", "_pad", "_polys")
+            "_histograms", "_stats", "_einsum", "_linalg_ext", "_pad", "_polys", "_arrayfuncs",
+            "_mathfuncs", "_setops")
 
 
 def _load():

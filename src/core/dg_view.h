@@ -26,13 +26,16 @@ dg_status dg_array_transpose(dg_array *a, const int *perm, dg_array **out, dg_er
 dg_status dg_array_broadcast(dg_array *a, int ndim, const int64_t *shape, dg_array **out,
                              dg_error *err);
 
-/* a's elements seen as `dtype`, each at `byte_offset` bytes into a's element
- * (which must hold it): the real (offset 0) or imaginary part (offset half
- * the size) of complex elements, or the same bits as another dtype of the
- * same size.  Same boxes and byte strides; a view like the others.  New
- * reference. */
-dg_status dg_array_view_dtype(dg_array *a, int dtype, int64_t byte_offset, dg_array **out,
-                              dg_error *err);
+/* a's elements seen as `dtype`.  part 1: a part of each element, at
+ * `byte_offset` bytes into it (which must hold it): the real (offset 0) or
+ * imaginary part (offset half the size) of complex elements; same boxes and
+ * byte strides.  part 0 (byte_offset 0): the same bytes read as another
+ * dtype: of the same size (same boxes and strides), or of another size, the
+ * last axis then holding more or fewer elements (NumPy's view; it must be
+ * contiguous in every chunk, and, for a larger size, every chunk must hold
+ * whole new elements).  A view like the others.  New reference. */
+dg_status dg_array_view_dtype(dg_array *a, int dtype, int64_t byte_offset, int part,
+                              dg_array **out, dg_error *err);
 
 /* a's elements in C order in (ndim, shape) (of a's size): a view where every
  * chunk of a maps to a box of the new shape (*is_view = 1), else a new array

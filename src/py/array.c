@@ -659,6 +659,14 @@ static PyObject *py_method(PyObject **cache, const char *name, PyObject *self,
     X(searchsorted, "searchsorted(v, side='left', sorter=None): where v goes to keep order") \
     X(partition, "partition(kth, axis=-1): partitions in place (a sort is one)")         \
     X(argpartition, "argpartition(kth, axis=-1): the indices that partition the array")   \
+    X(view, "view([dtype][, type]): a view of the same memory, read as dtype")          \
+    X(choose, "choose(choices, out=None, mode='raise'): elements picked from choices")   \
+    X(resize, "resize(new_shape): the shape changed in place, new elements zero")       \
+    X(byteswap, "byteswap(inplace=False): the bytes of each element reversed")          \
+    X(tobytes, "tobytes(order='C'): the raw bytes of the elements (on the host)")      \
+    X(tofile, "tofile(fid, sep='', format='%s'): the elements written to a file")      \
+    X(dumps, "dumps(): a pickle of the array")                                          \
+    X(dump, "dump(file): the array pickled into a file")                                \
     X(__array_function__, "NumPy functions that dgarray implements run on the devices")  \
     X(__array_namespace__, "__array_namespace__(api_version=None): the dgarray module")    \
     X(_repr_html_, "Jupyter's view: the values and a picture of the layout")

@@ -65,19 +65,20 @@ static PyObject *f_count(PyObject *mod, PyObject *args)
     return dgpy_wrap(out);
 }
 
-/* _view_dtype(a, dtype, byte_offset): a view of a's elements as dtype. */
+/* _view_dtype(a, dtype, byte_offset, part=False): a view of a's elements
+ * (of a part of each, with part) as dtype (dg_array_view_dtype). */
 static PyObject *f_view_dtype(PyObject *mod, PyObject *args)
 {
     PyObject *ao, *dto;
     dg_array *a, *out = NULL;
     long long off;
-    int dt;
+    int dt, part = 0;
     dg_error err = DG_ERROR_INIT;
     (void)mod;
-    if (!PyArg_ParseTuple(args, "OOL:_view_dtype", &ao, &dto, &off) ||
+    if (!PyArg_ParseTuple(args, "OOL|p:_view_dtype", &ao, &dto, &off, &part) ||
         !(a = dgpy_arg_array(ao, "_view_dtype")) || dgpy_dtype_from_obj(dto, &dt) < 0)
         return NULL;
-    if (dg_array_view_dtype(a, dt, off, &out, &err) != DG_OK)
+    if (dg_array_view_dtype(a, dt, off, part, &out, &err) != DG_OK)
         return dgpy_raise(&err);
     return dgpy_wrap(out);
 }
@@ -104,10 +105,73 @@ static PyObject *f_dense_chunks(PyObject *mod, PyObject *ao)
     Py_RETURN_TRUE;
 }
 
+/* _replace(a, b): a's contents become b's (its shape, dtype, chunks), as
+ * ndarray.resize changes an array in place; b keeps them too.  Returns None. */
+static PyObject *f_replace(PyObject *mod, PyObject *args)
+{
+    PyObject *ao, *bo;
+    dg_array *b, *old;
+    (void)mod;
+    if (!PyArg_ParseTuple(args, "OO:_replace", &ao, &bo) || !dgpy_arg_array(ao, "_replace") ||
+        !(b = dgpy_arg_array(bo, "_replace")))
+        return NULL;
+    old = ((DgArrayObject *)ao)->arr;
+    dg_array_incref(b);
+    ((DgArrayObject *)ao)->arr = b;
+    dg_array_decref(old);
+    Py_RETURN_NONE;
+}
+
+/* The lowest and one past the highest byte a chunk's view touches. */
+static void chunk_bytes(const dg_chunk *c, int itemsize, int64_t *lo, int64_t *hi)
+{
+    int ax;
+    *lo = *hi = c->offset;
+    for (ax = 0; ax < c->box.ndim; ax++) {
+        const int64_t span = (dg_range_len(c->box.r[ax]) - 1) * c->strides[ax];
+        if (span < 0)
+            *lo += span;
+        else
+            *hi += span;
+    }
+    *hi += itemsize;
+}
+
+/* _shares(a, b, exact): 1 if a chunk of a and one of b hold the same values
+ * (one buffer: views of one another; a copy on write shares memory, not
+ * values) (exact: and their views' byte ranges meet). */
+static PyObject *f_shares(PyObject *mod, PyObject *args)
+{
+    PyObject *ao, *bo;
+    dg_array *a, *b;
+    int exact, i, j;
+    (void)mod;
+    if (!PyArg_ParseTuple(args, "OOp:_shares", &ao, &bo, &exact) ||
+        !(a = dgpy_arg_array(ao, "_shares")) || !(b = dgpy_arg_array(bo, "_shares")))
+        return NULL;
+    for (i = 0; i < a->nchunks; i++)
+        for (j = 0; j < b->nchunks; j++) {
+            const dg_chunk *x = &a->chunks[i], *y = &b->chunks[j];
+            int64_t xl, xh, yl, yh;
+            if (x->buf != y->buf || !x->buf->ptr || dg_box_size(&x->box) == 0 ||
+                dg_box_size(&y->box) == 0)
+                continue;
+            if (!exact)
+                Py_RETURN_TRUE;
+            chunk_bytes(x, dg_dtype_size(a->dtype), &xl, &xh);
+            chunk_bytes(y, dg_dtype_size(b->dtype), &yl, &yh);
+            if (xl < yh && yl < xh)
+                Py_RETURN_TRUE;
+        }
+    Py_RETURN_FALSE;
+}
+
 PyMethodDef dgpy_surface_methods[] = {
+    {"_shares", f_shares, METH_VARARGS, "(a, b, exact): whether the arrays share memory"},
+    {"_replace", f_replace, METH_VARARGS, "(a, b): a's contents become b's (resize in place)"},
     {"_dense_chunks", f_dense_chunks, METH_O, "whether every chunk is dense in C order"},
     {"_view_dtype", f_view_dtype, METH_VARARGS,
-     "(a, dtype, byte_offset): a view of a's elements as dtype (real, imag, bit casts)"},
+     "(a, dtype, byte_offset, part=False): a view as dtype (bit casts; parts: real, imag)"},
     {"_search", f_search, METH_VARARGS, "(seq, v, right, mode): positions of v in sorted seq"},
     {"_count", f_count, METH_VARARGS,
      "(x, w, nbins, radix, shift, pshift, prefix): counts (or weight sums) per bin"},
