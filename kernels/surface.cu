@@ -78,11 +78,34 @@ __global__ void __launch_bounds__(DG_CU_THREADS) dg_search_k(const __grid_consta
     }
 }
 
+/* The bin among the nbins + 1 increasing edges of the value at src + so
+ * (the last bin closed), or -1 outside them (NaN too). */
+template <int DT>
+__device__ __forceinline__ int64_t dg_edge_bin(const dg_cu_count &a, int64_t so)
+{
+    typedef typename dg_ord<DT>::T T;
+    const T v = *reinterpret_cast<const T *>(a.src + so);
+    const T *e = reinterpret_cast<const T *>(a.edges);
+    int64_t lo = 0, hi = a.nbins + 1;
+    while (lo < hi) { /* how many edges are <= v */
+        const int64_t mid = lo + (hi - lo) / 2;
+        if (!dg_ord<DT>::less(v, e[mid]))
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo == a.nbins + 1 && !dg_ord<DT>::less(e[a.nbins], v))
+        lo = a.nbins;
+    return lo >= 1 && lo <= a.nbins ? lo - 1 : -1;
+}
+
 /* The bin of element i of a count, or -1. */
 template <int DT>
 __device__ __forceinline__ int64_t dg_count_bin(const dg_cu_count &a, int64_t so)
 {
-    if (!a.radix) {
+    if (a.radix == DG_COUNT_EDGES)
+        return dg_edge_bin<DT>(a, so);
+    if (a.radix == DG_COUNT_BINS) {
         const int64_t b = *reinterpret_cast<const int64_t *>(a.src + so);
         return b >= 0 && b < a.nbins ? b : -1;
     }
@@ -95,15 +118,16 @@ __device__ __forceinline__ int64_t dg_count_bin(const dg_cu_count &a, int64_t so
 template <int DT, bool SMEM>
 __global__ void __launch_bounds__(DG_CU_THREADS) dg_count_k(const __grid_constant__ dg_cu_count a)
 {
-    extern __shared__ unsigned long long dg_bins_s[];
-    double *wbins = reinterpret_cast<double *>(dg_bins_s);
+    extern __shared__ double dg_bins_s[];
+    double *wbins = dg_bins_s;
+    unsigned int *cbins = reinterpret_cast<unsigned int *>(dg_bins_s);
     const int64_t step = (int64_t)gridDim.x * DG_CU_THREADS;
     if (SMEM) {
         for (int64_t b = threadIdx.x; b < a.nbins; b += DG_CU_THREADS) {
             if (a.weight)
                 wbins[b] = 0.0;
             else
-                dg_bins_s[b] = 0;
+                cbins[b] = 0;
         }
         __syncthreads();
     }
@@ -116,8 +140,10 @@ __global__ void __launch_bounds__(DG_CU_THREADS) dg_count_k(const __grid_constan
         if (a.weight) {
             const double w = *reinterpret_cast<const double *>(a.weight + wo);
             atomicAdd(SMEM ? &wbins[b] : &a.sum[b], w);
+        } else if (SMEM) {
+            atomicAdd(&cbins[b], 1u);
         } else {
-            atomicAdd(SMEM ? &dg_bins_s[b] : &a.cnt[b], 1ull);
+            atomicAdd(&a.cnt[b], 1ull);
         }
     }
     if (SMEM) {
@@ -126,8 +152,8 @@ __global__ void __launch_bounds__(DG_CU_THREADS) dg_count_k(const __grid_constan
             if (a.weight) {
                 if (wbins[b] != 0.0)
                     atomicAdd(&a.sum[b], wbins[b]);
-            } else if (dg_bins_s[b]) {
-                atomicAdd(&a.cnt[b], dg_bins_s[b]);
+            } else if (cbins[b]) {
+                atomicAdd(&a.cnt[b], (unsigned long long)cbins[b]);
             }
         }
     }
@@ -155,7 +181,8 @@ template <int DT>
 static void dg_count_go(const dg_cu_count *a, unsigned blocks, cudaStream_t s)
 {
     if (a->nbins <= DG_CU_SMEM_BINS)
-        dg_count_k<DT, true><<<blocks, DG_CU_THREADS, (size_t)a->nbins * 8, s>>>(*a);
+        dg_count_k<DT, true><<<blocks, DG_CU_THREADS, (size_t)a->nbins * (a->weight ? 8 : 4),
+                               s>>>(*a);
     else
         dg_count_k<DT, false><<<blocks, DG_CU_THREADS, 0, s>>>(*a);
 }
@@ -163,7 +190,7 @@ static void dg_count_go(const dg_cu_count *a, unsigned blocks, cudaStream_t s)
 extern "C" cudaError_t dg_cu_count_launch(const dg_cu_count *a, unsigned blocks,
                                           cudaStream_t s)
 {
-    if (!a->radix) {
+    if (a->radix == DG_COUNT_BINS) {
         dg_count_go<DG_INT64>(a, blocks, s);
         return cudaGetLastError();
     }

@@ -191,7 +191,8 @@ def distributed_array(array, index_map=None, mode=REPLICA):
     """A DistributedArray holding ``array``'s values, laid out as ``index_map``
     says ({device: key or [key, ...]}); no map: the default layout (the first
     axis split in near-equal blocks over all devices).  In a mode other than
-    REPLICA, every chunk starts with a copy of its block (CuPy's semantics)."""
+    REPLICA, the first chunk holding an element gets its value and the others
+    the mode's identity (CuPy's rule), so the array holds ``array``'s values."""
     m = _mode_number(mode)
     if isinstance(array, DistributedArray):
         a = array
@@ -201,7 +202,8 @@ def distributed_array(array, index_map=None, mode=REPLICA):
             a = a.change_mode(_MODES[m])
         return a
     host = _numpy.asarray(array)
-    return _core._from_host(host, _layout_for(host.shape, index_map), m, None)
+    from . import _opmodes
+    return _opmodes.from_host(host, _layout_for(host.shape, index_map), m)
 
 
 def asarray(a, dtype=None, order=None, *, index_map=None, copy=None):
@@ -468,6 +470,9 @@ from . import random  # noqa: E402
 from ._display import show_layout  # noqa: E402
 from . import _namespace  # noqa: E402
 
+from . import _arrayapi  # noqa: E402
+from ._arrayapi import DeviceSet, __array_namespace_info__  # noqa: E402,F401
+
 ndarray = DistributedArray
 linalg = _namespace.namespace("linalg")
 fft = _namespace.namespace("fft")
@@ -486,3 +491,6 @@ def __getattr__(name):
 def __dir__():
     import sys
     return _namespace.module_dir(sys.modules[__name__])
+
+
+_arrayapi.add_device_keyword(_sys.modules[__name__])  # device= on the creation functions

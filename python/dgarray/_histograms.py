@@ -20,20 +20,28 @@ from ._compose import asdist, host_or_dist, view
 _DA = _core.DistributedArray
 
 
-def _counts(bins, weights, nbins):
-    """Counts (int64) or weight sums (float64) of the int64 bin numbers of
-    `bins` (out of [0, nbins): not counted) on the devices."""
+_BINS, _RADIX, _EDGES = 0, 1, 2  # the count modes (DG_COUNT_* of dg_backend.h)
+
+
+def _counts(x, weights, nbins, edges=None):
+    """Counts (int64) or weight sums (float64) on the devices: of the int64
+    bin numbers in x (out of [0, nbins): not counted), or, with edges (a
+    float host array of nbins + 1, x's dtype), of x's values in the bins
+    the edges make (NumPy's histogram bins; outside and NaN: not counted)."""
     from . import zeros
-    from ._sortsearch import disjoint
+    from ._sortsearch import disjoint, whole_on
     if nbins == 0:
         return zeros(0, numpy.float64 if weights is not None else numpy.intp)
-    b = bins if bins.mode == "replica" else bins.change_mode("replica")
+    b = x if x.mode == "replica" else x.change_mode("replica")
     b = disjoint(b)
     w = None
     if weights is not None:
         w = weights if weights.dtype == numpy.float64 else weights.astype(numpy.float64)
         w = w if w.mode == "replica" else w.change_mode("replica")
-    return _core._count(b, w, nbins, False, 0, 64, 0)
+    if edges is None:
+        return _core._count(b, w, nbins, _BINS, 0, 64, 0)
+    e = whole_on(asdist(numpy.ascontiguousarray(edges)), b.devices)
+    return _core._count(b, w, nbins, _EDGES, 0, 64, 0, e)
 
 
 def bincount(x, weights=None, minlength=0):
@@ -218,24 +226,27 @@ def histogram(a, bins=10, range=None, density=None, weights=None):
     edges, equal = _bin_edges(a, bins, range, weights)
     ntype = numpy.dtype(numpy.intp) if weights is None else weights.dtype
     nb = edges.shape[0] - 1
-    if equal is not None and a.size:
+    direct = a.size and edges.dtype.kind == "f" and a.dtype.kind in "biuf"
+    if direct:  # each element's bin found by the count itself: one pass
+        x, e = (a if a.dtype == edges.dtype else a.astype(edges.dtype)), edges
+    elif equal is not None and a.size:
         first, last, n = equal
-        idx = _equal_bin_numbers(a, edges, first, last, n)
+        x, e = _equal_bin_numbers(a, edges, first, last, n), None
     elif a.size:
-        idx = _edge_bin_numbers(a, edges)
+        x, e = _edge_bin_numbers(a, edges), None
     else:
-        idx = None
-    if idx is None:
+        x = None
+    if x is None:
         from . import zeros
         counts = zeros(nb, ntype)
     elif weights is not None and ntype.kind == "c":
         from . import zeros
         from ._elementwise import imag_of, real_of
         counts = zeros(nb, ntype)
-        counts.real = _counts(idx, real_of(weights), nb)
-        counts.imag = _counts(idx, imag_of(weights), nb)
+        counts.real = _counts(x, real_of(weights), nb, e)
+        counts.imag = _counts(x, imag_of(weights), nb, e)
     else:
-        counts = _counts(idx, weights, nb)
+        counts = _counts(x, weights, nb, e)
         if counts.dtype != ntype:
             counts = counts.astype(ntype)
     if density:

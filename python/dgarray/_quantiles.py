@@ -4,11 +4,11 @@ their nan* forms, every `method`, `weights` (inverted_cdf), `keepdims`,
 
 Where the statistic is over all of an array (one row), the elements of the
 ranks asked are found by selection, not by a sort: radix passes over the
-order keys of the elements (kernels/dg_order.h), each a count into 65,536
+order keys of the elements (kernels/dg_order.h), each a count into 4,096
 bins on every device (``_core._count``, partials combined by their SUM
 mode), the bins read on the host narrowing the rank to one bin, then the
-next 16 bits within it; 1 pass for 16-bit dtypes, 2 for 32-bit, 4 for
-64-bit, each reading the data once where it lives.  The few values found
+next 12 bits within it; 1 pass for 8-bit dtypes, 2 for 16-bit, 3 for
+32-bit, 6 for 64-bit, each reading the data once where it lives.  The few values found
 are then combined on the host exactly as NumPy combines them (its mean, its
 interpolation).  Along an axis, every row is sorted where it is (the
 device sort) and the ranks are gathered; the interpolation runs on the
@@ -32,6 +32,8 @@ _METHODS = ("inverted_cdf", "averaged_inverted_cdf", "closest_observation",
 _ALPHA_BETA = {"interpolated_inverted_cdf": (0, 1), "hazen": (0.5, 0.5), "weibull": (0, 0),
                "median_unbiased": (1 / 3.0, 1 / 3.0), "normal_unbiased": (3 / 8.0, 3 / 8.0)}
 _SELECT_MIN = 1 << 12   # fewer elements: sort and take instead of selecting
+_DIGIT_BITS = 12        # 4,096 bins a pass: counted in shared memory on GPUs
+_RADIX = 1              # DG_COUNT_RADIX
 _SELECT_RANKS = 16      # more distinct ranks: sort and take instead of selecting
 
 
@@ -180,21 +182,15 @@ class _Selector:
         self.x = disjoint(x)
         self.dt = x.dtype
         self.w = _key_bits(self.dt)
-        self.d = min(16, self.w)
+        self.d = min(_DIGIT_BITS, self.w)
         self.cache = {}
 
     def counts(self, shift, pshift, prefix, bits):
         k = (shift, pshift, prefix)
         if k not in self.cache:
-            c = _core._count(self.x, None, 1 << bits, True, shift, min(pshift, 64), prefix)
+            c = _core._count(self.x, None, 1 << bits, _RADIX, shift, min(pshift, 64), prefix)
             self.cache[k] = c.get()
         return self.cache[k]
-
-    def nan_count(self):
-        if self.dt.kind != "f":
-            return 0
-        c = self.counts(self.w - self.d, self.w, 0, self.d)
-        return int(c[-1])
 
     def value(self, rank):
         prefix, rem, done = 0, int(rank), 0

@@ -12,7 +12,7 @@ import numpy
 
 _MODULES = ("_matrix", "_numeric", "_sortsearch", "_elementwise", "_attributes", "_quantiles",
             "_histograms", "_stats", "_einsum", "_linalg_ext", "_pad", "_polys", "_arrayfuncs",
-            "_mathfuncs", "_setops")
+            "_mathfuncs", "_setops", "_arrayapi")
 
 
 def _load():

@@ -15,6 +15,7 @@ of calls give the same values every time.  Methods NumPy's Generator has and
 this one does not (``exponential``, ``permutation``, ``shuffle``, ...) run
 through NumPy (dgarray.FallbackWarning), seeded from the same key and stream.
 """
+import functools as _functools
 import math as _math
 import operator as _operator
 
@@ -458,6 +459,9 @@ class Generator:
         FallbackWarning; arrays come back as DistributedArrays."""
         if name.startswith("_") or not callable(getattr(_numpy.random.Generator, name, None)):
             raise AttributeError(f"'Generator' object has no attribute '{name}'")
+        from . import _distributions
+        if name in _distributions.GENERATOR_METHODS:  # composed on the devices
+            return _functools.partial(_distributions.GENERATOR_METHODS[name], self)
 
         def method(*args, **kwargs):
             host = _numpy.random.default_rng([self._key[0], self._key[1],
@@ -502,6 +506,9 @@ def __getattr__(name):
     obj = getattr(_numpy.random, name, None) if not name.startswith("_") else None
     if obj is None:
         raise AttributeError(f"module 'dgarray.random' has no attribute '{name}'")
+    from . import _distributions
+    if name in _distributions.MODULE_FUNCTIONS:  # a global Generator's draws
+        return _distributions.MODULE_FUNCTIONS[name]
     if isinstance(obj, type) or not callable(obj):
         return obj
 

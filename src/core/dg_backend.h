@@ -339,16 +339,22 @@ typedef struct dg_search_desc {
     int64_t dst_strides[DG_MAXDIM];
 } dg_search_desc;
 
-/* Counting into bins (dg_backend_i.count) over an N-d strided block:
- *   radix 0: each element of `src` is an int64 bin number b; one is added to
- *     cnt[b] (int64) or, with `weight` (float64, the block's shape, its own
- *     strides), its weight to sum[b] (float64); elements whose b is not in
- *     [0, nbins) are skipped;
- *   radix 1: each element of `src` (of `dtype`: bool, integer or float) has
- *     the order key k of dg_order_key (kernels/dg_order.h); where
- *     pshift >= 64 or (k >> pshift) == prefix, one is added to
- *     cnt[(k >> shift) & (nbins - 1)] (nbins a power of two).
+/* Counting into bins (dg_backend_i.count) over an N-d strided block, one
+ * added to cnt[b] (int64) or, with `weight` (float64, the block's shape, its
+ * own strides), the element's weight to sum[b] (float64), for each element
+ * of `src` and its bin b, by `radix`:
+ *   DG_COUNT_BINS: each element is an int64 bin number b; elements whose b is
+ *     not in [0, nbins) are skipped;
+ *   DG_COUNT_RADIX: each element (of `dtype`: bool, integer or float) has the
+ *     order key k of dg_order_key (kernels/dg_order.h); where pshift >= 64 or
+ *     (k >> pshift) == prefix, b = (k >> shift) & (nbins - 1) (nbins a power
+ *     of two; no weights);
+ *   DG_COUNT_EDGES: each element (of `dtype`, a float dtype) falls in bin b
+ *     of the nbins + 1 increasing `edges` (same dtype, dense): edges[b] <=
+ *     x < edges[b + 1], the last bin closed; elements outside (and NaN) are
+ *     skipped (NumPy's histogram).
  * The counters are added to, in no defined order. */
+enum { DG_COUNT_BINS, DG_COUNT_RADIX, DG_COUNT_EDGES };
 typedef struct dg_count_desc {
     int radix;
     int dtype;
@@ -360,6 +366,7 @@ typedef struct dg_count_desc {
     int64_t weight_strides[DG_MAXDIM];
     int shift, pshift;
     uint64_t prefix;
+    const char *edges;
     int64_t nbins;
     int64_t *cnt;
     double *sum;

@@ -68,7 +68,7 @@ static dg_status count_chunk(dg_array *x, dg_array *w, int i, const dg_count_spe
     const dg_chunk *c = &x->chunks[i];
     dg_chunk *bc = bins_on(r, c->device);
     const int dev = c->device;
-    dg_region_src wr = {NULL, NULL, {0}};
+    dg_region_src wr = {NULL, NULL, {0}}, er = {NULL, NULL, {0}};
     dg_count_desc d;
     dg_status st;
     char *p;
@@ -93,6 +93,18 @@ static dg_status count_chunk(dg_array *x, dg_array *w, int i, const dg_count_spe
         memcpy(d.weight_strides, wr.strides, sizeof d.weight_strides);
         DG_CHECK_GOTO(dg_buffer_use_read(be, wr.buf, dev, DG_STREAM_COMPUTE, err), st, done);
     }
+    if (spec->radix == DG_COUNT_EDGES) {
+        dg_box all;
+        dg_box_full(&all, 1, spec->edges->shape);
+        DG_CHECK_GOTO(dg_fetch_region(spec->edges, &all, dev, DG_STREAM_COMPUTE, &er, err), st,
+                      done);
+        d.edges = er.ptr;
+        if (spec->nbins > 0 && er.strides[0] != dg_dtype_size(x->dtype)) {
+            st = dg_error_set(err, DG_ERR_INTERNAL, dev, "the edges of a count must be dense");
+            goto done;
+        }
+        DG_CHECK_GOTO(dg_buffer_use_read(be, er.buf, dev, DG_STREAM_COMPUTE, err), st, done);
+    }
     p = (char *)bc->buf->ptr + bc->offset;
     if (w)
         d.sum = (double *)p;
@@ -105,11 +117,15 @@ static dg_status count_chunk(dg_array *x, dg_array *w, int i, const dg_count_spe
     dg_buffer_mark_read(c->buf, pos);
     if (wr.buf)
         dg_buffer_mark_read(wr.buf, pos);
+    if (er.buf)
+        dg_buffer_mark_read(er.buf, pos);
     dg_buffer_mark_write(bc->buf, pos);
     st = DG_OK;
 done:
     if (wr.buf)
         dg_buffer_decref(be, wr.buf);
+    if (er.buf)
+        dg_buffer_decref(be, er.buf);
     return st;
 }
 
@@ -127,8 +143,13 @@ dg_status dg_array_count(dg_array *x, dg_array *w, const dg_count_spec *spec, dg
     *out = NULL;
     if (!be->count)
         return dg_error_set(err, DG_ERR_NOTIMPL, -1, "the %s backend cannot count", be->name);
-    if (nbins < 0 || x->mode != DG_MODE_REPLICA || (!spec->radix && x->dtype != DG_INT64) ||
-        (spec->radix && (nbins < 1 || (nbins & (nbins - 1)) || w)) ||
+    if (nbins < 0 || x->mode != DG_MODE_REPLICA ||
+        (spec->radix == DG_COUNT_BINS && x->dtype != DG_INT64) ||
+        (spec->radix == DG_COUNT_RADIX && (nbins < 1 || (nbins & (nbins - 1)) || w)) ||
+        (spec->radix == DG_COUNT_EDGES &&
+         (!spec->edges || spec->edges->ndim != 1 || spec->edges->dtype != x->dtype ||
+          spec->edges->shape[0] != nbins + 1 || spec->edges->mode != DG_MODE_REPLICA ||
+          dg_dtype_kind(x->dtype) != 'f')) ||
         (w && (w->dtype != DG_FLOAT64 || w->mode != DG_MODE_REPLICA || w->ndim != x->ndim ||
                memcmp(w->shape, x->shape, (size_t)x->ndim * sizeof(int64_t)) != 0)) ||
         !disjoint(x))

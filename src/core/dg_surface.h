@@ -23,16 +23,19 @@
 dg_status dg_array_search(dg_array *seq, dg_array *v, int right, int mode, dg_array **out,
                           dg_error *err);
 
-/* What a count asks (dg_count_desc). */
+/* What a count asks (dg_count_desc): the mode (DG_COUNT_*), the bins, the
+ * radix digit, and for DG_COUNT_EDGES the edges (a 1-d REPLICA array of
+ * nbins + 1 elements of x's dtype, borrowed; fetched to each device). */
 typedef struct dg_count_spec {
     int64_t nbins;
     int radix;
     int shift, pshift;
     uint64_t prefix;
+    dg_array *edges;
 } dg_count_spec;
 
 /* Counts of the elements of x into spec->nbins bins (dg_count_desc: x holds
- * int64 bin numbers, or, radix, values binned by their order keys), or the
+ * int64 bin numbers; values binned by their order keys, or by edges), or the
  * sums of their float64 weights w (x's shape, any layout: each chunk's
  * weights are read where that chunk's device holds them, else fetched
  * there; NULL: counts): a
@@ -42,5 +45,11 @@ typedef struct dg_count_spec {
  * once); x and w REPLICA.  New reference. */
 dg_status dg_array_count(dg_array *x, dg_array *w, const dg_count_spec *spec, dg_array **out,
                          dg_error *err);
+
+/* CuPy's rule for an op-mode array made from one value per element (every
+ * chunk holding a copy of its block): the first chunk holding an element
+ * keeps it, each later one gets `value` (the mode's identity, 16 bytes in
+ * a's dtype) there, so that the chunks combine to the values.  In place. */
+dg_status dg_array_keep_first(dg_array *a, const unsigned char value[16], dg_error *err);
 
 #endif /* DG_SURFACE_H */

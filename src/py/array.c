@@ -327,7 +327,8 @@ static PyObject *get_T(DgArrayObject *self, void *c)
     X(mT, "The array with its last two axes swapped (a view).")                    \
     X(base, "None: dgarray does not track which array a view was made from.")      \
     X(flags, "Flags as NumPy's (WRITEABLE may be cleared).")                       \
-    X(strides, "Byte strides, where every chunk has the same.")
+    X(strides, "Byte strides, where every chunk has the same.")                    \
+    X(device, "The devices holding the chunks (a dgarray.DeviceSet).")
 #define PY_GETSETTERS(X)                                                           \
     X(real, "The real part (a view of complex elements; the array itself else).")  \
     X(imag, "The imaginary part (a view of complex elements; read-only zeros else).") \
@@ -667,6 +668,7 @@ static PyObject *py_method(PyObject **cache, const char *name, PyObject *self,
     X(tofile, "tofile(fid, sep='', format='%s'): the elements written to a file")      \
     X(dumps, "dumps(): a pickle of the array")                                          \
     X(dump, "dump(file): the array pickled into a file")                                \
+    X(to_device, "to_device(device, /, *, stream=None): the array on those devices")     \
     X(__array_function__, "NumPy functions that dgarray implements run on the devices")  \
     X(__array_namespace__, "__array_namespace__(api_version=None): the dgarray module")    \
     X(_repr_html_, "Jupyter's view: the values and a picture of the layout")

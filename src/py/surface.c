@@ -38,10 +38,11 @@ static PyObject *f_search(PyObject *mod, PyObject *args)
     return dgpy_wrap(out);
 }
 
-/* _count(x, w or None, nbins, radix, shift, pshift, prefix): dg_array_count. */
+/* _count(x, w or None, nbins, mode, shift, pshift, prefix, edges=None):
+ * dg_array_count (mode DG_COUNT_*). */
 static PyObject *f_count(PyObject *mod, PyObject *args)
 {
-    PyObject *xo, *wo;
+    PyObject *xo, *wo, *eo = Py_None;
     dg_array *x, *w = NULL, *out = NULL;
     dg_count_spec spec;
     long long nbins;
@@ -50,10 +51,11 @@ static PyObject *f_count(PyObject *mod, PyObject *args)
     dg_status st;
     (void)mod;
     memset(&spec, 0, sizeof spec);
-    if (!PyArg_ParseTuple(args, "OOLpiiK:_count", &xo, &wo, &nbins, &spec.radix, &spec.shift,
-                          &spec.pshift, &prefix) ||
+    if (!PyArg_ParseTuple(args, "OOLiiiK|O:_count", &xo, &wo, &nbins, &spec.radix,
+                          &spec.shift, &spec.pshift, &prefix, &eo) ||
         !(x = dgpy_arg_array(xo, "_count")) ||
-        (wo != Py_None && !(w = dgpy_arg_array(wo, "_count"))))
+        (wo != Py_None && !(w = dgpy_arg_array(wo, "_count"))) ||
+        (eo != Py_None && !(spec.edges = dgpy_arg_array(eo, "_count"))))
         return NULL;
     spec.nbins = nbins;
     spec.prefix = prefix;
@@ -166,7 +168,29 @@ static PyObject *f_shares(PyObject *mod, PyObject *args)
     Py_RETURN_FALSE;
 }
 
+/* _keep_first(a, identity): dg_array_keep_first with the identity given as
+ * a 0-d ndarray (or scalar) converted to a's dtype. */
+static PyObject *f_keep_first(PyObject *mod, PyObject *args)
+{
+    PyObject *ao, *vo;
+    dg_array *a;
+    unsigned char value[16];
+    dg_error err = DG_ERROR_INIT;
+    (void)mod;
+    if (!PyArg_ParseTuple(args, "OO:_keep_first", &ao, &vo) ||
+        !(a = dgpy_arg_array(ao, "_keep_first")))
+        return NULL;
+    memset(value, 0, sizeof value);
+    if (dgpy_scalar_bytes(vo, a->dtype, value) < 0)
+        return NULL;
+    if (dg_array_keep_first(a, value, &err) != DG_OK)
+        return dgpy_raise(&err);
+    Py_RETURN_NONE;
+}
+
 PyMethodDef dgpy_surface_methods[] = {
+    {"_keep_first", f_keep_first, METH_VARARGS,
+     "(a, identity): the first chunk holding an element keeps it, the others the identity"},
     {"_shares", f_shares, METH_VARARGS, "(a, b, exact): whether the arrays share memory"},
     {"_replace", f_replace, METH_VARARGS, "(a, b): a's contents become b's (resize in place)"},
     {"_dense_chunks", f_dense_chunks, METH_O, "whether every chunk is dense in C order"},
@@ -174,7 +198,7 @@ PyMethodDef dgpy_surface_methods[] = {
      "(a, dtype, byte_offset, part=False): a view as dtype (bit casts; parts: real, imag)"},
     {"_search", f_search, METH_VARARGS, "(seq, v, right, mode): positions of v in sorted seq"},
     {"_count", f_count, METH_VARARGS,
-     "(x, w, nbins, radix, shift, pshift, prefix): counts (or weight sums) per bin"},
+     "(x, w, nbins, mode, shift, pshift, prefix, edges=None): counts (weight sums) per bin"},
     {"_set_readonly", f_set_readonly, METH_O, "a may no longer be written; returns a"},
     {NULL, NULL, 0, NULL},
 };

@@ -99,6 +99,40 @@ void dg_cpu_search_run(const dg_search_desc *d)
 
 /* ---- counts -------------------------------------------------------------------------- */
 
+/* The bin of the element at x among the nbins + 1 increasing edges (the
+ * last bin closed), or -1 outside them (NaN too). */
+#define DG_EDGE_BIN(E, t, ct)                                                    \
+    static int64_t edge_bin_##t(const dg_count_desc *d, const char *x)           \
+    {                                                                            \
+        const ct *e = (const ct *)d->edges;                                      \
+        ct v;                                                                    \
+        int64_t lo = 0, hi = d->nbins + 1;                                       \
+        memcpy(&v, x, sizeof v);                                                 \
+        while (lo < hi) { /* how many edges are <= v */                          \
+            const int64_t mid = lo + (hi - lo) / 2;                              \
+            if (!dg_order_less_##t(v, e[mid]))                                   \
+                lo = mid + 1;                                                    \
+            else                                                                 \
+                hi = mid;                                                        \
+        }                                                                        \
+        if (lo == d->nbins + 1 && !dg_order_less_##t(e[d->nbins], v))            \
+            lo = d->nbins; /* the last edge itself: the last bin */              \
+        return lo >= 1 && lo <= d->nbins ? lo - 1 : -1;                          \
+    }
+DG_EDGE_BIN(FLOAT16, f2, dg_half)
+DG_EDGE_BIN(FLOAT32, f4, float)
+DG_EDGE_BIN(FLOAT64, f8, double)
+
+static int64_t edge_bin(const dg_count_desc *d, const char *x)
+{
+    switch (d->dtype) {
+    case DG_FLOAT16: return edge_bin_f2(d, x);
+    case DG_FLOAT32: return edge_bin_f4(d, x);
+    case DG_FLOAT64: return edge_bin_f8(d, x);
+    default: return -1;
+    }
+}
+
 /* The bin of the element at x for a radix count, or -1 where its key does
  * not start with the prefix. */
 static int64_t radix_bin(const dg_count_desc *d, const char *x)
@@ -137,8 +171,10 @@ void dg_cpu_count_run(const dg_count_desc *d)
                     &wo);
         for (i = 0; i < n; i++) {
             int64_t b;
-            if (d->radix) {
+            if (d->radix == DG_COUNT_RADIX) {
                 b = radix_bin(d, d->src + so + i * ss);
+            } else if (d->radix == DG_COUNT_EDGES) {
+                b = edge_bin(d, d->src + so + i * ss);
             } else {
                 memcpy(&b, d->src + so + i * ss, sizeof b);
                 if (b >= d->nbins)

@@ -26,10 +26,10 @@ typedef struct dg_cu_search {
 /* cudaErrorInvalidValue (nothing enqueued) for a dtype it does not search. */
 cudaError_t dg_cu_search_launch(const dg_cu_search *a, unsigned blocks, cudaStream_t s);
 
-/* A count (dg_count_desc) of the total elements of an N-d block (shape; byte
- * strides sstr from src, wstr from weight).  Where nbins is at most
- * DG_CU_SMEM_BINS, each block counts in shared memory and adds its bins to
- * the global ones once. */
+/* A count (dg_count_desc, its modes DG_COUNT_*) of the total elements of an
+ * N-d block (shape; byte strides sstr from src, wstr from weight).  Where
+ * nbins is at most DG_CU_SMEM_BINS, each block counts in shared memory (32-bit
+ * counters, or float64 sums) and adds its bins to the global ones once. */
 #define DG_CU_SMEM_BINS 4096
 typedef struct dg_cu_count {
     int32_t radix, dtype, ndim, shift, pshift;
@@ -37,6 +37,7 @@ typedef struct dg_cu_count {
     int64_t total, nbins;
     const char *src;
     const char *weight;
+    const char *edges;
     unsigned long long *cnt;
     double *sum;
     int64_t shape[DG_MAXDIM], sstr[DG_MAXDIM], wstr[DG_MAXDIM];

@@ -107,6 +107,7 @@ dg_status cu_count(dg_backend_i *be, int dev, int stream, const dg_count_desc *d
     a.nbins = d->nbins;
     a.src = d->src;
     a.weight = (const char *)d->weight;
+    a.edges = d->edges;
     a.cnt = (unsigned long long *)d->cnt;
     a.sum = d->sum;
     return surface_end(b, dev, stream,
