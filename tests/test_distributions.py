@@ -20,7 +20,10 @@ CASES = [("exponential", (2.0,)), ("standard_exponential", ()), ("gumbel", (1.0,
          ("noncentral_chisquare", (3.0, 2.0)), ("noncentral_chisquare", (0.5, 1.0)),
          ("noncentral_f", (5.0, 20.0, 1.0)), ("poisson", (3.0,)), ("poisson", (50.0,)),
          ("geometric", (0.3,)), ("negative_binomial", (5, 0.4)), ("binomial", (20, 0.3)),
-         ("binomial", (1000, 0.4)), ("binomial", (1000, 0.9))]
+         ("binomial", (1000, 0.4)), ("binomial", (1000, 0.9)), ("vonmises", (0.5, 2.0)),
+         ("vonmises", (0.0, 1e-9)), ("vonmises", (1.0, 4e6)), ("logseries", (0.6,)),
+         ("hypergeometric", (30, 20, 15)),
+         ("hypergeometric", (30, 20, 40))]
 
 
 @pytest.mark.parametrize("name,args", CASES, ids=[f"{c[0]}{c[1]}" for c in CASES])
@@ -39,6 +42,24 @@ def test_moments_match_numpy(name, args, ndev):
     assert abs(h.mean() - ref.mean()) < 6 * se + 1e-12, (h.mean(), ref.mean())
     assert abs(h.var() - ref.var()) <= 0.05 * ref.var() + 1e-12, (h.var(), ref.var())
     del m
+
+
+def test_zipf_and_multinomial(ndev):
+    """zipf has no variance (a <= 3): the frequencies of 1, 2 and 3 against
+    the exact ones; multinomial's rows sum to n, their means n pvals."""
+    from math import fsum
+    g = dg.random.default_rng(12)
+    x = g.zipf(2.5, size=N).get()
+    zeta = fsum(k ** -2.5 for k in range(1, 2_000_000)) + 2_000_000 ** -1.5 / 1.5
+    for k in (1, 2, 3):
+        p = k ** -2.5 / zeta
+        assert abs((x == k).mean() - p) < 6 * np.sqrt(p * (1 - p) / N)
+    m = g.multinomial(20, [0.2, 0.3, 0.5], size=50000)
+    assert m.shape == (50000, 3) and m.dtype == np.int64
+    h = m.get()
+    assert (h.sum(axis=1) == 20).all()
+    np.testing.assert_allclose(h.mean(axis=0), [4, 6, 10], rtol=0.02)
+    assert g.multinomial(5, [0.5, 0.5]).shape == (2,) and type(g.zipf(2.0)) is int
 
 
 def test_array_parameters_and_scalars(ndev):
@@ -74,7 +95,11 @@ def test_errors_are_numpys():
                            ("triangular", (1, 1, 1), {}), ("geometric", (0,), {}),
                            ("wald", (0, 1), {}), ("weibull", (-1,), {}), ("beta", (0, 1), {}),
                            ("standard_t", (0,), {}), ("chisquare", (0,), {}),
-                           ("laplace", (0, -1), {}), ("power", (-1,), {}), ("pareto", (0,), {})]:
+                           ("laplace", (0, -1), {}), ("power", (-1,), {}), ("pareto", (0,), {}),
+                           ("zipf", (1,), {}), ("vonmises", (0, -1), {}), ("logseries", (1,), {}),
+                           ("hypergeometric", (1, 1, 3), {}), ("hypergeometric", (1, 1, -1), {}),
+                           ("multinomial", (-1, [0.5, 0.5]), {}),
+                           ("multinomial", (5, [1.5, -0.5]), {})]:
         same_error(lambda: getattr(g, name)(*args, **kw), lambda: getattr(h, name)(*args, **kw))
     same_error(lambda: g.poisson(dg.asarray([1.0, -2.0])), lambda: h.poisson([1.0, -2.0]))
     same_error(lambda: g.binomial(3, dg.asarray([1.5])), lambda: h.binomial(3, [1.5]))

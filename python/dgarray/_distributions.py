@@ -574,6 +574,164 @@ def asdist_int(x):
     return x.astype(numpy.int64)
 
 
+def zipf(gen, a, size=None):
+    """Zipf draws by Devroye's rejection (a > 1)."""
+    from ._indexing import where
+    a = _param(a)
+    _check(numpy.logical_or(numpy.less_equal(a, 1), numpy.isnan(a)),
+           "a <= 1 or a " + ("contains NaNs" if isinstance(a, _DA) else "is NaN"))
+    sh = _shape(size, a)
+    am1 = numpy.subtract(a, 1.0)
+    b = numpy.power(2.0, am1)
+    top = float(numpy.iinfo(numpy.int64).max)
+
+    def propose(g, s):
+        u = numpy.subtract(1.0, _uniform(g, s))
+        v = _uniform(g, s)
+        x = numpy.floor(numpy.power(u, numpy.true_divide(-1.0, am1)))
+        t = numpy.power(numpy.add(1.0, numpy.true_divide(1.0, numpy.maximum(x, 1.0))), am1)
+        ok = numpy.logical_and(numpy.logical_and(numpy.greater_equal(x, 1), numpy.less(x, top)),
+                               numpy.less_equal(numpy.true_divide(numpy.multiply(
+                                   numpy.multiply(v, x), numpy.subtract(t, 1.0)),
+                                   numpy.subtract(b, 1.0)), numpy.true_divide(t, b)))
+        return where(ok, x, 1.0), ok
+    return _result(_rounds(gen, sh, propose).astype(numpy.int64), sh, int)
+
+
+def vonmises(gen, mu, kappa, size=None):
+    """von Mises draws by Best and Fisher's rejection (uniform for a tiny
+    kappa, a wrapped normal for a huge one, as NumPy)."""
+    from ._indexing import where
+    mu, kappa = _param(mu), _param(kappa)
+    _nonneg(kappa, "kappa")
+    sh = _shape(size, mu, kappa)
+    tiny = numpy.less(kappa, 1e-8)
+    k = where(tiny, 1.0, kappa) if isinstance(tiny, _DA) else (1.0 if tiny else kappa)
+    r = numpy.add(1.0, numpy.sqrt(numpy.add(1.0, numpy.multiply(4.0, numpy.square(k)))))
+    rho = numpy.true_divide(numpy.subtract(r, numpy.sqrt(numpy.multiply(2.0, r))),
+                            numpy.multiply(2.0, k))
+    sv = numpy.true_divide(numpy.add(1.0, numpy.square(rho)), numpy.multiply(2.0, rho))
+
+    def propose(g, s):
+        z = numpy.cos(numpy.multiply(numpy.pi, _uniform(g, s)))
+        w = numpy.true_divide(numpy.add(1.0, numpy.multiply(sv, z)), numpy.add(sv, z))
+        y = numpy.multiply(k, numpy.subtract(sv, w))
+        v = _open_uniform(g, s)
+        with numpy.errstate(all="ignore"):
+            ok = numpy.logical_or(
+                numpy.greater_equal(numpy.subtract(numpy.multiply(y, numpy.subtract(2.0, y)), v), 0),
+                numpy.greater_equal(numpy.add(numpy.subtract(numpy.log(numpy.true_divide(y, v)),
+                                                             y), 1.0), 0))
+        return numpy.arccos(numpy.clip(w, -1.0, 1.0)), ok
+    ang = _rounds(gen, sh, propose)
+    ang = where(numpy.less(_uniform(gen, sh), 0.5), numpy.negative(ang), ang)
+    res = numpy.add(ang, mu)
+    m = numpy.subtract(numpy.fmod(numpy.add(numpy.abs(res), numpy.pi), 2 * numpy.pi), numpy.pi)
+    res = where(numpy.less(res, 0), numpy.negative(m), m)
+    flat = numpy.add(mu, numpy.multiply(numpy.pi, numpy.subtract(numpy.multiply(
+        2.0, _uniform(gen, sh)), 1.0)))
+    # NumPy: a wrapped normal above kappa = 1e6, where rho loses its digits
+    big = numpy.greater(kappa, 1e6)
+    if _any(big):
+        wn = numpy.add(mu, numpy.multiply(numpy.sqrt(numpy.true_divide(1.0, k)), _normal(gen, sh)))
+        wn = numpy.subtract(numpy.mod(numpy.add(wn, numpy.pi), 2 * numpy.pi), numpy.pi)
+        res = where(big, wn, res)
+    return _result(where(tiny, flat, res), sh)
+
+
+def logseries(gen, p, size=None):
+    """Logarithmic series draws by Kemp's algorithm, in rounds."""
+    from ._indexing import where
+    p = _param(p)
+    _check(numpy.logical_or(numpy.logical_or(numpy.less(p, 0), numpy.greater_equal(p, 1)),
+                            numpy.isnan(p)),
+           "p < 0, p >= 1 or p " + ("contains NaNs" if isinstance(p, _DA) else "is NaN"))
+    sh = _shape(size, p)
+    r = numpy.log1p(numpy.negative(p))
+
+    def propose(g, s):
+        v = _uniform(g, s)
+        u = _uniform(g, s)
+        q = numpy.negative(numpy.expm1(numpy.multiply(r, u)))
+        with numpy.errstate(all="ignore"):
+            k = numpy.floor(numpy.add(1.0, numpy.true_divide(numpy.log(v), numpy.log(q))))
+        low = numpy.less_equal(v, numpy.multiply(q, q))
+        k_ok = numpy.logical_and(numpy.greater_equal(k, 1), numpy.greater(v, 0))
+        val = where(numpy.greater_equal(v, p), 1.0,
+                    where(low, k, where(numpy.greater_equal(v, q), 1.0, 2.0)))
+        ok = numpy.logical_or(numpy.greater_equal(v, p), numpy.logical_or(
+            numpy.logical_not(low), k_ok))
+        return val, ok
+    return _result(_rounds(gen, sh, propose).astype(numpy.int64), sh, int)
+
+
+def hypergeometric(gen, ngood, nbad, nsample, size=None):
+    """Hypergeometric draws: nsample (or its complement, the smaller) draws
+    without replacement, one round per draw over all elements at once."""
+    from ._indexing import where
+    from . import zeros
+    good, bad, n = _param(ngood), _param(nbad), _param(nsample)
+    _check(numpy.less(numpy.add(good, bad), n), "ngood + nbad < nsample")
+    _nonneg(n, "nsample")
+    _nonneg(good, "ngood")
+    _nonneg(bad, "nbad")
+    sh = _shape(size, good, bad, n)
+    total = numpy.add(good, bad)
+    flip = numpy.greater(n, numpy.multiply(0.5, total))
+    m = where(flip, numpy.subtract(total, n), n) if isinstance(flip, _DA) else         (total - n if flip else n)
+    rounds = int(numpy.max(m.get()) if isinstance(m, _DA) else m)
+    g = zeros(sh if sh is not None else (), numpy.float64)
+    left_good = numpy.add(zeros(sh if sh is not None else (), numpy.float64), good)
+    left = numpy.add(zeros(sh if sh is not None else (), numpy.float64), total)
+    for i in range(rounds):
+        active = numpy.less(float(i), m)
+        pick = numpy.logical_and(active, numpy.less(numpy.multiply(_uniform(gen, sh), left),
+                                                     left_good))
+        g = numpy.add(g, pick.astype(numpy.float64))
+        left_good = numpy.subtract(left_good, pick.astype(numpy.float64))
+        left = numpy.subtract(left, active.astype(numpy.float64))
+    res = where(flip, numpy.subtract(good, g), g) if isinstance(flip, _DA) else \
+        (numpy.subtract(good, g) if flip else g)
+    return _result(res.astype(numpy.int64), sh, int)
+
+
+def multinomial(gen, n, pvals, size=None):
+    """Multinomial draws: a binomial per category of what the earlier ones
+    left (NumPy's conditional construction)."""
+    from .random import _shape_of
+    from . import stack
+    pv = numpy.asarray(pvals.get() if isinstance(pvals, _DA) else pvals, dtype=numpy.float64)
+    if pv.ndim != 1:
+        raise ValueError("object too deep for desired array" if pv.ndim > 1 else
+                         "object of too small depth for desired array")
+    if numpy.any(pv < 0) or numpy.any(pv > 1) or numpy.any(numpy.isnan(pv)):
+        raise ValueError("pvals < 0, pvals > 1 or pvals contains NaNs")
+    nn = _param(n)
+    _nonneg(nn, "n")
+    shape = (() if size is None else _shape_of(size))
+    if isinstance(nn, _DA):
+        shape = numpy.broadcast_shapes(shape, nn.shape)
+    left = numpy.add(numpy.zeros(shape), nn) if not isinstance(nn, _DA) else \
+        numpy.add(nn, numpy.zeros(shape))
+    left = asdist_float(left)
+    rest = 1.0
+    parts = []
+    for i in range(pv.shape[0] - 1):
+        q = min(max(pv[i] / rest, 0.0), 1.0) if rest > 0 else 0.0
+        x = binomial(gen, left, q, size=shape)
+        x = asdist_float(x)
+        parts.append(x)
+        left = numpy.subtract(left, x)
+        rest -= pv[i]
+    parts.append(left)
+    return stack(parts, axis=-1).astype(numpy.int64)
+
+
+def asdist_float(x):
+    from . import asarray
+    return asarray(x, dtype=numpy.float64)
+
+
 # ---- permutations and vectors ----------------------------------------------------------
 
 def permutation(gen, x, axis=0):
@@ -651,6 +809,8 @@ GENERATOR_METHODS = {
     "noncentral_f": noncentral_f, "dirichlet": dirichlet, "poisson": poisson,
     "geometric": geometric, "negative_binomial": negative_binomial, "binomial": binomial,
     "permutation": permutation, "shuffle": shuffle, "multivariate_normal": multivariate_normal,
+    "zipf": zipf, "vonmises": vonmises, "logseries": logseries, "hypergeometric": hypergeometric,
+    "multinomial": multinomial,
 }
 
 
