@@ -6,7 +6,8 @@
  * per element to its bin: in shared memory per block where the bins fit
  * (DG_CU_SMEM_BINS), added to the global bins by one atomic per bin and
  * block, else straight to the global bins.  Weighted sums are added in no
- * fixed order (float64 atomics), so they agree with NumPy's to rounding. */
+ * fixed order (float64 atomics), so they agree with NumPy's to rounding.
+ * Sums of squares (a norm's) are one partial per block, one bin each. */
 #include <stddef.h>
 #include <stdint.h>
 
@@ -159,6 +160,112 @@ __global__ void __launch_bounds__(DG_CU_THREADS) dg_count_k(const __grid_constan
     }
 }
 
+/* A float element as a double, and a double rounded to the dtype. */
+template <int DT> struct dg_as_double;
+template <> struct dg_as_double<DG_FLOAT16> {
+    static __device__ __forceinline__ double of(const char *p)
+    {
+        return (double)dg_half_to_float(*reinterpret_cast<const dg_half *>(p));
+    }
+    static __device__ __forceinline__ double round(double f)
+    {
+        return (double)dg_half_to_float(dg_float_to_half((float)f));
+    }
+};
+template <> struct dg_as_double<DG_FLOAT32> {
+    static __device__ __forceinline__ double of(const char *p)
+    {
+        return (double)*reinterpret_cast<const float *>(p);
+    }
+    static __device__ __forceinline__ double round(double f) { return (double)(float)f; }
+};
+template <> struct dg_as_double<DG_FLOAT64> {
+    static __device__ __forceinline__ double of(const char *p)
+    {
+        return *reinterpret_cast<const double *>(p);
+    }
+    static __device__ __forceinline__ double round(double f) { return f; }
+};
+
+/* The square of the element at p, rounded to the dtype if ROUND. */
+template <int DT, bool ROUND>
+__device__ __forceinline__ double dg_square(const char *p)
+{
+    const double v = dg_as_double<DT>::of(p);
+    return ROUND ? dg_as_double<DT>::round(v * v) : v * v;
+}
+
+/* DG_COUNT_SQUARES: each thread sums the squares of its elements in double
+ * (four loads in flight along a 1-d block), a block its threads' sums (warp
+ * shuffles, then one warp), added to bin blockIdx.x: with at most nbins
+ * blocks (the launcher's cap) every bin has one writer and the sum is the
+ * same on every run. */
+template <int DT, bool ROUND>
+__global__ void __launch_bounds__(DG_CU_THREADS) dg_squares_k(const __grid_constant__ dg_cu_count a)
+{
+    __shared__ double warps[DG_CU_THREADS / 32];
+    const int64_t step = (int64_t)gridDim.x * DG_CU_THREADS;
+    int64_t i = (int64_t)blockIdx.x * DG_CU_THREADS + threadIdx.x;
+    double s = 0.0;
+    if (a.ndim == 1) {
+        const int64_t st = a.sstr[0];
+        double s1 = 0.0, s2 = 0.0, s3 = 0.0;
+        for (; i + 3 * step < a.total; i += 4 * step) {
+            s += dg_square<DT, ROUND>(a.src + i * st);
+            s1 += dg_square<DT, ROUND>(a.src + (i + step) * st);
+            s2 += dg_square<DT, ROUND>(a.src + (i + 2 * step) * st);
+            s3 += dg_square<DT, ROUND>(a.src + (i + 3 * step) * st);
+        }
+        for (; i < a.total; i += step)
+            s += dg_square<DT, ROUND>(a.src + i * st);
+        s += (s1 + s2) + s3;
+    } else {
+        for (; i < a.total; i += step) {
+            int64_t so, unused;
+            dg_sf_offsets(a.ndim, a.shape, a.sstr, a.sstr, i, so, unused);
+            s += dg_square<DT, ROUND>(a.src + so);
+        }
+    }
+    for (int o = 16; o > 0; o >>= 1)
+        s += __shfl_down_sync(0xffffffffu, s, o);
+    if ((threadIdx.x & 31) == 0)
+        warps[threadIdx.x >> 5] = s;
+    __syncthreads();
+    if (threadIdx.x < 32) {
+        s = threadIdx.x < DG_CU_THREADS / 32 ? warps[threadIdx.x] : 0.0;
+        for (int o = 16; o > 0; o >>= 1)
+            s += __shfl_down_sync(0xffffffffu, s, o);
+        if (threadIdx.x == 0) {
+            if (gridDim.x <= a.nbins)
+                a.sum[blockIdx.x] += s;
+            else
+                atomicAdd(&a.sum[blockIdx.x % a.nbins], s);
+        }
+    }
+}
+
+template <int DT>
+static void dg_squares_go(const dg_cu_count *a, unsigned blocks, cudaStream_t s)
+{
+    if (a->shift)
+        dg_squares_k<DT, true><<<blocks, DG_CU_THREADS, 0, s>>>(*a);
+    else
+        dg_squares_k<DT, false><<<blocks, DG_CU_THREADS, 0, s>>>(*a);
+}
+
+static cudaError_t dg_squares_launch(const dg_cu_count *a, unsigned blocks, cudaStream_t s)
+{
+    if (blocks > (uint64_t)a->nbins)
+        blocks = (unsigned)a->nbins;
+    switch (a->dtype) {
+    case DG_FLOAT16: dg_squares_go<DG_FLOAT16>(a, blocks, s); break;
+    case DG_FLOAT32: dg_squares_go<DG_FLOAT32>(a, blocks, s); break;
+    case DG_FLOAT64: dg_squares_go<DG_FLOAT64>(a, blocks, s); break;
+    default: return cudaErrorInvalidValue;
+    }
+    return cudaGetLastError();
+}
+
 extern "C" cudaError_t dg_cu_search_launch(const dg_cu_search *a, unsigned blocks,
                                            cudaStream_t s)
 {
@@ -194,6 +301,8 @@ extern "C" cudaError_t dg_cu_count_launch(const dg_cu_count *a, unsigned blocks,
         dg_count_go<DG_INT64>(a, blocks, s);
         return cudaGetLastError();
     }
+    if (a->radix == DG_COUNT_SQUARES)
+        return dg_squares_launch(a, blocks, s);
     switch (a->dtype) {
 #define DG_COUNT_CASE(E, t, ct)                                                  \
     case DG_##E:                                                                 \

@@ -104,6 +104,40 @@ def test_norm(dtype, ndev, no_leak):
                    lambda: np.linalg.matrix_norm(x3, **kw), str(kw), rtol=tol(dtype) * 10)
 
 
+@pytest.mark.parametrize("dtype", ["f2", "f4", "f8", "c8", "c16"])
+def test_norm_one_pass_range(dtype, ndev, no_leak):
+    """The 2-norm of every element (one pass of squares summed in float64)
+    overflows and underflows as NumPy's dot in the dtype does; empty, 0-d,
+    strided views and every layout."""
+    big = {"f2": 300.0, "f4": 1e20, "c8": 1e20}.get(dtype, 1e160)
+    tiny = {"f2": 1e-4, "f4": 1e-30, "c8": 1e-30}.get(dtype, 1e-170)
+    for vals in ([big, 1.0, 2.0], [tiny, tiny, tiny], [0.0, -0.0], [3.0, np.nan, 1.0],
+                 [np.inf, 1.0], []):
+        x = np.array(vals, dtype=dtype)
+        if x.dtype.kind == "c" and x.size:
+            x = x * (1 - 1j)
+        for name, d in layouts(x, ndev):
+            for kd in (False, True):
+                like_numpy(lambda: np.linalg.norm(d, keepdims=kd),
+                           lambda: np.linalg.norm(x, keepdims=kd), name, rtol=tol(dtype))
+            like_numpy(lambda: np.linalg.norm(d, 2, axis=0), lambda: np.linalg.norm(x, 2, axis=0),
+                       name, rtol=tol(dtype))
+            like_numpy(lambda: np.linalg.vector_norm(d), lambda: np.linalg.vector_norm(x), name,
+                       rtol=tol(dtype))
+    x0 = np.array(-3.0, dtype=dtype)
+    like_numpy(lambda: np.linalg.norm(dg.asarray(x0)), lambda: np.linalg.norm(x0))
+    like_numpy(lambda: np.linalg.vector_norm(dg.asarray(x0), keepdims=True),
+               lambda: np.linalg.vector_norm(x0, keepdims=True))
+    m = values(dtype, (9, 8))
+    for name, d in layouts(m, ndev):
+        for key in ((slice(None, None, 2), slice(1, None, 3)), (slice(None), 0)):
+            like_numpy(lambda: np.linalg.norm(d[key]), lambda: np.linalg.norm(m[key]), name,
+                       rtol=tol(dtype))
+        like_numpy(lambda: np.linalg.norm(d, "fro", axis=(0, 1), keepdims=True),
+                   lambda: np.linalg.norm(m, "fro", axis=(0, 1), keepdims=True), name,
+                   rtol=tol(dtype))
+
+
 def test_norm_errors_and_svd_norms(monkeypatch):
     x = values("f8", (4, 3))
     d = dg.asarray(x)

@@ -37,6 +37,34 @@ def test_bincount_sums_partials_across_devices(ndev):
     same(np.bincount(rep), np.bincount(x))  # a replicated input is counted once
 
 
+def test_counts_take_each_element_once(ndev, no_leak):
+    """Overlapping chunks with copies of one box among them (on several
+    devices, and twice on one) are counted where they lie, each element
+    once, whichever chunk comes first: counts, weighted sums, histograms,
+    order statistics (radix selection) and 2-norms (sums of squares)."""
+    from _maps import on_devices
+    rows = [(0, slice(0, 20)), (1, slice(10, None)), (2, slice(0, 20)),
+            (3, slice(5, 25, 2)), (1, slice(0, 20)), (3, slice(10, None))]
+    boxes = [(0, (slice(0, 8), slice(1, 4))), (1, slice(4, None)), (2, (slice(0, 8), slice(1, 4))),
+             (3, slice(None)), (0, (slice(0, 8), slice(1, 4)))]
+    x = values("i8", (30,), low=0, high=9)
+    w = values("f8", (30,), 3)
+    f = values("f8", (12, 5), 2)
+    for pairs in (rows, rows[::-1]):
+        d = dg.distributed_array(x, on_devices(pairs, ndev))
+        msg = str(pairs)
+        same(np.bincount(d), np.bincount(x), msg)
+        same(np.bincount(d, weights=w), np.bincount(x, weights=w), msg, rtol=1e-12)
+        same(np.median(d), np.median(x), msg)
+    for pairs in (boxes, boxes[::-1]):
+        d = dg.distributed_array(f, on_devices(pairs, ndev))
+        msg = str(pairs)
+        same(np.histogram(d, bins=7)[0], np.histogram(f, bins=7)[0], msg)
+        same(np.median(d), np.median(f), msg)
+        same(np.percentile(d, 30), np.percentile(f, 30), msg, rtol=1e-12)
+        same(np.linalg.norm(d), np.linalg.norm(f), msg, rtol=1e-12)
+
+
 def test_bincount_errors():
     for x, kw in [(np.array([-1, 2]), {}), (np.array([1]), {"minlength": -1}),
                   (np.array([1]), {"minlength": None}), (np.ones((2, 2), int), {}),

@@ -29,11 +29,10 @@ def _counts(x, weights, nbins, edges=None):
     float host array of nbins + 1, x's dtype), of x's values in the bins
     the edges make (NumPy's histogram bins; outside and NaN: not counted)."""
     from . import zeros
-    from ._sortsearch import disjoint, whole_on
+    from ._sortsearch import whole_on
     if nbins == 0:
         return zeros(0, numpy.float64 if weights is not None else numpy.intp)
     b = x if x.mode == "replica" else x.change_mode("replica")
-    b = disjoint(b)
     w = None
     if weights is not None:
         w = weights if weights.dtype == numpy.float64 else weights.astype(numpy.float64)
@@ -344,7 +343,6 @@ builtin_range = range
 
 def histogram2d(x, y, bins=10, range=None, density=None, weights=None):
     """The two-dimensional histogram of the points (x, y)."""
-    from . import asarray
     x, y = asdist(x), asdist(y)
     if x.shape[0] != y.shape[0] if x.ndim and y.ndim else False:
         numpy.histogram2d(numpy.zeros(x.shape[0]), numpy.zeros(y.shape[0]))  # NumPy's error

@@ -24,29 +24,48 @@ def _svd_norm(x, ord, axis, keepdims):
                           "numpy.linalg.norm")
 
 
+_SQUARES, _SQUARE_BINS = 3, 2048  # DG_COUNT_SQUARES; partials (one per GPU block)
+
+
+def _sum_squares(x, round_squares):
+    """The sum of the squares of x's elements (a real float dtype), summed in
+    float64 where they live in one pass (_core._count's squares: partials
+    per device and block, no temporary): a 0-d float64 DistributedArray.
+    round_squares: each square rounded to x's dtype first, as NumPy's x * x
+    (it underflows or overflows there).  NumPy sums in x's dtype; the caller
+    casts the sum to it, so that a sum beyond its range overflows as
+    NumPy's does."""
+    x = x if x.mode == "replica" else x.change_mode("replica")
+    return _core._count(x, None, _SQUARE_BINS, _SQUARES, int(round_squares), 64, 0).sum()
+
+
+def _root_sum_squares(x, keepdims, products=False):
+    """The 2-norm of all of x (a float or complex DistributedArray) in x's
+    real dtype: as NumPy's sqrt of a dot (float16's dot multiplies in
+    float32), or with products, of a sum of x * x (products in the dtype)."""
+    from ._elementwise import imag_of, real_of
+    from ._shape import reshape
+    rnd = products or x.dtype != numpy.float16
+    if x.dtype.kind == "c":
+        sq = numpy.add(_sum_squares(real_of(x), rnd), _sum_squares(imag_of(x), rnd))
+    else:
+        sq = _sum_squares(x, rnd)
+    ret = numpy.sqrt(sq.astype(numpy.finfo(x.dtype).dtype))
+    return reshape(ret, x.ndim * [1]) if keepdims else ret
+
+
 def norm(x, ord=None, axis=None, keepdims=False):
     """Matrix or vector norm, as NumPy computes it (its dtypes and errors),
     reduced where the data lives."""
-    from ._elementwise import imag_of, real_of
-    from ._linalg import dot
-    from ._shape import ravel, reshape
+    from ._elementwise import real_of
+    from ._shape import reshape
     x = asdist(x)
     if x.dtype.kind not in "fc":
         x = x.astype(float)
-    if axis is None:
-        nd = x.ndim
-        if ord is None or (ord in ("f", "fro") and nd == 2) or (ord == 2 and nd == 1):
-            x = ravel(x)
-            if x.dtype.kind == "c":
-                xr, xi = real_of(x), imag_of(x)
-                sq = numpy.add(dot(xr, xr), dot(xi, xi))
-            else:
-                sq = dot(x, x)
-            ret = numpy.sqrt(sq)
-            if keepdims:
-                ret = reshape(ret, nd * [1])
-            return ret
     nd = x.ndim
+    if axis is None:
+        if ord is None or (ord in ("f", "fro") and nd == 2) or (ord == 2 and nd == 1):
+            return _root_sum_squares(x, keepdims)
     if axis is None:
         axis = tuple(range(nd))
     elif not isinstance(axis, tuple):
@@ -66,6 +85,9 @@ def norm(x, ord=None, axis=None, keepdims=False):
         if ord == 1:
             return numpy.add.reduce(numpy.abs(x), axis=axis, keepdims=keepdims)
         if ord is None or ord == 2:
+            if nd == 1:
+                normalize_axis_index(axis[0], nd)
+                return _root_sum_squares(x, keepdims, products=True)
             s = real_of(numpy.multiply(numpy.conjugate(x), x))
             return numpy.sqrt(numpy.add.reduce(s, axis=axis, keepdims=keepdims))
         if isinstance(ord, str):
@@ -93,6 +115,8 @@ def norm(x, ord=None, axis=None, keepdims=False):
             ret = numpy.add.reduce(numpy.abs(x), axis=row).min(axis=col - 1 if col > row else col)
         elif ord == -_INF:
             ret = numpy.add.reduce(numpy.abs(x), axis=col).min(axis=row - 1 if row > col else row)
+        elif ord in (None, "fro", "f") and nd == 2:
+            return _root_sum_squares(x, keepdims, products=True)
         elif ord in (None, "fro", "f"):
             ret = numpy.sqrt(numpy.add.reduce(real_of(numpy.multiply(numpy.conjugate(x), x)),
                                               axis=axis))
@@ -112,7 +136,9 @@ def vector_norm(x, /, *, axis=None, keepdims=False, ord=2):
     from ._shape import ravel, reshape, transpose
     x = asdist(x)
     shape = list(x.shape)
-    if axis is None:
+    if axis is None and ord == 2:
+        ax = None  # every element: one pass, x as it lies
+    elif axis is None:
         x, ax = ravel(x), 0
     elif isinstance(axis, tuple):
         axes = normalize_axis_tuple(axis, x.ndim)
@@ -123,7 +149,11 @@ def vector_norm(x, /, *, axis=None, keepdims=False, ord=2):
         ax = 0
     else:
         ax = axis
-    res = norm(x, axis=ax, ord=ord)
+    if ax is None:
+        res = _root_sum_squares(x if x.dtype.kind in "fc" else x.astype(float), False,
+                                products=True)
+    else:
+        res = norm(x, axis=ax, ord=ord)
     if keepdims:
         for i in normalize_axis_tuple(range(len(shape)) if axis is None else axis, len(shape)):
             shape[i] = 1

@@ -20,7 +20,7 @@ import warnings
 import numpy
 
 from . import _core
-from ._compose import asdist, host_or_dist, normalize_axis_tuple, view
+from ._compose import asdist, normalize_axis_tuple, view
 
 _DA = _core.DistributedArray
 _NOVALUE = numpy._NoValue
@@ -177,9 +177,8 @@ class _Selector:
     the ranks that share its prefix."""
 
     def __init__(self, x):
-        from ._sortsearch import disjoint
         x = x if x.mode == "replica" else x.change_mode("replica")
-        self.x = disjoint(x)
+        self.x = x  # overlapping chunks: the count takes each element once
         self.dt = x.dtype
         self.w = _key_bits(self.dt)
         self.d = min(_DIGIT_BITS, self.w)

@@ -352,9 +352,14 @@ typedef struct dg_search_desc {
  *   DG_COUNT_EDGES: each element (of `dtype`, a float dtype) falls in bin b
  *     of the nbins + 1 increasing `edges` (same dtype, dense): edges[b] <=
  *     x < edges[b + 1], the last bin closed; elements outside (and NaN) are
- *     skipped (NumPy's histogram).
+ *     skipped (NumPy's histogram);
+ *   DG_COUNT_SQUARES: the squares of the elements (of `dtype`, a float dtype;
+ *     with shift 1 each square rounded to `dtype`, as NumPy's x * x) summed
+ *     in float64 into sum[0 .. nbins) (no weights): the sum of sum[] is the
+ *     sum of squares, each bin a partial (a backend may put parts of the
+ *     block in different bins, so that a sum needs no atomics).
  * The counters are added to, in no defined order. */
-enum { DG_COUNT_BINS, DG_COUNT_RADIX, DG_COUNT_EDGES };
+enum { DG_COUNT_BINS, DG_COUNT_RADIX, DG_COUNT_EDGES, DG_COUNT_SQUARES };
 typedef struct dg_count_desc {
     int radix;
     int dtype;

@@ -1,24 +1,104 @@
 /* Counts into bins (dg_array_count): every chunk of the input is counted on
  * its device into that device's own set of bins, zeroed first; the sets of
  * several devices are the partials of a SUM-mode result, combined when
- * read (one all-reduce of nbins counters), so only the bins cross devices. */
+ * read (one all-reduce of nbins counters), so only the bins cross devices.
+ * Chunks that overlap count each element once, where it lies (own_pieces):
+ * no data moves for a replicated or overlapping layout. */
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "dg_array_impl.h"
 #include "dg_surface.h"
 
-/* 1 if the chunks of x are pairwise disjoint. */
-static int disjoint(const dg_array *x)
+/* The index of the first chunk of x whose box holds the same elements as
+ * chunk i's (i itself if none before it does). */
+static int first_copy(const dg_array *x, int i)
 {
-    int i, j;
-    dg_box I;
-    for (i = 0; i < x->nchunks; i++)
-        for (j = i + 1; j < x->nchunks; j++)
-            if (dg_box_intersect(&x->chunks[i].box, &x->chunks[j].box, &I) &&
-                dg_box_size(&I) > 0)
-                return 0;
-    return 1;
+    int j;
+    for (j = 0; j < i; j++)
+        if (dg_box_equal(&x->chunks[j].box, &x->chunks[i].box))
+            return j;
+    return i;
+}
+
+/* The pieces of x that chunk i counts, malloc'ed into *out (*n of them):
+ * the part of its box that no box met earlier holds (boxes in the order of
+ * their first chunks), each piece cut into as many slices as there are
+ * chunks of this very box (its copies) and slice `rank` kept (this chunk's
+ * rank among the copies), along the piece's longest axis.  Every copy of a
+ * box takes the same remainder, so every element is counted once, and the
+ * copies of a replicated block share its work. */
+static dg_status own_pieces(const dg_array *x, int i, dg_box **out, int *n, dg_error *err)
+{
+    const dg_box *bi = &x->chunks[i].box;
+    const int first = first_copy(x, i);
+    dg_box *p, *q;
+    int j, t, m = 1, copies = 0, rank = 0;
+
+    *out = NULL;
+    *n = 0;
+    if (!(p = (dg_box *)malloc(sizeof *p)))
+        return dg_error_set(err, DG_ERR_NOMEM, -1, "out of host memory");
+    p[0] = *bi;
+    dg_box_canon(&p[0]);
+    for (j = 0; j < x->nchunks; j++) {
+        const dg_box *bj = &x->chunks[j].box;
+        int64_t need = 0;
+        int k = 0;
+        if (dg_box_equal(bi, bj)) {
+            rank += j < i;
+            copies++;
+            continue;
+        }
+        if (j > first || m == 0 || first_copy(x, j) != j)
+            continue; /* a later box, or one already taken away */
+        for (t = 0; t < m; t++)
+            need += dg_box_subtract_count(&p[t], bj);
+        if (need > INT_MAX / 2) {
+            free(p);
+            return dg_error_set(err, DG_ERR_INTERNAL, -1, "a count of too many pieces");
+        }
+        if (!(q = (dg_box *)malloc((size_t)(need > 0 ? need : 1) * sizeof *q))) {
+            free(p);
+            return dg_error_set(err, DG_ERR_NOMEM, -1, "out of host memory");
+        }
+        for (t = 0; t < m; t++) {
+            int got = 0;
+            dg_status st = dg_box_subtract(&p[t], bj, q + k, (int)need - k, &got, err);
+            if (st != DG_OK) {
+                free(p);
+                free(q);
+                return st;
+            }
+            k += got;
+        }
+        free(p);
+        p = q;
+        m = k;
+    }
+    for (t = 0, j = 0; t < m; t++) {
+        dg_box b = p[t];
+        int ax, best = 0;
+        int64_t len, lo, hi;
+        for (ax = 1; ax < b.ndim; ax++)
+            if (dg_range_len(b.r[ax]) > dg_range_len(b.r[best]))
+                best = ax;
+        if (b.ndim > 0 && copies > 1) {
+            const dg_range r = b.r[best];
+            len = dg_range_len(r);
+            lo = len * rank / copies;
+            hi = len * (rank + 1) / copies;
+            b.r[best] = dg_range_make(r.start + lo * r.step, r.start + hi * r.step, r.step);
+        } else if (copies > 1 && rank > 0) {
+            continue; /* a 0-d element: the first copy counts it */
+        }
+        if (dg_box_size(&b) > 0)
+            p[j++] = b;
+    }
+    *out = p;
+    *n = j;
+    return DG_OK;
 }
 
 /* The layout of the bins: one chunk of all of them on each device holding a
@@ -59,10 +139,11 @@ static dg_chunk *bins_on(dg_array *r, int dev)
     return &r->chunks[k];
 }
 
-/* Counts chunk i of x (and the same elements of w, read in place where its
- * device holds them, else fetched there) into its device's bins. */
-static dg_status count_chunk(dg_array *x, dg_array *w, int i, const dg_count_spec *spec,
-                             dg_array *r, dg_error *err)
+/* Counts region `box` of chunk i of x (and the same elements of w, read in
+ * place where its device holds them, else fetched there) into its device's
+ * bins. */
+static dg_status count_chunk(dg_array *x, dg_array *w, int i, const dg_box *box,
+                             const dg_count_spec *spec, dg_array *r, dg_error *err)
 {
     dg_backend_i *be = x->be;
     const dg_chunk *c = &x->chunks[i];
@@ -84,11 +165,11 @@ static dg_status count_chunk(dg_array *x, dg_array *w, int i, const dg_count_spe
     d.prefix = spec->prefix;
     d.nbins = spec->nbins;
     for (ax = 0; ax < x->ndim; ax++)
-        d.shape[ax] = dg_range_len(c->box.r[ax]);
-    dg_chunk_view(c, &c->box, &p, d.src_strides);
+        d.shape[ax] = dg_range_len(box->r[ax]);
+    dg_chunk_view(c, box, &p, d.src_strides);
     d.src = p;
     if (w) {
-        DG_CHECK(dg_fetch_region(w, &c->box, dev, DG_STREAM_COMPUTE, &wr, err));
+        DG_CHECK(dg_fetch_region(w, box, dev, DG_STREAM_COMPUTE, &wr, err));
         d.weight = (const double *)wr.ptr;
         memcpy(d.weight_strides, wr.strides, sizeof d.weight_strides);
         DG_CHECK_GOTO(dg_buffer_use_read(be, wr.buf, dev, DG_STREAM_COMPUTE, err), st, done);
@@ -106,7 +187,7 @@ static dg_status count_chunk(dg_array *x, dg_array *w, int i, const dg_count_spe
         DG_CHECK_GOTO(dg_buffer_use_read(be, er.buf, dev, DG_STREAM_COMPUTE, err), st, done);
     }
     p = (char *)bc->buf->ptr + bc->offset;
-    if (w)
+    if (w || spec->radix == DG_COUNT_SQUARES)
         d.sum = (double *)p;
     else
         d.cnt = (int64_t *)p;
@@ -150,20 +231,29 @@ dg_status dg_array_count(dg_array *x, dg_array *w, const dg_count_spec *spec, dg
          (!spec->edges || spec->edges->ndim != 1 || spec->edges->dtype != x->dtype ||
           spec->edges->shape[0] != nbins + 1 || spec->edges->mode != DG_MODE_REPLICA ||
           dg_dtype_kind(x->dtype) != 'f')) ||
+        (spec->radix == DG_COUNT_SQUARES &&
+         (w || dg_dtype_kind(x->dtype) != 'f' || nbins < 1)) ||
         (w && (w->dtype != DG_FLOAT64 || w->mode != DG_MODE_REPLICA || w->ndim != x->ndim ||
-               memcmp(w->shape, x->shape, (size_t)x->ndim * sizeof(int64_t)) != 0)) ||
-        !disjoint(x))
+               memcmp(w->shape, x->shape, (size_t)x->ndim * sizeof(int64_t)) != 0)))
         return dg_error_set(err, DG_ERR_INTERNAL, -1, "a malformed count");
     DG_CHECK(bins_layout(x, nbins, &l, &n, err));
-    DG_CHECK_GOTO(dg_array_empty(be, w ? DG_FLOAT64 : DG_INT64, 1, &nbins, l, n,
-                                 n > 1 ? DG_MODE_SUM : DG_MODE_REPLICA, &r, err), st, done);
+    DG_CHECK_GOTO(dg_array_empty(be, w || spec->radix == DG_COUNT_SQUARES ? DG_FLOAT64 : DG_INT64,
+                                 1, &nbins, l, n, n > 1 ? DG_MODE_SUM : DG_MODE_REPLICA, &r,
+                                 err), st, done);
     memset(&zero, 0, sizeof zero);
     zero.kind = DG_FILL_CONST;
     DG_CHECK_GOTO(dg_array_fill(r, &zero, NULL, err), st, done);
     for (i = 0; i < x->nchunks && nbins > 0; i++) {
+        dg_box *pieces = NULL;
+        int k, np = 0;
         if (dg_box_size(&x->chunks[i].box) == 0)
             continue;
-        DG_CHECK_GOTO(count_chunk(x, w, i, spec, r, err), st, done);
+        DG_CHECK_GOTO(own_pieces(x, i, &pieces, &np, err), st, done);
+        for (k = 0, st = DG_OK; k < np && st == DG_OK; k++)
+            st = count_chunk(x, w, i, &pieces[k], spec, r, err);
+        free(pieces);
+        if (st != DG_OK)
+            goto done;
     }
     *out = r;
     r = NULL;

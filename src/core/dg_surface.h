@@ -38,11 +38,12 @@ typedef struct dg_count_spec {
  * int64 bin numbers; values binned by their order keys, or by edges), or the
  * sums of their float64 weights w (x's shape, any layout: each chunk's
  * weights are read where that chunk's device holds them, else fetched
- * there; NULL: counts): a
- * 1-d int64 (float64 with weights) array of nbins elements, one chunk of all
- * the bins on each device holding elements, in SUM mode where they are
- * several.  x's chunks must be pairwise disjoint (each element counted
- * once); x and w REPLICA.  New reference. */
+ * there; NULL: counts), or partial sums of their squares (DG_COUNT_SQUARES):
+ * a 1-d int64 (float64 with weights or squares) array of nbins elements, one
+ * chunk of all the bins on each device holding elements, in SUM mode where
+ * they are several.  x's chunks may overlap: each element is counted once,
+ * by one chunk holding it (copies of a block share it out).  x and w
+ * REPLICA.  New reference. */
 dg_status dg_array_count(dg_array *x, dg_array *w, const dg_count_spec *spec, dg_array **out,
                          dg_error *err);
 

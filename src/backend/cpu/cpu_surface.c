@@ -155,6 +155,55 @@ static int64_t radix_bin(const dg_count_desc *d, const char *x)
     return (int64_t)((k >> d->shift) & (uint64_t)(d->nbins - 1));
 }
 
+/* The sum of the squares of n elements of a float dtype, ss bytes apart, in
+ * float64 (four partial sums); round: each square rounded to the dtype
+ * first (NumPy's product x * x in the dtype, which can underflow or
+ * overflow), DG_COUNT_SQUARES' shift. */
+#define DG_SQUARES_ROW(t, ct, conv, rnd)                                         \
+    static double squares_row_##t(const char *x, int64_t n, int64_t ss, int round) \
+    {                                                                            \
+        double s[4] = {0, 0, 0, 0};                                              \
+        int64_t i;                                                               \
+        for (i = 0; i < n; i++) {                                                \
+            ct v;                                                                \
+            double f;                                                            \
+            memcpy(&v, x + i * ss, sizeof v);                                    \
+            f = conv(v);                                                         \
+            f *= f;                                                              \
+            s[i & 3] += round ? rnd(f) : f;                                      \
+        }                                                                        \
+        return (s[0] + s[1]) + (s[2] + s[3]);                                    \
+    }
+#define DG_AS_DOUBLE(v) ((double)(v))
+#define DG_ROUND_F2(f) ((double)dg_half_to_float(dg_float_to_half((float)(f))))
+#define DG_ROUND_F4(f) ((double)(float)(f))
+DG_SQUARES_ROW(f2, dg_half, dg_half_to_float, DG_ROUND_F2)
+DG_SQUARES_ROW(f4, float, DG_AS_DOUBLE, DG_ROUND_F4)
+DG_SQUARES_ROW(f8, double, DG_AS_DOUBLE, DG_AS_DOUBLE)
+#undef DG_AS_DOUBLE
+#undef DG_ROUND_F2
+#undef DG_ROUND_F4
+
+static void squares_run(const dg_count_desc *d)
+{
+    const int nd = d->ndim;
+    const int64_t n = nd ? d->shape[nd - 1] : 1, rows = nrows(nd, d->shape);
+    const int64_t ss = nd ? d->src_strides[nd - 1] : 0;
+    double s = 0;
+    int64_t r, so, unused;
+
+    for (r = 0; r < rows; r++) {
+        row_offsets(nd, d->shape, d->src_strides, d->src_strides, r, &so, &unused);
+        switch (d->dtype) {
+        case DG_FLOAT16: s += squares_row_f2(d->src + so, n, ss, d->shift); break;
+        case DG_FLOAT32: s += squares_row_f4(d->src + so, n, ss, d->shift); break;
+        case DG_FLOAT64: s += squares_row_f8(d->src + so, n, ss, d->shift); break;
+        default: return;
+        }
+    }
+    d->sum[0] += s;
+}
+
 void dg_cpu_count_run(const dg_count_desc *d)
 {
     static const int64_t zero[DG_MAXDIM];
@@ -166,6 +215,10 @@ void dg_cpu_count_run(const dg_count_desc *d)
 
     if (empty_block(nd, d->shape))
         return;
+    if (d->radix == DG_COUNT_SQUARES) {
+        squares_run(d);
+        return;
+    }
     for (r = 0; r < rows; r++) {
         row_offsets(nd, d->shape, d->src_strides, d->weight ? d->weight_strides : zero, r, &so,
                     &wo);
