@@ -3,7 +3,7 @@
 dgarray._core  (always): src/core, src/backend/cpu and src/py, C11, against
                NumPy's C-API.
 dgarray._cuda  (when nvcc is found): src/backend/cuda and kernels/, linked with
-               cudart, cuBLAS and NCCL.  DGARRAY_CUDA=0 skips it, DGARRAY_CUDA=1
+               cudart, cuBLAS, cuSOLVER, cuFFT and NCCL.  DGARRAY_CUDA=0 skips it, DGARRAY_CUDA=1
                makes a missing nvcc an error; DGARRAY_CUDA_ARCHS chooses the
                targets ("80;90" by default).
 """
@@ -160,7 +160,8 @@ def cuda_extension(home):
         runtime_library_dirs=libdirs,
         extra_compile_args=C_FLAGS,
         # the nvcc objects are C++: their runtime (exception personality) too
-        extra_link_args=["-pthread"] + [link_flag(n) for n in ("cudart", "cublas", "cublasLt", "nccl")]
+        extra_link_args=["-pthread"] + [link_flag(n) for n in ("cudart", "cublas", "cublasLt", "cusolver", "cufft",
+                                                  "nccl")]
         + ["-lstdc++"],
     )
     ext.cuda_home = home

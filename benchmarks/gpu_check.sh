@@ -3,9 +3,16 @@
 # test suite on the CUDA backend, run the benchmarks.  Logs and results go to
 # $OUT (the device tool brings that folder back).
 #
-#   bash benchmarks/gpu_check.sh [build] [test] [chains] [sanitize] [selftest] [bench]
+#   bash benchmarks/gpu_check.sh [build] [test] [test4] [chains] [sanitize] [selftest] [bench]
 #                                [scaling] [profile] [gemm] [alloc] [transfer] [reduce] [redpass]
+#                                [hostcopy] [take] [treeab]
 #   (default: build test chains bench)
+#
+# TEST_ARGS: more pytest arguments for test and test4 (e.g. --ignore=FILE).
+# treeab: the latency rows of this tree against another built in place
+# (AB_BASE, default .gpu-wt/base: a copy of an older commit's files carried to
+# the machine), alternating processes (benchmarks/tree_ab.py --backend cuda);
+# the base tree's build starts in the background at once, beside this one's.
 set -uo pipefail
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 export DGARRAY_CUDA=1 DGARRAY_CUDA_ARCHS="${DGARRAY_CUDA_ARCHS:-90}"
@@ -16,6 +23,12 @@ steps="${*:-build test chains bench}"
 cd "$(dirname "$0")/.."
 nvidia-smi -L || true
 rc=0
+base_pid=
+if [[ " $steps " == *" treeab "* ]]; then
+  ( cd "${AB_BASE:-.gpu-wt/base}" && python3 setup.py -q build_ext --inplace -j 8 ) \
+      > "$OUT/base_build.log" 2>&1 &
+  base_pid=$!
+fi
 if [[ " $steps " == *" build "* ]]; then
   t0=$(date +%s)
   if ! python3 -m pip install --no-build-isolation --no-deps -v . > "$OUT/build.log" 2>&1; then
@@ -25,9 +38,32 @@ if [[ " $steps " == *" build "* ]]; then
   python3 -c "import dgarray as d; print('backend', d.backend(), [x.name for x in d.devices()])"
 fi
 if [[ " $steps " == *" test "* ]]; then
-  DGARRAY_BACKEND=cuda timeout 420 python3 -m pytest tests -q -n 4 -p no:cacheprovider \
-      2>&1 | tee "$OUT/tests.log" | tail -25
+  DGARRAY_BACKEND=cuda timeout "${TEST_TIMEOUT:-420}" python3 -m pytest tests -q -n "${TEST_WORKERS:-8}" -p no:cacheprovider \
+      ${TEST_ARGS:-} 2>&1 | tee "$OUT/tests.log" | tail -25
   rc=${PIPESTATUS[0]}
+  # $OUT brings back 8 files at most: the summary lines also go to one file
+  echo "test (1 device per GPU): $(tail -1 "$OUT/tests.log")" >> "$OUT/summary.log"
+fi
+if [[ " $steps " == *" test4 "* ]]; then
+  # the suite again on 4 logical devices of GPU 0 (DGARRAY_CUDA_DEVICES): every
+  # path between devices (plans, moves, waits, modes, products, reductions)
+  # runs where one GPU is present, moving data by device copies
+  DGARRAY_CUDA_DEVICES=0,0,0,0 DGARRAY_BACKEND=cuda timeout "${TEST_TIMEOUT:-420}" python3 -m pytest tests -q \
+      -n "${TEST_WORKERS:-8}" -p no:cacheprovider ${TEST_ARGS:-} 2>&1 | tee "$OUT/tests4.log" | tail -25
+  [[ ${PIPESTATUS[0]} == 0 ]] || rc=1
+  echo "test4 (4 logical devices on GPU 0): $(tail -1 "$OUT/tests4.log")" >> "$OUT/summary.log"
+fi
+if [[ " $steps " == *" treeab "* ]]; then
+  if ! wait "$base_pid"; then
+    tail -20 "$OUT/base_build.log"; echo "BASE BUILD FAILED"; rc=1
+  else
+    # this tree's extensions (the core and the CUDA backend) as the build step
+    # installed them, in place for PYTHONPATH
+    cp "$(python3 -c 'import dgarray, os; print(os.path.dirname(dgarray.__file__))')"/_*.so python/dgarray/
+    timeout "${AB_TIMEOUT:-240}" python3 benchmarks/tree_ab.py --backend cuda \
+        --a "${AB_BASE:-.gpu-wt/base}" --b . --rounds "${AB_ROUNDS:-3}" 2>&1 | tee "$OUT/tree_ab.log"
+    [[ ${PIPESTATUS[0]} == 0 ]] || rc=1
+  fi
 fi
 if [[ " $steps " == *" chains "* ]]; then
   # the randomised chains and the reshard pairs again with every launch
@@ -38,27 +74,52 @@ if [[ " $steps " == *" chains "* ]]; then
   [[ ${PIPESTATUS[0]} == 0 ]] || rc=1
 fi
 if [[ " $steps " == *" sanitize "* ]]; then
-  for tool in memcheck racecheck; do
-    DGARRAY_BACKEND=cuda timeout 300 compute-sanitizer --tool $tool --error-exitcode 9 \
-      python3 -m pytest tests/test_dispatch.py tests/test_ufuncs.py tests/test_reductions.py \
-        -q -p no:cacheprovider -k "not 1dev and (test_dispatch or (matches_numpy and strided and \
-        (float16 or float32 or complex128 or int16)) or (reduction_matches and uneven and \
-        (f4 or c16 or i1)) or scans or accumulate or keepdims)" \
-      > "$OUT/sanitize-$tool.log" 2>&1
-    src=$?
-    echo "compute-sanitizer $tool: exit $src"
-    [[ $src == 0 ]] || rc=1
-    tail -3 "$OUT/sanitize-$tool.log"
-    # the index kernels: compactions (dense and strided), keyed rows, sorts
-    DGARRAY_BACKEND=cuda timeout 300 compute-sanitizer --tool $tool --error-exitcode 9 \
-      python3 -m pytest tests/test_indexing.py tests/test_shape.py -q -p no:cacheprovider \
-        -k "not 1dev and (boolean_masks or integer_arrays or large_random or take_put or \
-        (sort_argsort and (float32 or int8)) or unique)" \
-      > "$OUT/sanitize-index-$tool.log" 2>&1
-    src=$?
-    echo "compute-sanitizer $tool (index): exit $src"
-    [[ $src == 0 ]] || rc=1
-    tail -3 "$OUT/sanitize-index-$tool.log"
+  # SANITIZE_TOOLS (memcheck racecheck) over SANITIZE_SETS (ufunc index); on one
+  # GPU over 4 logical devices of it, so that the multi-device tests run
+  ngpu=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU' || echo 0)
+  # Host backtraces off: the sanitizer's host backtraces name the Python frames
+  # of each CUDA call (seen 2026-11-25), and under it the no_leak fixture of 9
+  # index tests found device memory still in use, held by arrays that only
+  # frame objects still referred to; the frames it walks seem to stay alive
+  # with their locals.  Not yet run with this flag.
+  # No --leak-check: nothing tears the backend down at interpreter exit, so
+  # every allocation still held then counts as a leak.
+  sanenv=()
+  [[ $ngpu -lt 2 ]] && sanenv=(DGARRAY_CUDA_DEVICES=0,0,0,0)
+  for tool in ${SANITIZE_TOOLS:-memcheck racecheck}; do
+    extra=(--show-backtrace device)
+    if [[ " ${SANITIZE_SETS:-ufunc index} " == *" ufunc "* ]]; then
+      env ${sanenv[@]+"${sanenv[@]}"} DGARRAY_BACKEND=cuda timeout "${SANITIZE_TIMEOUT:-300}" compute-sanitizer --tool $tool \
+        ${extra[@]+"${extra[@]}"} --error-exitcode 9 \
+        python3 -m pytest tests/test_dispatch.py tests/test_ufuncs.py tests/test_reductions.py \
+          -q -p no:cacheprovider -k "not 1dev and (test_dispatch or (matches_numpy and strided and \
+          (float16 or float32 or complex128 or int16)) or (reduction_matches and uneven and \
+          (f4 or c16 or i1)) or scans or accumulate or keepdims)" \
+        > "$OUT/sanitize-$tool.log" 2>&1
+      src=$?
+      echo "compute-sanitizer $tool: exit $src"
+      [[ $src == 0 ]] || rc=1
+      tail -3 "$OUT/sanitize-$tool.log"
+      echo "compute-sanitizer $tool: exit $src, $(grep -E "passed|failed|error" \
+        "$OUT/sanitize-$tool.log" | tail -1)" >> "$OUT/summary.log"
+    fi
+    if [[ " ${SANITIZE_SETS:-ufunc index} " == *" index "* ]]; then
+      # the index kernels: compactions (dense and strided), keyed rows, sorts
+      env ${sanenv[@]+"${sanenv[@]}"} DGARRAY_BACKEND=cuda timeout "${SANITIZE_TIMEOUT:-300}" compute-sanitizer --tool $tool \
+        ${extra[@]+"${extra[@]}"} --error-exitcode 9 \
+        python3 -m pytest tests/test_indexing.py tests/test_shape.py -q -p no:cacheprovider \
+          -k "not 1dev and (boolean_masks or integer_arrays or large_random or take_put or \
+          (sort_argsort and (float32 or int8)) or unique)" \
+        > "$OUT/sanitize-index-$tool.log" 2>&1
+      src=$?
+      echo "compute-sanitizer $tool (index): exit $src"
+      [[ $src == 0 ]] || rc=1
+      grep -Ei "^E   .*bytes in use|error summary" "$OUT/sanitize-index-$tool.log" \
+        | cut -c1-240 | sort | uniq -c | head -12
+      tail -3 "$OUT/sanitize-index-$tool.log"
+      echo "compute-sanitizer $tool (index): exit $src, $(grep -E "passed|failed|error" \
+        "$OUT/sanitize-index-$tool.log" | tail -1)" >> "$OUT/summary.log"
+    fi
   done
 fi
 if [[ " $steps " == *" scaling "* ]]; then
@@ -115,7 +176,23 @@ if [[ " $steps " == *" reduce "* ]]; then
   # full reductions: the default cut into waves against 4 fixed waves
   timeout 400 python3 benchmarks/reduce_ab.py 2>&1 | tee "$OUT/reduce_ab.log"
 fi
+if [[ " $steps " == *" hostcopy "* ]]; then
+  # 1 GiB device to host: the ceilings and cudaHostRegister apart from dgarray,
+  # then dgarray's host copy engine under each of its settings
+  cuda="${CUDA_HOME:-$(dirname "$(dirname "$(readlink -f "$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)")")")}"
+  if [[ "${HOSTCOPY_PROBE:-1}" == 1 ]]; then
+    "$cuda/bin/nvcc" -O2 -std=c++17 -o /tmp/d2h_probe benchmarks/d2h_probe.cu && \
+      timeout 120 /tmp/d2h_probe 2>&1 | tee "$OUT/hostcopy.log"
+  fi
+  timeout 240 python3 benchmarks/hostcopy_ab.py --rounds "${HOSTCOPY_ROUNDS:-2}" 2>&1 \
+    | tee -a "$OUT/hostcopy.log"
+fi
+if [[ " $steps " == *" take "* ]]; then
+  # take_f32_2p26 apart: the whole take, its bounds check, the row copy, CuPy's,
+  # under the driver's L2 fetch size and 32-byte fetches
+  timeout 120 python3 benchmarks/take_ab.py --rounds "${TAKE_ROUNDS:-1}" 2>&1 | tee "$OUT/take_ab.log"
+fi
 if [[ " $steps " == *" bench "* ]]; then
-  timeout 400 python3 benchmarks/run.py --machine nvidia-h200-x2 --out "$OUT" ${BENCH_ONLY:+--only $BENCH_ONLY} 2>&1 | tee "$OUT/bench.log" | tail -20
+  timeout 400 python3 benchmarks/run.py --machine "${BENCH_MACHINE:-nvidia-h200-x2}" --out "$OUT" ${BENCH_ONLY:+--only $BENCH_ONLY} 2>&1 | tee "$OUT/bench.log" | tail -20
 fi
 exit $rc

@@ -801,6 +801,187 @@ def w_einsum(b=64, n=1024):
     return res
 
 
+def rows_map(n):
+    """Rows split in near-equal blocks over the GPUs (None on one GPU: the
+    default layout keeps a large matrix split by rows there too)."""
+    return {d: slice(n * d // NGPU, n * (d + 1) // NGPU) for d in range(NGPU)}
+
+
+def jax_rows(x):
+    """x on the GPUs for JAX, its rows split over them."""
+    from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+    if x.dtype in (np.float64, np.complex128):
+        jax.config.update("jax_enable_x64", True)
+    sh = NamedSharding(Mesh(np.array(jax.devices()), ("d",)), P("d", None))
+    return jax.device_put(x, sh)
+
+
+def w_cholesky(n=32768):
+    """dgarray.linalg.cholesky of a float64 SPD n x n matrix split by rows
+    over the GPUs (one GPU: cuSOLVER's potrf on the whole matrix; several:
+    the blocked right-looking algorithm, panels in cuSOLVER, updates through
+    dgarray's products), timed until L is readable: TFLOP/s counting n^3 / 3."""
+    flops = n ** 3 / 3.0
+    res = {"workload": f"cholesky_f64_{n}", "unit": "TFLOP/s", "peers": {}, "ceiling": None}
+    A = spd_matrix(dg, n).reshard(rows_map(n))
+    res["dgarray"] = flops / best_of(lambda: done(dg.linalg.cholesky(A)), 3, 1) / 1e12
+    L = dg.linalg.cholesky(A)
+    k = 64
+    err = float(abs((L[:k] @ L.T) - A[:k]).max()) / n
+    assert err < 1e-12, f"dgarray cholesky: rows of L L^T off by {err} (relative)"
+    del A, L
+    release_pools()
+    if cp is not None:
+        try:
+            A = spd_matrix(cp, n)
+            res["peers"]["cupy"] = flops / best_of(
+                lambda: (cp.linalg.cholesky(A), cp_sync_all()), 3, 1) / 1e12
+            del A
+        except Exception as e:  # noqa: BLE001
+            log(f"  cupy failed: {e}")
+    if jax is not None:
+        try:
+            import jax.numpy as jnp
+            m = np.random.default_rng(5).standard_normal((n, 64)) / 8.0
+            A = jax_rows(m @ m.T + n * np.eye(n))
+            f = jax.jit(jnp.linalg.cholesky)
+            res["peers"]["jax"] = flops / best_of(lambda: f(A).block_until_ready(), 3, 1) / 1e12
+            del A
+        except Exception as e:  # noqa: BLE001
+            log(f"  jax failed: {e}")
+    return res
+
+
+def w_solve(n=32768):
+    """dgarray.linalg.solve(A, b) of a float64 n x n matrix split by rows over
+    the GPUs and a vector (one GPU: cuSOLVER's getrf + getrs; several: the
+    blocked LU with partial pivoting): TFLOP/s counting 2 n^3 / 3; the
+    backward error ||A x - b|| / (||A|| ||x||) is checked."""
+    flops = 2.0 * n ** 3 / 3.0
+    res = {"workload": f"solve_f64_{n}", "unit": "TFLOP/s", "peers": {}, "ceiling": None}
+    A = spd_matrix(dg, n).reshard(rows_map(n))
+    A = A + dg.asarray(np.random.default_rng(9).standard_normal(n))  # not symmetric
+    bh = np.random.default_rng(10).standard_normal(n)
+    b = dg.asarray(bh)
+    res["dgarray"] = flops / best_of(lambda: done(dg.linalg.solve(A, b)), 3, 1) / 1e12
+    x = dg.linalg.solve(A, b)
+    r = float(dg.sqrt(((A @ x - b) ** 2).sum()))
+    be = r / (float(dg.sqrt((A ** 2).sum())) * float(dg.sqrt((x ** 2).sum())))
+    log(f"  dgarray solve: backward error {be:.2e}")
+    assert be < 1e-14, f"dgarray solve: backward error {be}"
+    del A, x
+    release_pools()
+    if cp is not None:
+        try:
+            A = spd_matrix(cp, n) + cp.asarray(np.random.default_rng(9).standard_normal(n))
+            gb = cp.asarray(bh)
+            res["peers"]["cupy"] = flops / best_of(
+                lambda: (cp.linalg.solve(A, gb), cp_sync_all()), 3, 1) / 1e12
+            del A
+        except Exception as e:  # noqa: BLE001
+            log(f"  cupy failed: {e}")
+    if jax is not None:
+        try:
+            import jax.numpy as jnp
+            m = np.random.default_rng(5).standard_normal((n, 64)) / 8.0
+            A = jax_rows(m @ m.T + n * np.eye(n) + np.random.default_rng(9).standard_normal(n))
+            f = jax.jit(jnp.linalg.solve)
+            jb = jnp.asarray(bh)
+            res["peers"]["jax"] = flops / best_of(lambda: f(A, jb).block_until_ready(), 3,
+                                                  1) / 1e12
+            del A
+        except Exception as e:  # noqa: BLE001
+            log(f"  jax failed: {e}")
+    return res
+
+
+def w_qr(m=1 << 22, n=256):
+    """dgarray.linalg.qr (reduced) of a float64 m x n matrix split by rows
+    over the GPUs (one GPU: cuSOLVER's geqrf + orgqr; several: tall-skinny
+    QR, Q's rows where A's are): TFLOP/s counting 4 m n^2 - 4 n^3 / 3."""
+    flops = 4.0 * m * n * n - 4.0 * n ** 3 / 3.0
+    res = {"workload": "qr_f64_2p22x256", "unit": "TFLOP/s", "peers": {}, "ceiling": None}
+    x = np.random.default_rng(11).standard_normal((m, n))
+    a = dg.asarray(x).reshard(rows_map(m))
+    res["dgarray"] = flops / best_of(lambda: done(dg.linalg.qr(a)), 3, 1) / 1e12
+    q, r = dg.linalg.qr(a)
+    err = float(abs(q[:256] @ r - a[:256]).max())
+    assert err < 1e-10, f"dgarray qr: Q R off by {err}"
+    del a, q, r
+    release_pools()
+    if cp is not None:
+        try:
+            ga = cp.asarray(x)
+            res["peers"]["cupy"] = flops / best_of(lambda: (cp.linalg.qr(ga), cp_sync_all()), 3,
+                                                   1) / 1e12
+            del ga
+        except Exception as e:  # noqa: BLE001
+            log(f"  cupy failed: {e}")
+    if jax is not None:
+        try:
+            import jax.numpy as jnp
+            ja = jax_rows(x)
+            f = jax.jit(jnp.linalg.qr)
+            res["peers"]["jax"] = flops / best_of(
+                lambda: jax.block_until_ready(f(ja)), 3, 1) / 1e12
+            del ja
+        except Exception as e:  # noqa: BLE001
+            log(f"  jax failed: {e}")
+    return res
+
+
+def w_fft2(n=16384):
+    """dgarray.fft.fft2 of a complex64 n x n array split by rows over the GPUs
+    (one GPU: one 2-d cuFFT plan; several: the rows' FFTs where they are, one
+    reshard to columns, the columns' FFTs): GFLOP/s counting 5 N log2 N
+    (N = n^2).  Beside it, in the same run, the rows' FFTs alone and the
+    reshard alone, whose sum (times 1.2) the split fft2 should not exceed."""
+    import math
+    N = n * n
+    flops = 5.0 * N * math.log2(N)
+    res = {"workload": f"fft2_c64_{n}sq", "unit": "GFLOP/s", "peers": {}, "ceiling": None}
+    rng = np.random.default_rng(12)
+    x = (rng.standard_normal((n, n), dtype=np.float32)
+         + 1j * rng.standard_normal((n, n), dtype=np.float32)).astype(np.complex64)
+    a = dg.asarray(x).reshard(rows_map(n))
+    t = best_of(lambda: done(dg.fft.fft2(a)), 5)
+    res["dgarray"] = flops / t / 1e9
+    small = x[:1024, :1024]
+    got = dg.fft.fft2(dg.asarray(small).reshard(rows_map(1024))).get()
+    want = np.fft.fft2(small.astype(np.complex128))
+    err = float(np.abs(got - want).max() / np.abs(want).max())
+    assert err < 1e-5, f"dgarray fft2 differs from NumPy by {err} (relative)"
+    if NGPU > 1:
+        cols = {d: (slice(None), slice(n * d // NGPU, n * (d + 1) // NGPU)) for d in range(NGPU)}
+        t_local = best_of(lambda: done(dg.fft.fft(a, axis=-1)), 5)
+        t_move = best_of(lambda: done(a.reshard(cols)), 5)
+        res["detail"] = {"fft2_ms": 1e3 * t, "rows_fft_ms": 1e3 * t_local,
+                         "reshard_ms": 1e3 * t_move,
+                         "ratio_to_local_plus_reshard": t / (t_local + t_move)}
+        log(f"  fft2 {1e3 * t:.2f} ms; rows' FFTs {1e3 * t_local:.2f} ms + reshard "
+            f"{1e3 * t_move:.2f} ms: ratio {t / (t_local + t_move):.2f} (goal <= 1.2)")
+    del a
+    release_pools()
+    if cp is not None:
+        try:
+            ga = cp.asarray(x)
+            res["peers"]["cupy"] = flops / best_of(lambda: (cp.fft.fft2(ga), cp_sync_all()),
+                                                   5) / 1e9
+            del ga
+        except Exception as e:  # noqa: BLE001
+            log(f"  cupy failed: {e}")
+    if jax is not None:
+        try:
+            import jax.numpy as jnp
+            ja = jax_rows(x)
+            f = jax.jit(jnp.fft.fft2)
+            res["peers"]["jax"] = flops / best_of(lambda: f(ja).block_until_ready(), 5) / 1e9
+            del ja
+        except Exception as e:  # noqa: BLE001
+            log(f"  jax failed: {e}")
+    return res
+
+
 WORKLOADS = {
     "add_f32_2p28": w_add,
     "sin_f32_2p28": w_sin,
@@ -822,6 +1003,10 @@ WORKLOADS = {
     "take_f32_2p26": w_take,
     "surface_f_2p28": w_surface,
     "einsum_bij_bjk_f32": w_einsum,
+    "cholesky_f64_32768": w_cholesky,
+    "solve_f64_32768": w_solve,
+    "qr_f64_2p22x256": w_qr,
+    "fft2_c64_16384sq": w_fft2,
 }
 
 

@@ -50,6 +50,7 @@
 
 #include <math.h>
 #include <stdint.h>
+#include <string.h>
 #include "dg_scalar.h"
 #include "../src/core/dg_backend.h"
 
@@ -166,19 +167,27 @@ DG_HD uint64_t dg_rand_below64(const dg_fill_random *r, uint64_t flat, uint64_t 
     return dg_mulhi64(x, rr);
 }
 
-/* The Box-Muller pair of a block (words w): radius and angle, shared by its
- * two elements (the first takes rad * cos(th), the second rad * sin(th)). */
+/* The Box-Muller pair of a block (words w): the radius and the cosine and
+ * sine of the angle, shared by its two elements (the first takes rad * c,
+ * the second rad * s).  A GPU computes both with one sincos (one argument
+ * reduction); its double functions are within 1-2 ulp of glibc's either way. */
 typedef struct dg_rand_polar {
-    double rad, th;
+    double rad, c, s;
 } dg_rand_polar;
 
 DG_HD dg_rand_polar dg_rand_normal_pair(dg_u32x4 w)
 {
     const double u1 = (double)((dg_rand_word64(w, 0) >> 11) + 1) * 0x1p-53;
     const double u2 = (double)(dg_rand_word64(w, 1) >> 11) * 0x1p-53;
+    const double th = (2.0 * DG_PI) * u2;
     dg_rand_polar p;
     p.rad = sqrt(-2.0 * log(u1));
-    p.th = (2.0 * DG_PI) * u2;
+#if defined(__CUDA_ARCH__)
+    sincos(th, &p.s, &p.c);
+#else
+    p.c = cos(th);
+    p.s = sin(th);
+#endif
     return p;
 }
 
@@ -188,35 +197,59 @@ DG_HD int dg_rand_shift(const dg_fill_desc *d, int isz)
     return d->rnd.dist != DG_RAND_NORMAL && isz <= 4 ? 2 : 1;
 }
 
+/* The bits of the element of flat index `flat` of fill r in an isz-byte
+ * dtype (its low isz bytes; a float32 as its 32 bits), from its block's
+ * words w and, for normals, the block's pair pr.  The one formula of each
+ * distribution: the CPU loops and both GPU kernels store what this returns. */
+DG_HD uint64_t dg_rand_bits(const dg_fill_random *r, int isz, uint64_t flat, dg_u32x4 w,
+                            dg_rand_polar pr)
+{
+    uint32_t b32;
+    uint64_t b64;
+    if (r->dist == DG_RAND_UNIFORM && isz == 4) {
+        const float u = (float)(dg_rand_word(w, (unsigned)(flat & 3)) >> 8) * 0x1p-24f;
+        const float v = (float)r->a + (float)r->b * u;
+        memcpy(&b32, &v, 4);
+        return b32;
+    }
+    if (r->dist == DG_RAND_UNIFORM) {
+        const double u = (double)(dg_rand_word64(w, (unsigned)(flat & 1)) >> 11) * 0x1p-53;
+        const double v = r->a + r->b * u;
+        memcpy(&b64, &v, 8);
+        return b64;
+    }
+    if (r->dist == DG_RAND_NORMAL) {
+        const double v = r->a + r->b * (pr.rad * ((flat & 1) ? pr.s : pr.c));
+        if (isz == 4) {
+            const float f = (float)v;
+            memcpy(&b32, &f, 4);
+            return b32;
+        }
+        memcpy(&b64, &v, 8);
+        return b64;
+    }
+    /* the low bytes: two's complement wraps to the dtype */
+    return r->lo + (isz <= 4 ? dg_rand_below32(r, flat, dg_rand_word(w, (unsigned)(flat & 3)))
+                             : dg_rand_below64(r, flat, dg_rand_word64(w, (unsigned)(flat & 1))));
+}
+
+/* Stores the low isz bytes of v at dst. */
+DG_HD void dg_rand_put(int isz, uint64_t v, char *dst)
+{
+    switch (isz) {
+    case 1: *(uint8_t *)dst = (uint8_t)v; break;
+    case 2: *(uint16_t *)dst = (uint16_t)v; break;
+    case 4: *(uint32_t *)dst = (uint32_t)v; break;
+    default: *(uint64_t *)dst = v; break;
+    }
+}
+
 /* Stores the element of flat index `flat` (block words w; for normals the
  * block's pair pr) at dst. */
 DG_HD void dg_rand_store(const dg_fill_desc *d, int isz, uint64_t flat, dg_u32x4 w,
                          dg_rand_polar pr, char *dst)
 {
-    const dg_fill_random *r = &d->rnd;
-    if (r->dist == DG_RAND_UNIFORM && isz == 4) {
-        const float u = (float)(dg_rand_word(w, (unsigned)(flat & 3)) >> 8) * 0x1p-24f;
-        *(float *)dst = (float)r->a + (float)r->b * u;
-    } else if (r->dist == DG_RAND_UNIFORM) {
-        const double u = (double)(dg_rand_word64(w, (unsigned)(flat & 1)) >> 11) * 0x1p-53;
-        *(double *)dst = r->a + r->b * u;
-    } else if (r->dist == DG_RAND_NORMAL) {
-        const double v = r->a + r->b * (pr.rad * ((flat & 1) ? sin(pr.th) : cos(pr.th)));
-        if (isz == 4)
-            *(float *)dst = (float)v;
-        else
-            *(double *)dst = v;
-    } else {
-        const uint64_t v = r->lo + (isz <= 4
-            ? dg_rand_below32(r, flat, dg_rand_word(w, (unsigned)(flat & 3)))
-            : dg_rand_below64(r, flat, dg_rand_word64(w, (unsigned)(flat & 1))));
-        switch (isz) { /* the low bytes: two's complement wraps to the dtype */
-        case 1: *(uint8_t *)dst = (uint8_t)v; break;
-        case 2: *(uint16_t *)dst = (uint16_t)v; break;
-        case 4: *(uint32_t *)dst = (uint32_t)v; break;
-        default: *(uint64_t *)dst = v; break;
-        }
-    }
+    dg_rand_put(isz, dg_rand_bits(&d->rnd, isz, flat, w, pr), dst);
 }
 
 /* Byte offset, flat global index and last-axis coordinate of position p
@@ -252,7 +285,7 @@ DG_HD void dg_random_group(const dg_fill_desc *d, int isz, int shift, int64_t g,
     int64_t pend = p0 + ((int64_t)1 << shift), p, off = 0, col = 0;
     uint64_t flat = 0, block = 0;
     dg_u32x4 w = {0, 0, 0, 0};
-    dg_rand_polar pr = {0.0, 0.0};
+    dg_rand_polar pr = {0.0, 0.0, 0.0};
     int have = 0;
     if (pend > n)
         pend = n;

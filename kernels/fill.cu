@@ -166,6 +166,106 @@ dg_random_k(const __grid_constant__ dg_fill_desc d, int64_t n, int32_t isz, int3
         dg_random_group(&d, isz, shift, g, n);
 }
 
+/* A run's kernel (dg_cu_rand_run): each thread takes a unit of UE elements
+ * (16 bytes), UB whole Philox blocks of E elements, computes every element
+ * of the unit with dg_rand_bits and stores the unit at once.  The units are
+ * aligned to blocks in flat indices, so every word index is a constant and
+ * the words of a block come from one Philox call. */
+template <int DIST, int ISZ>
+struct dg_rr_geom {
+    static constexpr int SHIFT = (DIST != DG_RAND_NORMAL && ISZ <= 4) ? 2 : 1;
+    static constexpr int E = 1 << SHIFT;
+    static constexpr int UE = 16 / ISZ;
+    static constexpr int UB = UE / E;
+};
+
+/* The UE elements' low ISZ bytes as one 16-byte word, element 0 first. */
+template <int ISZ, int UE>
+__device__ __forceinline__ uint4 dg_rr_pack(const uint64_t (&v)[UE])
+{
+    uint32_t w[4] = {0, 0, 0, 0};
+#pragma unroll
+    for (int j = 0; j < UE; j++) {
+        const int bit = j * ISZ * 8;
+        if constexpr (ISZ == 8) {
+            w[bit / 32] = (uint32_t)v[j];
+            w[bit / 32 + 1] = (uint32_t)(v[j] >> 32);
+        } else if constexpr (ISZ == 4) {
+            w[bit / 32] = (uint32_t)v[j];
+        } else {
+            w[bit / 32] |= ((uint32_t)v[j] & ((1u << (ISZ * 8)) - 1u)) << (bit % 32);
+        }
+    }
+    return make_uint4(w[0], w[1], w[2], w[3]);
+}
+
+template <int DIST, int ISZ>
+__global__ void __launch_bounds__(DG_CU_THREADS)
+dg_random_run_k(const __grid_constant__ dg_cu_rand_run a)
+{
+    typedef dg_rr_geom<DIST, ISZ> G;
+    dg_fill_random r = a.r; /* in registers; the distribution a constant */
+    r.dist = DIST;
+    const uint64_t first = a.first, end = a.first + (uint64_t)a.n;
+    const uint64_t u0 = first / G::UE;
+    const int64_t nunits = (int64_t)((end + G::UE - 1) / G::UE - u0);
+    const int64_t step = (int64_t)gridDim.x * DG_CU_THREADS;
+    for (int64_t t = (int64_t)blockIdx.x * DG_CU_THREADS + threadIdx.x; t < nunits; t += step) {
+        const uint64_t f0 = (u0 + (uint64_t)t) * G::UE;
+        uint64_t v[G::UE];
+#pragma unroll
+        for (int j = 0; j < G::UB; j++) {
+            const dg_u32x4 w = dg_rand_block(&r, (f0 >> G::SHIFT) + (uint64_t)j, 0);
+            dg_rand_polar pr = {0.0, 0.0, 0.0};
+            if (DIST == DG_RAND_NORMAL)
+                pr = dg_rand_normal_pair(w);
+#pragma unroll
+            for (int k = 0; k < G::E; k++)
+                v[j * G::E + k] = dg_rand_bits(&r, ISZ, f0 + (uint64_t)(j * G::E + k), w, pr);
+        }
+        char *p = a.dst + (int64_t)(f0 - first) * ISZ;
+        if (a.aligned && f0 >= first && f0 + G::UE <= end) {
+            *reinterpret_cast<uint4 *>(p) = dg_rr_pack<ISZ, G::UE>(v);
+        } else {
+#pragma unroll
+            for (int e = 0; e < G::UE; e++)
+                if (f0 + (uint64_t)e >= first && f0 + (uint64_t)e < end)
+                    dg_rand_put(ISZ, v[e], p + e * ISZ);
+        }
+    }
+}
+
+extern "C" cudaError_t dg_cu_random_run(const dg_cu_rand_run *a, int nsm, cudaStream_t s)
+{
+    const int isz = dg_dtype_size(a->dtype), dist = a->r.dist;
+    const void *k = NULL;
+    int64_t units, blocks;
+    void *args[] = {(void *)a};
+    if (dist == DG_RAND_UNIFORM && (isz == 4 || isz == 8))
+        k = isz == 4 ? (const void *)dg_random_run_k<DG_RAND_UNIFORM, 4>
+                     : (const void *)dg_random_run_k<DG_RAND_UNIFORM, 8>;
+    else if (dist == DG_RAND_NORMAL && (isz == 4 || isz == 8))
+        k = isz == 4 ? (const void *)dg_random_run_k<DG_RAND_NORMAL, 4>
+                     : (const void *)dg_random_run_k<DG_RAND_NORMAL, 8>;
+    else if (dist == DG_RAND_INTEGERS && isz == 1)
+        k = (const void *)dg_random_run_k<DG_RAND_INTEGERS, 1>;
+    else if (dist == DG_RAND_INTEGERS && isz == 2)
+        k = (const void *)dg_random_run_k<DG_RAND_INTEGERS, 2>;
+    else if (dist == DG_RAND_INTEGERS && isz == 4)
+        k = (const void *)dg_random_run_k<DG_RAND_INTEGERS, 4>;
+    else if (dist == DG_RAND_INTEGERS && isz == 8)
+        k = (const void *)dg_random_run_k<DG_RAND_INTEGERS, 8>;
+    if (k == NULL || a->n <= 0)
+        return cudaErrorInvalidValue;
+    units = (a->n + 2 * (16 / isz)) / (16 / isz); /* with both ends' partial units */
+    blocks = (units + DG_CU_THREADS - 1) / DG_CU_THREADS;
+    if (blocks > (int64_t)nsm * 32)
+        blocks = (int64_t)nsm * 32;
+    if (blocks < 1)
+        blocks = 1;
+    return cudaLaunchKernel(k, dim3((unsigned)blocks), dim3(DG_CU_THREADS), args, 0, s);
+}
+
 extern "C" cudaError_t dg_cu_fill_launch(const dg_fill_desc *d, int64_t n, unsigned blocks,
                                          cudaStream_t s)
 {

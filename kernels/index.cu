@@ -12,7 +12,8 @@
  * instead.
  *
  * A keyed row copy is one thread per element of the rows named: it reads
- * the key, skips it outside the range, and copies one item (1 to 16 bytes). */
+ * the key, skips it outside the range, and copies one item (1 to 16 bytes);
+ * rows of one item go DG_ROWS_V keys to a thread (dg_rows1_k). */
 #include <stddef.h>
 #include <stdint.h>
 
@@ -266,16 +267,111 @@ __global__ void __launch_bounds__(DG_CU_THREADS) dg_rows_k(const __grid_constant
     }
 }
 
+/* Rows of one item (take of a 1-d array, put into one): each thread takes
+ * DG_ROWS_V neighbouring keys, read with one or two 16-byte loads marked as
+ * streaming (read once: they should not push the rows out of L2), and issues
+ * their DG_ROWS_V random reads before it stores any, so that several are in
+ * flight per thread; a gather then stores its items with one vector store
+ * where all of them fall in this chunk.  The elements copied are the general
+ * kernel's. */
+#define DG_ROWS_V 4
+
+/* A read of memory no thread of the kernel writes (the read-only path). */
+template <class T> __device__ __forceinline__ T dg_rows_ld(const char *p)
+{
+    return __ldg(reinterpret_cast<const T *>(p));
+}
+template <> __device__ __forceinline__ dg_cp_b16 dg_rows_ld<dg_cp_b16>(const char *p)
+{
+    dg_cp_b16 v;
+    v.a = __ldg(reinterpret_cast<const unsigned long long *>(p));
+    v.b = __ldg(reinterpret_cast<const unsigned long long *>(p) + 1);
+    return v;
+}
+
+template <class T> struct alignas(sizeof(T) * DG_ROWS_V) dg_rows_vec {
+    T v[DG_ROWS_V];
+};
+
+template <class T>
+__global__ void __launch_bounds__(DG_CU_THREADS) dg_rows1_k(const __grid_constant__ dg_cu_rows a)
+{
+    const int64_t ngroups = (a.n + DG_ROWS_V - 1) / DG_ROWS_V;
+    const int64_t step = (int64_t)gridDim.x * DG_CU_THREADS;
+    const bool kvec = (uintptr_t)a.key % 16 == 0;
+    const bool dvec = !a.scatter && a.dst_rstride == (int64_t)sizeof(T) &&
+                      (uintptr_t)a.dst % sizeof(dg_rows_vec<T>) == 0;
+    for (int64_t g = (int64_t)blockIdx.x * DG_CU_THREADS + threadIdx.x; g < ngroups; g += step) {
+        const int64_t j0 = g * DG_ROWS_V;
+        const bool full = j0 + DG_ROWS_V <= a.n;
+        int64_t k[DG_ROWS_V];
+        bool ok[DG_ROWS_V], all = full;
+        if (kvec && full) {
+#pragma unroll
+            for (int q = 0; q < DG_ROWS_V; q += 2) {
+                const longlong2 kk = __ldcs(reinterpret_cast<const longlong2 *>(a.key + j0 + q));
+                k[q] = kk.x;
+                k[q + 1] = kk.y;
+            }
+        } else {
+#pragma unroll
+            for (int q = 0; q < DG_ROWS_V; q++)
+                k[q] = j0 + q < a.n ? __ldcs(a.key + j0 + q) : a.stop;
+        }
+#pragma unroll
+        for (int q = 0; q < DG_ROWS_V; q++) {
+            int64_t r = k[q] - a.start;
+            ok[q] = k[q] >= a.start && k[q] < a.stop;
+            if (a.step != 1) {
+                ok[q] = ok[q] && r % a.step == 0;
+                r /= a.step;
+            }
+            k[q] = r; /* from here the row within the chunk */
+            all = all && ok[q];
+        }
+        if (!a.scatter) {
+            dg_rows_vec<T> v;
+#pragma unroll
+            for (int q = 0; q < DG_ROWS_V; q++)
+                if (ok[q])
+                    v.v[q] = dg_rows_ld<T>(a.src + k[q] * a.src_rstride);
+            if (dvec && all) {
+                *reinterpret_cast<dg_rows_vec<T> *>(a.dst + j0 * (int64_t)sizeof(T)) = v;
+            } else {
+#pragma unroll
+                for (int q = 0; q < DG_ROWS_V; q++)
+                    if (ok[q])
+                        *reinterpret_cast<T *>(a.dst + (j0 + q) * a.dst_rstride) = v.v[q];
+            }
+        } else {
+            T v[DG_ROWS_V];
+#pragma unroll
+            for (int q = 0; q < DG_ROWS_V; q++)
+                if (ok[q])
+                    v[q] = *reinterpret_cast<const T *>(a.src + (j0 + q) * a.src_rstride);
+#pragma unroll
+            for (int q = 0; q < DG_ROWS_V; q++)
+                if (ok[q])
+                    *reinterpret_cast<T *>(a.dst + k[q] * a.dst_rstride) = v[q];
+        }
+    }
+}
+
 extern "C" cudaError_t dg_cu_rows_launch(const dg_cu_rows *a, unsigned blocks, cudaStream_t s)
 {
     void *args[] = {(void *)a};
     const void *k;
+    const bool one = a->rowlen == 1;
     switch (a->itemsize) {
-    case 1: k = (const void *)dg_rows_k<uint8_t>; break;
-    case 2: k = (const void *)dg_rows_k<uint16_t>; break;
-    case 4: k = (const void *)dg_rows_k<uint32_t>; break;
-    case 8: k = (const void *)dg_rows_k<uint64_t>; break;
-    case 16: k = (const void *)dg_rows_k<dg_cp_b16>; break;
+    case 1: k = one ? (const void *)dg_rows1_k<uint8_t> : (const void *)dg_rows_k<uint8_t>; break;
+    case 2: k = one ? (const void *)dg_rows1_k<uint16_t> : (const void *)dg_rows_k<uint16_t>;
+        break;
+    case 4: k = one ? (const void *)dg_rows1_k<uint32_t> : (const void *)dg_rows_k<uint32_t>;
+        break;
+    case 8: k = one ? (const void *)dg_rows1_k<uint64_t> : (const void *)dg_rows_k<uint64_t>;
+        break;
+    case 16: k = one ? (const void *)dg_rows1_k<dg_cp_b16> : (const void *)dg_rows_k<dg_cp_b16>;
+        break;
     default: return cudaErrorInvalidValue;
     }
     return cudaLaunchKernel(k, dim3(blocks), dim3(DG_CU_THREADS), args, 0, s);

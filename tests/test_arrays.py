@@ -8,21 +8,12 @@ import pytest
 
 import dgarray as dg
 from _maps import maps_for
+from _values import sample
 
 SHAPES = [(7,), (10, 3), (5, 4, 3), (1,), (9, 1)]
 DTYPES = [np.bool_, np.int8, np.uint8, np.int16, np.uint16, np.int32, np.uint32,
           np.int64, np.uint64, np.float16, np.float32, np.float64, np.complex64,
           np.complex128]
-
-
-def sample(shape, dtype, seed=0):
-    rng = np.random.default_rng(seed)
-    x = rng.standard_normal(shape) * 50
-    if np.dtype(dtype).kind == "c":
-        x = x + 1j * rng.standard_normal(shape)
-    if np.dtype(dtype) == np.bool_:
-        return np.asarray(x > 0)
-    return np.asarray(x).astype(dtype)
 
 
 @pytest.mark.parametrize("shape", SHAPES, ids=str)
@@ -73,6 +64,43 @@ def test_index_map_forms(ndev):
     np.testing.assert_array_equal(d2.get(), x)
 
 
+def test_index_map_keys_select_what_python_selects(ndev):
+    """Random ints and slices (bounds absent, negative, beyond the axis) as
+    one device's key, the whole array on device 0 beside it: the chunk holds
+    what Python's own indexing of range(n) selects, or the key is refused
+    (empty slices and steps that are not positive: ValueError; ints out of
+    range: IndexError), as CuPy's rules say."""
+    rng = np.random.default_rng(11)
+    n = 7
+    x = np.arange(3 * n).reshape(n, 3)
+    dev = ndev - 1
+    for _ in range(150):
+        if rng.random() < 0.3:
+            key = int(rng.integers(-n - 2, n + 2))
+            try:
+                i = range(n)[key]  # Python's own int indexing
+                want = range(i, i + 1)
+            except IndexError:
+                want = None
+        else:
+            bound = [None if rng.random() < 0.25 else int(rng.integers(-2 * n, 2 * n))
+                     for _ in range(2)]
+            step = None if rng.random() < 0.3 else int(rng.integers(-1, n + 2))
+            key = slice(bound[0], bound[1], step)
+            want = range(n)[key] if step is None or step > 0 else None
+            want = want if want else None
+        m = {0: [(slice(None),)], dev: [(key,)]} if dev else {0: [(slice(None),), (key,)]}
+        if want is None:
+            with pytest.raises((ValueError, IndexError)) as info:
+                dg.distributed_array(x, m)
+            assert info.type is (IndexError if isinstance(key, int) else ValueError)
+            continue
+        d = dg.distributed_array(x, m)
+        held = [range(s.start, s.stop, s.step) for s, _ in d.index_map[dev]]
+        assert want in held, (key, held)
+        np.testing.assert_array_equal(d.get(), x)
+
+
 @pytest.mark.parametrize("bad, exc, words", [
     ({0: slice(None, None, -1)}, ValueError, "positive"),
     ({0: slice(None, None, 0)}, ValueError, "positive"),
@@ -84,6 +112,11 @@ def test_index_map_forms(ndev):
     ({0: slice(0, 2)}, ValueError, "element (2,"),
     ({99: slice(None)}, ValueError, "device 99 does not exist"),
     ([slice(None)], ValueError, "dict"),
+    ({}, ValueError, "names no chunk"),
+    ({"0": slice(None)}, ValueError, "device numbers"),
+    ({True: slice(None)}, ValueError, "device numbers"),
+    ({0: [slice(None), (slice(1, 1),)]}, ValueError, "index_map[0][1]"),
+    ({0: slice("a", None)}, TypeError, "slice indices must be integers"),
 ])
 def test_bad_index_maps(bad, exc, words):
     x = np.arange(12).reshape(4, 3)

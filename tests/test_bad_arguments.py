@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import dgarray as dg
+from _maps import on_devices
 
 
 def cases():
@@ -159,12 +160,12 @@ def test_astype_copy_whose_truth_fails():
 
 
 @pytest.mark.parametrize("dtype", ["?", "i1", "u2", "i8", "f2", "f4", "f8", "c8"])
-def test_round_and_conj_match_numpy(dtype):
+def test_round_and_conj_match_numpy(dtype, ndev):
     """round (method, dgarray.round, numpy.round through dispatch) for every
     decimals sign, and conj / conjugate, against NumPy (errors included)."""
     rng = np.random.default_rng(2)
     x = (rng.standard_normal(1000) * 1000).astype(dtype)
-    d = dg.distributed_array(x, {0: slice(0, 500), 1: slice(500, None)})
+    d = dg.distributed_array(x, on_devices([(0, slice(0, 500)), (1, slice(500, None))], ndev))
     with np.errstate(all="ignore"):
         for dec in (0, 1, 2, -1, -2, 5):
             try:

@@ -1,7 +1,8 @@
-"""The C unit tests of src/core (box algebra, the planner, the view maps) and
-of the random generator (kernels/dg_random.h),
-built with the sanitizers and run from pytest so that the one test command
-runs them too."""
+"""The C unit tests of src/core (box algebra, the planner, the view maps, layouts,
+the enqueue helper and the backend dispatch, the semantics of a ufunc call on
+the CPU backend) and of the random generator (kernels/dg_random.h), built with
+the sanitizers and run from pytest so that the one test command runs them
+too."""
 import os
 import shutil
 import subprocess
@@ -18,9 +19,10 @@ def test_c_unit_tests():
     if shutil.which("cc") is None:
         env["CC"] = "gcc"
     r = subprocess.run(["make", "-s", "-C", os.path.join(HERE, "c")], capture_output=True,
-                       text=True, env=env, timeout=600)
+                       text=True, env=env, timeout=900)
     out = r.stdout + r.stderr
     assert r.returncode == 0, out
     counts = [ln for ln in out.splitlines() if "passed" in ln]
-    assert len(counts) == 3, out  # test_plan, test_viewmap, test_random
+    # test_plan, test_viewmap, test_layout, test_random, test_enqueue, test_ufunc_call
+    assert len(counts) == 6, out
     assert all(ln.strip().endswith(" 0 failed") for ln in counts), out

@@ -25,7 +25,10 @@ def test_status_is_found_by_calling():
     assert coverage.status_of("main", "sin", arrays)[0] == "native"
     assert coverage.status_of("main", "vstack", arrays)[0] == "composed"
     assert coverage.status_of("main", "typename", arrays)[0] == "n/a"
-    assert coverage.status_of("fft", "fft", arrays) == ("host", "through NumPy's fallback")
+    assert coverage.status_of("fft", "fft", arrays)[0] == (
+        "native" if dg._core._has_slot("fft") else "host")
+    assert coverage.status_of("linalg", "eigvals", arrays) == ("host",
+                                                               "through NumPy's fallback")
 
 
 def test_markdown_counts_match_the_rows(tmp_path):

@@ -64,7 +64,8 @@ def test_show_layout_prints_text(capsys):
     assert lines[0].startswith("DistributedArray (40,) int64, mode replica")
     if n >= 4:
         assert lines[1] == "|" + "".join(str(k) * 10 for k in range(4)) + "|"
-        assert re.match(r"  0  cpu:0 +\[0:10\] +\(10,\) +80 bytes", lines[2])
+        name = re.escape(dg.devices()[0].name)  # cpu:0, or the GPU's name
+        assert re.match(rf"  0  {name} +\[0:10\] +\(10,\) +80 bytes", lines[2])
     assert len(lines) == 2 + len(chunks_of(d))
 
 

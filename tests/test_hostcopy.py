@@ -16,25 +16,6 @@ import dgarray as dg
 from _maps import maps_for
 
 
-@pytest.fixture
-def pieces():
-    """Host copies cut into pieces of at most `n` bytes for the test."""
-    olds = []
-
-    def set_bytes(n):
-        olds.append(dg._core._piece_bytes(n))
-    yield set_bytes
-    if olds:
-        dg._core._piece_bytes(olds[0])
-
-
-@pytest.fixture
-def progress():
-    old = dg.config.progress
-    yield
-    dg.config.progress = old
-
-
 def values(dtype, shape):
     rng = np.random.default_rng(4)
     x = rng.standard_normal(shape) * 100

@@ -1,4 +1,4 @@
-"""CuPy's op-mode rule for arrays made from host data (dgarray/_opmodes.py:
+"""CuPy's op-mode rule for arrays made from host data (dgarray/_creation.py:
 the first chunk holding an element keeps its value, the others the mode's
 identity, so that overlapping chunks are not counted twice or squared), and
 the array API's device model (dgarray/_arrayapi.py): x.device, to_device,
@@ -40,7 +40,7 @@ def test_modes_hold_the_values(mode, dtype, ndev, no_leak):
 
 
 def test_identities():
-    from dgarray._opmodes import identity
+    from dgarray._creation import mode_identity as identity
     assert identity(1, np.float32) == 0 and identity(2, np.int8) == 1
     assert identity(3, np.float64) == -np.inf and identity(4, np.uint16) == 65535
     assert identity(3, np.int32) == np.iinfo(np.int32).min and identity(4, bool)

@@ -63,6 +63,60 @@ def test_plan_builds_every_destination_once(data):
     ndev = 4
     src = data.draw(layouts(shape, ndev))
     dst = data.draw(layouts(shape, ndev))
+    check_plan(src, dst, shape)
+
+
+@st.composite
+def cyclic(draw, shape, ndev):
+    """A block-cyclic layout of many chunks: blocks of a few rows (and, in 2-d,
+    of a few columns) dealt round robin over the devices, maybe with a few
+    overlapping strided chunks on top."""
+    b0 = draw(st.integers(1, 4))
+    b1 = draw(st.integers(1, 3)) if len(shape) > 1 and draw(st.booleans()) else None
+    first = draw(st.integers(0, ndev - 1))
+    chunks = []
+    if len(shape) == 1:
+        cols = [None]
+    elif b1 is None:
+        cols = [(0, shape[1], 1)]
+    else:
+        cols = [(j, min(shape[1], j + b1), 1) for j in range(0, shape[1], b1)]
+    for i in range(0, shape[0], b0):
+        for c in cols:
+            box = ((i, min(shape[0], i + b0), 1),) + ((c,) if c else ()) + \
+                tuple((0, n, 1) for n in shape[2:])
+            chunks.append(((first + len(chunks)) % ndev, box))
+    for _ in range(draw(st.integers(0, 2))):
+        a = draw(st.integers(0, shape[0] - 1))
+        box = ((a, shape[0], draw(st.integers(1, 4))),) + tuple((0, n, 1) for n in shape[1:])
+        chunks.append((draw(st.integers(0, ndev - 1)), box))
+    return chunks
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.data())
+def test_plan_many_chunks(data):
+    """Hundreds of chunks (the planner's index of boxes): block-cyclic
+    layouts to block-cyclic ones of other block sizes, to the host, and to
+    few big blocks; every destination built once, locally where possible."""
+    ndim = data.draw(st.integers(1, 2))
+    shape = (data.draw(st.integers(60, 400)),) + \
+        tuple(data.draw(st.integers(1, 6)) for _ in range(ndim - 1))
+    ndev = 4
+    src = data.draw(cyclic(shape, ndev))
+    kind = data.draw(st.sampled_from(["cyclic", "host", "blocks"]))
+    if kind == "cyclic":
+        dst = data.draw(cyclic(shape, ndev))
+    elif kind == "host":
+        dst = [(-1, tuple((0, n, 1) for n in shape))]
+    else:
+        dst = data.draw(layouts(shape, ndev))
+    check_plan(src, dst, shape)
+
+
+def check_plan(src, dst, shape):
+    """The plan from src to dst, checked against NumPy slicing."""
+    ndim = len(shape)
     plan = _core._plan(src, dst, ndim)
     x = np.arange(int(np.prod(shape))).reshape(shape)
     hits = [np.zeros(shape, int) for _ in dst]
@@ -86,15 +140,12 @@ def test_plan_builds_every_destination_once(data):
         assert (hits[j][~mask] == 0).all()
         np.testing.assert_array_equal(built[j][sl(box)], x[sl(box)])
     # nothing crosses devices that is already on the destination's device
+    local = {}
+    for dev, b in src:
+        local.setdefault(dev, np.zeros(shape, bool))[sl(b)] = True
     for s, d, box in plan:
         if src[s][0] != dst[d][0]:
-            local = np.zeros(shape, bool)
-            for dev, b in src:
-                if dev == dst[d][0]:
-                    local[sl(b)] = True
-            sel = np.zeros(shape, bool)
-            sel[sl(box)] = True
-            assert not (local & sel).any()
+            assert not local.get(dst[d][0], np.zeros(shape, bool))[sl(box)].any()
 
 
 def test_plan_reports_uncovered_element():

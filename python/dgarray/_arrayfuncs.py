@@ -14,6 +14,13 @@ import numpy
 
 from . import _core
 from ._compose import asdist, host_or_dist, normalize_axis_index, normalize_axis_tuple, view
+from ._creation import arange, asarray, empty, full, ones, zeros, zeros_like
+from ._elementwise import copyto
+from ._indexing import flatnonzero, getitem, nonzero, put, setitem, take
+from ._reductions import all as all_, any as any_, max as max_, min as min_
+from ._shape import (_shape_arg, argwhere, atleast_1d, broadcast_arrays, broadcast_to,
+                     concatenate, expand_dims, flip, moveaxis, ravel, reshape, sort, split,
+                     transpose, vstack)
 
 _DA = _core.DistributedArray
 
@@ -32,9 +39,6 @@ def _weak(v):
 def choose(a, choices, out=None, mode="raise"):
     """Elements picked from the choices by the indices in a (all broadcast
     together): one masked write per choice, on the devices."""
-    from . import empty
-    from ._elementwise import copyto
-    from ._reductions import max as max_, min as min_
     a = asdist(a)
     if isinstance(choices, _DA):
         cs = [view(choices, (k,)) for k in range(choices.shape[0])]
@@ -71,9 +75,6 @@ def choose(a, choices, out=None, mode="raise"):
 def select(condlist, choicelist, default=0):
     """The choice of the first true condition for each element (default
     where none is)."""
-    from . import full
-    from ._elementwise import copyto
-    from ._shape import broadcast_arrays
     if len(condlist) != len(choicelist):
         raise ValueError("list of cases must be same length as list of conditions")
     if len(condlist) == 0:
@@ -102,9 +103,6 @@ def select(condlist, choicelist, default=0):
 def piecewise(x, condlist, funclist, *args, **kw):
     """Each function applied to the elements its condition selects (the
     elements gathered by mask on the devices, the results scattered back)."""
-    from . import zeros_like
-    from ._reductions import any as any_
-    from ._shape import concatenate, reshape
     x = asdist(x)
     n2 = len(funclist)
     if numpy.isscalar(condlist) or (not isinstance(condlist[0], (list, numpy.ndarray, _DA)) and
@@ -131,8 +129,6 @@ def piecewise(x, condlist, funclist, *args, **kw):
 
 def place(arr, mask, vals):
     """arr's elements where mask is true set to vals, repeated in order."""
-    from ._indexing import flatnonzero, put
-    from ._shape import ravel
     if not isinstance(arr, _DA):
         raise TypeError(f"argument 1 must be numpy.ndarray, not {type(arr).__name__}")
     m = asdist(mask)
@@ -148,8 +144,6 @@ def place(arr, mask, vals):
 
 def putmask(a, mask, values):
     """a.flat[i] = values.flat[i % values.size] where mask is true."""
-    from ._indexing import flatnonzero, put, take
-    from ._shape import broadcast_to, ravel
     if not isinstance(a, _DA):
         raise TypeError(f"putmask: first argument must be an array, not {type(a).__name__}")
     m = asdist(mask)
@@ -168,8 +162,6 @@ def putmask(a, mask, values):
 
 def extract(condition, arr):
     """The elements of arr where condition is true, in C order."""
-    from ._indexing import nonzero, take
-    from ._shape import ravel
     c = ravel(asdist(condition))
     return take(ravel(asdist(arr)), nonzero(c)[0])
 
@@ -178,7 +170,6 @@ def extract(condition, arr):
 
 def append(arr, values, axis=None):
     """values appended to arr (both flattened when axis is None)."""
-    from ._shape import concatenate, ravel
     a = asdist(arr)
     if axis is None:
         if a.ndim != 1:
@@ -189,7 +180,6 @@ def append(arr, values, axis=None):
 
 
 def _flat_axis(arr, axis):
-    from ._shape import ravel
     a = asdist(arr)
     if axis is None:
         if a.ndim != 1:
@@ -201,9 +191,6 @@ def _flat_axis(arr, axis):
 def insert(arr, obj, values, axis=None):
     """values inserted before the given indices along an axis (a new array:
     the old elements by mask, the new ones by index)."""
-    from . import arange, empty, ones
-    from ._indexing import setitem
-    from ._shape import moveaxis, reshape
     a, axis = _flat_axis(arr, axis)
     N = a.shape[axis]
     shape = list(a.shape)
@@ -255,7 +242,6 @@ def insert(arr, obj, values, axis=None):
 
 def delete(arr, obj, axis=None):
     """A copy of arr without the given indices along an axis."""
-    from ._indexing import getitem
     a, axis = _flat_axis(arr, axis)
     N = a.shape[axis]
     if isinstance(obj, slice):
@@ -291,8 +277,6 @@ def delete(arr, obj, axis=None):
 def trim_zeros(filt, trim="fb", axis=None):
     """filt without its leading and/or trailing zeros (along axes): a
     view."""
-    from ._indexing import argwhere
-    from ._reductions import max as max_, min as min_
     f = asdist(filt)
     trim = trim.lower()
     if trim not in {"fb", "bf", "f", "b"}:
@@ -320,7 +304,6 @@ def trim_zeros(filt, trim="fb", axis=None):
 
 def rot90(m, k=1, axes=(0, 1)):
     """m rotated by 90 degrees k times in the plane of the axes: a view."""
-    from ._shape import flip, transpose
     axes = tuple(axes)
     if len(axes) != 2:
         raise ValueError("len(axes) must be 2.")
@@ -343,7 +326,6 @@ def rot90(m, k=1, axes=(0, 1)):
 
 def unstack(x, /, *, axis=0):
     """The slices of x along an axis, as a tuple of views."""
-    from ._shape import moveaxis
     x = asdist(x)
     if x.ndim == 0:
         raise ValueError("Input array must be at least 1-d.")
@@ -353,7 +335,6 @@ def unstack(x, /, *, axis=0):
 
 def block(arrays):
     """An array assembled from nested lists of blocks (NumPy's block)."""
-    from ._shape import concatenate
 
     def depth_of(x, parents):
         if isinstance(x, tuple):
@@ -384,7 +365,6 @@ def block(arrays):
             return concatenate(parts, axis=-(list_depth - depth))
         a = asdist(x)
         if a.ndim < ndim:
-            from ._shape import reshape
             a = reshape(a, (1,) * (ndim - a.ndim) + a.shape)
         return a
     return assemble(arrays, 0)
@@ -392,7 +372,6 @@ def block(arrays):
 
 def dsplit(ary, indices_or_sections):
     """Views of ary along its third axis."""
-    from ._shape import split
     a = asdist(ary)
     if a.ndim < 3:
         raise ValueError("dsplit only works on arrays of 3 or more dimensions")
@@ -401,7 +380,6 @@ def dsplit(ary, indices_or_sections):
 
 def row_stack(tup, *, dtype=None, casting="same_kind"):
     """vstack, under NumPy's deprecated name."""
-    from ._shape import vstack
     warnings.warn("`row_stack` alias is deprecated. Use `np.vstack` directly.",
                   DeprecationWarning, stacklevel=2)
     return vstack(tup, dtype=dtype, casting=casting)
@@ -410,7 +388,6 @@ def row_stack(tup, *, dtype=None, casting="same_kind"):
 def ediff1d(ary, to_end=None, to_begin=None):
     """The differences of consecutive elements of the flattened array,
     with values before and after."""
-    from ._shape import concatenate, ravel
     a = ravel(asdist(ary))
     dt = a.dtype
     d = numpy.subtract(view(a, (slice(1, None),)), view(a, (slice(None, -1),)))
@@ -432,7 +409,6 @@ def ediff1d(ary, to_end=None, to_begin=None):
 
 def sort_complex(a):
     """The elements sorted (real part first), as a complex array."""
-    from ._shape import sort
     b = sort(asdist(a))
     if b.dtype.kind == "c":
         return b
@@ -443,8 +419,6 @@ def sort_complex(a):
 
 def ix_(*args):
     """An open mesh from 1-d sequences (booleans as their indices)."""
-    from ._indexing import nonzero
-    from ._shape import reshape
     out = []
     nd = len(args)
     for k, s in enumerate(args):
@@ -462,7 +436,6 @@ def ix_(*args):
 
 def ravel_multi_index(multi_index, dims, mode="raise", order="C"):
     """The flat indices of the coordinate arrays in an array of shape dims."""
-    from ._reductions import max as max_, min as min_
     dims = tuple(operator.index(d) for d in (dims if numpy.iterable(dims) else (dims,)))
     idx = [asdist(i) for i in multi_index]
     if len(idx) != len(dims):
@@ -495,7 +468,6 @@ def ravel_multi_index(multi_index, dims, mode="raise", order="C"):
 
 def unravel_index(indices, shape, order="C"):
     """The coordinate arrays of flat indices into an array of shape."""
-    from ._reductions import max as max_, min as min_
     shape = tuple(operator.index(d) for d in (shape if numpy.iterable(shape) else (shape,)))
     x = asdist(indices)
     if x.dtype.kind not in "iu":
@@ -525,7 +497,6 @@ def unravel_index(indices, shape, order="C"):
 def _bits_axis(a, axis, bitorder, kinds, message):
     """a (checked: dtype kinds, bit order) with its bit axis last (the
     flattened a for axis None)."""
-    from ._shape import ravel, moveaxis
     x = asdist(a)
     if x.dtype.kind not in kinds or (kinds == "u" and x.dtype != numpy.uint8):
         raise TypeError(message)
@@ -540,8 +511,6 @@ def packbits(a, /, axis=None, bitorder="big"):
     """The elements of a binary-valued array packed into bits of uint8
     (padded with zero bits), along an axis (the flattened array by
     default)."""
-    from . import zeros
-    from ._shape import reshape, moveaxis
     t = _bits_axis(a, axis, bitorder, "biu", "Expected an input array of integer or boolean "
                    "data type")
     axis = 0 if axis is None else normalize_axis_index(axis, asdist(a).ndim)
@@ -560,7 +529,6 @@ def packbits(a, /, axis=None, bitorder="big"):
 def unpackbits(a, /, axis=None, count=None, bitorder="big"):
     """The bits of a uint8 array as elements of uint8 (count: how many to
     keep, negative: how many to drop)."""
-    from ._shape import reshape, moveaxis
     t = _bits_axis(a, axis, bitorder, "u", "Expected an input array of unsigned byte data type")
     axis = 0 if axis is None else normalize_axis_index(axis, asdist(a).ndim)
     shifts = numpy.array([7, 6, 5, 4, 3, 2, 1, 0] if bitorder == "big" else
@@ -575,7 +543,6 @@ def unpackbits(a, /, axis=None, count=None, bitorder="big"):
         if keep <= n:
             bits = view(bits, (Ellipsis, slice(0, keep)))
         else:
-            from . import zeros
             z = zeros(bits.shape[:-1] + (keep,), numpy.uint8)
             z[..., :n] = bits
             bits = z
@@ -585,23 +552,19 @@ def unpackbits(a, /, axis=None, count=None, bitorder="big"):
 # ---- conversions and memory ---------------------------------------------------------------
 
 def asanyarray(a, dtype=None, order=None, *, like=None, device=None, copy=None):
-    from . import asarray
     return asarray(a, dtype=dtype, copy=copy)
 
 
 def ascontiguousarray(a, dtype=None, *, like=None):
-    from ._shape import atleast_1d
     return atleast_1d(asdist(a, dtype))
 
 
 def asfortranarray(a, dtype=None, *, like=None):
-    from ._shape import atleast_1d
     return atleast_1d(asdist(a, dtype))
 
 
 def asarray_chkfinite(a, dtype=None, order=None):
     """a as an array, NumPy's ValueError if it holds infs or NaNs."""
-    from ._reductions import all as all_
     x = asdist(a, dtype)
     if x.dtype.kind in "fc" and not bool(all_(numpy.isfinite(x))):
         raise ValueError("array must not contain infs or NaNs")
@@ -653,8 +616,6 @@ def shares_memory(a, b, /, max_work=-1):
 def apply_along_axis(func1d, axis, arr, *args, **kwargs):
     """func1d applied to every 1-d slice along axis (each a view on the
     devices), the results assembled as NumPy assembles them."""
-    from . import empty
-    from ._shape import moveaxis
     a = asdist(arr)
     nd = a.ndim
     axis = normalize_axis_index(axis, nd)
@@ -675,7 +636,6 @@ def apply_along_axis(func1d, axis, arr, *args, **kwargs):
 
 def apply_over_axes(func, a, axes):
     """func(a, axis) applied for each axis in turn, keeping dimensions."""
-    from ._shape import expand_dims
     val = asdist(a)
     N = val.ndim
     if numpy.ndim(axes) == 0:
@@ -697,8 +657,6 @@ def apply_over_axes(func, a, axes):
 
 def resize(a, new_shape):
     """a's elements repeated to fill a new shape."""
-    from . import zeros_like
-    from ._shape import concatenate, ravel, reshape, _shape_arg
     if isinstance(new_shape, (int, numpy.integer)):
         new_shape = (new_shape,)
     a = ravel(asdist(a))

@@ -3,32 +3,35 @@ getters "get_<name>" and setters "set_<name>" of ATTRIBUTES): real, imag,
 mT, flat, base, flags, strides.
 """
 import builtins
+import os
+import pickle
 
 import numpy
 
 from . import _core
 from ._compose import asdist, view
+from ._arrayfuncs import choose
+from ._creation import arange, empty_like, zeros
+from ._elementwise import imag_of, real_of
+from ._indexing import put, setitem
+from ._shape import _shape_arg, ravel, reshape, swapaxes
 
 _DA = _core.DistributedArray
 
 
 def get_real(a):
-    from ._elementwise import real_of
     return real_of(a)
 
 
 def get_imag(a):
-    from ._elementwise import imag_of
     return imag_of(a)
 
 
 def set_real(a, value):
-    from ._indexing import setitem
     setitem(get_real(a), Ellipsis, value)
 
 
 def set_imag(a, value):
-    from ._indexing import setitem
     if a.dtype.kind != "c":
         raise TypeError("array does not have imaginary part to set")
     setitem(get_imag(a), Ellipsis, value)
@@ -37,7 +40,6 @@ def set_imag(a, value):
 def get_mT(a):
     if a.ndim < 2:
         raise ValueError("matrix transpose with ndim < 2 is undefined")
-    from ._shape import swapaxes
     return swapaxes(a, -1, -2)
 
 
@@ -127,7 +129,6 @@ class FlatIter:
         self.base = a
 
     def _flat(self):
-        from ._shape import ravel
         return ravel(self.base)
 
     def __len__(self):
@@ -137,8 +138,6 @@ class FlatIter:
         return self._flat()[key]
 
     def __setitem__(self, key, value):
-        from ._indexing import put
-        from . import arange
         flat_view = _core._reshape(self.base, (self.base.size,), True)
         if flat_view is not None and not isinstance(value, (_DA, numpy.ndarray, list, tuple)):
             flat_view[key] = value
@@ -170,8 +169,6 @@ def get_flat(a):
 
 
 def set_flat(a, value):
-    from ._indexing import put
-    from . import arange
     if a.size:
         put(a, arange(a.size), value)
 
@@ -216,10 +213,7 @@ def _swapped(x):
 def byteswap(a, inplace=False):
     """The bytes of every element (of each part of complex ones) reversed,
     the dtype kept."""
-    from ._elementwise import imag_of, real_of
-    from ._indexing import setitem
     if a.dtype.kind == "c":
-        from . import empty_like
         res = empty_like(a)
         setitem(real_of(res), Ellipsis, _swapped(real_of(a)))
         setitem(imag_of(res), Ellipsis, _swapped(imag_of(a)))
@@ -243,14 +237,11 @@ def tofile(a, fid, sep="", format="%s"):
 
 def dumps(a):
     """A pickle of the array (protocol 2, as NumPy's)."""
-    import pickle
     return pickle.dumps(a, protocol=2)
 
 
 def dump(a, file):
     """The array pickled into a file (a path or an open file)."""
-    import os
-    import pickle
     if isinstance(file, (str, bytes, os.PathLike)):
         with open(file, "wb") as f:
             pickle.dump(a, f, protocol=2)
@@ -262,8 +253,6 @@ def resize_method(a, *new_shape, refcheck=True):
     """a.resize(new_shape): a takes the new shape in place, its elements in
     C order kept and the new ones zero (refcheck is not applied: dgarray
     cannot see who references the array)."""
-    from . import zeros
-    from ._shape import _shape_arg, ravel, reshape
     if len(new_shape) == 1 and not isinstance(new_shape[0], (int, numpy.integer)):
         new_shape = new_shape[0]
     shape = _shape_arg(new_shape) if new_shape != () and new_shape is not None else ()
@@ -282,7 +271,6 @@ def resize_method(a, *new_shape, refcheck=True):
 
 
 def choose_method(a, choices, out=None, mode="raise"):
-    from ._arrayfuncs import choose
     return choose(a, choices, out=out, mode=mode)
 
 

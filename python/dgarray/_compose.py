@@ -7,6 +7,9 @@ import operator
 import numpy
 
 from . import _core
+from . import _indexing
+from ._creation import asarray, zeros
+from ._reductions import _write_out
 
 _DA = _core.DistributedArray
 NOVALUE = numpy._NoValue
@@ -23,7 +26,6 @@ __all__ = ["normalize_axis_index", "normalize_axis_tuple"]
 def asdist(x, dtype=None):
     """x as a DistributedArray (host data to the default layout; cast to
     dtype where given)."""
-    from . import asarray
     return asarray(x, dtype=dtype)
 
 
@@ -49,7 +51,6 @@ def standin_of(a):
 
 def view(a, key):
     """a[key] for a basic key (ints, slices, None, ...): a view."""
-    from . import _indexing
     return _indexing.basic_view(a, key)
 
 
@@ -72,12 +73,10 @@ def index(x):
 
 
 def zeros_on(shape, dtype):
-    from . import zeros
     return zeros(shape, dtype)
 
 
 def put_out(res, out, name="out"):
     """res written into out= (a DistributedArray or ndarray) as NumPy's
     functions with out= do (cast unsafe, shape must match); returns out."""
-    from ._reductions import _write_out
     return _write_out(res, out)

@@ -11,6 +11,10 @@ kernel, as text in a terminal.  Nothing here reads the array's values but
 import html
 import sys
 
+from ._core import DistributedArray, backend
+from ._devices import devices
+from ._fallback import _nbytes_text
+
 # one colour per device (cycled past 10)
 _COLOURS = ("#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948",
             "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac")
@@ -48,7 +52,6 @@ def _box_text(box):
 
 
 def _device_names():
-    from . import devices
     try:
         return {d.id: d.name for d in devices()}
     except Exception:  # a broken device must not break printing
@@ -56,7 +59,6 @@ def _device_names():
 
 
 def _summary(a):
-    from . import backend
     ndev = len({dev for dev, _ in _chunks(a)})
     return (f"DistributedArray {a.shape} {a.dtype}, mode {a.mode}, {len(_chunks(a))} "
             f"chunk{'s' if len(_chunks(a)) != 1 else ''} on {ndev} "
@@ -78,7 +80,6 @@ def _rows(a):
 
 
 def _bytes_text(n):
-    from ._fallback import _nbytes_text
     return _nbytes_text(n)
 
 
@@ -244,7 +245,6 @@ def show_layout(a, file=None):
     """Shows which device holds which block of a: as HTML (an SVG picture and
     a table) in a Jupyter kernel, else as text printed to `file` (default
     stdout)."""
-    from ._core import DistributedArray
     if not isinstance(a, DistributedArray):
         raise TypeError(f"show_layout needs a DistributedArray, not {type(a).__name__}")
     if file is None and _in_notebook():

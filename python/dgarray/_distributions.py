@@ -20,6 +20,12 @@ import warnings
 import numpy
 
 from . import _core
+from ._creation import arange, asarray, empty, zeros
+from ._elementwise import copyto
+from ._indexing import setitem, take, where
+from ._reductions import any as any_
+from ._shape import argsort, stack
+from .random import _broadcast_shape, _shape_of, default_rng
 
 _DA = _core.DistributedArray
 
@@ -34,14 +40,12 @@ def _param(x):
     """A parameter as a float64 DistributedArray, or a Python float."""
     if _is_scalar(x) and not isinstance(x, _DA):
         return float(numpy.asarray(x, dtype=numpy.float64))
-    from . import asarray
     return asarray(x, dtype=numpy.float64)
 
 
 def _any(cond):
     """bool(any(cond)) for a DistributedArray or a host value."""
     if isinstance(cond, _DA):
-        from ._reductions import any as any_
         return bool(any_(cond))
     return bool(numpy.any(cond))
 
@@ -49,7 +53,6 @@ def _any(cond):
 def _shape(size, *params):
     """The result's shape (None: scalars in, a scalar out), as NumPy
     broadcasts size and the parameters."""
-    from .random import _broadcast_shape, _shape_of
     if size is None and all(_is_scalar(p) for p in params):
         return None
     arrays = [p if hasattr(p, "shape") else numpy.asarray(p) for p in params]
@@ -73,7 +76,6 @@ def _uniform(gen, shape):
 
 def _open_uniform(gen, shape):
     """Uniform in (0, 1): a draw of 0 taken as half the smallest step."""
-    from ._indexing import where
     u = _uniform(gen, shape)
     return where(numpy.equal(u, 0), 2.0 ** -54, u)
 
@@ -131,7 +133,6 @@ def gumbel(gen, loc=0.0, scale=1.0, size=None):
 
 
 def laplace(gen, loc=0.0, scale=1.0, size=None):
-    from ._indexing import where
 
     def std(g, s):
         u = _open_uniform(g, s)
@@ -181,7 +182,6 @@ def rayleigh(gen, scale=1.0, size=None):
 
 
 def weibull(gen, a, size=None):
-    from ._indexing import where
     a = _param(a)
     _nonneg(a, "a")
     shape = _shape(size, a)
@@ -198,7 +198,6 @@ def standard_cauchy(gen, size=None):
 
 
 def triangular(gen, left, mode, right, size=None):
-    from ._indexing import where
     left, mode, right = _param(left), _param(mode), _param(right)
     _check(numpy.greater(left, mode), "left > mode")
     _check(numpy.greater(mode, right), "mode > right")
@@ -216,7 +215,6 @@ def triangular(gen, left, mode, right, size=None):
 
 
 def wald(gen, mean, scale, size=None):
-    from ._indexing import where
     mean, scale = _param(mean), _param(scale)
     _positive(mean, "mean")
     _positive(scale, "scale")
@@ -239,9 +237,6 @@ def _rounds(gen, shape, propose):
     """Rejection in rounds: propose(gen, shape) -> (value, accepted) over
     the whole shape; accepted elements are kept, the others drawn again
     until none is left."""
-    from . import empty
-    from ._elementwise import copyto
-    from ._reductions import any as any_
     res = empty(shape if shape is not None else (), numpy.float64)
     pending = None
     for _ in range(10000):
@@ -275,7 +270,6 @@ def _marsaglia_tsang(gen, shape, a):
 
 def _std_gamma(gen, shape, k):
     """Standard gamma draws of shape k >= 0 (0 gives 0)."""
-    from ._indexing import where
     if isinstance(k, _DA):
         small = numpy.less(k, 1.0)
         base = _marsaglia_tsang(gen, shape, where(small, numpy.add(k, 1.0), k))
@@ -284,7 +278,6 @@ def _std_gamma(gen, shape, k):
         x = where(small, numpy.multiply(base, boost), base)
         return where(numpy.equal(k, 0), 0.0, x)
     if k == 0:
-        from . import zeros
         return zeros(shape if shape is not None else ())
     if k < 1:
         base = _marsaglia_tsang(gen, shape, k + 1.0)
@@ -352,7 +345,6 @@ def standard_t(gen, df, size=None):
 
 
 def noncentral_chisquare(gen, df, nonc, size=None):
-    from ._indexing import where
     df, nonc = _param(df), _param(nonc)
     _positive(df, "df")
     _nonneg(nonc, "nonc")
@@ -377,7 +369,6 @@ def noncentral_f(gen, dfnum, dfden, nonc, size=None):
 
 
 def dirichlet(gen, alpha, size=None):
-    from .random import _shape_of
     a = numpy.asarray(alpha.get() if isinstance(alpha, _DA) else alpha, dtype=numpy.float64)
     if a.ndim != 1:
         raise ValueError("object too deep for desired array" if a.ndim > 1 else
@@ -386,11 +377,9 @@ def dirichlet(gen, alpha, size=None):
         raise ValueError("alpha < 0")
     shape = () if size is None else _shape_of(size)
     k = a.shape[0]
-    from . import stack
     gs = [_std_gamma(gen, shape, float(ai)) for ai in a]
     g = stack(gs, axis=-1) if gs else None
     if g is None:
-        from . import empty
         return empty(shape + (0,))
     total = numpy.sum(g, axis=-1, keepdims=True)
     return numpy.true_divide(g, total) if k else g
@@ -415,10 +404,6 @@ def _lgamma(x):
 
 def _poisson(gen, shape, lam):
     """Poisson draws (float64 values) of mean lam >= 0."""
-    from . import zeros
-    from ._elementwise import copyto
-    from ._indexing import where
-    from ._reductions import any as any_
     res = zeros(shape if shape is not None else (), numpy.float64)
     small = numpy.less(lam, 10.0)
     lam_s = where(small, lam, 0.0) if isinstance(lam, _DA) else (lam if lam < 10 else 0.0)
@@ -478,7 +463,6 @@ def geometric(gen, p, size=None):
     _check(numpy.logical_or(numpy.logical_or(numpy.less_equal(p, 0), numpy.greater(p, 1)),
                             numpy.isnan(p)), "p <= 0, p > 1 or p contains NaNs")
     sh = _shape(size, p)
-    from ._indexing import where
     u = _open_uniform(gen, sh)
     with numpy.errstate(all="ignore"):
         k = numpy.ceil(numpy.true_divide(numpy.log(u), numpy.log1p(numpy.negative(p))))
@@ -499,9 +483,6 @@ def negative_binomial(gen, n, p, size=None):
 def binomial(gen, n, p, size=None):
     """Binomial draws: inversion by rounds where n min(p, 1-p) < 30, else
     Hörmann's BTRS rejection; the symmetry p > 1/2 flips."""
-    from ._elementwise import copyto
-    from ._indexing import where
-    from . import zeros
     n, p = _param(n), _param(p)
     _nonneg(n, "n")
     _check(numpy.logical_or(numpy.logical_or(numpy.less(p, 0), numpy.greater(p, 1)),
@@ -524,7 +505,6 @@ def binomial(gen, n, p, size=None):
     pk = qn
     cdf = pk
     pending = numpy.logical_and(small, numpy.greater(u, cdf))
-    from ._reductions import any as any_
     while bool(any_(pending)):
         k = numpy.add(k, pending.astype(numpy.float64))
         pk = numpy.multiply(pk, numpy.multiply(r, numpy.true_divide(numpy.add(numpy.subtract(
@@ -576,7 +556,6 @@ def asdist_int(x):
 
 def zipf(gen, a, size=None):
     """Zipf draws by Devroye's rejection (a > 1)."""
-    from ._indexing import where
     a = _param(a)
     _check(numpy.logical_or(numpy.less_equal(a, 1), numpy.isnan(a)),
            "a <= 1 or a " + ("contains NaNs" if isinstance(a, _DA) else "is NaN"))
@@ -601,7 +580,6 @@ def zipf(gen, a, size=None):
 def vonmises(gen, mu, kappa, size=None):
     """von Mises draws by Best and Fisher's rejection (uniform for a tiny
     kappa, a wrapped normal for a huge one, as NumPy)."""
-    from ._indexing import where
     mu, kappa = _param(mu), _param(kappa)
     _nonneg(kappa, "kappa")
     sh = _shape(size, mu, kappa)
@@ -641,7 +619,6 @@ def vonmises(gen, mu, kappa, size=None):
 
 def logseries(gen, p, size=None):
     """Logarithmic series draws by Kemp's algorithm, in rounds."""
-    from ._indexing import where
     p = _param(p)
     _check(numpy.logical_or(numpy.logical_or(numpy.less(p, 0), numpy.greater_equal(p, 1)),
                             numpy.isnan(p)),
@@ -668,8 +645,6 @@ def logseries(gen, p, size=None):
 def hypergeometric(gen, ngood, nbad, nsample, size=None):
     """Hypergeometric draws: nsample (or its complement, the smaller) draws
     without replacement, one round per draw over all elements at once."""
-    from ._indexing import where
-    from . import zeros
     good, bad, n = _param(ngood), _param(nbad), _param(nsample)
     _check(numpy.less(numpy.add(good, bad), n), "ngood + nbad < nsample")
     _nonneg(n, "nsample")
@@ -698,8 +673,6 @@ def hypergeometric(gen, ngood, nbad, nsample, size=None):
 def multinomial(gen, n, pvals, size=None):
     """Multinomial draws: a binomial per category of what the earlier ones
     left (NumPy's conditional construction)."""
-    from .random import _shape_of
-    from . import stack
     pv = numpy.asarray(pvals.get() if isinstance(pvals, _DA) else pvals, dtype=numpy.float64)
     if pv.ndim != 1:
         raise ValueError("object too deep for desired array" if pv.ndim > 1 else
@@ -728,7 +701,6 @@ def multinomial(gen, n, pvals, size=None):
 
 
 def asdist_float(x):
-    from . import asarray
     return asarray(x, dtype=numpy.float64)
 
 
@@ -737,9 +709,6 @@ def asdist_float(x):
 def permutation(gen, x, axis=0):
     """A permuted range (an int) or a shuffled copy of x along axis: sorted
     random keys on the devices."""
-    from . import arange, asarray
-    from ._indexing import take
-    from ._shape import argsort
     if isinstance(x, (int, numpy.integer)):
         n = operator.index(x)
         if n < 0:
@@ -756,7 +725,6 @@ def permutation(gen, x, axis=0):
 
 def shuffle(gen, x, axis=0):
     """x permuted in place along axis."""
-    from ._indexing import setitem
     if not isinstance(x, _DA):
         raise TypeError("shuffle: x must be a DistributedArray")
     setitem(x, Ellipsis, permutation(gen, x, axis))
@@ -766,7 +734,6 @@ def multivariate_normal(gen, mean, cov, size=None, check_valid="warn", tol=1e-8,
                         method="svd"):
     """mean + z A with A from the covariance (a parameter, factored by NumPy
     on the host), z standard normals drawn on the devices."""
-    from .random import _shape_of
     m = numpy.asarray(mean.get() if isinstance(mean, _DA) else mean, dtype=numpy.float64)
     c = numpy.asarray(cov.get() if isinstance(cov, _DA) else cov, dtype=numpy.float64)
     if m.ndim != 1:
@@ -794,7 +761,6 @@ def multivariate_normal(gen, mean, cov, size=None, check_valid="warn", tol=1e-8,
                 else:
                     raise ValueError("covariance is not symmetric positive-semidefinite.")
         factor = numpy.sqrt(s)[:, None] * vt
-    from . import asarray
     z = _normal(gen, shape + (m.shape[0],))
     return numpy.add(numpy.matmul(z, asarray(factor)), asarray(m))
 
@@ -820,7 +786,6 @@ _GLOBAL = []
 
 
 def global_generator():
-    from .random import default_rng
     if not _GLOBAL:
         _GLOBAL.append(default_rng())
     return _GLOBAL[0]
@@ -828,7 +793,6 @@ def global_generator():
 
 def seed(seed=None):
     """Reseeds the global Generator of the module functions."""
-    from .random import default_rng
     _GLOBAL[:] = [default_rng(seed)]
 
 
@@ -874,3 +838,17 @@ MODULE_FUNCTIONS = {
 }
 for _name in list(GENERATOR_METHODS) + ["standard_normal", "normal", "uniform", "choice"]:
     MODULE_FUNCTIONS.setdefault(_name, _module_function(_name))
+
+
+def install(module):
+    """Makes these the methods of module.Generator and the functions of the
+    module (dgarray.random) that it does not define itself, in place of
+    NumPy's fallback (random.py sits below this module, which draws from its
+    Generator)."""
+    gen = module.Generator
+    for name, fn in GENERATOR_METHODS.items():
+        if name not in vars(gen):
+            setattr(gen, name, fn)
+    for name, fn in MODULE_FUNCTIONS.items():
+        if name not in vars(module):
+            setattr(module, name, fn)

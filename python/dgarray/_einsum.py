@@ -13,6 +13,13 @@ import numpy
 
 from . import _core
 from ._compose import asdist, standin
+from . import _linalg
+from ._compose import view
+from ._elementwise import copyto
+from ._linalg import _contract
+from ._matrix import diagonal
+from ._reductions import sum as sum_
+from ._shape import transpose
 
 _DA = _core.DistributedArray
 _LETTERS = string.ascii_uppercase + string.ascii_lowercase
@@ -88,7 +95,6 @@ def _parse(subscripts, shapes):
 def _diagonals(x, labels):
     """x with each label repeated among its axes reduced to one axis (the
     diagonal, moved last)."""
-    from ._matrix import diagonal
     labels = list(labels)
     while len(set(labels)) != len(labels):
         for i, c in enumerate(labels):
@@ -102,7 +108,6 @@ def _diagonals(x, labels):
 
 def _sum_labels(x, labels, drop, dt):
     """x summed over the axes of the labels in drop (in dtype dt)."""
-    from ._reductions import sum as sum_
     axes = tuple(i for i, c in enumerate(labels) if c in drop)
     if not axes:
         return x, labels
@@ -111,7 +116,6 @@ def _sum_labels(x, labels, drop, dt):
 
 def _squeeze_labels(x, labels, drop):
     """x without the (length-1) axes of the labels in drop: a view."""
-    from ._compose import view
     if not any(c in drop for c in labels):
         return x, labels
     key = tuple(0 if c in drop else slice(None) for c in labels)
@@ -121,7 +125,6 @@ def _squeeze_labels(x, labels, drop):
 def _pair(a, la, b, lb, keep, dt, allow_tf32):
     """The contraction of a (labels la) and b (labels lb), keeping the labels
     in keep: one product of the planner."""
-    from ._linalg import _contract
     a, la = _sum_labels(a, la, {c for c in la if c not in keep and c not in lb}, dt)
     b, lb = _sum_labels(b, lb, {c for c in lb if c not in keep and c not in la}, dt)
     # a contracted label of length 1 on one side only: that side is constant
@@ -150,8 +153,6 @@ def _pair(a, la, b, lb, keep, dt, allow_tf32):
 def einsum(*operands, out=None, dtype=None, order="K", casting="safe", optimize=False):
     """The Einstein summation of the operands, planned into contractions,
     diagonals and sums on the devices."""
-    from ._shape import transpose
-    from . import _linalg
     if not operands:
         raise ValueError("No input operands")
     text, ops = _split_args(operands)
@@ -191,7 +192,6 @@ def einsum(*operands, out=None, dtype=None, order="K", casting="safe", optimize=
     if x.mode != "replica":
         x = x.change_mode("replica")
     if out is not None:
-        from ._elementwise import copyto
         if tuple(out.shape) != x.shape:
             raise ValueError(f"output has shape {tuple(out.shape)}, the result {x.shape}")
         copyto(out, x, casting=casting)

@@ -9,6 +9,9 @@ import numpy
 
 from . import _core
 from ._compose import asdist, readonly
+from ._creation import ones, zeros, zeros_like
+from ._indexing import assign, upload_like, where
+from ._reductions import all as all_
 
 _DA = _core.DistributedArray
 
@@ -30,7 +33,6 @@ def imag_of(a):
     """a.imag: a view of the imaginary parts of complex elements; read-only
     zeros of a's dtype else (as NumPy's)."""
     if a.dtype.kind != "c":
-        from . import zeros_like
         return readonly(zeros_like(a))
     if a.mode not in ("replica", "sum"):
         _core._resolve(a)
@@ -73,7 +75,6 @@ def angle(z, deg=False):
 
 def iscomplex(x):
     """True where an element has a non-zero imaginary part."""
-    from . import zeros
     x = asdist(x)
     if x.dtype.kind == "c":
         return numpy.not_equal(imag_of(x), 0)
@@ -82,7 +83,6 @@ def iscomplex(x):
 
 def isreal(x):
     """True where an element has a zero imaginary part."""
-    from . import ones
     x = asdist(x)
     if x.dtype.kind == "c":
         return numpy.equal(imag_of(x), 0)
@@ -115,14 +115,12 @@ def _where_mask(where, like):
     w = where if isinstance(where, _DA) else numpy.asarray(where, dtype=bool)
     if isinstance(w, _DA):
         return w if w.dtype == numpy.bool_ else w.astype(bool)
-    from ._indexing import upload_like
     return upload_like(numpy.ascontiguousarray(numpy.broadcast_to(w, like.shape)), like)
 
 
 def copyto(dst, src, casting="same_kind", where=True):
     """dst's elements = src's (broadcast), where `where` holds, with NumPy's
     casting rule."""
-    from ._indexing import assign
     if not isinstance(dst, _DA):
         raise TypeError("copyto() argument 1 must be numpy.ndarray, not "
                         f"{type(dst).__name__}")
@@ -159,7 +157,6 @@ def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
 def real_if_close(a, tol=100):
     """The real parts if every imaginary part is within tol (machine
     epsilons, where tol > 1) of zero; a else."""
-    from ._reductions import all as all_
     a = asdist(a)
     if a.dtype.kind != "c":
         return a
@@ -177,7 +174,6 @@ def fix(x, out=None):
 
 def sinc(x):
     """sin(pi x) / (pi x), 1 at 0."""
-    from ._indexing import where
     x = numpy.multiply(numpy.pi, asdist(x))
     eps = numpy.finfo(x.dtype).eps if x.dtype.kind == "f" else 1e-20
     y = where(x, x, eps)

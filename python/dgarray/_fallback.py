@@ -20,6 +20,7 @@ import warnings
 import numpy
 
 from . import _core
+from ._creation import asarray, distributed_array
 
 _DA = _core.DistributedArray
 _PKG_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
@@ -108,7 +109,6 @@ class _Gathered:
         """Writes the host copy of every DistributedArray in obj back."""
         if isinstance(obj, _DA):
             da, h = self.copies[id(obj)]
-            from . import distributed_array
             _core._assign(da, distributed_array(h, da.index_map))
         elif isinstance(obj, (tuple, list)):
             for x in obj:
@@ -130,7 +130,6 @@ def to_device(obj, gathered=None):
     tuples) as DistributedArrays; dtypes dgarray cannot hold stay NumPy's."""
     if isinstance(obj, (numpy.ndarray, numpy.generic)) and not isinstance(obj, _DA):
         try:
-            from . import asarray
             return asarray(obj)
         except TypeError:
             return obj

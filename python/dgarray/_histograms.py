@@ -16,6 +16,12 @@ import numpy
 
 from . import _core
 from ._compose import asdist, host_or_dist, view
+from ._creation import asarray, zeros
+from ._elementwise import imag_of, real_of
+from ._indexing import take, where
+from ._reductions import max as max_, min as min_
+from ._shape import atleast_2d, ravel, reshape, stack, transpose
+from ._sortsearch import searchsorted, whole_on
 
 _DA = _core.DistributedArray
 
@@ -28,8 +34,6 @@ def _counts(x, weights, nbins, edges=None):
     bin numbers in x (out of [0, nbins): not counted), or, with edges (a
     float host array of nbins + 1, x's dtype), of x's values in the bins
     the edges make (NumPy's histogram bins; outside and NaN: not counted)."""
-    from . import zeros
-    from ._sortsearch import whole_on
     if nbins == 0:
         return zeros(0, numpy.float64 if weights is not None else numpy.intp)
     b = x if x.mode == "replica" else x.change_mode("replica")
@@ -46,7 +50,6 @@ def _counts(x, weights, nbins, edges=None):
 def bincount(x, weights=None, minlength=0):
     """How many times each non-negative integer occurs in x (or the sum of
     the weights of its occurrences), counted where x lives."""
-    from . import zeros
     if not isinstance(x, (_DA, numpy.ndarray)):
         h = numpy.asarray(x)
         if h.dtype.kind == "f":  # NumPy converts sequences of floats, warning
@@ -74,7 +77,6 @@ def bincount(x, weights=None, minlength=0):
         xi = x
     if x.size == 0:
         return zeros(minlength, numpy.intp if w is None else numpy.float64)
-    from ._reductions import max as max_, min as min_
     lo, hi = min_(xi), max_(xi)
     lo, hi = int(lo), int(hi)
     if lo < 0:
@@ -87,7 +89,6 @@ def bincount(x, weights=None, minlength=0):
 def _outer_edges(a, range_):
     """NumPy's outer edges: range's, else the data's minimum and maximum
     (as numpy scalars of a's dtype), widened by 0.5 each way when equal."""
-    from ._reductions import max as max_, min as min_
     if range_ is not None:
         first, last = range_
         if first > last:
@@ -172,7 +173,6 @@ def _bin_edges(a, bins, range_, weights):
 
 
 def _ravel_weights(a, weights):
-    from ._shape import ravel
     a = asdist(a)
     if a.dtype == numpy.bool_:
         warnings.warn(f"Converting input from {a.dtype} to {numpy.uint8} for compatibility.",
@@ -189,7 +189,6 @@ def _ravel_weights(a, weights):
 def _equal_bin_numbers(a, edges, first, last, n):
     """Each element's bin among n equal bins by NumPy's formula (and its two
     corrections against the edges), -1 outside [first, last] or NaN."""
-    from ._indexing import take, where
     keep = numpy.logical_and(numpy.greater_equal(a, first), numpy.less_equal(a, last))
     t = a.astype(edges.dtype) if a.dtype != edges.dtype else a
     f = numpy.multiply(numpy.true_divide(_unsigned_subtract(t, first),
@@ -209,8 +208,6 @@ def _equal_bin_numbers(a, edges, first, last, n):
 def _edge_bin_numbers(a, edges):
     """Each element's bin among the bins of arbitrary edges (the last bin
     closed): a search of the edges; outside: not a bin."""
-    from ._indexing import where
-    from ._sortsearch import searchsorted
     e = asdist(edges)
     idx = numpy.subtract(searchsorted(e, a, side="right"), 1)
     last = numpy.logical_and(numpy.equal(a, edges[-1]), numpy.equal(idx, edges.shape[0] - 1))
@@ -220,7 +217,6 @@ def _edge_bin_numbers(a, edges):
 def histogram(a, bins=10, range=None, density=None, weights=None):
     """The histogram of a: counts (or weight sums) per bin on the devices,
     and NumPy's bin edges."""
-    from . import asarray
     a, weights = _ravel_weights(a, weights)
     edges, equal = _bin_edges(a, bins, range, weights)
     ntype = numpy.dtype(numpy.intp) if weights is None else weights.dtype
@@ -236,11 +232,8 @@ def histogram(a, bins=10, range=None, density=None, weights=None):
     else:
         x = None
     if x is None:
-        from . import zeros
         counts = zeros(nb, ntype)
     elif weights is not None and ntype.kind == "c":
-        from . import zeros
-        from ._elementwise import imag_of, real_of
         counts = zeros(nb, ntype)
         counts.real = _counts(x, real_of(weights), nb, e)
         counts.imag = _counts(x, imag_of(weights), nb, e)
@@ -256,7 +249,6 @@ def histogram(a, bins=10, range=None, density=None, weights=None):
 
 def histogram_bin_edges(a, bins=10, range=None, weights=None):
     """NumPy's bin edges for histogram(a, bins, range, weights)."""
-    from . import asarray
     a, weights = _ravel_weights(a, weights)
     return asarray(_bin_edges(a, bins, range, weights)[0])
 
@@ -264,8 +256,6 @@ def histogram_bin_edges(a, bins=10, range=None, weights=None):
 def histogramdd(sample, bins=10, range=None, density=None, weights=None):
     """The multidimensional histogram of N points in D dimensions: each
     point's cell found on the devices, counted as one bincount."""
-    from . import asarray
-    from ._shape import atleast_2d, reshape, stack, transpose
     if isinstance(sample, (list, tuple)):
         s = transpose(stack([asdist(x) for x in sample], axis=0))
     else:
@@ -308,8 +298,6 @@ def histogramdd(sample, bins=10, range=None, density=None, weights=None):
         edges.append(e)
         dedges.append(numpy.diff(e))
         nbin.append(len(e) + 1)
-    from ._sortsearch import searchsorted
-    from ._indexing import where
     cell = None
     stride = 1
     for i in reversed(builtin_range(D)):
@@ -321,7 +309,6 @@ def histogramdd(sample, bins=10, range=None, density=None, weights=None):
         stride *= nbin[i]
     total = int(numpy.prod(nbin))
     if N == 0:
-        from . import zeros
         hist = zeros(total, numpy.float64)
     else:
         hist = _counts(cell, weights, total)

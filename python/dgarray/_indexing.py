@@ -18,7 +18,8 @@ import operator
 
 import numpy
 
-from . import _core
+from . import _core, _reductions
+from ._creation import asarray, empty, empty_like
 
 _DA = _core.DistributedArray
 _NOVALUE = numpy._NoValue
@@ -28,7 +29,6 @@ _VALID = ("only integers, slices (`:`), ellipsis (`...`), numpy.newaxis (`None`)
 
 
 def _asdist(x, dtype=None):
-    from . import asarray
     return asarray(x, dtype=dtype)
 
 
@@ -159,6 +159,20 @@ def basic_view(a, key):
     return view(a, _entries(a, key))
 
 
+def reshaped(a, shape):
+    """(a in `shape`, whether that is a view): a view where the chunks allow
+    it, else a new array (the elements moved through the planner).  `shape`
+    is a tuple of a's size."""
+    if shape == a.shape:
+        return view(a, _entries(a, ())), True
+    return _core._reshape(a, shape)
+
+
+def as_1d(a):
+    """a as 1-d in C order (numpy.ravel): a view where the chunks allow it."""
+    return reshaped(a, (a.size,))[0]
+
+
 # ---- index arrays ------------------------------------------------------------------------
 
 def _bounds_error(i, ax, n):
@@ -182,7 +196,6 @@ def wrap_indices(idx, n, ax, mode="raise"):
                 raise IndexError("cannot do a non-empty take from an empty axes.")
             return numpy.minimum(numpy.maximum(idx, 0), n - 1)
         if idx.size:
-            from . import _reductions
             lo, hi = _reductions.min(idx), _reductions.max(idx)  # both enqueued,
             lo, hi = int(lo), int(hi)                            # then one wait
             if hi >= n:
@@ -225,11 +238,10 @@ def flat_rows(indices, sizes, shape):
     for i, w in zip(indices, _weights(sizes)):
         t = i * w if w != 1 else i
         f = t if f is None else f + t
-    from . import _shape
     f = _asdist(f, numpy.int64)
     if f.shape != tuple(shape):
-        f = _shape.broadcast_to(f, shape)
-    return _shape.reshape(f, (-1,))  # a broadcast one is copied here
+        f = _core._broadcast_to(f, tuple(shape))
+    return as_1d(f)  # a broadcast one is copied here
 
 
 def _weights(sizes):
@@ -244,7 +256,6 @@ def take_axes(v, positions, indices, sizes, at):
     """v with its axes `positions` indexed by the (in-range, int64) index
     arrays: their broadcast shape S replaces them, its axes placed before
     the remaining axis `at` (0: in front)."""
-    from . import _shape
     S = _broadcast_index_shapes(indices)
     rest = [ax for ax in range(v.ndim) if ax not in positions]
     perm = list(positions) + rest
@@ -256,7 +267,7 @@ def take_axes(v, positions, indices, sizes, at):
     vt2, _ = _core._reshape(vt, (nrows,) + rest_shape)
     f = flat_rows(indices, sizes, S)
     r = _core._take_rows(_replica(vt2), f)
-    r = _shape.reshape(r, tuple(S) + rest_shape)
+    r = reshaped(r, tuple(S) + rest_shape)[0]
     if at:
         k = len(S)
         r = _core._transpose(r, list(range(k, k + at)) + list(range(k)) +
@@ -273,7 +284,6 @@ def _split_advanced(a, entries):
     new axis indexed by [0] or [].  NumPy's rule: the indexed dimensions
     replace the indexed axes when no slice, new axis or ellipsis parts them,
     else they go in front."""
-    from . import nonzero
     key, adv, vax = [], [], 0
     kinds = [e[0] in ("int", "array", "bool") for e in entries]
     first = kinds.index(True)
@@ -424,7 +434,6 @@ def _value_rows(value, dtype, shape, perm, nrows, rest_shape):
     """The values of an advanced assignment as (nrows,) + rest_shape rows of
     dtype: value broadcast to the indexing result's shape, its axes put back
     in the order of the rows (perm), merged."""
-    from . import _shape
     if isinstance(value, _DA):
         v = _stripped(value, len(shape))
         check_broadcast(v.shape, shape, what="value")
@@ -520,20 +529,9 @@ def nonzero(a):
     return tuple(out)
 
 
-def argwhere(a):
-    """The indices of the non-zero elements, grouped by element: (N, ndim)."""
-    from . import _shape
-    a = _asdist(a)
-    if a.ndim == 0:
-        r = argwhere(_core._reshape(a, (1,))[0])
-        return basic_view(r, (slice(None), slice(0, 0)))
-    return _shape.stack(nonzero(a), axis=1)
-
-
 def flatnonzero(a):
     """The flat indices of the non-zero elements."""
-    from . import _shape
-    return nonzero(_shape.ravel(_asdist(a)))[0]
+    return nonzero(as_1d(_asdist(a)))[0]
 
 
 def _common_layout_ref(shape, *xs):
@@ -550,8 +548,6 @@ def where(condition, x=_NOVALUE, y=_NOVALUE):
         return nonzero(condition)
     if x is _NOVALUE or y is _NOVALUE:
         raise ValueError("either both or neither of x and y should be given")
-    from . import empty, empty_like
-
     def probe(v):
         if isinstance(v, _DA):
             return v.dtype
@@ -575,12 +571,11 @@ def where(condition, x=_NOVALUE, y=_NOVALUE):
 def take(a, indices, axis=None, out=None, mode="raise"):
     """Elements of a along an axis (the flattened a for axis None) at the
     given indices, gathered across the devices."""
-    from . import _reductions, _shape
     a = _replica(_asdist(a))
     if mode not in ("raise", "wrap", "clip"):
         raise ValueError(f"clipmode must be one of 'clip', 'raise', or 'wrap' (got {mode!r})")
     if axis is None:
-        a, axis = _shape.ravel(a), 0
+        a, axis = as_1d(a), 0
     else:
         axis = _reductions.normalize_axes(axis, a.ndim)[0] if a.ndim else \
             _reductions.normalize_axes(axis, 0)
@@ -594,7 +589,7 @@ def take(a, indices, axis=None, out=None, mode="raise"):
     n = a.shape[axis]
     idx = wrap_indices(idx, n, axis, mode)
     if idx.ndim == 0:
-        r = take_axes(a, [axis], [_shape.reshape(_asdist(idx), (1,)) if isinstance(idx, _DA)
+        r = take_axes(a, [axis], [reshaped(idx, (1,))[0] if isinstance(idx, _DA)
                                   else idx.reshape(1)], [n], axis)
         r = basic_view(r, (slice(None),) * axis + (0,))
     else:
@@ -607,7 +602,6 @@ def take(a, indices, axis=None, out=None, mode="raise"):
 def put(a, ind, v, mode="raise"):
     """a.flat[ind] = v (v repeated to the length of ind), scattered to the
     devices holding the elements."""
-    from . import _shape
     if not isinstance(a, _DA):
         raise TypeError(f"put: first argument must be a DistributedArray, not "
                         f"{type(a).__name__}")
@@ -627,9 +621,9 @@ def put(a, ind, v, mode="raise"):
     n = idx.size
     if n == 0:
         return
-    idx = _shape.reshape(_asdist(idx), (n,))
+    idx = reshaped(_asdist(idx), (n,))[0]
     if isinstance(v, _DA):
-        vals = _shape.ravel(v).astype(a.dtype) if v.dtype != a.dtype else _shape.ravel(v)
+        vals = as_1d(v).astype(a.dtype) if v.dtype != a.dtype else as_1d(v)
         if vals.size == 0:
             return
         if vals.size != n:
@@ -648,13 +642,12 @@ def put(a, ind, v, mode="raise"):
 def compress(condition, a, axis=None, out=None):
     """The slices of a along an axis (the flattened a for axis None) where
     the 1-d condition is true."""
-    from . import _reductions, _shape
     c = condition if isinstance(condition, _DA) else numpy.asarray(condition)
     if c.ndim != 1:
         raise ValueError("condition must be a 1-d array")
     a = _asdist(a)
     if axis is None:
-        a, axis = _shape.ravel(a), 0
+        a, axis = as_1d(a), 0
     else:
         axis = _reductions.normalize_axes(axis, a.ndim)[0]
     n = a.shape[axis]
@@ -668,6 +661,6 @@ def compress(condition, a, axis=None, out=None):
 
 
 FUNCTIONS = {
-    "take": take, "put": put, "nonzero": nonzero, "argwhere": argwhere,
-    "flatnonzero": flatnonzero, "where": where, "compress": compress,
+    "take": take, "put": put, "nonzero": nonzero, "flatnonzero": flatnonzero,
+    "where": where, "compress": compress,
 }

@@ -16,18 +16,26 @@ import os
 import numpy
 
 from . import _core
+from ._creation import asarray
 
 _DA = _core.DistributedArray
 _MATMUL_SIG = "(n?,k),(k,m?)->(n?,m?)"
 
 
-def _numpy_blas():
-    """Addresses of the ILP64 CBLAS gemm functions of the BLAS NumPy's wheel
-    bundles (scipy-openblas), or None where there is no such library."""
+# OpenBLAS's thread-count setter and getter under the names builds give them
+# (scipy-openblas's ILP64 prefix and suffix first)
+_BLAS_THREADS = [("scipy_openblas_set_num_threads64_", "scipy_openblas_get_num_threads64_"),
+                 ("openblas_set_num_threads64_", "openblas_get_num_threads64_"),
+                 ("openblas_set_num_threads", "openblas_get_num_threads")]
+
+
+def numpy_blas_symbols(names):
+    """Addresses of the functions `names` in the BLAS NumPy's wheel bundles
+    (scipy-openblas, ILP64), or None where there is no such library or it
+    lacks one of them."""
     import ctypes
     import glob
     import os
-    names = [f"scipy_cblas_{t}gemm64_" for t in "sdcz"]
     here = os.path.dirname(numpy.__file__)
     for path in sorted(glob.glob(os.path.join(here + ".libs", "*openblas*")) +
                        glob.glob(os.path.join(here, ".dylibs", "*openblas*"))):
@@ -37,6 +45,20 @@ def _numpy_blas():
         except (OSError, AttributeError):
             continue
     return None
+
+
+def _numpy_blas():
+    """Addresses of the ILP64 CBLAS gemm functions of NumPy's BLAS and of its
+    thread-count setter and getter (0, 0 if it has none), or None where there
+    is no such library."""
+    fns = numpy_blas_symbols([f"scipy_cblas_{t}gemm64_" for t in "sdcz"])
+    if fns is None:
+        return None
+    for pair in _BLAS_THREADS:
+        threads = numpy_blas_symbols(pair)
+        if threads is not None:
+            return fns + threads
+    return fns + (0, 0)
 
 
 def use_numpy_blas(on=True):
@@ -72,7 +94,6 @@ def _operand(x):
         raise TypeError(f"dgarray has no matrix products of dtype {h.dtype}")
     if h.ndim == 0:
         return h
-    from . import asarray
     return asarray(h)
 
 
@@ -306,7 +327,6 @@ def _result_dtype(a, b):
 
 def _scalar_product(a, b, out):
     """A product with a 0-d operand: NumPy multiplies."""
-    from . import asarray
     if out is not None:
         return numpy.multiply(a, b, out=out)
     res = numpy.multiply(a, b)
@@ -350,7 +370,6 @@ def dot(a, b, out=None):
 def vdot(a, b, /):
     """The dot product of the flattened arrays, the first conjugated."""
     a, b = _operand(a), _operand(b)
-    from . import asarray
     a = asarray(a) if isinstance(a, numpy.ndarray) else a
     b = asarray(b) if isinstance(b, numpy.ndarray) else b
     if a.size != b.size:
@@ -382,7 +401,6 @@ def inner(a, b, /):
 
 def outer(a, b, out=None):
     """The outer product of the flattened arrays, as numpy.outer."""
-    from . import asarray
     a, b = _operand(a), _operand(b)
     a = asarray(a) if isinstance(a, numpy.ndarray) else a
     b = asarray(b) if isinstance(b, numpy.ndarray) else b

@@ -1,24 +1,33 @@
 """numpy.linalg's functions that are reductions and products, on the
 devices: norm (vector norms of every order; Frobenius, 1, -1, inf and -inf
-matrix norms), vector_norm, matrix_norm, multi_dot (NumPy's chain order),
-matrix_power, and the array API's matmul, outer, vecdot, tensordot, trace,
-diagonal, matrix_transpose, cross.  The 2-norm and nuclear norm of
-matrices need singular values (the factorisations' issue): those go
-through NumPy's fallback.
+matrix norms in one pass over the data; 2, -2 and nuclear norms from the
+singular values, _dense.svd_norm), vector_norm, matrix_norm, multi_dot
+(NumPy's chain order), and the array API's matmul, outer, vecdot,
+tensordot, trace, diagonal, matrix_transpose, cross.  matrix_power and the
+factorisations are _dense's; install() puts these beside them in
+dgarray.linalg.
 """
 import operator
 
 import numpy
 
-from . import _core
+from . import _core, _dense, _fallback
 from ._compose import asdist, normalize_axis_index, normalize_axis_tuple
+from ._elementwise import imag_of, real_of
+from ._linalg import dot, matmul, outer, tensordot, vecdot
+from ._matrix import diagonal, trace
+from ._numeric import cross
+from ._shape import atleast_2d, matrix_transpose, moveaxis, ravel, reshape, transpose
 
 _DA = _core.DistributedArray
 _INF = numpy.inf
 
 
 def _svd_norm(x, ord, axis, keepdims):
-    from . import _fallback
+    """Matrix norms of ord 2, -2, 'nuc': _dense's, from the singular values,
+    where the backend has dense linear algebra; else NumPy's fallback."""
+    if _dense.available():
+        return _dense.svd_norm(x, ord, axis, keepdims)
     return _fallback.call(numpy.linalg.norm, (x,), {"ord": ord, "axis": axis,
                                                     "keepdims": keepdims},
                           "numpy.linalg.norm")
@@ -43,8 +52,6 @@ def _root_sum_squares(x, keepdims, products=False):
     """The 2-norm of all of x (a float or complex DistributedArray) in x's
     real dtype: as NumPy's sqrt of a dot (float16's dot multiplies in
     float32), or with products, of a sum of x * x (products in the dtype)."""
-    from ._elementwise import imag_of, real_of
-    from ._shape import reshape
     rnd = products or x.dtype != numpy.float16
     if x.dtype.kind == "c":
         sq = numpy.add(_sum_squares(real_of(x), rnd), _sum_squares(imag_of(x), rnd))
@@ -57,8 +64,6 @@ def _root_sum_squares(x, keepdims, products=False):
 def norm(x, ord=None, axis=None, keepdims=False):
     """Matrix or vector norm, as NumPy computes it (its dtypes and errors),
     reduced where the data lives."""
-    from ._elementwise import real_of
-    from ._shape import reshape
     x = asdist(x)
     if x.dtype.kind not in "fc":
         x = x.astype(float)
@@ -133,7 +138,6 @@ def norm(x, ord=None, axis=None, keepdims=False):
 
 def vector_norm(x, /, *, axis=None, keepdims=False, ord=2):
     """The vector norm over axes (all of x by default)."""
-    from ._shape import ravel, reshape, transpose
     x = asdist(x)
     shape = list(x.shape)
     if axis is None and ord == 2:
@@ -188,8 +192,6 @@ def _chain_order(shapes):
 def multi_dot(arrays, *, out=None):
     """The product of a chain of matrices, multiplied in NumPy's cheapest
     order."""
-    from ._linalg import dot
-    from ._shape import atleast_2d, ravel, transpose
     n = len(arrays)
     if n < 2:
         raise ValueError("Expecting at least two arrays.")
@@ -227,53 +229,13 @@ def multi_dot(arrays, *, out=None):
     return res
 
 
-def matrix_power(a, n):
-    """A square matrix (or stack) to an integer power, by squaring; negative
-    powers invert first (through dgarray.linalg.inv)."""
-    from ._linalg import matmul
-    from . import empty_like, eye
-    a = asdist(a)
-    if a.ndim < 2:
-        raise numpy.linalg.LinAlgError(f"{a.ndim}-dimensional array given. Array must be at "
-                                       "least two-dimensional")
-    if a.shape[-1] != a.shape[-2]:
-        raise numpy.linalg.LinAlgError("Last 2 dimensions of the array must be square")
-    try:
-        n = operator.index(n)
-    except TypeError as e:
-        raise TypeError("exponent must be an integer") from e
-    if n == 0:
-        r = empty_like(a)
-        r[...] = eye(a.shape[-2], dtype=a.dtype)
-        return r
-    if n < 0:
-        from . import linalg
-        a = linalg.inv(a)
-        n = -n
-    if n == 1:
-        return a
-    if n == 2:
-        return matmul(a, a)
-    if n == 3:
-        return matmul(matmul(a, a), a)
-    z = res = None
-    while n > 0:
-        z = a if z is None else matmul(z, z)
-        n, bit = divmod(n, 2)
-        if bit:
-            res = z if res is None else matmul(res, z)
-    return res
-
-
 # ---- the array API's linalg functions ------------------------------------------------------
 
 def linalg_matmul(x1, x2, /):
-    from ._linalg import matmul
     return matmul(x1, x2)
 
 
 def linalg_outer(x1, x2, /):
-    from ._linalg import outer
     a, b = asdist(x1), asdist(x2)
     if a.ndim != 1 or b.ndim != 1:
         raise ValueError(f"Input arrays must be one-dimensional, but they are "
@@ -282,8 +244,6 @@ def linalg_outer(x1, x2, /):
 
 
 def linalg_vecdot(x1, x2, /, *, axis=-1):
-    from ._linalg import vecdot
-    from ._shape import moveaxis
     a, b = asdist(x1), asdist(x2)
     if axis != -1:
         nd = max(a.ndim, b.ndim)
@@ -294,27 +254,22 @@ def linalg_vecdot(x1, x2, /, *, axis=-1):
 
 
 def linalg_tensordot(x1, x2, /, *, axes=2):
-    from ._linalg import tensordot
     return tensordot(x1, x2, axes=axes)
 
 
 def linalg_trace(x, /, *, offset=0, dtype=None):
-    from ._matrix import trace
     return trace(x, offset, axis1=-2, axis2=-1, dtype=dtype)
 
 
 def linalg_diagonal(x, /, *, offset=0):
-    from ._matrix import diagonal
     return diagonal(x, offset, axis1=-2, axis2=-1)
 
 
 def linalg_matrix_transpose(x, /):
-    from ._shape import matrix_transpose
     return matrix_transpose(x)
 
 
 def linalg_cross(x1, x2, /, *, axis=-1):
-    from ._numeric import cross
     a, b = asdist(x1), asdist(x2)
     if a.shape[axis] != 3 or b.shape[axis] != 3:
         raise ValueError(f"Both input arrays must be (arrays of) 3-dimensional vectors, but "
@@ -325,7 +280,7 @@ def linalg_cross(x1, x2, /, *, axis=-1):
 FUNCTIONS = {
     "linalg.norm": norm, "linalg.vector_norm": vector_norm,
     "linalg.matrix_norm": matrix_norm, "linalg.multi_dot": multi_dot,
-    "linalg.matrix_power": matrix_power, "linalg.matmul": linalg_matmul,
+    "linalg.matmul": linalg_matmul,
     "linalg.outer": linalg_outer, "linalg.vecdot": linalg_vecdot,
     "linalg.tensordot": linalg_tensordot, "linalg.trace": linalg_trace,
     "linalg.diagonal": linalg_diagonal, "linalg.matrix_transpose": linalg_matrix_transpose,

@@ -11,6 +11,13 @@ import numpy
 
 from . import _core
 from ._compose import asdist, host_or_dist, normalize_axis_index, view
+from . import _fallback
+from ._arrayfuncs import piecewise
+from ._creation import arange, asarray, full, linspace, ones
+from ._elementwise import copyto, real_of
+from ._indexing import where, where as where_
+from ._reductions import _write_out, all as all_, any as any_, argmax, argmin, sum as sum_, var
+from ._shape import atleast_1d, concatenate, diff, reshape, squeeze
 
 _DA = _core.DistributedArray
 _NOVALUE = numpy._NoValue
@@ -22,7 +29,6 @@ def _along(axis, nd, sl):
 
 def trapezoid(y, x=None, dx=1.0, axis=-1):
     """The integral of y by the trapezoidal rule along an axis."""
-    from ._shape import diff, reshape
     y = asdist(y)
     if x is None:
         d = dx
@@ -44,8 +50,6 @@ def trapezoid(y, x=None, dx=1.0, axis=-1):
 def unwrap(p, discont=None, axis=-1, *, period=2 * numpy.pi):
     """p with the jumps between neighbours larger than discont replaced by
     their period complement (NumPy's steps: diff, mod, copyto, cumsum)."""
-    from ._elementwise import copyto
-    from ._shape import diff
     p = asdist(p)
     nd = p.ndim
     dd = diff(p, axis=axis)
@@ -92,7 +96,6 @@ def _i0_coefficients():
 def i0(x):
     """The modified Bessel function of the first kind, order 0, by NumPy's
     two Chebyshev expansions (|x| <= 8 and above)."""
-    from ._arrayfuncs import piecewise
     x = asdist(x)
     if x.dtype.kind == "c":
         raise TypeError("i0 not supported for complex values")
@@ -117,12 +120,10 @@ def _window_size(M):
 
 
 def _window_n(M):
-    from . import arange
     return arange(1 - M, M, 2)
 
 
 def _window(M, formula):
-    from . import asarray, ones
     M, dt = _window_size(M)
     if M < 1:
         return asarray(numpy.array([], dtype=dt))
@@ -133,7 +134,6 @@ def _window(M, formula):
 
 def bartlett(M):
     """The Bartlett (triangular) window."""
-    from ._indexing import where
     return _window(M, lambda n, M: where(numpy.less_equal(n, 0),
                                          numpy.add(1, numpy.true_divide(n, M - 1)),
                                          numpy.subtract(1, numpy.true_divide(n, M - 1))))
@@ -160,7 +160,6 @@ def hanning(M):
 
 def kaiser(M, beta):
     """The Kaiser window (NumPy's i0)."""
-    from . import arange, ones
     values = numpy.array([0.0, M, beta])
     M, beta = values[1], values[2]
     if M == 1:
@@ -174,9 +173,7 @@ def kaiser(M, beta):
 
 def logspace(start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0):
     """base raised to the points of linspace(start, stop)."""
-    from . import linspace
     if not isinstance(base, (float, int)) and numpy.ndim(base):
-        from . import _fallback
         return _fallback.call(numpy.logspace, (start, stop, num, endpoint, base, dtype, axis),
                               {}, "numpy.logspace")
     y = linspace(start, stop, num=num, endpoint=endpoint, axis=axis)
@@ -186,9 +183,7 @@ def logspace(start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0):
 
 def geomspace(start, stop, num=50, endpoint=True, dtype=None, axis=0):
     """Numbers spaced evenly on a log scale (NumPy's signs and endpoints)."""
-    from . import linspace
     if numpy.ndim(start) or numpy.ndim(stop) or axis != 0:
-        from . import _fallback
         return _fallback.call(numpy.geomspace, (start, stop, num, endpoint, dtype, axis), {},
                               "numpy.geomspace")
     s, e = numpy.asanyarray(start), numpy.asanyarray(stop)
@@ -213,8 +208,6 @@ def geomspace(start, stop, num=50, endpoint=True, dtype=None, axis=0):
 
 
 def _cumulative(x, ufunc, axis, dtype, out, include_initial):
-    from . import full
-    from ._shape import atleast_1d, concatenate
     x = atleast_1d(asdist(x))
     if axis is None:
         if x.ndim >= 2:
@@ -247,7 +240,6 @@ def cumulative_prod(x, /, *, axis=None, dtype=None, out=None, include_initial=Fa
 
 def _replace_nan(a, val):
     """(a with NaNs replaced by val (a copy), the NaN mask or None)."""
-    from ._elementwise import copyto
     a = asdist(a)
     if a.dtype.kind not in "fc":
         return a, None
@@ -268,7 +260,6 @@ def nancumprod(a, axis=None, dtype=None, out=None):
 
 
 def _nanarg(a, axis, out, keepdims, fill, func):
-    from ._reductions import all as all_, any as any_
     a, mask = _replace_nan(a, fill)
     if mask is not None and mask.size:
         m = all_(mask, axis=axis)
@@ -280,21 +271,17 @@ def _nanarg(a, axis, out, keepdims, fill, func):
 
 def nanargmax(a, axis=None, out=None, *, keepdims=_NOVALUE):
     """The index of the largest non-NaN element."""
-    from ._reductions import argmax
     return _nanarg(a, axis, out, keepdims, -numpy.inf, argmax)
 
 
 def nanargmin(a, axis=None, out=None, *, keepdims=_NOVALUE):
     """The index of the smallest non-NaN element."""
-    from ._reductions import argmin
     return _nanarg(a, axis, out, keepdims, numpy.inf, argmin)
 
 
 def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=_NOVALUE, *, where=_NOVALUE,
            mean=_NOVALUE, correction=_NOVALUE):
     """The variance of the non-NaN elements, as NumPy computes it."""
-    from ._elementwise import copyto, real_of
-    from ._reductions import _write_out, any as any_, sum as sum_, var
     arr, mask = _replace_nan(a, 0)
     kd = False if keepdims is _NOVALUE else keepdims
     wh = True if where is _NOVALUE else where
@@ -331,7 +318,6 @@ def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=_NOVALUE, *, whe
         sqr = numpy.multiply(arr, arr)
     v = sum_(sqr, axis=axis, dtype=dtype, keepdims=kd, where=wh)
     if v.ndim < cnt.ndim:
-        from ._shape import squeeze
         cnt = squeeze(cnt, axis) if axis is not None else squeeze(cnt)
     dof = numpy.subtract(cnt, ddof)
     with numpy.errstate(all="ignore"):
@@ -339,7 +325,6 @@ def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=_NOVALUE, *, whe
     bad = numpy.less_equal(dof, 0)
     if bool(any_(bad)):
         warnings.warn("Degrees of freedom <= 0 for slice.", RuntimeWarning, stacklevel=2)
-        from ._indexing import where as where_
         v = where_(bad, numpy.array(numpy.nan, v.dtype), v)
     return _write_out(v, out) if out is not None else v
 

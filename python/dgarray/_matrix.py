@@ -13,12 +13,15 @@ import numpy
 
 from . import _core
 from ._compose import (asdist, normalize_axis_index, readonly, standin, standin_of, view)
+from . import _reductions
+from ._creation import arange, asarray, empty, ones, zeros
+from ._indexing import nonzero, put, where
+from ._shape import ravel
 
 _DA = _core.DistributedArray
 
 
 def _arange(n, start=0):
-    from . import arange
     return arange(start, start + n, dtype=numpy.int64)
 
 
@@ -37,7 +40,6 @@ def diagonal(a, offset=0, axis1=0, axis2=1):
     size = probe.shape[-1]
     lead = t.shape[:-2]
     if size == 0:
-        from . import empty
         return readonly(empty(probe.shape, a.dtype))
     r0, c0 = max(-offset, 0), max(offset, 0)
     flat = _core._reshape(t, lead + (n * m,), True)
@@ -51,7 +53,6 @@ def diagonal(a, offset=0, axis1=0, axis2=1):
 
 def trace(a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
     """The sum along a diagonal (NumPy's sum dtypes)."""
-    from . import _reductions
     d = diagonal(a, offset, axis1, axis2)
     return _reductions.sum(d, axis=-1, dtype=dtype, out=out)
 
@@ -69,7 +70,6 @@ def tri(N, M=None, k=0, dtype=float, *, like=None):
     dt = numpy.dtype(dtype)
     if not all(isinstance(x, (int, numpy.integer)) for x in (N, k) + ((M,) if M is not None
                                                                         else ())):
-        from . import asarray  # NumPy's reading of other numbers, on a small host array
         return asarray(numpy.tri(N, M, k, dt))
     N = operator.index(N)
     M = N if M is None else operator.index(M)
@@ -85,7 +85,6 @@ def _trilu(m, k, upper):
     shape = m.shape[-2:]
     rows, cols = (shape[0], shape[1]) if len(shape) == 2 else (shape[0], shape[0])
     mask = _tri_mask(rows, cols, k - 1 if upper else k)
-    from ._indexing import where
     zero = numpy.zeros(1, m.dtype)
     return where(mask, zero, m) if upper else where(mask, m, zero)
 
@@ -102,7 +101,6 @@ def triu(m, k=0):
 
 def _diag_from_vector(v, k):
     """A 2-d array with the 1-d v on its k-th diagonal, zeros elsewhere."""
-    from . import zeros
     k = operator.index(k)
     n = v.shape[0] + abs(k)
     res = zeros((n, n), v.dtype)
@@ -126,14 +124,12 @@ def diag(v, k=0):
 
 def diagflat(v, k=0):
     """A 2-d array with the flattened v on its k-th diagonal."""
-    from ._shape import ravel
     return _diag_from_vector(ravel(asdist(v)), k)
 
 
 def fill_diagonal(a, val, wrap=False):
     """a's main diagonal (all axes' indices equal) set to val, in place;
     values repeat as NumPy's flat assignment repeats them."""
-    from ._indexing import put
     if not isinstance(a, _DA):
         raise TypeError(f"fill_diagonal: the array must be a DistributedArray, not "
                         f"{type(a).__name__}")
@@ -166,7 +162,6 @@ def diag_indices_from(arr):
 
 
 def _tri_indices(n, k, m, upper):
-    from ._indexing import nonzero
     n = operator.index(n)
     m = n if m is None else operator.index(m)
     mask = _tri_mask(n, m, operator.index(k) - (1 if upper else 0))
@@ -197,8 +192,6 @@ def triu_indices_from(arr, k=0):
 
 def mask_indices(n, mask_func, k=0):
     """The indices where mask_func(ones((n, n)), k) is non-zero."""
-    from . import ones
-    from ._indexing import nonzero
     a = mask_func(ones((n, n), int), k)
     return nonzero(numpy.not_equal(asdist(a), 0))
 

@@ -15,7 +15,7 @@ import types
 
 import numpy
 
-from . import _core
+from . import _core, _dispatch
 
 # NumPy functions that read no array data (dtypes, settings, text, shapes):
 # forwarded as they are, without a fallback warning.
@@ -33,11 +33,9 @@ _WRAPPED_SUBMODULES = ("linalg", "fft", "emath")
 def wrap(func, name):
     """NumPy function `func` taking and returning DistributedArrays: dgarray's
     implementation if NEP 18's table has one, else NumPy's fallback."""
-    from . import _impl
-
     @functools.wraps(func)
     def run(*args, **kwargs):
-        return _impl.array_function(func, (_core.DistributedArray,), args, kwargs)
+        return _dispatch.array_function(func, (_core.DistributedArray,), args, kwargs)
     run.__qualname__ = run.__name__ = name.rsplit(".", 1)[-1]
     return run
 
@@ -89,6 +87,30 @@ def namespace(short):
         ns = NumpyNamespace(short, getattr(numpy, short))
         sys.modules[full] = ns
     return ns
+
+
+# NumPy's constants, dtypes and type functions that dgarray's namespace holds
+# as they are (its ufuncs too, which dispatch to __array_ufunc__)
+_FORWARDED = ("pi", "e", "inf", "nan", "newaxis", "euler_gamma", "dtype", "finfo", "iinfo",
+              "bool_", "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
+              "uint64", "float16", "float32", "float64", "complex64", "complex128", "intp",
+              "uintp", "integer", "floating", "complexfloating", "number", "generic",
+              "result_type", "can_cast", "promote_types", "errstate", "printoptions",
+              "set_printoptions", "get_printoptions")
+
+
+def forwarded_numpy_names(defined):
+    """{name: NumPy's object} for NumPy's ufuncs and the _FORWARDED names that
+    `defined` (the package's names so far) lacks."""
+    out = {}
+    for name in dir(numpy):
+        obj = getattr(numpy, name)
+        if isinstance(obj, numpy.ufunc) and name not in defined:
+            out[name] = obj
+    for name in _FORWARDED:
+        if hasattr(numpy, name) and name not in defined:
+            out[name] = getattr(numpy, name)
+    return out
 
 
 def module_getattr(module, name):

@@ -18,6 +18,10 @@ import numpy
 from . import _core
 from ._compose import (asdist, host_or_dist, normalize_axis_index, normalize_axis_tuple,
                        standin, view)
+from ._creation import arange, empty, empty_like, zeros
+from ._indexing import assign
+from ._reductions import all as all_, sum as sum_
+from ._shape import broadcast_arrays, diff, moveaxis, reshape
 
 _DA = _core.DistributedArray
 
@@ -69,7 +73,6 @@ def isclose(a, b, rtol=1.e-5, atol=1.e-8, equal_nan=False):
 def allclose(a, b, rtol=1.e-5, atol=1.e-8, equal_nan=False):
     """True if every element of a is close to b's (isclose): a Python bool,
     as NumPy returns (one host read)."""
-    from ._reductions import all as all_
     return builtins.bool(all_(isclose(a, b, rtol=rtol, atol=atol, equal_nan=equal_nan)))
 
 
@@ -80,7 +83,6 @@ def _cannot_hold_nan(dt):
 def array_equal(a1, a2, equal_nan=False):
     """True if a1 and a2 have one shape and equal elements (NaNs equal with
     equal_nan): a Python bool."""
-    from ._reductions import all as all_
     try:
         a1, a2 = asdist(a1), asdist(a2)
     except Exception:  # noqa: BLE001 - NumPy's answer for what is no array
@@ -99,7 +101,6 @@ def array_equal(a1, a2, equal_nan=False):
 
 def array_equiv(a1, a2):
     """True if a1 and a2 broadcast together and are equal elementwise."""
-    from ._reductions import all as all_
     try:
         a1, a2 = asdist(a1), asdist(a2)
     except Exception:  # noqa: BLE001
@@ -114,7 +115,6 @@ def array_equiv(a1, a2):
 def count_nonzero(a, axis=None, *, keepdims=False):
     """The number of non-zero elements (along axes), as intp counts (0-d for
     the whole array, where NumPy gives an intp scalar)."""
-    from ._reductions import sum as sum_
     a = asdist(a)
     b = a if a.dtype == numpy.bool_ else numpy.not_equal(a, 0)
     if a.ndim == 0 and not isinstance(axis, tuple) and axis is not None and \
@@ -128,8 +128,6 @@ def count_nonzero(a, axis=None, *, keepdims=False):
 def cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
     """The cross product of 2- or 3-element vectors along axisa / axisb,
     the vectors broadcast together; the result's vector axis is axisc."""
-    from . import empty
-    from ._shape import moveaxis
     if axis is not None:
         axisa = axisb = axisc = axis
     a, b = asdist(a), asdist(b)
@@ -164,7 +162,6 @@ def cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
         if second is None:
             return first
         return numpy.negative(second) if first is None else numpy.subtract(first, second)
-    from ._indexing import assign
     a2 = ai[2] if na == 3 else None
     b2 = bi[2] if nb == 3 else None
     z = term(ai[0], bi[1], ai[1], bi[0])
@@ -179,7 +176,6 @@ def cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
 def kron(a, b):
     """The Kronecker product: a's blocks scaled by b, one broadcast
     multiply of interleaved axes, then merged."""
-    from ._shape import reshape
     b = asdist(b)
     a = asdist(a)
     if a.ndim < b.ndim:
@@ -202,7 +198,6 @@ def kron(a, b):
 def meshgrid(*xi, copy=True, sparse=False, indexing="xy"):
     """Coordinate arrays from coordinate vectors (views broadcast, then
     copied unless copy=False)."""
-    from ._shape import broadcast_arrays, reshape
     if indexing not in ("xy", "ij"):
         raise ValueError("Valid values for `indexing` are 'xy' and 'ij'.")
     nd = len(xi)
@@ -221,9 +216,6 @@ def meshgrid(*xi, copy=True, sparse=False, indexing="xy"):
 def indices(dimensions, dtype=int, sparse=False):
     """The index grid of a shape: one array per axis (sparse: aranges shaped
     to broadcast), else stacked into one (len(dimensions),) + shape array."""
-    from . import arange, empty
-    from ._indexing import assign
-    from ._shape import reshape
     dims = tuple(dimensions)
     n = len(dims)
     parts = [reshape(arange(d, dtype=dtype), (1,) * i + (d,) + (1,) * (n - i - 1))
@@ -247,7 +239,6 @@ def _spacing(d, n):
     """One gradient spacing argument: a scalar as NumPy passes it on, or
     the differences of 1-d coordinates (their first one where all are
     equal)."""
-    from ._shape import diff
     h = host_or_dist(d)
     if h.ndim == 0:
         return d
@@ -273,8 +264,6 @@ def gradient(f, *varargs, axis=None, edge_order=1):
     """The gradient by central differences inside and one-sided (first or
     second order) differences at the edges, along each axis asked: views
     of f combined by ufuncs into a new array of f's layout."""
-    from . import empty_like
-    from ._indexing import assign
     f = asdist(f)
     nd = f.ndim
     axes = tuple(range(nd)) if axis is None else normalize_axis_tuple(axis, nd)
@@ -306,7 +295,6 @@ def gradient(f, *varargs, axis=None, edge_order=1):
 
         def coef(x, ax=ax):
             """An array of coefficients along ax, shaped to broadcast."""
-            from ._shape import reshape
             x = host_or_dist(x)
             shape = [1] * nd
             shape[ax] = -1
@@ -357,7 +345,6 @@ def _correlate_full(a, v, conj):
     only where asked) of 1-d a (n) and v (m), in their common dtype (float16
     summed in float32, as NumPy's half dot): one multiply-add of a shifted
     view per element of the shorter operand."""
-    from . import zeros
     rdt = numpy.result_type(a.dtype, v.dtype)
     dt = numpy.dtype(numpy.float32) if rdt == numpy.float16 else rdt
     a, v = a.astype(dt, copy=False), v.astype(dt, copy=False)
@@ -404,7 +391,6 @@ def correlate(a, v, mode="valid"):
 
 def convolve(a, v, mode="full"):
     """The discrete linear convolution of two 1-d sequences."""
-    from ._shape import reshape
     a, v = asdist(a), asdist(v)
     a = reshape(a, (1,)) if a.ndim == 0 else a
     v = reshape(v, (1,)) if v.ndim == 0 else v

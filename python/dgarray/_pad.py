@@ -12,6 +12,12 @@ import numpy
 
 from . import _core
 from ._compose import asdist, view
+from . import _fallback
+from ._creation import arange, empty
+from ._indexing import setitem
+from ._quantiles import median
+from ._reductions import max as amax, mean, min as amin
+from ._shape import moveaxis, reshape, squeeze
 
 _DA = _core.DistributedArray
 _ALLOWED = {"empty": [], "edge": [], "wrap": [], "constant": ["constant_values"],
@@ -49,7 +55,6 @@ def _pairs(x, ndim, as_index=False):
 
 
 def _set(dst, value):
-    from ._indexing import setitem
     setitem(dst, Ellipsis, value)
 
 
@@ -69,8 +74,6 @@ def _edges(padded, axis, widths):
 def _linspace(start, stop, num, dtype, axis):
     """NumPy's linspace(start, stop, num, endpoint=False, dtype, axis) for
     array bounds, on the devices."""
-    from . import arange
-    from ._shape import moveaxis, reshape
     dt = numpy.result_type(start.dtype if isinstance(start, (_DA, numpy.ndarray)) else start,
                            stop.dtype if isinstance(stop, (_DA, numpy.ndarray)) else stop, 1.0)
     delta = numpy.subtract(stop, start, dtype=dt)
@@ -91,7 +94,6 @@ def _linspace(start, stop, num, dtype, axis):
 
 
 def _ramps(padded, axis, widths, ends):
-    from ._shape import squeeze
     out = []
     for end, edge, w in zip(ends, _edges(padded, axis, widths), widths):
         out.append(_linspace(end, squeeze(edge, axis), w, padded.dtype, axis))
@@ -184,9 +186,6 @@ def _wrap_step(padded, axis, widths, period0):
 
 def pad(array, pad_width, mode="constant", **kwargs):
     """array padded with NumPy's modes, on the devices."""
-    from . import empty
-    from ._reductions import max as amax, mean, min as amin
-    from ._quantiles import median
     a = asdist(array)
     if isinstance(pad_width, dict):
         seq = [(0, 0)] * a.ndim
@@ -198,7 +197,6 @@ def pad(array, pad_width, mode="constant", **kwargs):
         raise TypeError("`pad_width` must be of integral type.")
     widths = _pairs(pw, a.ndim, as_index=True)
     if callable(mode):
-        from . import _fallback
         return _fallback.call(numpy.pad, (a, pad_width, mode), kwargs, "numpy.pad")
     if mode not in _ALLOWED:
         raise ValueError(f"mode '{mode}' is not supported")

@@ -12,6 +12,12 @@ import numpy
 
 from . import _core
 from ._compose import asdist, view
+from . import _fallback
+from ._creation import arange, asarray, empty, ones, zeros, zeros_like
+from ._elementwise import real_of
+from ._indexing import flatnonzero
+from ._numeric import allclose, convolve
+from ._shape import atleast_1d, concatenate, sort
 
 _DA = _core.DistributedArray
 
@@ -23,9 +29,7 @@ def _poly1d(x):
 def polyval(p, x):
     """p evaluated at x by Horner's rule: one multiply-add per coefficient
     over all of x, where x lives."""
-    from . import zeros_like
     if _poly1d(p) or _poly1d(x):
-        from . import _fallback
         return _fallback.call(numpy.polyval, (p, x), {}, "numpy.polyval")
     p = asdist(p)
     x = asdist(x)
@@ -38,12 +42,10 @@ def polyval(p, x):
 
 
 def _atleast_1d(a):
-    from ._shape import atleast_1d
     return atleast_1d(asdist(a))
 
 
 def _padded_op(a1, a2, ufunc):
-    from . import concatenate, zeros
     a1, a2 = _atleast_1d(a1), _atleast_1d(a2)
     diff = a2.shape[0] - a1.shape[0]
     if diff == 0:
@@ -66,8 +68,6 @@ def polysub(a1, a2):
 def _leading_zeros_trimmed(c):
     """The coefficients as numpy.poly1d keeps them: 1-d, leading zeros
     dropped ([0] for none left)."""
-    from . import zeros
-    from ._indexing import flatnonzero
     c = _atleast_1d(c)
     if c.ndim > 1:
         raise ValueError("Polynomial must be 1d only.")
@@ -81,13 +81,11 @@ def _leading_zeros_trimmed(c):
 def polymul(a1, a2):
     """The product of two polynomials: a convolution of their coefficients
     (leading zeros dropped first, as numpy.poly1d drops them)."""
-    from ._numeric import convolve
     return convolve(_leading_zeros_trimmed(a1), _leading_zeros_trimmed(a2))
 
 
 def polyder(p, m=1):
     """The m-th derivative of a polynomial."""
-    from . import arange
     m = int(m)
     if m < 0:
         raise ValueError("Order of derivative must be positive (see polyint)")
@@ -101,7 +99,6 @@ def polyder(p, m=1):
 
 def polyint(p, m=1, k=None):
     """The m-th antiderivative of a polynomial (integration constants k)."""
-    from . import arange, asarray, concatenate
     m = int(m)
     if m < 0:
         raise ValueError("Order of integral must be positive (see polyder)")
@@ -122,8 +119,6 @@ def polyint(p, m=1, k=None):
 def polydiv(u, v):
     """The quotient and remainder of polynomial division (NumPy's loop, one
     row update per quotient coefficient, on the devices)."""
-    from . import zeros
-    from ._numeric import allclose
     u = numpy.add(_atleast_1d(u), 0.0)
     v = numpy.add(_atleast_1d(v), 0.0)
     w = numpy.add(view(u, (0,)), view(v, (0,)))
@@ -145,13 +140,9 @@ def poly(seq_of_zeros):
     """The coefficients of the monic polynomial with the given roots (1-d
     roots: a chain of convolutions on the devices; the characteristic
     polynomial of a matrix needs eigenvalues: NumPy's fallback)."""
-    from . import empty, ones
-    from ._numeric import convolve
-    from ._shape import sort
     z = _atleast_1d(seq_of_zeros)
     sh = z.shape
     if len(sh) == 2 and sh[0] == sh[1] and sh[0] != 0:
-        from . import _fallback
         return _fallback.call(numpy.poly, (z,), {}, "numpy.poly")
     if len(sh) != 1:
         raise ValueError("input must be 1d or non-empty square 2d array.")
@@ -168,7 +159,6 @@ def poly(seq_of_zeros):
     if a.dtype.kind == "c":
         roots = z.astype(complex)
         if bool(numpy.all(numpy.equal(sort(roots), sort(numpy.conjugate(roots))))):
-            from ._elementwise import real_of
             a = real_of(a).copy()
     return a
 
@@ -176,7 +166,6 @@ def poly(seq_of_zeros):
 def vander(x, N=None, increasing=False):
     """The Vandermonde matrix of x: columns of powers, made by a running
     product along each row."""
-    from . import empty
     x = asdist(x)
     if x.ndim != 1:
         raise ValueError("x must be a one-dimensional array or sequence.")

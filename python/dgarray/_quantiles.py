@@ -21,6 +21,14 @@ import numpy
 
 from . import _core
 from ._compose import asdist, normalize_axis_tuple, view
+from ._creation import asarray
+from ._elementwise import copyto
+from ._indexing import take, where
+from ._numeric import count_nonzero
+from ._reductions import _write_out, any as any_, mean, sum as sum_
+from ._shape import argsort, broadcast_to, concatenate, moveaxis, ravel, reshape, sort, transpose
+from ._sortsearch import take_along_axis
+from ._stats import weights_valid
 
 _DA = _core.DistributedArray
 _NOVALUE = numpy._NoValue
@@ -54,7 +62,6 @@ def _astype(x, dt):
 def _discrete(index, cond):
     """A discontinuous method's rank: the one below the virtual index where
     cond(gamma, index) holds, else the one above; never below 0."""
-    from ._indexing import where
     prev = _floor(index)
     nxt = numpy.add(prev, 1)
     gamma = numpy.subtract(index, prev)
@@ -106,7 +113,6 @@ def _is_int(x):
 def indexes(v, n, inexact):
     """NumPy's neighbouring ranks (previous, next) of virtual indexes v among
     n values: above the last: -1 (the last), below 0: 0, NaN: -1."""
-    from ._indexing import where
     w = where if isinstance(v, _DA) else numpy.where
     prev = numpy.floor(v)
     nxt = numpy.add(prev, 1)
@@ -123,7 +129,6 @@ def indexes(v, n, inexact):
 def gamma_of(method, v, prev):
     """The interpolation weight between the two ranks, fixed as the method
     asks, in v's dtype."""
-    from ._indexing import where
     w = where if isinstance(v, _DA) or isinstance(prev, _DA) else numpy.where
     g = numpy.subtract(v, prev)
     if method == "averaged_inverted_cdf":
@@ -142,7 +147,6 @@ def lerp(a, b, t):
     back = numpy.subtract(b, numpy.multiply(diff, numpy.subtract(1, t)))
     ge = numpy.greater_equal(t, 0.5)
     if isinstance(res, _DA):
-        from ._elementwise import copyto
         copyto(res, back, casting="unsafe", where=ge)
         return res
     res = numpy.array(res)
@@ -212,8 +216,6 @@ def select_ranks(x, ranks):
     uniq = sorted(set(ranks))
     if (x.dtype.kind == "c" or x.size < _SELECT_MIN or len(uniq) > _SELECT_RANKS or
             not _key_bits(x.dtype)):
-        from ._indexing import take
-        from ._shape import ravel, sort
         s = sort(ravel(x))
         vals = take(s, numpy.array(uniq, numpy.int64)).get() if uniq else \
             numpy.empty(0, x.dtype)
@@ -228,7 +230,6 @@ def count_nan(x):
     """How many NaNs x holds (0 for dtypes without): a host int."""
     if x.dtype.kind not in "fc":
         return 0
-    from ._numeric import count_nonzero
     return int(count_nonzero(numpy.isnan(x)))
 
 
@@ -237,7 +238,6 @@ def count_nan(x):
 def _rows(a, axis):
     """a with the reduced axes merged last: (x, axes or None); axis None:
     x is a flattened (one row)."""
-    from ._shape import ravel, reshape, transpose
     if axis is None:
         return ravel(a), None
     axes = normalize_axis_tuple(axis, a.ndim)
@@ -252,9 +252,7 @@ def _rows(a, axis):
 
 def _finish(res, a, axes, keepdims, out, lead=0):
     """keepdims (new axes where a's were reduced) and out=."""
-    from ._reductions import _write_out
     if keepdims:
-        from ._shape import reshape
         kept = [n for i, n in enumerate(a.shape) if axes is not None and i not in axes]
         shape = list(res.shape[:lead])
         it = iter(kept)
@@ -269,12 +267,10 @@ def _finish(res, a, axes, keepdims, out, lead=0):
 def _empty_case(func, a, *args, **kwargs):
     """An empty input: NumPy's result, warnings and errors, computed by NumPy
     on an empty host array (nothing to gather)."""
-    from . import asarray
     out = kwargs.pop("out", None)
     res = func(numpy.empty(a.shape, a.dtype), *args, **kwargs)
     res = asarray(res) if isinstance(res, (numpy.ndarray, numpy.generic)) else res
     if out is not None:
-        from ._reductions import _write_out
         return _write_out(asarray(res), out)
     return res
 
@@ -283,8 +279,6 @@ def _empty_case(func, a, *args, **kwargs):
 
 def _median_rows(x):
     """The median of every row of x (reduced axis last) on the devices."""
-    from ._reductions import mean
-    from ._shape import sort
     n = x.shape[-1]
     s = sort(x, axis=-1)
     mid = n // 2
@@ -293,9 +287,7 @@ def _median_rows(x):
     if _inexact(x.dtype):
         last = view(s, (Ellipsis, -1))
         isn = numpy.isnan(last)
-        from ._reductions import any as any_
         if bool(any_(isn)):
-            from ._elementwise import copyto
             copyto(r, last, where=isn)
     return r
 
@@ -303,7 +295,6 @@ def _median_rows(x):
 def _median_all(x, nan_skip=False):
     """The median of all of x's elements (NaN results as NumPy gives them),
     from the one or two middle elements found by selection."""
-    from . import asarray
     nans = count_nan(x)
     n = x.size - (nans if nan_skip else 0)
     if n == 0:  # all NaN (nanmedian): NumPy's warning and NaN
@@ -330,15 +321,10 @@ def median(a, axis=None, out=None, overwrite_input=False, keepdims=False):
 def _nan_rows_median(x):
     """The median of the non-NaN elements of every row (NaN and a warning
     for rows of NaNs only)."""
-    from ._reductions import any as any_
-    from ._shape import sort
-    from ._sortsearch import take_along_axis
-    from ._indexing import where
     s = sort(x, axis=-1)
     c = numpy.sum(numpy.logical_not(numpy.isnan(x)), axis=-1, keepdims=True)
     lo = numpy.maximum(numpy.floor_divide(numpy.subtract(c, 1), 2), 0)
     hi = numpy.maximum(numpy.minimum(numpy.floor_divide(c, 2), x.shape[-1] - 1), 0)
-    from ._reductions import mean
     one = mean(take_along_axis(s, lo, -1), axis=-1)
     two = mean(take_along_axis(s, numpy.concatenate((lo, hi), axis=-1), -1), axis=-1)
     r = where(numpy.equal(numpy.remainder(view(c, (Ellipsis, 0)), 2), 1), one, two)
@@ -386,7 +372,6 @@ def _check_method(method):
 def _quantile_all(x, q, method, weak_q, nan_skip):
     """Quantiles of all of x's elements: the ranks found by selection, the
     interpolation on the host as NumPy's (host arrays of x's dtype)."""
-    from . import asarray
     nans = count_nan(x) if _inexact(x.dtype) else 0
     n = x.size - (nans if nan_skip else 0)
     if n == 0:
@@ -412,21 +397,15 @@ def _quantile_all(x, q, method, weak_q, nan_skip):
 
 def _nan_rows_to_nan(res, s):
     """res (rows + (k,)) NaN where the sorted row of s ends in a NaN."""
-    from ._reductions import any as any_
     lastv = view(s, (Ellipsis, slice(-1, None)))
     isn = numpy.isnan(lastv)
     if bool(any_(isn)):
-        from ._elementwise import copyto
         copyto(res, lastv, where=isn)
 
 
 def _quantile_rows(x, q, method, weak_q, nan_skip):
     """Quantiles of every row of x (reduced axis last) on the devices:
     shape q.shape + rows."""
-    from ._indexing import take, where
-    from ._reductions import any as any_
-    from ._shape import moveaxis, reshape, sort
-    from ._sortsearch import take_along_axis
     s = sort(x, axis=-1)
     nrow = x.shape[-1]
     rows = x.shape[:-1]
@@ -471,9 +450,6 @@ def _weighted_rows(x, w, q, nan_skip):
     """The inverted_cdf quantiles with weights of every row of x: the rows
     sorted with their weights, cumulative weights normalised, and each
     quantile's rank the count of cumulative weights below it."""
-    from ._reductions import any as any_, sum as sum_
-    from ._shape import argsort, moveaxis, reshape
-    from ._sortsearch import take_along_axis
     order = argsort(x, axis=-1)
     s = take_along_axis(x, order, -1)
     ws = take_along_axis(w, order, -1)
@@ -488,7 +464,6 @@ def _weighted_rows(x, w, q, nan_skip):
         cdf = cdf.astype(q.dtype)
     zero0 = numpy.equal(view(cdf, (Ellipsis, slice(0, 1))), 0)
     if bool(any_(zero0)):
-        from ._elementwise import copyto
         copyto(cdf, -1, where=numpy.equal(cdf, 0))
     n = x.shape[-1]
     outs = []
@@ -496,7 +471,6 @@ def _weighted_rows(x, w, q, nan_skip):
         k = sum_(numpy.less(cdf, qq), axis=-1, keepdims=True)
         k = numpy.minimum(k, n - 1)
         outs.append(take_along_axis(s, k, -1))
-    from . import concatenate
     res = concatenate(outs, axis=-1) if outs else s[..., :0]
     if _inexact(x.dtype) and not nan_skip:
         _nan_rows_to_nan(res, s)
@@ -515,7 +489,6 @@ def _quantile_impl(a, q, axis, out, method, keepdims, weights, pct, nan_skip, np
             raise ValueError(f"Only method 'inverted_cdf' supports weights. Got: {method}.")
         if axis is not None:
             axis = normalize_axis_tuple(axis, a.ndim, argname="axis")
-        from ._stats import weights_valid
         w = weights_valid(weights, a, axis)
         if bool(numpy.any(numpy.less(w, 0))):
             raise ValueError("Weights must be non-negative.")
@@ -546,7 +519,6 @@ def _quantile_impl(a, q, axis, out, method, keepdims, weights, pct, nan_skip, np
 def _broadcast_weights(w, a):
     """quantile weights (checked by _stats.weights_valid) broadcast to a's
     shape."""
-    from ._shape import broadcast_to
     return w if w.shape == a.shape else broadcast_to(w, a.shape)
 
 

@@ -13,6 +13,7 @@ import warnings
 import numpy
 
 from . import _core
+from ._creation import asarray
 
 _NOVALUE = numpy._NoValue
 _DA = _core.DistributedArray
@@ -31,7 +32,6 @@ _LAZY_MODE = {numpy.add: "sum", numpy.multiply: "prod", numpy.maximum: "max",
 def _asdist(a):
     if isinstance(a, _DA):
         return a
-    from . import asarray
     return asarray(a)
 
 

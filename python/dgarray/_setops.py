@@ -9,6 +9,10 @@ import numpy
 
 from . import _core
 from ._compose import asdist, view
+from ._creation import asarray, zeros
+from ._indexing import compress, getitem, take
+from ._shape import argsort, concatenate, ravel, sort, unique
+from ._sortsearch import searchsorted
 
 _DA = _core.DistributedArray
 
@@ -22,10 +26,6 @@ UniqueInverseResult = collections.namedtuple("UniqueInverseResult",
 def _isin_flat(x, test, invert):
     """Membership of every element of x in test (both any shape): True
     where an equal element is found."""
-    from . import zeros
-    from ._indexing import take
-    from ._shape import ravel, sort
-    from ._sortsearch import searchsorted
     t = sort(ravel(asdist(test)))
     n = t.shape[0]
     if n == 0:
@@ -54,8 +54,6 @@ def isin(element, test_elements, assume_unique=False, invert=False, *, kind=None
 
 def intersect1d(ar1, ar2, assume_unique=False, return_indices=False):
     """The sorted values in both arrays (and where they first are)."""
-    from ._indexing import compress, take
-    from ._shape import argsort, concatenate, ravel, sort, unique
     a1, a2 = asdist(ar1), asdist(ar2)
     if not assume_unique:
         if return_indices:
@@ -87,14 +85,11 @@ def intersect1d(ar1, ar2, assume_unique=False, return_indices=False):
 
 def union1d(ar1, ar2):
     """The sorted values in either array."""
-    from ._shape import concatenate, unique
     return unique(concatenate((asdist(ar1), asdist(ar2)), axis=None))
 
 
 def setdiff1d(ar1, ar2, assume_unique=False):
     """The sorted unique values of ar1 that are not in ar2."""
-    from ._indexing import getitem
-    from ._shape import ravel, unique
     if assume_unique:
         a1, a2 = ravel(asdist(ar1)), asdist(ar2)
     else:
@@ -104,9 +99,6 @@ def setdiff1d(ar1, ar2, assume_unique=False):
 
 def setxor1d(ar1, ar2, assume_unique=False):
     """The sorted values in exactly one of the arrays."""
-    from . import asarray
-    from ._indexing import getitem
-    from ._shape import concatenate, sort, unique
     a1, a2 = asdist(ar1), asdist(ar2)
     if not assume_unique:
         a1, a2 = unique(a1), unique(a2)
@@ -124,18 +116,15 @@ def setxor1d(ar1, ar2, assume_unique=False):
 def unique_all(x):
     """The unique values, where each first is, the inverse and the counts
     (NaNs distinct)."""
-    from ._shape import unique
     return UniqueAllResult(*unique(asdist(x), return_index=True, return_inverse=True,
                                    return_counts=True, equal_nan=False))
 
 
 def unique_counts(x):
-    from ._shape import unique
     return UniqueCountsResult(*unique(asdist(x), return_counts=True, equal_nan=False))
 
 
 def unique_inverse(x):
-    from ._shape import unique
     return UniqueInverseResult(*unique(asdist(x), return_inverse=True, equal_nan=False))
 
 

@@ -14,9 +14,10 @@ import operator
 
 import numpy
 
-from . import _core
-from . import _indexing
+from . import _core, _indexing
+from ._creation import asarray, empty, empty_like, zeros
 from ._indexing import _asdist
+from ._linalg import _put
 
 _DA = _core.DistributedArray
 _NOVALUE = numpy._NoValue
@@ -85,10 +86,7 @@ def reshape(a, shape=None, order="C", *, newshape=None, copy=None):
         return r
     if order not in ("C", "c", "A", "a", "K", "k", None):
         raise ValueError(f"order must be one of 'C', 'F', 'A', or 'K' (got {order!r})")
-    if target == a.shape:
-        r, is_view = _indexing.view(a, _indexing._entries(a, ())), True
-    else:
-        r, is_view = _core._reshape(a, target)
+    r, is_view = _indexing.reshaped(a, target)
     if copy and is_view:
         return r.copy()
     if copy is False and not is_view:
@@ -269,7 +267,6 @@ def _operands(arrays):
 def concatenate(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
     """The arrays joined along an existing axis, into a new array in the
     default layout (each part moved where that layout puts it)."""
-    from . import empty
     if isinstance(arrays, (_DA, numpy.ndarray)):
         arrays = list(arrays)
     xs = _operands(arrays)
@@ -335,6 +332,16 @@ def stack(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
     xs = [expand_dims(x, axis) if isinstance(x, _DA) else numpy.expand_dims(x, axis)
           for x in xs]
     return concatenate(xs, axis, out=out, dtype=dtype, casting=casting)
+
+
+def argwhere(a):
+    """The indices of the non-zero elements, grouped by element: (N, ndim),
+    nonzero's index arrays stacked as columns."""
+    a = _asdist(a)
+    if a.ndim == 0:
+        r = argwhere(_core._reshape(a, (1,))[0])
+        return _view(r, (slice(None), slice(0, 0)))
+    return stack(_indexing.nonzero(a), axis=1)
 
 
 def hstack(tup, *, dtype=None, casting="same_kind"):
@@ -457,7 +464,6 @@ def clip(a, a_min=_NOVALUE, a_max=_NOVALUE, out=None, *, min=_NOVALUE, max=_NOVA
 def roll(a, shift, axis=None):
     """Elements shifted along axes, wrapping around: a new array of a's
     layout, filled by moves of the shifted parts."""
-    from . import empty_like
     a = _asdist(a)
     if axis is None:
         return reshape(roll(ravel(a), shift, 0), a.shape)
@@ -604,7 +610,6 @@ def _sort_call(a, axis, values, indices):
     except NotImplementedError:
         # a backend that cannot sort this dtype (complex on GPUs): through
         # the host, stated in the docs
-        from . import asarray
         h = a.get()
         v = asarray(numpy.sort(h, axis=axis, kind="stable")) if values else None
         i = asarray(numpy.argsort(h, axis=axis, kind="stable")) if indices else None
@@ -651,7 +656,6 @@ def unique(ar, return_index=False, return_inverse=False, return_counts=False, ax
            *, equal_nan=True, sorted=True):
     """The sorted unique elements (and where they first are, how to rebuild
     ar from them, how often each occurs), computed on the devices."""
-    from . import empty, zeros
     a = _asdist(ar)
     if axis is not None:
         normalize_axis_index(operator.index(axis), a.ndim)
@@ -735,7 +739,6 @@ def round_(a, decimals=0, out=None):
     a = _asdist(a)
     d = operator.index(decimals)
     if a.dtype.kind in "cb":
-        from . import asarray
         r = asarray(numpy.round(a.get(), d))
     elif a.dtype.kind in "iu" and d >= 0:
         r = a.copy()
@@ -750,7 +753,6 @@ def round_(a, decimals=0, out=None):
             r = r.astype(a.dtype)
     if out is None:
         return r
-    from ._linalg import _put
     return _put(r, out, "round")
 
 
@@ -771,6 +773,7 @@ FUNCTIONS = {
     "roll": roll, "diff": diff, "flip": flip, "fliplr": fliplr, "flipud": flipud,
     "tile": tile, "repeat": repeat, "sort": sort, "argsort": argsort, "unique": unique,
     "unique_values": unique_values, "matrix_transpose": matrix_transpose,
+    "argwhere": argwhere,
 }
 
 

@@ -15,6 +15,10 @@ import numpy
 
 from . import _core
 from ._compose import asdist, host_or_dist, normalize_axis_index, view
+from ._creation import empty, zeros
+from ._indexing import take, where
+from ._reductions import all as all_
+from ._shape import argsort, concatenate, ravel, reshape, sort
 
 _DA = _core.DistributedArray
 
@@ -82,7 +86,6 @@ def _common_dtype(a, v):
 def searchsorted(a, v, side="left", sorter=None):
     """Where v's elements go in the sorted 1-d a to keep it sorted (NumPy's
     order: NaN last), found by binary searches on the devices."""
-    from . import zeros
     a = asdist(a)
     vv = host_or_dist(v)
     numpy.searchsorted(numpy.zeros(min(a.shape[0], 1) if a.ndim == 1 else
@@ -98,7 +101,6 @@ def searchsorted(a, v, side="left", sorter=None):
             lo, hi = (int(s.min()), int(s.max()))
             if lo < 0 or hi >= a.shape[0]:
                 raise ValueError("Sorter index out of range.")
-        from ._indexing import take
         a = take(a, s)
     dt = _common_dtype(a, vv)
     a = _replica(a if a.dtype == dt else a.astype(dt))
@@ -116,7 +118,6 @@ def searchsorted(a, v, side="left", sorter=None):
 def digitize(x, bins, right=False):
     """The index of the bin each element of x falls in (bins increasing or
     decreasing): a search of the bins."""
-    from ._reductions import all as all_
     x, b = asdist(x), asdist(bins)
     if x.dtype.kind == "c":
         raise TypeError("x may not be complex")
@@ -142,7 +143,6 @@ def digitize(x, bins, right=False):
 def _interp_real(x, j, xp, fp, lval, rval, n):
     """NumPy's interpolation of real values at x (float64), j the index of
     the sample at or below each (-1 below xp[0])."""
-    from ._indexing import take, where
     jj = numpy.minimum(numpy.maximum(j, 0), max(n - 2, 0))
     x0, x1 = take(xp, jj), take(xp, numpy.add(jj, 1) if n > 1 else jj)
     y0, y1 = take(fp, jj), take(fp, numpy.add(jj, 1) if n > 1 else jj)
@@ -157,7 +157,6 @@ def _interp_real(x, j, xp, fp, lval, rval, n):
 def _interp_cplx_part(x, x0, x1, y0, y1):
     """One part (real or imaginary) of NumPy's complex interpolation: the
     slope is the difference times the inverse of the spacing."""
-    from ._indexing import where
     inv = numpy.true_divide(1.0, numpy.subtract(x1, x0))
     slope = numpy.multiply(numpy.subtract(y1, y0), inv)
     res = numpy.add(numpy.multiply(slope, numpy.subtract(x, x0)), y0)
@@ -170,8 +169,6 @@ def interp(x, xp, fp, left=None, right=None, period=None):
     """One-dimensional piecewise-linear interpolation, as NumPy's: the
     interval of each x found by a search of xp, the formula (and its NaN
     fallbacks) NumPy's, elementwise on the devices."""
-    from . import concatenate
-    from ._indexing import take, where
     fph = host_or_dist(fp)
     xp_in, fp_in = xp, fp
     cplx = fph.dtype.kind == "c"
@@ -208,7 +205,6 @@ def interp(x, xp, fp, left=None, right=None, period=None):
     lval = view(fp, (0,)) if left is None else numpy.asarray(left, fdt)[()]
     rval = view(fp, (-1,)) if right is None else numpy.asarray(right, fdt)[()]
     if x.size == 0:
-        from . import empty
         return empty(x.shape, fdt)
     xp = whole_on(_replica(xp), x.devices)
     fp = whole_on(_replica(fp), x.devices)
@@ -236,7 +232,6 @@ def interp(x, xp, fp, left=None, right=None, period=None):
 
 
 def argsort_(a, axis=-1):
-    from ._shape import argsort
     return argsort(a, axis=axis)
 
 
@@ -266,7 +261,6 @@ def _partition_args(a, kth, axis, kind, order):
         raise ValueError("Cannot specify order when the array has no fields.")
     a = asdist(a)
     if axis is None:
-        from ._shape import ravel
         a, axis = ravel(a), 0
     if a.ndim == 0:
         raise numpy.exceptions.AxisError(axis, 0)
@@ -279,14 +273,12 @@ def partition(a, kth, axis=-1, kind="introselect", order=None):
     """A copy of a in which each kth element is where a sort puts it, the
     smaller ones before it and the others after: here a sort (stable), which
     is such a partition."""
-    from ._shape import sort
     a, axis = _partition_args(a, kth, axis, kind, order)
     return sort(a, axis=axis)
 
 
 def argpartition(a, kth, axis=-1, kind="introselect", order=None):
     """The indices that partition a (those of a stable sort)."""
-    from ._shape import argsort, reshape
     a = asdist(a)
     if a.ndim == 0:  # NumPy partitions a 0-d array as one element along a new axis
         a = reshape(a, (1,))
@@ -298,7 +290,6 @@ def lexsort(keys, axis=-1):
     """The indices that sort by several keys, the last one primary: stable
     sorts from the first key to the last, each of the keys gathered in the
     order found so far."""
-    from ._shape import argsort
     if isinstance(keys, _DA):
         if keys.ndim == 0:
             raise TypeError("need sequence of keys with len > 0 in lexsort")
@@ -319,7 +310,6 @@ def lexsort(keys, axis=-1):
     if k0.ndim == 0:
         if axis not in (-1, 0):
             raise numpy.exceptions.AxisError(axis, 0)
-        from . import zeros
         return zeros((), numpy.intp)
     axis = normalize_axis_index(axis, k0.ndim)
     idx = argsort(k0, axis=axis)
@@ -344,7 +334,6 @@ def _along_index(shape, indices, axis):
 
 
 def _along_args(arr, indices, axis):
-    from ._shape import ravel
     arr = asdist(arr)
     idx = host_or_dist(indices)
     if idx.dtype.kind not in "iu":
@@ -367,7 +356,6 @@ def take_along_axis(arr, indices, axis=-1):
 
 def put_along_axis(arr, indices, values, axis):
     """arr's elements at the indices along axis set to values, in place."""
-    from ._shape import reshape
     if not isinstance(arr, _DA):
         raise TypeError(f"put_along_axis: arr must be a DistributedArray, not "
                         f"{type(arr).__name__}")

@@ -9,6 +9,12 @@ import numpy
 
 from . import _core
 from ._compose import asdist, host_or_dist, normalize_axis_tuple, view
+from ._creation import empty
+from ._elementwise import imag_of, real_of
+from ._linalg import dot
+from ._matrix import diag
+from ._reductions import mean, sum as sum_
+from ._shape import broadcast_to, concatenate, reshape, squeeze, transpose
 
 _DA = _core.DistributedArray
 _NOVALUE = numpy._NoValue
@@ -17,7 +23,6 @@ _NOVALUE = numpy._NoValue
 def weights_valid(weights, a, axis):
     """The weights of average / quantile: a's shape, or a's along axis (then
     shaped to broadcast against a)."""
-    from ._shape import reshape, transpose
     w = asdist(weights)
     if a.shape != w.shape:
         if axis is None:
@@ -35,8 +40,6 @@ def weights_valid(weights, a, axis):
 def average(a, axis=None, weights=None, returned=False, *, keepdims=_NOVALUE):
     """The (weighted) average along axes, as NumPy's: its dtypes, its
     ZeroDivisionError for weights summing to zero."""
-    from ._reductions import mean, sum as sum_
-    from ._shape import broadcast_to
     a = asdist(a)
     if axis is not None:
         axis = normalize_axis_tuple(axis, a.ndim, argname="axis")
@@ -66,7 +69,6 @@ def average(a, axis=None, weights=None, returned=False, *, keepdims=_NOVALUE):
 
 def _as_2d(m, dtype):
     """m as NumPy's array(m, ndmin=2, dtype=dtype) on the devices."""
-    from ._shape import reshape
     x = asdist(m)
     if x.dtype != dtype:
         x = x.astype(dtype)
@@ -80,9 +82,6 @@ def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=N
     """The covariance matrix of the variables (rows, or columns with
     rowvar=False), as NumPy computes it: the (weighted) means removed, then
     X X^H over the degrees of freedom, on the devices."""
-    from . import concatenate
-    from ._matrix import diag  # noqa: F401 - the module's neighbours
-    from ._shape import squeeze, transpose
     if ddof is not None and ddof != int(ddof):
         raise ValueError("ddof must be integer")
     mm = host_or_dist(m)
@@ -101,7 +100,6 @@ def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=N
     if not rowvar and mm.ndim != 1:
         X = transpose(X)
     if X.shape[0] == 0:
-        from . import empty
         return empty((0, 0))
     if yy is not None:
         Y = _as_2d(yy, dtype)
@@ -154,7 +152,6 @@ def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=N
         XT = transpose(X)
     else:
         XT = transpose(numpy.multiply(X, asdist(w)))
-    from ._linalg import dot
     c = dot(X, numpy.conjugate(XT))
     if c.mode != "replica":
         c = c.change_mode("replica")
@@ -166,8 +163,6 @@ def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=N
 def corrcoef(x, y=None, rowvar=True, *, dtype=None):
     """Pearson's correlation coefficients: the covariances over the products
     of the standard deviations, clipped to [-1, 1]."""
-    from ._elementwise import imag_of, real_of
-    from ._matrix import diag
     c = cov(x, y, rowvar, dtype=dtype)
     try:
         d = diag(c)

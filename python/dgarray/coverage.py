@@ -62,6 +62,14 @@ NATIVE = frozenset({
     "shape", "ndim", "size", "astype", "iscomplexobj", "isrealobj", "multi_dot", "interp",
     "random", "standard_normal", "normal", "uniform", "integers", "rand", "randn",
     "randint", "random_sample", "ranf", "sample", "random_integers", "default_rng",
+    # norms: the sum of squares (the count slot) or the reductions in one pass
+    "norm", "vector_norm", "matrix_norm",
+    # the dense slot: one batch of factorisations per chunk
+    "cholesky", "solve", "inv", "det", "slogdet", "eigh", "eigvalsh", "svd", "svdvals", "qr",
+    "lstsq",
+    # the fft slot
+    "fft", "ifft", "rfft", "irfft", "hfft", "ihfft", "fft2", "ifft2", "rfft2", "irfft2",
+    "fftn", "ifftn", "rfftn", "irfftn",
 })
 
 _NS = {"main": (numpy, lambda: dg), "linalg": (numpy.linalg, lambda: dg.linalg),

@@ -15,7 +15,6 @@ of calls give the same values every time.  Methods NumPy's Generator has and
 this one does not (``exponential``, ``permutation``, ``shuffle``, ...) run
 through NumPy (dgarray.FallbackWarning), seeded from the same key and stream.
 """
-import functools as _functools
 import math as _math
 import operator as _operator
 
@@ -23,6 +22,8 @@ import numpy as _numpy
 
 from . import _core, _fallback
 from ._core import DistributedArray as _DA
+from ._creation import asarray as _asarray, empty as _empty, zeros as _zeros
+from ._index_map import layout_for as _layout_for
 
 __all__ = ["Generator", "default_rng", "SeedSequence"]
 
@@ -171,7 +172,6 @@ class Generator:
     def _fill(self, shape, dtype, dist, a=0.0, b=1.0, lo=0, rng=0, index_map=None,
               stream=None):
         """A new DistributedArray of `shape` filled on the devices."""
-        from . import _layout_for
         dt = _numpy.dtype(dtype)
         out = _core._empty(shape, dt, _layout_for(shape, index_map), 0)
         self._fill_into(out, dist, a, b, lo, rng, stream)
@@ -278,8 +278,7 @@ class Generator:
             low, high = 0, low
         shape = _shape_of(size)
         if shape is not None and _math.prod(shape) == 0:
-            from . import empty
-            return empty(shape, dt, index_map=index_map)
+            return _empty(shape, dt, index_map=index_map)
         closed = bool(endpoint)
         lo_bound, hi_bound = _int_bounds(dt)
         one = shape is not None
@@ -310,15 +309,13 @@ class Generator:
         """integers() with array bounds: the draws of the scalar path (the same
         words, Lemire's method and redraws), computed with elementwise ops on
         the devices."""
-        from . import asarray, zeros
-
         def ints(x):
             """x as an int64 or uint64 DistributedArray (floats truncated)."""
             if not isinstance(x, _DA):
                 h = _numpy.asarray(x)
                 if h.dtype.kind == "O":
                     h = h.astype(_numpy.uint64 if (h >= 2 ** 63).any() else _numpy.int64)
-                x = asarray(h)
+                x = _asarray(h)
             if x.dtype in (_numpy.int64, _numpy.uint64):
                 return x
             return x.astype(_numpy.uint64 if x.dtype.kind == "u" else _numpy.int64)
@@ -371,7 +368,7 @@ class Generator:
             rejected = rejected & still
         res = lo_u + res
         if tuple(res.shape) != shape:  # bounds broadcast, no draw wider than them
-            res = zeros(shape, _numpy.uint64, index_map=index_map) + res
+            res = _zeros(shape, _numpy.uint64, index_map=index_map) + res
         return res.astype(dt)
 
     def choice(self, a, size=None, replace=True, p=None, axis=0, shuffle=True):
@@ -440,18 +437,18 @@ class Generator:
             else:
                 keys = self._fill((pop,), _numpy.uint64, _INTEGERS, lo=0, rng=0).get()
                 order = _numpy.argsort(keys, kind="stable")
-            idx = _core_asarray(order[:n].reshape(shape).astype(_numpy.int64))
+            idx = _asarray(order[:n].reshape(shape).astype(_numpy.int64))
         if a.ndim == 0:
             return int(idx) if size is None else idx
         host_idx = idx.get() if isinstance(idx, _DA) else _numpy.asarray(idx)
         if size is not None and host_idx.ndim == 0 and a.ndim == 1:
             res = _numpy.empty((), dtype=a.dtype)
             res[()] = a[host_idx]
-            return _core_asarray(res)
+            return _asarray(res)
         res = a.take(host_idx.astype(_numpy.intp), axis=axis)
         if size is None and a.ndim == 1:
             return res
-        return _core_asarray(res)
+        return _asarray(res)
 
     def __getattr__(self, name):
         """NumPy Generator methods dgarray does not implement: run by NumPy's
@@ -459,9 +456,6 @@ class Generator:
         FallbackWarning; arrays come back as DistributedArrays."""
         if name.startswith("_") or not callable(getattr(_numpy.random.Generator, name, None)):
             raise AttributeError(f"'Generator' object has no attribute '{name}'")
-        from . import _distributions
-        if name in _distributions.GENERATOR_METHODS:  # composed on the devices
-            return _functools.partial(_distributions.GENERATOR_METHODS[name], self)
 
         def method(*args, **kwargs):
             host = _numpy.random.default_rng([self._key[0], self._key[1],
@@ -473,15 +467,9 @@ class Generator:
         return method
 
 
-def _core_asarray(host):
-    from . import asarray
-    return asarray(host)
-
-
 def _host_to_like(host, like):
     """host values as a DistributedArray laid out like `like`."""
-    from . import asarray
-    return asarray(host, index_map=like.index_map)
+    return _asarray(host, index_map=like.index_map)
 
 
 def default_rng(seed=None):
@@ -506,9 +494,6 @@ def __getattr__(name):
     obj = getattr(_numpy.random, name, None) if not name.startswith("_") else None
     if obj is None:
         raise AttributeError(f"module 'dgarray.random' has no attribute '{name}'")
-    from . import _distributions
-    if name in _distributions.MODULE_FUNCTIONS:  # a global Generator's draws
-        return _distributions.MODULE_FUNCTIONS[name]
     if isinstance(obj, type) or not callable(obj):
         return obj
 

@@ -17,6 +17,7 @@
 #include <stdint.h>
 #include "dg_backend.h"
 #include "dg_box.h"
+#include "dg_layout.h"
 #include "dg_plan.h"
 #include "dg_status.h"
 
@@ -100,18 +101,6 @@ void dg_array_decref(dg_array *a);
 
 /* ---- layouts ------------------------------------------------------------- */
 
-/* The default layout (DESIGN.md): the first axis split into near-equal
- * contiguous blocks, one per device; arrays smaller than min_split_bytes, 0-d
- * and empty arrays on device 0 alone.  *out is malloc'ed (caller frees). */
-dg_status dg_layout_default(int ndevices, int ndim, const int64_t *shape,
-                            size_t itemsize, size_t min_split_bytes,
-                            dg_plan_chunk **out, int *n, dg_error *err);
-
-/* Checks a layout against a shape: devices in range, boxes of the right ndim
- * inside the shape, every element of a non-empty shape covered. */
-dg_status dg_layout_validate(int ndevices, int ndim, const int64_t *shape,
-                             const dg_plan_chunk *layout, int n, dg_error *err);
-
 /* The (device, box) list of `a`; *out malloc'ed, caller frees. */
 dg_status dg_array_layout(const dg_array *a, dg_plan_chunk **out, dg_error *err);
 
@@ -128,7 +117,7 @@ dg_status dg_array_copy_logical(dg_array *dst, const dg_array *src, dg_error *er
 /* 1 if a and b have the same shape and the same chunks in the same order. */
 int dg_array_same_layout(const dg_array *a, const dg_array *b);
 
-/* ---- host transfers -------------------------------------------------------- */
+/* ---- host transfers (dg_hostcopy.c) ------------------------------------------- */
 
 /* Copies, for every chunk, its box of the host array `host` (global index 0 at
  * `host`, byte strides `hstrides`) into the chunk, then waits for the copies.
@@ -160,6 +149,13 @@ dg_status dg_array_gather_part(dg_array *a, const dg_box *region, char *host,
 
 /* Waits until every chunk's last write has completed. */
 dg_status dg_array_sync(dg_array *a, dg_error *err);
+
+/* The host waits for the work enqueued so far on the compute stream of each
+ * device whose used[] byte is set (one byte per device), even after an
+ * earlier failure st: host memory must not be freed or read while copies
+ * already queued use it.  Returns st if it is a failure (the wait's errors
+ * then dropped), else the wait's status. */
+dg_status dg_devices_sync(dg_backend_i *be, const char *used, dg_status st, dg_error *err);
 
 /* Copy on write: gives every chunk of `a` whose memory another array shares
  * a private copy (see dg_buffer).  Every function that writes into an
@@ -215,6 +211,12 @@ typedef struct dg_ew_call {
  * region is read in place when one chunk on that device holds it, else
  * assembled there by the planner's copies. */
 dg_status dg_ew_apply(const dg_ew_call *call, dg_error *err);
+
+/* A new array of a's values in `dtype` with a's logical layout: a's values
+ * cast by the loop dg_loop_cast names into a REPLICA array (a REPLICA), or,
+ * for a's own dtype, a copy of a with the same layout and mode.  a
+ * borrowed; new reference in *out. */
+dg_status dg_array_cast(dg_array *a, int dtype, dg_array **out, dg_error *err);
 
 /* A new array with `layout` holding a's values (mode kept), one chunk per
  * entry of `layout`: a chunk whose elements its device already holds in one

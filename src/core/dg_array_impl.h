@@ -1,50 +1,11 @@
-/* Internals shared by dg_array.c and dg_exec.c: buffers and chunk views. */
+/* Internals shared by the core's array operations: chunk views, moves,
+ * regions fetched for a loop, combines.  Buffers and the enqueueing of device
+ * work on them: dg_enqueue.h. */
 #ifndef DG_ARRAY_IMPL_H
 #define DG_ARRAY_IMPL_H
 
 #include "dg_array.h"
-
-/* A new buffer of nbytes on dev (ptr NULL when nbytes is 0); refcnt 1. */
-dg_status dg_buffer_new(dg_backend_i *be, int dev, size_t nbytes, dg_buffer **out,
-                        dg_error *err);
-/* A new buffer holding the same memory as b (a second identity of the same
- * values: a write through either first copies, see dg_buffer_unshare).
- * New reference in *out; b is borrowed. */
-dg_status dg_buffer_share(dg_buffer *b, dg_buffer **out, dg_error *err);
-/* Drops a reference; the last one drops the memory's (see dg_mem). */
-void dg_buffer_decref(dg_backend_i *be, dg_buffer *b);
-/* Copy on write: if b's memory is shared with another buffer, b gets a
- * private copy of it (enqueued on the device's compute stream), so that a
- * write through b is seen by b's chunks alone.  Call before computing any
- * address in b for writing. */
-dg_status dg_buffer_unshare(dg_backend_i *be, dg_buffer *b, dg_error *err);
-
-/* 1 if reading m on (dev, stream) has to wait: m was last written by
- * another stream.  dg_mem_use_read makes exactly these waits. */
-int dg_mem_read_waits(const dg_mem *m, int dev, int stream);
-/* Makes (dev, stream) wait before reading m: for its last writes. */
-dg_status dg_mem_use_read(dg_backend_i *be, dg_mem *m, int dev, int stream, dg_error *err);
-/* Makes (dev, stream) wait before writing m: for its last writes and reads. */
-dg_status dg_mem_use_write(dg_backend_i *be, dg_mem *m, int dev, int stream, dg_error *err);
-/* Records that the work ending at p read m. */
-void dg_mem_mark_read(dg_mem *m, dg_pos p);
-/* Records that the work ending at p wrote m, after waiting (use_write) for
- * every earlier access: p alone is then m's last write. */
-void dg_mem_mark_write(dg_mem *m, dg_pos p);
-/* Records that the work ending at p wrote a part of m that other recorded
- * writes, not ordered before p, did not touch: p joins m's last writes. */
-void dg_mem_mark_write_part(dg_mem *m, dg_pos p);
-
-/* The same, through a buffer (on its memory). */
-dg_status dg_buffer_use_read(dg_backend_i *be, dg_buffer *b, int dev, int stream,
-                             dg_error *err);
-dg_status dg_buffer_use_write(dg_backend_i *be, dg_buffer *b, int dev, int stream,
-                              dg_error *err);
-void dg_buffer_mark_read(dg_buffer *b, dg_pos p);
-void dg_buffer_mark_write(dg_buffer *b, dg_pos p);
-void dg_buffer_mark_write_part(dg_buffer *b, dg_pos p);
-/* The host waits for every recorded write of b. */
-dg_status dg_buffer_sync(dg_backend_i *be, dg_buffer *b, dg_error *err);
+#include "dg_enqueue.h"
 
 /* Pointer to the first element of `region` (inside c->box) and the byte
  * strides to step through region's indices.  Strides of length-1 axes are 0. */
@@ -150,11 +111,16 @@ dg_status dg_array_combine(dg_array *a, int loop, dg_array **out, dg_error *err)
  * New reference. */
 dg_status dg_array_combine_one(dg_array *a, int loop, dg_array **out, dg_error *err);
 
-/* A layout of (ndim, shape) in which every chunk holds the whole of `axis`:
- * the longest other axis split in near-equal blocks over the devices (one
- * device when there is none).  How scans and sorts reach a layout they can
- * work on where the data is.  *out malloc'ed, *n entries. */
-dg_status dg_layout_axis_whole(int ndevices, int ndim, const int64_t *shape, int axis,
-                               dg_plan_chunk **out, int *n, dg_error *err);
+/* 1 if every non-empty chunk of a holds axis ax whole (in order, step 1):
+ * where a scan, a sort or an FFT along ax runs chunk by chunk. */
+int dg_array_axis_whole(const dg_array *a, int ax);
+
+/* Enqueues cp, a copy between chunk c and the host that accesses c's buffer
+ * as `how` says (DG_ACC_READ to the host, DG_ACC_WRITE from it), on c's
+ * device's compute stream (dg_hostcopy.c); adds its bytes to *nbytes (if not
+ * NULL) and sets c's device in used[], even on failure (the host waits for
+ * it, dg_devices_sync). */
+dg_status dg_chunk_host_copy(dg_backend_i *be, const dg_chunk *c, const dg_copy_desc *cp,
+                             unsigned how, char *used, int64_t *nbytes, dg_error *err);
 
 #endif /* DG_ARRAY_IMPL_H */

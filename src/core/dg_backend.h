@@ -1,10 +1,13 @@
 /* The backend interface: one function table per backend (cpu, cuda).
  *
  * Core code calls only through this table and never asks which backend runs.
- * Callers hold an opaque `dg_backend_i *`; the slots are for core code and
- * backend implementations.  Every slot states its contract in one line;
- * slots marked OPTIONAL may be NULL, and the core then falls back or raises
- * DG_ERR_NOTIMPL.
+ * Callers hold an opaque `dg_backend_i *`; the slots are for backend
+ * implementations, which fill them, and for the dispatch file
+ * (dg_backend.c), which alone calls them: the rest of the core and the
+ * binding call the wrappers dg_be_<slot> declared at the end of this header.
+ * Every slot states its contract in one line; slots marked OPTIONAL may be
+ * NULL, and the wrapper then gives the default that the slot's comment
+ * names (a fallback, or DG_ERR_NOTIMPL).
  *
  * Devices are numbered 0..ndevices-1.  DG_HOST (-1) names host memory in a
  * copy.  Each device has DG_NSTREAMS ordered queues ("streams"): work enqueued
@@ -23,12 +26,15 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include "dg_box.h"
+#include "dg_dense.h"
 #include "dg_dtype.h"
+#include "dg_fft.h"
 #include "dg_gemm.h"
 #include "dg_status.h"
 
-#define DG_BACKEND_VERSION 4
+#define DG_BACKEND_VERSION 6
 #define DG_HOST (-1)
 #define DG_MAXOPS 5 /* operands of one loop: nin + nout <= 4, plus the where mask */
 
@@ -71,6 +77,23 @@ typedef struct dg_copy_desc {
     char *dst;
     int64_t dst_strides[DG_MAXDIM];
 } dg_copy_desc;
+
+/* The copy of n bytes from src on src_dev to dst on dst_dev, as one dense run. */
+static inline dg_copy_desc dg_copy_bytes(int src_dev, const void *src, int dst_dev, void *dst,
+                                         size_t n)
+{
+    dg_copy_desc c;
+    memset(&c, 0, sizeof c);
+    c.ndim = 1;
+    c.itemsize = 1;
+    c.shape[0] = (int64_t)n;
+    c.src_strides[0] = c.dst_strides[0] = 1;
+    c.src_dev = src_dev;
+    c.src = (const char *)src;
+    c.dst_dev = dst_dev;
+    c.dst = (char *)dst;
+    return c;
+}
 
 typedef enum dg_fill_kind {
     DG_FILL_CONST,  /* every element = value */
@@ -427,10 +450,12 @@ struct dg_backend_i {
     dg_status (*fill)(dg_backend_i *be, int dev, int stream, const dg_fill_desc *d,
                       dg_error *err);
 
-    /* Enqueues a reduction on (dev, stream); all data is on dev. */
+    /* OPTIONAL: enqueues a reduction on (dev, stream); all data is on dev.
+     * NULL: the core raises DG_ERR_NOTIMPL for reductions. */
     dg_status (*reduce)(dg_backend_i *be, int dev, int stream, const dg_reduce_desc *d,
                         dg_error *err);
-    /* Enqueues a scan on (dev, stream); all data is on dev. */
+    /* OPTIONAL: enqueues a scan on (dev, stream); all data is on dev.
+     * NULL: the core raises DG_ERR_NOTIMPL for scans. */
     dg_status (*scan)(dg_backend_i *be, int dev, int stream, const dg_scan_desc *d,
                       dg_error *err);
     /* OPTIONAL: enqueues the matrix products of `d` (dg_gemm.h) on (dev, stream);
@@ -444,15 +469,18 @@ struct dg_backend_i {
      * positions of those streams taken afterwards cover it (the source may
      * then be reused, the destination read).  Transfers whose src_dev and
      * dst_dev are equal are not allowed.  (CUDA: NCCL send/recv in one
-     * group; CPU: copies.)  NULL: the core uses copy() across devices. */
+     * group; CPU: copies.)  NULL: copy() across devices, on the
+     * destination's transfer stream, ordered as the group would be. */
     dg_status (*exchange)(dg_backend_i *be, const dg_xfer *x, int n, dg_error *err);
     /* OPTIONAL.  Enqueues the all-reduce d on the `stream` of every device it
      * names; ordered like exchange.  Returns DG_ERR_NOTIMPL, enqueueing
-     * nothing, for a dtype or op it does not reduce. */
+     * nothing, for a dtype or op it does not reduce.  NULL: DG_ERR_NOTIMPL
+     * for all (the core then folds the chunks with its own loops). */
     dg_status (*allreduce)(dg_backend_i *be, int stream, const dg_allreduce_desc *d,
                            dg_error *err);
     /* OPTIONAL.  1 if work enqueued on `dev` may read memory of device
-     * `other` in place (a peer's buffer as a loop's or a copy's operand). */
+     * `other` in place (a peer's buffer as a loop's or a copy's operand).
+     * NULL: 0 for every pair. */
     int (*can_access)(dg_backend_i *be, int dev, int other);
 
     /* OPTIONAL.  Like sync, but returns after at most about timeout_us
@@ -479,7 +507,8 @@ struct dg_backend_i {
 
     /* OPTIONAL: how many rows of partials (>= 1) the DG_RED_PARTS pass of
      * reduction d on dev writes; a backend with it runs PARTS and FOLD
-     * passes (dg_reduce_desc.pass).  NULL: the core reduces whole. */
+     * passes (dg_reduce_desc.pass).  NULL: the core reduces whole (the
+     * wrapper says 1 row, and no PARTS pass is asked of the backend). */
     dg_status (*reduce_parts)(dg_backend_i *be, int dev, const dg_reduce_desc *d, int64_t *rows,
                               dg_error *err);
 
@@ -494,7 +523,19 @@ struct dg_backend_i {
     /* Waits for all work, frees every resource; `be` is invalid afterwards. */
     void (*destroy)(dg_backend_i *be);
 
-    /* OPTIONAL ([surface]; NULL: the core raises DG_ERR_NOTIMPL).  Each
+    /* OPTIONAL ([linalg-fft]; NULL: DG_ERR_NOTIMPL, nothing enqueued, and
+     * the Python layer runs NumPy on the host).  Each enqueues its work on
+     * (dev, stream); all data is on dev; the backend gets its own workspace. */
+    /* A batch of one dense linear algebra op (dg_dense.h: Cholesky, LU and
+     * its solves, triangular solves, QR, Hermitian eigenproblems, SVD),
+     * per-matrix failures reported in the desc's info array on the device. */
+    dg_status (*dense)(dg_backend_i *be, int dev, int stream, const dg_dense_desc *d,
+                       dg_error *err);
+    /* A batch of FFTs over 1 to 3 strided axes (dg_fft.h: c2c, r2c, c2r,
+     * scaled), plans cached by the backend. */
+    dg_status (*fft)(dg_backend_i *be, int dev, int stream, const dg_fft_desc *d,
+                     dg_error *err);
+    /* OPTIONAL ([surface]; NULL: DG_ERR_NOTIMPL, nothing enqueued).  Each
      * enqueues its work on (dev, stream); all data is on dev. */
     /* Binary searches in a sorted sequence (dg_search_desc). */
     dg_status (*search)(dg_backend_i *be, int dev, int stream, const dg_search_desc *d,
@@ -503,6 +544,108 @@ struct dg_backend_i {
     dg_status (*count)(dg_backend_i *be, int dev, int stream, const dg_count_desc *d,
                        dg_error *err);
 };
+
+/* ---- calls into the table (dg_backend.c) -----------------------------------
+ *
+ * The one way the core and the binding reach a backend: dg_be_<slot> has the
+ * slot's arguments and contract, and gives the default of an OPTIONAL slot
+ * the backend left NULL.  Code outside dg_backend.c never calls a slot
+ * itself. */
+
+/* The OPTIONAL slots, for dg_be_has and dg_be_need. */
+typedef enum dg_be_slot {
+    DG_SLOT_REDUCE,
+    DG_SLOT_SCAN,
+    DG_SLOT_GEMM,
+    DG_SLOT_EXCHANGE,
+    DG_SLOT_ALLREDUCE,
+    DG_SLOT_CAN_ACCESS,
+    DG_SLOT_SYNC_FOR,
+    DG_SLOT_SELECT,
+    DG_SLOT_ROWS,
+    DG_SLOT_ROUTE,
+    DG_SLOT_SORT,
+    DG_SLOT_REDUCE_PARTS,
+    DG_SLOT_BYTES_HELD,
+    DG_SLOT_TRIM,
+    DG_SLOT_DENSE,
+    DG_SLOT_FFT,
+    DG_SLOT_SEARCH,
+    DG_SLOT_COUNT,
+    DG_NSLOTS_OPTIONAL
+} dg_be_slot;
+
+/* 1 if the backend fills optional slot s itself (where the core chooses
+ * between the backend's way and its own: an exchange group or peer copies,
+ * an all-reduce or folds by loops, stacked partials or whole reductions). */
+int dg_be_has(const dg_backend_i *be, dg_be_slot s);
+/* DG_OK if the backend fills s, else DG_ERR_NOTIMPL with the message the
+ * wrapper of s would give: how an op checks up front, before any work. */
+dg_status dg_be_need(const dg_backend_i *be, dg_be_slot s, dg_error *err);
+
+dg_status dg_be_device_info(dg_backend_i *be, int dev, char *name, size_t cap,
+                            size_t *total_bytes, size_t *free_bytes, dg_error *err);
+dg_status dg_be_alloc(dg_backend_i *be, int dev, size_t nbytes, void **ptr, dg_error *err);
+void dg_be_release(dg_backend_i *be, int dev, void *ptr);
+size_t dg_be_bytes_in_use(dg_backend_i *be, int dev);
+/* NULL bytes_held: bytes_in_use. */
+size_t dg_be_bytes_held(dg_backend_i *be, int dev);
+/* NULL trim: DG_OK, nothing done (nothing is kept). */
+dg_status dg_be_trim(dg_backend_i *be, int dev, dg_error *err);
+
+dg_pos dg_be_pos(dg_backend_i *be, int dev, int stream);
+dg_status dg_be_wait(dg_backend_i *be, int dev, int stream, dg_pos p, dg_error *err);
+dg_status dg_be_sync(dg_backend_i *be, dg_pos p, dg_error *err);
+dg_status dg_be_sync_all(dg_backend_i *be, dg_error *err);
+/* NULL sync_for: sync, then *done = 1. */
+dg_status dg_be_sync_for(dg_backend_i *be, dg_pos p, int64_t timeout_us, int *done,
+                         dg_error *err);
+
+dg_status dg_be_copy(dg_backend_i *be, int dev, int stream, const dg_copy_desc *d,
+                     dg_error *err);
+dg_status dg_be_elementwise(dg_backend_i *be, int dev, int stream, const dg_ew_desc *d,
+                            dg_error *err);
+dg_status dg_be_fill(dg_backend_i *be, int dev, int stream, const dg_fill_desc *d,
+                     dg_error *err);
+/* NULL reduce, scan, gemm, select, rows, route, sort, dense, fft, search, count:
+ * DG_ERR_NOTIMPL, nothing enqueued. */
+dg_status dg_be_reduce(dg_backend_i *be, int dev, int stream, const dg_reduce_desc *d,
+                       dg_error *err);
+dg_status dg_be_scan(dg_backend_i *be, int dev, int stream, const dg_scan_desc *d,
+                     dg_error *err);
+dg_status dg_be_gemm(dg_backend_i *be, int dev, int stream, const dg_gemm_desc *d,
+                     dg_error *err);
+dg_status dg_be_select(dg_backend_i *be, int dev, int stream, const dg_select_desc *d,
+                       dg_error *err);
+dg_status dg_be_rows(dg_backend_i *be, int dev, int stream, const dg_rows_desc *d,
+                     dg_error *err);
+dg_status dg_be_route(dg_backend_i *be, int dev, int stream, const dg_route_desc *d,
+                      dg_error *err);
+dg_status dg_be_sort(dg_backend_i *be, int dev, int stream, const dg_sort_desc *d,
+                     dg_error *err);
+dg_status dg_be_dense(dg_backend_i *be, int dev, int stream, const dg_dense_desc *d,
+                      dg_error *err);
+dg_status dg_be_fft(dg_backend_i *be, int dev, int stream, const dg_fft_desc *d,
+                    dg_error *err);
+dg_status dg_be_search(dg_backend_i *be, int dev, int stream, const dg_search_desc *d,
+                       dg_error *err);
+dg_status dg_be_count(dg_backend_i *be, int dev, int stream, const dg_count_desc *d,
+                      dg_error *err);
+/* NULL reduce_parts: *rows = 1 (the core reduces whole). */
+dg_status dg_be_reduce_parts(dg_backend_i *be, int dev, const dg_reduce_desc *d, int64_t *rows,
+                             dg_error *err);
+
+/* NULL exchange: each transfer a copy on its destination's transfer stream,
+ * after that stream waited for the source's, which then waits for the copy
+ * (the group's ordering, without its concurrency). */
+dg_status dg_be_exchange(dg_backend_i *be, const dg_xfer *x, int n, dg_error *err);
+/* NULL allreduce: DG_ERR_NOTIMPL, nothing enqueued. */
+dg_status dg_be_allreduce(dg_backend_i *be, int stream, const dg_allreduce_desc *d,
+                          dg_error *err);
+/* NULL can_access: 0 for every pair. */
+int dg_be_can_access(dg_backend_i *be, int dev, int other);
+
+void dg_be_destroy(dg_backend_i *be);
 
 /* The CPU backend with `ndevices` virtual devices (each with its own memory
  * pool and a worker thread per device).  New reference in *out. */

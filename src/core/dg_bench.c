@@ -28,10 +28,8 @@ dg_status dg_bench_exchange(dg_backend_i *be, const int *pairs, int npairs, size
         st = dg_error_set(err, DG_ERR_NOMEM, -1, "out of host memory");
         goto done;
     }
-    if (!be->exchange) {
-        st = dg_error_set(err, DG_ERR_NOTIMPL, -1, "the %s backend has no exchange", be->name);
-        goto done;
-    }
+    /* the backend's own group: no copies in its place */
+    DG_CHECK_GOTO(dg_be_need(be, DG_SLOT_EXCHANGE, err), st, done);
     for (i = 0; i < npairs && st == DG_OK; i++) {
         x[i].src_dev = pairs[2 * i];
         x[i].dst_dev = pairs[2 * i + 1];
@@ -42,20 +40,20 @@ dg_status dg_bench_exchange(dg_backend_i *be, const int *pairs, int npairs, size
                               x[i].src_dev, x[i].dst_dev);
             break;
         }
-        st = be->alloc(be, x[i].src_dev, nbytes, &src[i], err);
+        st = dg_be_alloc(be, x[i].src_dev, nbytes, &src[i], err);
         if (st == DG_OK)
-            st = be->alloc(be, x[i].dst_dev, nbytes, &dst[i], err);
+            st = dg_be_alloc(be, x[i].dst_dev, nbytes, &dst[i], err);
         x[i].src = src[i];
         x[i].dst = dst[i];
     }
     /* the allocations are ordered on the compute streams */
     if (st == DG_OK)
-        st = be->sync_all(be, err);
+        st = dg_be_sync_all(be, err);
     for (it = -1; it < iters && st == DG_OK; it++) { /* one warm-up round */
         double t0 = now_s(), t;
-        st = be->exchange(be, x, npairs, err);
+        st = dg_be_exchange(be, x, npairs, err);
         if (st == DG_OK)
-            st = be->sync_all(be, err);
+            st = dg_be_sync_all(be, err);
         t = now_s() - t0;
         if (it >= 0 && (*best == 0 || t < *best))
             *best = t;
@@ -63,13 +61,13 @@ dg_status dg_bench_exchange(dg_backend_i *be, const int *pairs, int npairs, size
 done:
     if (st != DG_OK) {
         dg_error e2 = DG_ERROR_INIT;
-        be->sync_all(be, &e2);
+        dg_be_sync_all(be, &e2);
     }
     for (i = 0; i < npairs; i++) {
         if (src && src[i])
-            be->release(be, x[i].src_dev, src[i]);
+            dg_be_release(be, x[i].src_dev, src[i]);
         if (dst && dst[i])
-            be->release(be, x[i].dst_dev, dst[i]);
+            dg_be_release(be, x[i].dst_dev, dst[i]);
     }
     free(src);
     free(dst);

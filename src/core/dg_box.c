@@ -15,6 +15,8 @@
 #include "dg_box.h"
 
 #include <assert.h>
+#include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define DG_RANGE_EMPTY_AT(s) ((dg_range){(s), (s), 1})
@@ -392,5 +394,139 @@ dg_status dg_box_subtract(const dg_box *a, const dg_box *b, dg_box *out,
     }
     assert((int64_t)k == need);
     *n = k;
+    return DG_OK;
+}
+
+/* ---- an index of boxes along one axis ------------------------------------ */
+
+/* b's range on axis ax: [0, 1) for a 0-d box (one element). */
+static dg_range axis_range(const dg_box *b, int ax)
+{
+    dg_range one = {0, 1, 1};
+    return ax < b->ndim ? b->r[ax] : one;
+}
+
+typedef struct start_id {
+    int64_t start;
+    int id;
+} start_id;
+
+/* qsort order: by start, then by id (the same order on every libc). */
+static int cmp_start_id(const void *pa, const void *pb)
+{
+    const start_id *a = pa, *b = pb;
+    if (a->start != b->start)
+        return a->start < b->start ? -1 : 1;
+    return (a->id > b->id) - (a->id < b->id);
+}
+
+void dg_box_index_free(dg_box_index *x)
+{
+    free(x->id);
+    free(x->start);
+    free(x->stop);
+    free(x->maxstop);
+    memset(x, 0, sizeof *x);
+}
+
+int dg_box_index_axis(const dg_box *const *boxes, int n)
+{
+    int best = 0, ndim = 0;
+    double best_depth = 0;
+    for (int i = 0; i < n; i++)
+        if (boxes[i]->ndim > ndim)
+            ndim = boxes[i]->ndim;
+    for (int ax = 0; ax < ndim; ax++) {
+        int64_t lo = INT64_MAX, hi = INT64_MIN;
+        double sum = 0;
+        for (int i = 0; i < n; i++) {
+            const dg_range r = boxes[i]->r[ax];
+            if (dg_range_len(r) == 0)
+                continue;
+            lo = r.start < lo ? r.start : lo;
+            hi = r.stop > hi ? r.stop : hi;
+            sum += (double)(r.stop - r.start);
+        }
+        if (hi > lo) {
+            const double depth = sum / (double)(hi - lo);
+            if (ax == 0 || depth < best_depth) {
+                best = ax;
+                best_depth = depth;
+            }
+        }
+    }
+    return best;
+}
+
+dg_status dg_box_index_build(dg_box_index *x, const dg_box *const *boxes, int n, int ax,
+                             dg_error *err)
+{
+    start_id *keys;
+    int m = 0;
+    x->ax = ax;
+    x->n = 0;
+    if (n > x->cap) {
+        const size_t c = (size_t)n;
+        int *id = realloc(x->id, c * sizeof *id);
+        int64_t *st = id ? realloc(x->start, c * sizeof *st) : NULL;
+        int64_t *sp = st ? realloc(x->stop, c * sizeof *sp) : NULL;
+        int64_t *mx = sp ? realloc(x->maxstop, c * sizeof *mx) : NULL;
+        if (id)
+            x->id = id;
+        if (st)
+            x->start = st;
+        if (sp)
+            x->stop = sp;
+        if (!mx)
+            return dg_error_set(err, DG_ERR_NOMEM, -1,
+                                "out of host memory indexing %d chunks", n);
+        x->maxstop = mx;
+        x->cap = n;
+    }
+    keys = malloc((size_t)(n > 0 ? n : 1) * sizeof *keys);
+    if (!keys)
+        return dg_error_set(err, DG_ERR_NOMEM, -1, "out of host memory indexing %d chunks", n);
+    for (int i = 0; i < n; i++) {
+        if (dg_box_size(boxes[i]) == 0)
+            continue;
+        keys[m].start = axis_range(boxes[i], ax).start;
+        keys[m].id = i;
+        m++;
+    }
+    if (m > 1)
+        qsort(keys, (size_t)m, sizeof *keys, cmp_start_id);
+    for (int i = 0; i < m; i++) {
+        x->id[i] = keys[i].id;
+        x->start[i] = keys[i].start;
+        x->stop[i] = axis_range(boxes[keys[i].id], ax).stop;
+        x->maxstop[i] = i > 0 && x->maxstop[i - 1] > x->stop[i] ? x->maxstop[i - 1]
+                                                                 : x->stop[i];
+    }
+    x->n = m;
+    free(keys);
+    return DG_OK;
+}
+
+dg_status dg_box_index_query(const dg_box_index *x, const dg_box *b, int **ids, int *n,
+                             int *cap, dg_error *err)
+{
+    const int64_t lo = axis_range(b, x->ax).start, hi = axis_range(b, x->ax).stop;
+    int a = 0, z = x->n;
+    if (hi <= lo)
+        return DG_OK;
+    while (a < z) { /* the first position whose running stop passes lo */
+        const int m = a + (z - a) / 2;
+        if (x->maxstop[m] > lo)
+            z = m;
+        else
+            a = m + 1;
+    }
+    for (int i = a; i < x->n && x->start[i] < hi; i++) {
+        if (x->stop[i] <= lo)
+            continue;
+        if (*n == *cap)
+            DG_CHECK(dg_grow((void **)ids, cap, *n + 1, sizeof(int), 64, err));
+        (*ids)[(*n)++] = x->id[i];
+    }
     return DG_OK;
 }

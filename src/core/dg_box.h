@@ -92,4 +92,43 @@ static inline int64_t dg_box_pos(const dg_box *b, int ax, int64_t idx)
     return (idx - b->r[ax].start) / b->r[ax].step;
 }
 
+/* ---- an index of boxes along one axis ----------------------------------- */
+
+/* Boxes indexed by their range [start, stop) on axis `ax` (a 0-d box: [0,
+ * 1)): box ids sorted by start, with the largest stop among the first i of
+ * them, so that the boxes whose range meets a query's are found by a binary
+ * search (the first position whose running stop passes the query's start)
+ * and a scan up to the first start at or past its stop: n log n to build,
+ * log n plus what it finds (and the boxes that reach over those) to query,
+ * for layouts of many chunks.  Empty boxes are left out.  Owns its arrays,
+ * which a later build reuses; zero it before the first build. */
+typedef struct dg_box_index {
+    int ax;
+    int n, cap;
+    int *id;          /* box ids by start */
+    int64_t *start;   /* start of box id[i] on ax */
+    int64_t *stop;    /* stop of box id[i] on ax */
+    int64_t *maxstop; /* the largest stop of boxes id[0..i] */
+} dg_box_index;
+
+/* The axis along which the n boxes (borrowed) overlap least: the smallest
+ * sum of their extents over the span they cover (their mean depth there);
+ * 0 for none or 0-d boxes. */
+int dg_box_index_axis(const dg_box *const *boxes, int n);
+
+/* Builds x (borrowed) over the n boxes (borrowed; box i has id i) along axis
+ * ax.  DG_ERR_NOMEM if that fails (x then indexes nothing). */
+dg_status dg_box_index_build(dg_box_index *x, const dg_box *const *boxes, int n, int ax,
+                             dg_error *err);
+
+/* Appends to the growable int array *ids (*n of them, room for *cap; both
+ * borrowed) the ids of the boxes whose range on x->ax meets b's, in the
+ * index's order (by start).  Their boxes may still miss b on other axes
+ * or between their steps. */
+dg_status dg_box_index_query(const dg_box_index *x, const dg_box *b, int **ids, int *n,
+                             int *cap, dg_error *err);
+
+/* Releases what x owns and zeroes it. */
+void dg_box_index_free(dg_box_index *x);
+
 #endif /* DG_BOX_H */

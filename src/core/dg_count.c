@@ -154,7 +154,7 @@ static dg_status count_chunk(dg_array *x, dg_array *w, int i, const dg_box *box,
     dg_status st;
     char *p;
     int ax;
-    dg_pos pos;
+    dg_access acc[4];
 
     memset(&d, 0, sizeof d);
     d.radix = spec->radix;
@@ -172,7 +172,6 @@ static dg_status count_chunk(dg_array *x, dg_array *w, int i, const dg_box *box,
         DG_CHECK(dg_fetch_region(w, box, dev, DG_STREAM_COMPUTE, &wr, err));
         d.weight = (const double *)wr.ptr;
         memcpy(d.weight_strides, wr.strides, sizeof d.weight_strides);
-        DG_CHECK_GOTO(dg_buffer_use_read(be, wr.buf, dev, DG_STREAM_COMPUTE, err), st, done);
     }
     if (spec->radix == DG_COUNT_EDGES) {
         dg_box all;
@@ -184,23 +183,18 @@ static dg_status count_chunk(dg_array *x, dg_array *w, int i, const dg_box *box,
             st = dg_error_set(err, DG_ERR_INTERNAL, dev, "the edges of a count must be dense");
             goto done;
         }
-        DG_CHECK_GOTO(dg_buffer_use_read(be, er.buf, dev, DG_STREAM_COMPUTE, err), st, done);
     }
     p = (char *)bc->buf->ptr + bc->offset;
     if (w || spec->radix == DG_COUNT_SQUARES)
         d.sum = (double *)p;
     else
         d.cnt = (int64_t *)p;
-    DG_CHECK_GOTO(dg_buffer_use_read(be, c->buf, dev, DG_STREAM_COMPUTE, err), st, done);
-    DG_CHECK_GOTO(dg_buffer_use_write(be, bc->buf, dev, DG_STREAM_COMPUTE, err), st, done);
-    DG_CHECK_GOTO(be->count(be, dev, DG_STREAM_COMPUTE, &d, err), st, done);
-    pos = be->pos(be, dev, DG_STREAM_COMPUTE);
-    dg_buffer_mark_read(c->buf, pos);
-    if (wr.buf)
-        dg_buffer_mark_read(wr.buf, pos);
-    if (er.buf)
-        dg_buffer_mark_read(er.buf, pos);
-    dg_buffer_mark_write(bc->buf, pos);
+    acc[0] = dg_read(c->buf);
+    acc[1] = dg_read(wr.buf);
+    acc[2] = dg_read(er.buf);
+    acc[3] = dg_write(bc->buf);
+    DG_CHECK_GOTO(dg_enqueue(be, dev, DG_STREAM_COMPUTE, acc, 4, dg_work_count(&d), err), st,
+                  done);
     st = DG_OK;
 done:
     if (wr.buf)
@@ -222,8 +216,7 @@ dg_status dg_array_count(dg_array *x, dg_array *w, const dg_count_spec *spec, dg
     const int64_t nbins = spec->nbins;
 
     *out = NULL;
-    if (!be->count)
-        return dg_error_set(err, DG_ERR_NOTIMPL, -1, "the %s backend cannot count", be->name);
+    DG_CHECK(dg_be_need(be, DG_SLOT_COUNT, err));
     if (nbins < 0 || x->mode != DG_MODE_REPLICA ||
         (spec->radix == DG_COUNT_BINS && x->dtype != DG_INT64) ||
         (spec->radix == DG_COUNT_RADIX && (nbins < 1 || (nbins & (nbins - 1)) || w)) ||

@@ -1,4 +1,4 @@
-/* Loops over distributed arrays: elementwise work (dg_ew_apply) and fills.
+/* Loops over distributed arrays: elementwise work (dg_ew_apply), casts and fills.
  * Operands held elsewhere are brought by moves of the planner's copies
  * (dg_move.c); reshard and modes are in dg_reshard.c. */
 #include <stdlib.h>
@@ -197,6 +197,21 @@ static void output_box(const dg_array *x, const dg_box *B, int ndim, const dg_bo
             out->r[a] = xb->r[a - k];
 }
 
+/* The chunk of x from which output chunk ci (on dev) reads region R in
+ * place: x's own chunk ci when it holds R on dev (x laid out as the output,
+ * the common case, found with no search of x's chunks: layouts of many
+ * chunks), else dg_find_source's. */
+static dg_status ew_find_source(dg_array *x, int ci, const dg_box *R, int dev,
+                                const dg_chunk **in)
+{
+    if (ci < x->nchunks && x->chunks[ci].device == dev &&
+        dg_box_contains(&x->chunks[ci].box, R)) {
+        *in = &x->chunks[ci];
+        return DG_OK;
+    }
+    return dg_find_source(x, R, dev, in);
+}
+
 /* Operand `op` (array x) of the pieces of output chunk `ci` (box B on dev),
  * pieces [first, w->npieces): read in place when one source holds x's region
  * of B; else the pieces are cut along the planner's copies, the local ones
@@ -215,7 +230,7 @@ static dg_status ew_operand(dg_backend_i *be, ew_work *w, dg_move *mv, dg_array 
     dg_status st = DG_OK;
 
     input_region(x, B, ndim, &R, bcast);
-    DG_CHECK(dg_find_source(x, &R, dev, &in));
+    DG_CHECK(ew_find_source(x, ci, &R, dev, &in));
     if (in) {
         dg_count_peer_read(x, in, &R, dev);
         DG_CHECK(ew_push_src(w, in, 0, &si, err));
@@ -255,7 +270,7 @@ static dg_status ew_operand(dg_backend_i *be, ew_work *w, dg_move *mv, dg_array 
         const dg_plan_copy *pc = &plan.copies[j];
         const dg_chunk *c = &x->chunks[pc->src];
         if (c->device == dev ||
-            (be->can_access && be->can_access(be, dev, c->device) &&
+            (dg_be_can_access(be, dev, c->device) &&
              (size_t)dg_box_size(&pc->box) * (size_t)isz <= dg_get_peer_read_bytes())) {
             dg_count_peer_read(x, c, &pc->box, dev);
             DG_CHECK_GOTO(ew_push_src(w, c, 0, &cidx[j], err), st, done);
@@ -303,9 +318,9 @@ static dg_status ew_run_piece(const dg_ew_call *call, ew_work *w, const ew_piece
     const int dev = call->out[0]->chunks[p->chunk].device, stream = DG_STREAM_COMPUTE;
     dg_ew_desc d;
     dg_box R;
-    int bcast[DG_MAXDIM], i, a;
+    dg_access acc[DG_MAXOPS];
+    int bcast[DG_MAXDIM], i, a, na = 0;
     int64_t rs[DG_MAXDIM];
-    dg_pos q;
 
     memset(&d, 0, offsetof(dg_ew_desc, strides));
     d.loop = call->loop;
@@ -324,7 +339,7 @@ static dg_status ew_run_piece(const dg_ew_call *call, ew_work *w, const ew_piece
         input_region(x, &p->box, call->ndim, &R, bcast);
         dg_chunk_view(&w->srcs[p->src[i]].c, &R, &d.data[i], rs);
         loop_strides(x, bcast, rs, call->ndim, d.strides[i]);
-        DG_CHECK(dg_buffer_use_read(be, w->srcs[p->src[i]].c.buf, dev, stream, err));
+        acc[na++] = dg_read(w->srcs[p->src[i]].c.buf);
     }
     if (call->where) {
         char *wp;
@@ -332,23 +347,15 @@ static dg_status ew_run_piece(const dg_ew_call *call, ew_work *w, const ew_piece
         dg_chunk_view(&w->srcs[p->src[nin]].c, &R, &wp, rs);
         d.where = (const dg_bool *)wp;
         loop_strides(call->where, bcast, rs, call->ndim, d.where_strides);
-        DG_CHECK(dg_buffer_use_read(be, w->srcs[p->src[nin]].c.buf, dev, stream, err));
+        acc[na++] = dg_read(w->srcs[p->src[nin]].c.buf);
     }
     for (i = 0; i < nout; i++) {
         dg_chunk *c = &call->out[i]->chunks[p->chunk];
         dg_chunk_view(c, &p->box, &d.data[nin + i], d.strides[nin + i]);
-        DG_CHECK(dg_buffer_use_write(be, c->buf, dev, stream, err));
+        acc[na++] = dg_write(c->buf);
     }
     dg_ew_coalesce(&d);
-    DG_CHECK(be->elementwise(be, dev, stream, &d, err));
-    q = be->pos(be, dev, stream);
-
-    for (i = 0; i < nin + (call->where != NULL); i++)
-        if (i >= nin || call->in[i].arr)
-            dg_buffer_mark_read(w->srcs[p->src[i]].c.buf, q);
-    for (i = 0; i < nout; i++)
-        dg_buffer_mark_write(call->out[i]->chunks[p->chunk].buf, q);
-    return DG_OK;
+    return dg_enqueue(be, dev, stream, acc, na, dg_work_elementwise(&d), err);
 }
 
 /* The operand arrays of call: inputs then the where mask (NULL: scalar). */
@@ -377,7 +384,7 @@ static int ew_all_in_place(const dg_ew_call *call)
             if (!ops[i])
                 continue;
             input_region(ops[i], &oc->box, call->ndim, &R, bcast);
-            if (dg_find_source(ops[i], &R, oc->device, &in) != DG_OK || !in)
+            if (ew_find_source(ops[i], ci, &R, oc->device, &in) != DG_OK || !in)
                 return 0;
         }
     }
@@ -428,7 +435,7 @@ dg_status dg_ew_apply(const dg_ew_call *call, dg_error *err)
                 if (!ops[i])
                     continue;
                 input_region(ops[i], &oc->box, call->ndim, &R, bcast);
-                st = dg_find_source(ops[i], &R, oc->device, &in);
+                st = ew_find_source(ops[i], ci, &R, oc->device, &in);
                 if (st == DG_OK) {
                     dg_count_peer_read(ops[i], in, &R, oc->device);
                     st = ew_push_src(&w, in, 0, &p.src[i], err);
@@ -468,10 +475,44 @@ run:
     return st;
 }
 
+dg_status dg_array_cast(dg_array *a, int dtype, dg_array **out, dg_error *err)
+{
+    dg_plan_chunk *l = NULL;
+    dg_array *r = NULL;
+    dg_ew_call call;
+    dg_status st;
+    int n = 0;
+    DG_CHECK(dg_array_logical_layout(a, &l, &n, err));
+    if (a->dtype == dtype) {
+        /* a copy with the same layout */
+        st = dg_array_reshard_ex(a, l, n, DG_RESHARD_PIECES, out, err);
+        free(l);
+        return st;
+    }
+    st = dg_array_empty(a->be, dtype, a->ndim, a->shape, l, n, DG_MODE_REPLICA, &r, err);
+    free(l);
+    if (st != DG_OK)
+        return st;
+    memset(&call, 0, sizeof(call));
+    call.loop = dg_loop_cast(a->dtype, dtype);
+    call.ndim = a->ndim;
+    memcpy(call.shape, a->shape, sizeof(int64_t) * (size_t)a->ndim);
+    call.in[0].arr = a;
+    call.out[0] = r;
+    st = dg_ew_apply(&call, err);
+    if (st != DG_OK) {
+        dg_array_decref(r);
+        return st;
+    }
+    *out = r;
+    return DG_OK;
+}
+
 dg_status dg_array_fill(dg_array *a, const dg_fill_desc *proto, const dg_box *region,
                         dg_error *err)
 {
     dg_backend_i *be = a->be;
+    dg_access acc;
     int i, ax;
     DG_CHECK(dg_array_unshare(a, err));
     for (i = 0; i < a->nchunks; i++) {
@@ -491,9 +532,8 @@ dg_status dg_array_fill(dg_array *a, const dg_fill_desc *proto, const dg_box *re
             f.gshape[ax] = a->shape[ax];
         }
         dg_chunk_view(c, &B, &f.dst, f.strides);
-        DG_CHECK(dg_buffer_use_write(be, c->buf, c->device, DG_STREAM_COMPUTE, err));
-        DG_CHECK(be->fill(be, c->device, DG_STREAM_COMPUTE, &f, err));
-        dg_buffer_mark_write(c->buf, be->pos(be, c->device, DG_STREAM_COMPUTE));
+        acc = dg_write(c->buf);
+        DG_CHECK(dg_enqueue(be, c->device, DG_STREAM_COMPUTE, &acc, 1, dg_work_fill(&f), err));
     }
     return DG_OK;
 }

@@ -881,7 +881,7 @@ static dg_status pack_block(dg_backend_i *be, const dg_contract_call *c, int isz
     int ord[DG_MAXDIM], key[DG_MAXDIM], j, k;
     int64_t s = isz;
     dg_copy_desc cp;
-    dg_pos pos;
+    dg_access acc[2];
     dg_status st;
     for (j = 0; j < ndim; j++) {
         int i = map[j];
@@ -918,17 +918,14 @@ static dg_status pack_block(dg_backend_i *be, const dg_contract_call *c, int isz
     cp.src_dev = cp.dst_dev = dev;
     cp.src = in->ptr;
     cp.dst = out->ptr;
-    st = dg_buffer_use_read(be, in->buf, dev, DG_STREAM_COMPUTE, err);
-    if (st == DG_OK)
-        st = be->copy(be, dev, DG_STREAM_COMPUTE, &cp, err);
+    acc[0] = dg_read(in->buf);
+    acc[1] = dg_write(out->buf);
+    st = dg_enqueue(be, dev, DG_STREAM_COMPUTE, acc, 2, dg_work_copy(&cp), err);
     if (st != DG_OK) {
         dg_buffer_decref(be, out->buf);
         out->buf = NULL;
         return st;
     }
-    pos = be->pos(be, dev, DG_STREAM_COMPUTE);
-    dg_buffer_mark_read(in->buf, pos);
-    dg_buffer_mark_write(out->buf, pos);
     return DG_OK;
 }
 
@@ -972,15 +969,22 @@ static int dot_by_loops(const dg_gemm_desc *d)
            d->k * dg_dtype_size(d->dtype) <= MM_DOT_LOOP_BYTES;
 }
 
-/* The dot d (dot_by_loops) on (dev, compute stream), after the caller made
- * that stream wait for the operands and C. */
-static dg_status dot_loops(dg_backend_i *be, int dev, const dg_gemm_desc *d, dg_error *err)
+/* The products of a task: the backend's gemm of d, or, with tmp (a buffer
+ * of k + 1 elements on the device), the dot d by loops (dot_by_loops). */
+typedef struct mm_work {
+    const dg_gemm_desc *d;
+    dg_buffer *tmp;
+} mm_work;
+
+/* The dot d (dot_by_loops) on (dev, stream), through tmp, after the waits
+ * for the operands, C and tmp. */
+static dg_status dot_loops(dg_backend_i *be, int dev, int stream, const dg_gemm_desc *d,
+                           dg_buffer *tmp, dg_error *err)
 {
     const int isz = dg_dtype_size(d->dtype);
     const int dts[3] = {d->dtype, d->dtype, d->dtype};
     const int mul = dg_loop_find(DG_UF_multiply, dts);
     const int add = dg_loop_find(DG_UF_add, dts);
-    dg_buffer *tmp = NULL;
     char *t, *sum;
     dg_ew_desc e;
     dg_reduce_desc r;
@@ -989,7 +993,6 @@ static dg_status dot_loops(dg_backend_i *be, int dev, const dg_gemm_desc *d, dg_
     if (mul < 0 || add < 0)
         return dg_error_set(err, DG_ERR_INTERNAL, dev, "no multiply or add loop of %s",
                             dg_dtype_name(d->dtype));
-    DG_CHECK(dg_buffer_new(be, dev, (size_t)(d->k + 1) * (size_t)isz, &tmp, err));
     t = (char *)tmp->ptr;
     sum = d->beta ? t + d->k * isz : d->c;
     memset(&e, 0, sizeof e);
@@ -1003,7 +1006,7 @@ static dg_status dot_loops(dg_backend_i *be, int dev, const dg_gemm_desc *d, dg_
     e.strides[1][0] = d->b_rs;
     e.data[2] = t;
     e.strides[2][0] = isz;
-    st = be->elementwise(be, dev, DG_STREAM_COMPUTE, &e, err);
+    st = dg_be_elementwise(be, dev, stream, &e, err);
     if (st == DG_OK) {
         memset(&r, 0, sizeof r);
         r.kind = DG_RED_LOOP;
@@ -1015,7 +1018,7 @@ static dg_status dot_loops(dg_backend_i *be, int dev, const dg_gemm_desc *d, dg_
         r.src = t;
         r.src_strides[0] = isz;
         r.dst = sum;
-        st = be->reduce(be, dev, DG_STREAM_COMPUTE, &r, err);
+        st = dg_be_reduce(be, dev, stream, &r, err);
     }
     if (st == DG_OK && d->beta) { /* C = C + the sum */
         memset(&e, 0, sizeof e);
@@ -1026,11 +1029,17 @@ static dg_status dot_loops(dg_backend_i *be, int dev, const dg_gemm_desc *d, dg_
         e.data[0] = d->c;
         e.data[1] = sum;
         e.data[2] = d->c;
-        st = be->elementwise(be, dev, DG_STREAM_COMPUTE, &e, err);
+        st = dg_be_elementwise(be, dev, stream, &e, err);
     }
-    dg_buffer_mark_write(tmp, be->pos(be, dev, DG_STREAM_COMPUTE));
-    dg_buffer_decref(be, tmp);
     return st;
+}
+
+static dg_status run_products(dg_backend_i *be, int dev, int stream, void *ctx, dg_error *err)
+{
+    const mm_work *w = (const mm_work *)ctx;
+    if (w->tmp)
+        return dot_loops(be, dev, stream, w->d, w->tmp, err);
+    return dg_be_gemm(be, dev, stream, w->d, err);
 }
 
 /* Runs task t into chunk oc of the result; share: fetches run on its device
@@ -1045,10 +1054,12 @@ static dg_status run_task(const dg_contract_call *c, const mm_src *A, const mm_s
     int64_t sa[DG_MAXDIM], sb[DG_MAXDIM], sc[DG_MAXDIM], cs[DG_MAXDIM];
     dg_box ba, bb, ob;
     dg_gemm_desc d;
+    mm_work work = {NULL, NULL};
+    const dg_work w = {run_products, &work};
+    dg_access acc[4];
     char *cptr;
     int bad, round;
     dg_status st;
-    dg_pos p;
 
     DG_CHECK_GOTO(task_block(c, A, t, pa, &ba, &ra, err), st, done);
     DG_CHECK_GOTO(task_block(c, B, t, pb, &bb, &rb, err), st, done);
@@ -1084,18 +1095,18 @@ static dg_status run_task(const dg_contract_call *c, const mm_src *A, const mm_s
     }
     d.beta = !t->first;
     d.share_sms = share;
-    DG_CHECK_GOTO(dg_buffer_use_read(be, ra.buf, dev, DG_STREAM_COMPUTE, err), st, done);
-    DG_CHECK_GOTO(dg_buffer_use_read(be, rb.buf, dev, DG_STREAM_COMPUTE, err), st, done);
-    DG_CHECK_GOTO(dg_buffer_use_write(be, oc->buf, dev, DG_STREAM_COMPUTE, err), st, done);
+    work.d = &d;
     if (dot_by_loops(&d))
-        DG_CHECK_GOTO(dot_loops(be, dev, &d, err), st, done);
-    else
-        DG_CHECK_GOTO(be->gemm(be, dev, DG_STREAM_COMPUTE, &d, err), st, done);
-    p = be->pos(be, dev, DG_STREAM_COMPUTE);
-    dg_buffer_mark_read(ra.buf, p);
-    dg_buffer_mark_read(rb.buf, p);
-    dg_buffer_mark_write(oc->buf, p);
+        DG_CHECK_GOTO(dg_buffer_new(be, dev, (size_t)(d.k + 1) * (size_t)isz, &work.tmp, err),
+                      st, done);
+    acc[0] = dg_read(ra.buf);
+    acc[1] = dg_read(rb.buf);
+    acc[2] = dg_write(oc->buf);
+    acc[3] = dg_acc(work.tmp, DG_ACC_READ | DG_ACC_WRITE);
+    st = dg_enqueue(be, dev, DG_STREAM_COMPUTE, acc, 4, w, err);
 done:
+    if (work.tmp)
+        dg_buffer_decref(be, work.tmp);
     if (ra.buf)
         dg_buffer_decref(be, ra.buf);
     if (rb.buf)
@@ -1192,9 +1203,7 @@ dg_status dg_array_contract(dg_array *a, dg_array *b, const dg_contract_call *c,
     int t, j;
 
     memset(&pl, 0, sizeof(pl));
-    if (!be->gemm)
-        return dg_error_set(err, DG_ERR_NOTIMPL, -1, "the %s backend has no matrix products",
-                            be->name);
+    DG_CHECK(dg_be_need(be, DG_SLOT_GEMM, err));
     if (a->mode != DG_MODE_REPLICA || b->mode != DG_MODE_REPLICA || a->dtype != b->dtype)
         return dg_error_set(err, DG_ERR_INTERNAL, -1,
                             "a product of operands in an op mode or of two dtypes");

@@ -8,11 +8,12 @@
  * peer copies on the destination's transfer stream (an exchange group costs
  * more to start than they take).  In an exchange, a side whose view is not
  * dense is packed into (or unpacked from) a dense temporary on its own
- * device, on the same transfer stream.  Every wait is enqueued before any
- * work of the batch, so the batch's own writes, which go to disjoint parts of
- * their buffers, never wait for each other; they are recorded as part
- * writes.  Copies of phase 1 read destinations of phase 0 (the planner's
- * DG_PLAN_REUSE_DST) and run after them, on the compute stream. */
+ * device, on the same transfer stream.  Phase 0 is one group of
+ * dg_enqueue_group: every wait is enqueued before any work of the batch, so
+ * the batch's own writes, which go to disjoint parts of their buffers, never
+ * wait for each other; they are recorded as part writes.  Copies of phase 1
+ * read destinations of phase 0 (the planner's DG_PLAN_REUSE_DST) and run
+ * after them, on the compute stream. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -86,11 +87,9 @@ static int64_t item_count(const dg_move_item *it)
     return n;
 }
 
-/* Enqueues on (dev, stream) the copy of it's shape from (src, sstr) on sdev
- * to (dst, dstr) on ddev. */
-static dg_status enqueue_copy(dg_backend_i *be, int dev, int stream, const dg_move_item *it,
-                              int sdev, const char *src, const int64_t *sstr,
-                              int ddev, char *dst, const int64_t *dstr, dg_error *err)
+/* The copy of it's shape from (src, sstr) on sdev to (dst, dstr) on ddev. */
+static dg_copy_desc copy_of(const dg_move_item *it, int sdev, const char *src,
+                            const int64_t *sstr, int ddev, char *dst, const int64_t *dstr)
 {
     dg_copy_desc cp;
     memset(&cp, 0, sizeof(cp));
@@ -103,7 +102,16 @@ static dg_status enqueue_copy(dg_backend_i *be, int dev, int stream, const dg_mo
     cp.dst_dev = ddev;
     cp.dst = dst;
     memcpy(cp.dst_strides, dstr, sizeof(cp.dst_strides));
-    return be->copy(be, dev, stream, &cp, err);
+    return cp;
+}
+
+/* Enqueues on (dev, stream) the copy copy_of says (its waits made). */
+static dg_status enqueue_copy(dg_backend_i *be, int dev, int stream, const dg_move_item *it,
+                              int sdev, const char *src, const int64_t *sstr,
+                              int ddev, char *dst, const int64_t *dstr, dg_error *err)
+{
+    const dg_copy_desc cp = copy_of(it, sdev, src, sstr, ddev, dst, dstr);
+    return dg_be_copy(be, dev, stream, &cp, err);
 }
 
 /* 1 if copy it, between devices, goes as a peer copy on the destination's
@@ -111,8 +119,8 @@ static dg_status enqueue_copy(dg_backend_i *be, int dev, int stream, const dg_mo
  * memory, since an exchange group costs more to start than they take. */
 static int item_direct(dg_backend_i *be, const dg_move_item *it)
 {
-    return !be->exchange ||
-           (be->can_access && be->can_access(be, it->dst_dev, it->src_dev) &&
+    return !dg_be_has(be, DG_SLOT_EXCHANGE) ||
+           (dg_be_can_access(be, it->dst_dev, it->src_dev) &&
             (size_t)(item_count(it) * it->itemsize) <= dg_get_peer_read_bytes());
 }
 
@@ -142,29 +150,121 @@ void dg_move_stats(dg_move_counts *out, int reset)
         memset(&counts, 0, sizeof(counts));
 }
 
+/* A move's phase 0 as one group (dg_enqueue_group): its remote copies and
+ * the exchange's transfers. */
+typedef struct move_group {
+    dg_move *m;
+    remote *rem;
+    int nrem;
+    dg_xfer *xf;
+    int nx;
+} move_group;
+
+/* Enqueues phase 0 of a move, every wait of which is made: the copies
+ * within a device, the direct ones between devices, then the packs, the
+ * exchange group and the unpacks. */
+static dg_status move_phase0(dg_backend_i *be, void *ctx, dg_error *err)
+{
+    move_group *g = (move_group *)ctx;
+    dg_move *m = g->m;
+    int64_t ds[DG_MAXDIM];
+    int i;
+    for (i = 0; i < m->n; i++) {
+        dg_move_item *it = &m->items[i];
+        if (it->phase == 0 && it->src_dev == it->dst_dev)
+            DG_CHECK(enqueue_copy(be, it->dst_dev, DG_STREAM_COMPUTE, it, it->src_dev, it->src,
+                                  it->src_strides, it->dst_dev, it->dst, it->dst_strides, err));
+    }
+    for (i = 0; i < g->nrem; i++) {
+        dg_move_item *it = g->rem[i].it;
+        if (g->rem[i].direct)
+            DG_CHECK(enqueue_copy(be, it->dst_dev, DG_STREAM_TRANSFER, it, it->src_dev, it->src,
+                                  it->src_strides, it->dst_dev, it->dst, it->dst_strides, err));
+    }
+    for (i = 0; i < g->nrem; i++) {
+        dg_move_item *it = g->rem[i].it;
+        if (!g->rem[i].pack)
+            continue;
+        dg_dense_strides(it->ndim, it->shape, it->itemsize, ds);
+        DG_CHECK(enqueue_copy(be, it->src_dev, DG_STREAM_TRANSFER, it, it->src_dev, it->src,
+                              it->src_strides, it->src_dev, (char *)g->rem[i].pack->ptr, ds,
+                              err));
+    }
+    if (g->nx > 0) {
+        dg_status st = dg_be_exchange(be, g->xf, g->nx, err);
+        counts.groups++;
+        DG_CHECK(st);
+    }
+    for (i = 0; i < g->nrem; i++) {
+        dg_move_item *it = g->rem[i].it;
+        if (!g->rem[i].unpack)
+            continue;
+        dg_dense_strides(it->ndim, it->shape, it->itemsize, ds);
+        DG_CHECK(enqueue_copy(be, it->dst_dev, DG_STREAM_TRANSFER, it, it->dst_dev,
+                              (const char *)g->rem[i].unpack->ptr, ds, it->dst_dev, it->dst,
+                              it->dst_strides, err));
+    }
+    return DG_OK;
+}
+
+/* Sets up remote copy r (item it) of a move: its streams, and where it is
+ * not direct, its transfer xf and the temporaries packing and unpacking a
+ * view that is not dense; appends its accesses to acc[*na]. */
+static dg_status remote_setup(dg_backend_i *be, remote *r, dg_move_item *it, dg_xfer *xf,
+                              dg_access *acc, int *na, dg_error *err)
+{
+    const int64_t nbytes = item_count(it) * it->itemsize;
+    r->it = it;
+    r->direct = item_direct(be, it);
+    r->src_side = r->direct ? it->dst_dev : it->src_dev;
+    acc[(*na)++] = dg_acc_on(it->src_buf, DG_ACC_READ, r->src_side, DG_STREAM_TRANSFER);
+    acc[(*na)++] = dg_acc_on(it->dst_buf, DG_ACC_WRITE_PART, it->dst_dev, DG_STREAM_TRANSFER);
+    if (r->direct)
+        return DG_OK;
+    xf->src_dev = it->src_dev;
+    xf->dst_dev = it->dst_dev;
+    xf->nbytes = (size_t)nbytes;
+    xf->src = it->src;
+    xf->dst = it->dst;
+    if (!view_dense(it->ndim, it->shape, it->src_strides, it->itemsize)) {
+        DG_CHECK(dg_buffer_new(be, it->src_dev, (size_t)nbytes, &r->pack, err));
+        xf->src = r->pack->ptr;
+        acc[(*na)++] = dg_acc_on(r->pack, DG_ACC_READ | DG_ACC_WRITE, it->src_dev,
+                                 DG_STREAM_TRANSFER);
+    }
+    if (!view_dense(it->ndim, it->shape, it->dst_strides, it->itemsize)) {
+        DG_CHECK(dg_buffer_new(be, it->dst_dev, (size_t)nbytes, &r->unpack, err));
+        xf->dst = r->unpack->ptr;
+        acc[(*na)++] = dg_acc_on(r->unpack, DG_ACC_READ | DG_ACC_WRITE, it->dst_dev,
+                                 DG_STREAM_TRANSFER);
+    }
+    return DG_OK;
+}
+
 dg_status dg_move_run(dg_move *m, dg_error *err)
 {
     dg_backend_i *be = m->be;
-    remote *rem = NULL;
-    dg_xfer *xf = NULL;
-    int nrem = 0, nx = 0, i;
+    move_group g;
+    dg_access *acc = NULL;
+    int na = 0, i;
     dg_status st = DG_OK;
 
     if (m->n == 0)
         return DG_OK;
-    rem = (remote *)calloc((size_t)m->n, sizeof(remote));
-    xf = (dg_xfer *)calloc((size_t)m->n, sizeof(dg_xfer));
-    if (!rem || !xf) {
-        free(rem);
-        free(xf);
-        return dg_error_set(err, DG_ERR_NOMEM, -1, "out of host memory running a move");
+    memset(&g, 0, sizeof g);
+    g.m = m;
+    g.rem = (remote *)calloc((size_t)m->n, sizeof(remote));
+    g.xf = (dg_xfer *)calloc((size_t)m->n, sizeof(dg_xfer));
+    acc = (dg_access *)malloc((size_t)m->n * 4 * sizeof(dg_access));
+    if (!g.rem || !g.xf || !acc) {
+        st = dg_error_set(err, DG_ERR_NOMEM, -1, "out of host memory running a move");
+        goto done;
     }
-
-    /* phase 0: every wait first */
+    /* phase 0: what each copy reads and writes, on which stream (every wait
+     * is made before any work), and the temporaries of the exchange */
     for (i = 0; i < m->n && st == DG_OK; i++) {
         dg_move_item *it = &m->items[i];
         const int64_t nbytes = item_count(it) * it->itemsize;
-        remote *r;
         if (it->src_dev == it->dst_dev)
             counts.within += nbytes;
         else
@@ -172,124 +272,41 @@ dg_status dg_move_run(dg_move *m, dg_error *err)
         if (it->phase != 0)
             continue;
         if (it->src_dev == it->dst_dev) {
-            st = dg_buffer_use_read(be, it->src_buf, it->dst_dev, DG_STREAM_COMPUTE, err);
-            if (st == DG_OK)
-                st = dg_buffer_use_write(be, it->dst_buf, it->dst_dev, DG_STREAM_COMPUTE, err);
+            acc[na++] = dg_acc_on(it->src_buf, DG_ACC_READ, it->dst_dev, DG_STREAM_COMPUTE);
+            acc[na++] = dg_acc_on(it->dst_buf, DG_ACC_WRITE_PART, it->dst_dev,
+                                  DG_STREAM_COMPUTE);
             continue;
         }
-        r = &rem[nrem++];
-        r->it = it;
-        r->direct = item_direct(be, it);
-        r->src_side = r->direct ? it->dst_dev : it->src_dev;
-        st = dg_buffer_use_read(be, it->src_buf, r->src_side, DG_STREAM_TRANSFER, err);
-        if (st == DG_OK)
-            st = dg_buffer_use_write(be, it->dst_buf, it->dst_dev, DG_STREAM_TRANSFER, err);
+        st = remote_setup(be, &g.rem[g.nrem], it, &g.xf[g.nx], acc, &na, err);
+        g.nx += !g.rem[g.nrem].direct;
+        g.nrem++;
     }
-    /* copies within a device, and the direct ones between devices */
-    for (i = 0; i < m->n && st == DG_OK; i++) {
-        dg_move_item *it = &m->items[i];
-        if (it->phase == 0 && it->src_dev == it->dst_dev)
-            st = enqueue_copy(be, it->dst_dev, DG_STREAM_COMPUTE, it, it->src_dev, it->src,
-                              it->src_strides, it->dst_dev, it->dst, it->dst_strides, err);
-    }
-    for (i = 0; i < nrem && st == DG_OK; i++) {
-        dg_move_item *it = rem[i].it;
-        if (rem[i].direct)
-            st = enqueue_copy(be, it->dst_dev, DG_STREAM_TRANSFER, it, it->src_dev, it->src,
-                              it->src_strides, it->dst_dev, it->dst, it->dst_strides, err);
-    }
-    /* the others: pack, one exchange group, unpack */
-    for (i = 0; i < nrem && st == DG_OK; i++) {
-        dg_move_item *it = rem[i].it;
-        const int isz = it->itemsize;
-        const int64_t nbytes = item_count(it) * isz;
-        dg_xfer *x = &xf[nx];
-        int64_t ds[DG_MAXDIM];
-        if (rem[i].direct)
-            continue;
-        nx++;
-        dg_dense_strides(it->ndim, it->shape, isz, ds);
-        x->src_dev = it->src_dev;
-        x->dst_dev = it->dst_dev;
-        x->nbytes = (size_t)nbytes;
-        x->src = it->src;
-        x->dst = it->dst;
-        if (!view_dense(it->ndim, it->shape, it->src_strides, isz)) {
-            st = dg_buffer_new(be, it->src_dev, (size_t)nbytes, &rem[i].pack, err);
-            if (st == DG_OK)
-                st = dg_buffer_use_write(be, rem[i].pack, it->src_dev, DG_STREAM_TRANSFER, err);
-            if (st == DG_OK)
-                st = enqueue_copy(be, it->src_dev, DG_STREAM_TRANSFER, it, it->src_dev, it->src,
-                                  it->src_strides, it->src_dev, (char *)rem[i].pack->ptr, ds,
-                                  err);
-            x->src = rem[i].pack ? rem[i].pack->ptr : NULL;
-        }
-        if (st == DG_OK && !view_dense(it->ndim, it->shape, it->dst_strides, isz)) {
-            st = dg_buffer_new(be, it->dst_dev, (size_t)nbytes, &rem[i].unpack, err);
-            if (st == DG_OK)
-                st = dg_buffer_use_write(be, rem[i].unpack, it->dst_dev, DG_STREAM_TRANSFER,
-                                         err);
-            x->dst = rem[i].unpack ? rem[i].unpack->ptr : NULL;
-        }
-    }
-    if (st == DG_OK && nx > 0) {
-        st = be->exchange(be, xf, nx, err);
-        counts.groups++;
-    }
-    for (i = 0; i < nrem && st == DG_OK; i++) {
-        dg_move_item *it = rem[i].it;
-        int64_t ds[DG_MAXDIM];
-        if (!rem[i].unpack)
-            continue;
-        dg_dense_strides(it->ndim, it->shape, it->itemsize, ds);
-        st = enqueue_copy(be, it->dst_dev, DG_STREAM_TRANSFER, it, it->dst_dev,
-                          (const char *)rem[i].unpack->ptr, ds, it->dst_dev, it->dst,
-                          it->dst_strides, err);
-    }
-    /* what phase 0 read and wrote (positions taken after all of it: they
-     * cover more than each copy, which only makes later waits longer);
-     * recorded after a failure too, so that no buffer is released before
-     * the work already enqueued on it */
-    for (i = 0; i < m->n; i++) {
-        dg_move_item *it = &m->items[i];
-        if (it->phase != 0 || it->src_dev != it->dst_dev)
-            continue;
-        dg_buffer_mark_read(it->src_buf, be->pos(be, it->dst_dev, DG_STREAM_COMPUTE));
-        dg_buffer_mark_write_part(it->dst_buf, be->pos(be, it->dst_dev, DG_STREAM_COMPUTE));
-    }
-    for (i = 0; i < nrem; i++) {
-        dg_move_item *it = rem[i].it;
-        dg_buffer_mark_read(it->src_buf, be->pos(be, rem[i].src_side, DG_STREAM_TRANSFER));
-        dg_buffer_mark_write_part(it->dst_buf, be->pos(be, it->dst_dev, DG_STREAM_TRANSFER));
-        if (rem[i].pack)
-            dg_buffer_mark_read(rem[i].pack, be->pos(be, it->src_dev, DG_STREAM_TRANSFER));
-        if (rem[i].unpack)
-            dg_buffer_mark_read(rem[i].unpack, be->pos(be, it->dst_dev, DG_STREAM_TRANSFER));
-    }
+    /* the copies write disjoint parts of their destinations: as part writes,
+     * at positions taken after all of phase 0 (they cover more than each
+     * copy, which only makes later waits longer) */
+    if (st == DG_OK)
+        st = dg_enqueue_group(be, acc, na, move_phase0, &g, err);
     /* phase 1: copies from destinations of phase 0, on the device itself */
     for (i = 0; i < m->n && st == DG_OK; i++) {
         dg_move_item *it = &m->items[i];
-        dg_pos p;
+        dg_copy_desc cp;
+        dg_access a1[2];
         if (it->phase != 1)
             continue;
-        st = dg_buffer_use_read(be, it->src_buf, it->dst_dev, DG_STREAM_COMPUTE, err);
-        if (st == DG_OK)
-            st = dg_buffer_use_write(be, it->dst_buf, it->dst_dev, DG_STREAM_COMPUTE, err);
-        if (st == DG_OK)
-            st = enqueue_copy(be, it->dst_dev, DG_STREAM_COMPUTE, it, it->src_dev, it->src,
-                              it->src_strides, it->dst_dev, it->dst, it->dst_strides, err);
-        if (st == DG_OK) {
-            p = be->pos(be, it->dst_dev, DG_STREAM_COMPUTE);
-            dg_buffer_mark_read(it->src_buf, p);
-            dg_buffer_mark_write_part(it->dst_buf, p);
-        }
+        cp = copy_of(it, it->src_dev, it->src, it->src_strides, it->dst_dev, it->dst,
+                     it->dst_strides);
+        a1[0] = dg_read(it->src_buf);
+        a1[1] = dg_write_part(it->dst_buf);
+        st = dg_enqueue(be, it->dst_dev, DG_STREAM_COMPUTE, a1, 2, dg_work_copy(&cp), err);
     }
-    for (i = 0; i < nrem; i++) {
-        dg_buffer_decref(be, rem[i].pack);
-        dg_buffer_decref(be, rem[i].unpack);
+done:
+    for (i = 0; g.rem && i < g.nrem; i++) {
+        dg_buffer_decref(be, g.rem[i].pack);
+        dg_buffer_decref(be, g.rem[i].unpack);
     }
-    free(rem);
-    free(xf);
+    free(g.rem);
+    free(g.xf);
+    free(acc);
     return st;
 }
 
@@ -350,7 +367,7 @@ static dg_status find_source(dg_array *x, const dg_box *region, int dev, int pee
             *out = c;
             return DG_OK;
         }
-        if (!peer && peer_ok && be->can_access && be->can_access(be, dev, c->device))
+        if (!peer && peer_ok && dg_be_can_access(be, dev, c->device))
             peer = c;
     }
     if (peer && (size_t)dg_box_size(region) * (size_t)dg_dtype_size(x->dtype) <= peer_read_bytes)

@@ -13,6 +13,7 @@ static dg_status fill_region(dg_array *a, dg_chunk *c, const dg_box *I,
 {
     dg_backend_i *be = a->be;
     dg_fill_desc f;
+    dg_access acc;
     int ax;
     memset(&f, 0, sizeof f);
     f.kind = DG_FILL_CONST;
@@ -26,10 +27,8 @@ static dg_status fill_region(dg_array *a, dg_chunk *c, const dg_box *I,
         f.gshape[ax] = a->shape[ax];
     }
     dg_chunk_view(c, I, &f.dst, f.strides);
-    DG_CHECK(dg_buffer_use_write(be, c->buf, c->device, DG_STREAM_COMPUTE, err));
-    DG_CHECK(be->fill(be, c->device, DG_STREAM_COMPUTE, &f, err));
-    dg_buffer_mark_write(c->buf, be->pos(be, c->device, DG_STREAM_COMPUTE));
-    return DG_OK;
+    acc = dg_write(c->buf);
+    return dg_enqueue(be, c->device, DG_STREAM_COMPUTE, &acc, 1, dg_work_fill(&f), err);
 }
 
 dg_status dg_array_keep_first(dg_array *a, const unsigned char value[16], dg_error *err)

@@ -11,7 +11,16 @@
  *
  * The order of the sources is the whole policy: the destination's own
  * device first, so that data already in place never crosses devices, then
- * the other devices, least loaded first. */
+ * the other devices, least loaded first.
+ *
+ * Layouts of many chunks (block-cyclic ones have tens of thousands) are
+ * planned in n log n, with the same copies as the all-pairs walk: the source
+ * boxes are indexed along one axis (dg_box_index: sorted by start, with the
+ * running maximum of the stops), so a destination visits only the sources
+ * whose range on that axis meets its own; a source's share is cut only by
+ * the earlier shares it meets (found through an index of the destination's
+ * candidates when it has many), since cutting by a disjoint box changes
+ * nothing. */
 #include "dg_plan.h"
 
 #include <assert.h>
@@ -167,15 +176,12 @@ static void first_index_str(const piece_list *rem, char *buf, size_t size)
 #undef DG_APPEND
 }
 
-/* Source chunks grouped by device: the devices in increasing order, and for
- * each the indices of its chunks in increasing order. */
+/* The devices of the source chunks, in increasing order, and the elements
+ * planned to leave each so far (the remote devices' balance). */
 typedef struct src_groups {
     int ndev;
     int *dev;      /* ndev device numbers */
-    int *begin;    /* ndev + 1 offsets into order */
-    int *order;    /* nsrc chunk indices, by (device, index) */
     int64_t *load; /* ndev elements planned to leave each device */
-    char *done;    /* ndev flags: device visited for this destination */
 } src_groups;
 
 /* A source chunk's sort key: grouped by device, in index order within. */
@@ -198,10 +204,7 @@ static int cmp_dev_idx(const void *pa, const void *pb)
 static void src_groups_free(src_groups *g)
 {
     free(g->dev);
-    free(g->begin);
-    free(g->order);
     free(g->load);
-    free(g->done);
     memset(g, 0, sizeof *g);
 }
 
@@ -215,12 +218,9 @@ static dg_status src_groups_build(const dg_plan_chunk *src, int nsrc,
 
     memset(g, 0, sizeof *g);
     g->dev = malloc(n * sizeof *g->dev);
-    g->begin = malloc((n + 1) * sizeof *g->begin);
-    g->order = malloc(n * sizeof *g->order);
     g->load = calloc(n, sizeof *g->load);
-    g->done = calloc(n, 1);
     keys = malloc(n * sizeof *keys);
-    if (!g->dev || !g->begin || !g->order || !g->load || !g->done || !keys) {
+    if (!g->dev || !g->load || !keys) {
         free(keys);
         src_groups_free(g);
         return dg_error_set(err, DG_ERR_NOMEM, -1,
@@ -233,17 +233,23 @@ static dg_status src_groups_build(const dg_plan_chunk *src, int nsrc,
     }
     if (nsrc > 1)
         qsort(keys, (size_t)nsrc, sizeof *keys, cmp_dev_idx);
-    for (int i = 0; i < nsrc; i++) {
-        g->order[i] = keys[i].idx;
-        if (g->ndev == 0 || g->dev[g->ndev - 1] != keys[i].device) {
-            g->dev[g->ndev] = keys[i].device;
-            g->begin[g->ndev] = i;
-            g->ndev++;
-        }
-    }
+    for (int i = 0; i < nsrc; i++)
+        if (g->ndev == 0 || g->dev[g->ndev - 1] != keys[i].device)
+            g->dev[g->ndev++] = keys[i].device;
     free(keys);
-    g->begin[g->ndev] = nsrc;
     return DG_OK;
+}
+
+/* A growable list of ints.  Owns `v`. */
+typedef struct int_list {
+    int *v;
+    int n, cap;
+} int_list;
+
+static int cmp_int(const void *pa, const void *pb)
+{
+    const int a = *(const int *)pa, b = *(const int *)pb;
+    return (a > b) - (a < b);
 }
 
 /* What the planner knows of one destination while filling it.  Owns the
@@ -256,11 +262,49 @@ typedef struct dst_state {
     piece_list used;  /* S ∩ D of each source that gave something */
     piece_list fresh; /* scratch: the new share of one source */
     piece_list spare; /* scratch for pieces_cut */
+    /* With many candidates (more than DG_PLAN_SCAN), the used boxes that a
+     * new share meets are found through an index of the candidates' boxes
+     * (cand: source ids, nsrc + u for destination u; used_at[c]: the
+     * position of candidate c's share in `used`, or -1); else all are
+     * scanned. */
+    int ncand;
+    const dg_box **cand_box;
+    int *cand_id;
+    int *used_at;
+    int cand_cap;
+    dg_box_index cidx;
+    int_list hits;
+    int slot;         /* the candidate being taken, or -1 */
 } dst_state;
 
-/* Adds to plan (borrowed) the copies that give the part of ds->d (borrowed)
- * held by source chunk s (borrowed, index si) and by no source taken
- * before, and adds its element count to *moved. */
+/* Up to this many used boxes a new share is cut by all of them. */
+#define DG_PLAN_SCAN 32
+/* Up to this many destinations the sources are scanned for each (building
+ * an index of them would cost more than it saves). */
+#define DG_PLAN_FEW_DST 2
+
+/* Appends to *out the ids of the boxes among the n (borrowed) whose range
+ * meets d's on the index's axis: through the index x, or (x NULL) by a scan
+ * of all n. */
+static dg_status candidates(const dg_box_index *x, const dg_box *const *boxes, int n,
+                            const dg_box *d, int_list *out, dg_error *err)
+{
+    if (x != NULL)
+        return dg_box_index_query(x, d, &out->v, &out->n, &out->cap, err);
+    for (int i = 0; i < n; i++) {
+        dg_box tmp;
+        if (!dg_box_intersect(d, boxes[i], &tmp))
+            continue;
+        if (out->n == out->cap)
+            DG_CHECK(dg_grow((void **)&out->v, &out->cap, out->n + 1, sizeof(int), 64, err));
+        out->v[out->n++] = i;
+    }
+    return DG_OK;
+}
+
+/* Adds to plan (borrowed; NULL: only count) the copies that give the part
+ * of ds->d (borrowed) held by source chunk s (borrowed, index si) and by no
+ * source taken before, and adds its element count to *moved. */
 static dg_status take_source(dst_state *ds, const dg_box *s, int si,
                              dg_plan *plan, int64_t *moved, dg_error *err)
 {
@@ -270,37 +314,94 @@ static dg_status take_source(dst_state *ds, const dg_box *s, int si,
         return DG_OK;
     ds->fresh.n = 0;
     DG_CHECK(piece_list_push(&ds->fresh, &c, err));
-    for (int i = 0; i < ds->used.n && ds->fresh.n > 0; i++)
-        DG_CHECK(pieces_cut(&ds->fresh, &ds->spare, &ds->used.b[i], err));
+    if (ds->used.n <= DG_PLAN_SCAN || ds->slot < 0) {
+        for (int i = 0; i < ds->used.n && ds->fresh.n > 0; i++)
+            DG_CHECK(pieces_cut(&ds->fresh, &ds->spare, &ds->used.b[i], err));
+    } else {
+        /* the used boxes c meets, in the order they were used */
+        int k = 0;
+        ds->hits.n = 0;
+        DG_CHECK(dg_box_index_query(&ds->cidx, &c, &ds->hits.v, &ds->hits.n, &ds->hits.cap,
+                                    err));
+        for (int i = 0; i < ds->hits.n; i++) {
+            const int at = ds->used_at[ds->hits.v[i]];
+            dg_box tmp;
+            if (at >= 0 && dg_box_intersect(&ds->used.b[at], &c, &tmp))
+                ds->hits.v[k++] = at;
+        }
+        ds->hits.n = k;
+        if (ds->hits.n > 1)
+            qsort(ds->hits.v, (size_t)ds->hits.n, sizeof(int), cmp_int);
+        for (int i = 0; i < ds->hits.n && ds->fresh.n > 0; i++)
+            DG_CHECK(pieces_cut(&ds->fresh, &ds->spare, &ds->used.b[ds->hits.v[i]], err));
+    }
     if (ds->fresh.n == 0)
         return DG_OK; /* nothing new: do not subtract c from later sources */
     for (int i = 0; i < ds->fresh.n; i++) {
         int64_t n = dg_box_size(&ds->fresh.b[i]);
-        DG_CHECK(plan_push(plan, si, ds->t, &ds->fresh.b[i], err));
+        if (plan != NULL)
+            DG_CHECK(plan_push(plan, si, ds->t, &ds->fresh.b[i], err));
         ds->covered += n;
         *moved += n;
     }
     assert(ds->covered <= ds->size);
+    if (ds->slot >= 0)
+        ds->used_at[ds->slot] = ds->used.n;
     return piece_list_push(&ds->used, &c, err);
 }
 
-/* Takes the chunks of device group k (all borrowed) in index order until
- * the destination is covered; adds the elements given to *moved. */
-static dg_status take_group(dst_state *ds, const src_groups *g, int k,
-                            const dg_plan_chunk *src, dg_plan *plan,
-                            int64_t *moved, dg_error *err)
+/* Takes candidates lo..hi-1 of ds (in their order) until the destination
+ * is covered; adds the elements given to *moved.  Candidate i is source
+ * ds->cand_id[i] (or destination cand_id[i] - nsrc, DG_PLAN_REUSE_DST). */
+static dg_status take_range(dst_state *ds, int lo, int hi, dg_plan *plan, int64_t *moved,
+                            dg_error *err)
 {
-    for (int i = g->begin[k]; i < g->begin[k + 1] && ds->covered < ds->size;
-         i++) {
-        int s = g->order[i];
-        DG_CHECK(take_source(ds, &src[s].box, s, plan, moved, err));
+    for (int i = lo; i < hi && ds->covered < ds->size; i++) {
+        ds->slot = i;
+        DG_CHECK(take_source(ds, ds->cand_box[i], ds->cand_id[i], plan, moved, err));
     }
+    ds->slot = -1;
     return DG_OK;
 }
 
+/* Makes room for n candidates in ds. */
+static dg_status cand_reserve(dst_state *ds, int n, dg_error *err)
+{
+    const dg_box **b;
+    int *id, *at;
+    if (n <= ds->cand_cap)
+        return DG_OK;
+    b = realloc(ds->cand_box, (size_t)n * sizeof *b);
+    if (b)
+        ds->cand_box = b;
+    id = b ? realloc(ds->cand_id, (size_t)n * sizeof *id) : NULL;
+    if (id)
+        ds->cand_id = id;
+    at = id ? realloc(ds->used_at, (size_t)n * sizeof *at) : NULL;
+    if (!at)
+        return dg_error_set(err, DG_ERR_NOMEM, -1, "out of host memory planning");
+    ds->used_at = at;
+    ds->cand_cap = n;
+    return DG_OK;
+}
+
+static void dst_state_free(dst_state *ds)
+{
+    piece_list_free(&ds->used);
+    piece_list_free(&ds->fresh);
+    piece_list_free(&ds->spare);
+    free(ds->cand_box);
+    free(ds->cand_id);
+    free(ds->used_at);
+    free(ds->hits.v);
+    dg_box_index_free(&ds->cidx);
+    memset(ds, 0, sizeof *ds);
+}
+
 /* Fails with DG_ERR_VALUE naming the first index of ds->d that no source
- * gave: what is left of D once every used box is cut out of it. */
-static dg_status report_hole(dst_state *ds, dg_error *err)
+ * gave (what is left of D once every used box is cut out of it), the layout
+ * called `what` in the message. */
+static dg_status report_hole(dst_state *ds, const char *what, dg_error *err)
 {
     char idx[DG_MAXDIM * 22 + 4];
 
@@ -313,9 +414,9 @@ static dg_status report_hole(dst_state *ds, dg_error *err)
                             "planner lost count of destination %d", ds->t);
     first_index_str(&ds->fresh, idx, sizeof idx);
     return dg_error_set(err, DG_ERR_VALUE, -1,
-                        "source layout leaves element %s on no device: "
+                        "%s leaves element %s on no device: "
                         "every element must be held by at least one chunk",
-                        idx);
+                        what, idx);
 }
 
 /* Plans the copies that fill each of the ndst chunks dst from the nsrc
@@ -339,20 +440,27 @@ dg_status dg_plan_build(const dg_plan_chunk *src, int nsrc,
  * destination's own device, the destinations before it on that device are
  * taken as sources (index nsrc + t), so that an element two destinations of
  * one device need crosses devices once. */
-dg_status dg_plan_build_ex(const dg_plan_chunk *src, int nsrc,
-                           const dg_plan_chunk *dst, int ndst, unsigned flags,
-                           dg_plan *plan, dg_error *err)
+/* dg_plan_build_ex with the message's name of the source layout (`what`)
+ * and, where plan is NULL, no copies kept: only whether the sources cover
+ * the destinations (dg_plan_check_cover). */
+static dg_status plan_build(const dg_plan_chunk *src, int nsrc, const dg_plan_chunk *dst,
+                            int ndst, unsigned flags, const char *what, dg_plan *plan,
+                            dg_error *err)
 {
     dg_status st = DG_OK;
     src_groups g;
     dst_state ds;
+    dg_box_index sidx, didx;
+    const dg_box **sbox = NULL, **dbox = NULL;
+    dev_idx *keys = NULL;
+    int_list found = {NULL, 0, 0};
+    int *seg_lo = NULL, *seg_hi = NULL, *seg_k = NULL;
+    char *seg_done = NULL;
+    int ax = 0;
 
-    assert(plan != NULL);
     assert(nsrc >= 0 && ndst >= 0);
     assert(nsrc == 0 || src != NULL);
     assert(ndst == 0 || dst != NULL);
-    plan->ncopies = plan->cap = 0;
-    plan->copies = NULL;
     if (nsrc < 0 || ndst < 0)
         return dg_error_set(err, DG_ERR_INTERNAL, -1,
                             "plan with %d sources and %d destinations",
@@ -369,9 +477,35 @@ dg_status dg_plan_build_ex(const dg_plan_chunk *src, int nsrc,
                                 dst[0].box.ndim, dst[i].box.ndim);
     DG_CHECK(src_groups_build(src, nsrc, &g, err));
     memset(&ds, 0, sizeof ds);
+    memset(&sidx, 0, sizeof sidx);
+    memset(&didx, 0, sizeof didx);
+    ds.slot = -1;
+    sbox = malloc((size_t)(nsrc > 0 ? nsrc : 1) * sizeof *sbox);
+    dbox = malloc((size_t)(ndst > 0 ? ndst : 1) * sizeof *dbox);
+    keys = malloc((size_t)(nsrc > 0 ? nsrc : 1) * sizeof *keys);
+    seg_lo = malloc((size_t)(g.ndev + 1) * sizeof *seg_lo);
+    seg_hi = malloc((size_t)(g.ndev + 1) * sizeof *seg_hi);
+    seg_k = malloc((size_t)(g.ndev + 1) * sizeof *seg_k);
+    seg_done = malloc((size_t)(g.ndev + 1));
+    if (!sbox || !dbox || !keys || !seg_lo || !seg_hi || !seg_k || !seg_done) {
+        st = dg_error_set(err, DG_ERR_NOMEM, -1, "out of host memory planning from %d chunks",
+                          nsrc);
+        goto done;
+    }
+    for (int i = 0; i < nsrc; i++)
+        sbox[i] = &src[i].box;
+    for (int i = 0; i < ndst; i++)
+        dbox[i] = &dst[i].box;
+    /* a few destinations scan the sources; more query an index of them */
+    ax = dg_box_index_axis(sbox, nsrc);
+    if (ndst > DG_PLAN_FEW_DST) {
+        DG_CHECK_GOTO(dg_box_index_build(&sidx, sbox, nsrc, ax, err), st, done);
+        if (flags & DG_PLAN_REUSE_DST)
+            DG_CHECK_GOTO(dg_box_index_build(&didx, dbox, ndst, ax, err), st, done);
+    }
 
     for (int t = 0; t < ndst; t++) {
-        int local = -1, rot = g.ndev > 0 ? t % g.ndev : 0;
+        int rot = g.ndev > 0 ? t % g.ndev : 0, nk = 0, nseg = 0, local = -1, nsc;
         int64_t moved = 0;
 
         ds.t = t;
@@ -382,48 +516,123 @@ dg_status dg_plan_build_ex(const dg_plan_chunk *src, int nsrc,
         ds.used.n = 0;
         if (ds.size == 0)
             continue;
-        memset(g.done, 0, (size_t)(g.ndev > 0 ? g.ndev : 1));
-
-        for (int k = 0; k < g.ndev; k++)
-            if (g.dev[k] == dst[t].device)
-                local = k;
-        if (local >= 0) {
-            DG_CHECK_GOTO(take_group(&ds, &g, local, src, plan, &moved, err),
-                          st, done);
-            g.done[local] = 1;
+        /* the sources that meet D, by (device, index): the walk's order */
+        found.n = 0;
+        DG_CHECK_GOTO(candidates(ndst > DG_PLAN_FEW_DST ? &sidx : NULL, sbox, nsrc, &ds.d, &found,
+                                 err), st, done);
+        for (int i = 0; i < found.n; i++) {
+            dg_box tmp;
+            if (dg_box_intersect(&ds.d, sbox[found.v[i]], &tmp)) {
+                keys[nk].device = src[found.v[i]].device;
+                keys[nk].idx = found.v[i];
+                nk++;
+            }
         }
-        for (int u = 0; (flags & DG_PLAN_REUSE_DST) && u < t && ds.covered < ds.size; u++)
-            if (dst[u].device == dst[t].device)
-                DG_CHECK_GOTO(take_source(&ds, &dst[u].box, nsrc + u, plan, &moved, err),
-                              st, done);
+        if (nk > 1)
+            qsort(keys, (size_t)nk, sizeof *keys, cmp_dev_idx);
+        nsc = nk;
+        /* then, with DG_PLAN_REUSE_DST, the earlier destinations of its device */
+        found.n = 0;
+        if (flags & DG_PLAN_REUSE_DST)
+            DG_CHECK_GOTO(candidates(ndst > DG_PLAN_FEW_DST ? &didx : NULL, dbox, t, &ds.d,
+                                     &found, err), st, done);
+        if (found.n > 1)
+            qsort(found.v, (size_t)found.n, sizeof(int), cmp_int);
+        DG_CHECK_GOTO(cand_reserve(&ds, nk + found.n, err), st, done);
+        for (int i = 0; i < nk; i++) {
+            ds.cand_id[i] = keys[i].idx;
+            ds.cand_box[i] = sbox[keys[i].idx];
+        }
+        ds.ncand = nk;
+        for (int i = 0; i < found.n; i++) {
+            const int u = found.v[i];
+            if (u < t && dst[u].device == dst[t].device) {
+                ds.cand_id[ds.ncand] = nsrc + u;
+                ds.cand_box[ds.ncand] = dbox[u];
+                ds.ncand++;
+            }
+        }
+        for (int i = 0; i < ds.ncand; i++)
+            ds.used_at[i] = -1;
+        if (ds.ncand > DG_PLAN_SCAN)
+            DG_CHECK_GOTO(dg_box_index_build(&ds.cidx, ds.cand_box, ds.ncand, ax, err), st,
+                          done);
+        /* the devices' runs among the sources */
+        for (int i = 0; i < nsc; i++) {
+            if (nseg == 0 || keys[i].device != keys[seg_lo[nseg - 1]].device) {
+                int lo = 0, hi = g.ndev;
+                while (lo < hi) { /* the device's group */
+                    const int m = lo + (hi - lo) / 2;
+                    if (g.dev[m] < keys[i].device)
+                        lo = m + 1;
+                    else
+                        hi = m;
+                }
+                seg_lo[nseg] = i;
+                seg_k[nseg] = lo;
+                seg_done[nseg] = 0;
+                if (keys[i].device == dst[t].device)
+                    local = nseg;
+                nseg++;
+            }
+            seg_hi[nseg - 1] = i + 1;
+        }
+        if (local >= 0) {
+            DG_CHECK_GOTO(take_range(&ds, seg_lo[local], seg_hi[local], plan, &moved, err),
+                          st, done);
+            seg_done[local] = 1;
+        }
+        DG_CHECK_GOTO(take_range(&ds, nsc, ds.ncand, plan, &moved, err), st, done);
         while (ds.covered < ds.size) {
+            /* the least loaded device, ties to the first from rot on */
             int best = -1;
-            for (int j = 0; j < g.ndev; j++) {
-                int k = (rot + j) % g.ndev;
-                if (!g.done[k] && (best < 0 || g.load[k] < g.load[best]))
-                    best = k;
+            for (int j = 0; j < nseg; j++) {
+                if (seg_done[j])
+                    continue;
+                if (best < 0 || g.load[seg_k[j]] < g.load[seg_k[best]] ||
+                    (g.load[seg_k[j]] == g.load[seg_k[best]] &&
+                     (seg_k[j] - rot + g.ndev) % g.ndev < (seg_k[best] - rot + g.ndev) % g.ndev))
+                    best = j;
             }
             if (best < 0)
                 break;
             moved = 0;
-            DG_CHECK_GOTO(take_group(&ds, &g, best, src, plan, &moved, err),
+            DG_CHECK_GOTO(take_range(&ds, seg_lo[best], seg_hi[best], plan, &moved, err),
                           st, done);
-            g.done[best] = 1;
-            g.load[best] += moved;
+            seg_done[best] = 1;
+            g.load[seg_k[best]] += moved;
         }
         if (ds.covered < ds.size) {
-            st = report_hole(&ds, err);
+            st = report_hole(&ds, what, err);
             goto done;
         }
     }
 done:
-    piece_list_free(&ds.used);
-    piece_list_free(&ds.fresh);
-    piece_list_free(&ds.spare);
+    dst_state_free(&ds);
+    dg_box_index_free(&sidx);
+    dg_box_index_free(&didx);
+    free(found.v);
+    free(sbox);
+    free(dbox);
+    free(keys);
+    free(seg_lo);
+    free(seg_hi);
+    free(seg_k);
+    free(seg_done);
     src_groups_free(&g);
     if (st != DG_OK)
         dg_plan_free(plan);
     return st;
+}
+
+dg_status dg_plan_build_ex(const dg_plan_chunk *src, int nsrc,
+                           const dg_plan_chunk *dst, int ndst, unsigned flags,
+                           dg_plan *plan, dg_error *err)
+{
+    assert(plan != NULL);
+    plan->ncopies = plan->cap = 0;
+    plan->copies = NULL;
+    return plan_build(src, nsrc, dst, ndst, flags, "source layout", plan, err);
 }
 
 /* Releases the copies owned by *plan (borrowed) and leaves it empty; safe on
@@ -439,12 +648,13 @@ void dg_plan_free(dg_plan *plan)
 
 /* Fails with DG_ERR_VALUE, naming the first uncovered index in C order, if
  * the n chunks (borrowed) leave some index of *whole (borrowed) uncovered.
- * This is the index-map check: every element must live somewhere. */
+ * This is the index-map check: every element must live somewhere.  It is
+ * the planner's walk for one destination, counting the elements the chunks
+ * give without keeping the copies (n log n for chunks that seldom meet). */
 dg_status dg_plan_check_cover(const dg_plan_chunk *chunks, int n,
                               const dg_box *whole, dg_error *err)
 {
-    dg_status st = DG_OK;
-    piece_list rem = {NULL, 0, 0}, spare = {NULL, 0, 0};
+    dg_plan_chunk d;
 
     assert(whole != NULL && n >= 0 && (n == 0 || chunks != NULL));
     for (int i = 0; i < n; i++)
@@ -454,22 +664,7 @@ dg_status dg_plan_check_cover(const dg_plan_chunk *chunks, int n,
                                 chunks[i].box.ndim, whole->ndim);
     if (dg_box_size(whole) == 0)
         return DG_OK;
-    DG_CHECK(piece_list_reserve(&rem, 1, err));
-    rem.b[rem.n++] = *whole;
-    dg_box_canon(&rem.b[0]);
-    for (int i = 0; i < n && rem.n > 0; i++)
-        DG_CHECK_GOTO(pieces_cut(&rem, &spare, &chunks[i].box, err), st,
-                      done);
-    if (rem.n > 0) {
-        char idx[DG_MAXDIM * 22 + 4];
-        first_index_str(&rem, idx, sizeof idx);
-        st = dg_error_set(err, DG_ERR_VALUE, -1,
-                          "index map leaves element %s on no device: every "
-                          "element must be held by at least one chunk",
-                          idx);
-    }
-done:
-    piece_list_free(&rem);
-    piece_list_free(&spare);
-    return st;
+    d.device = INT_MIN; /* no chunk's: every device is remote */
+    d.box = *whole;
+    return plan_build(chunks, n, &d, 1, 0, "index map", NULL, err);
 }

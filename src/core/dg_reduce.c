@@ -1,4 +1,4 @@
-/* Reductions and scans of distributed arrays (dg_array_reduce, dg_array_scan).
+/* Reductions of distributed arrays (dg_array_reduce).
  *
  * Every element is read once, from one chunk: the chunks are cut into
  * disjoint "parts" (chunk i keeps what no earlier chunk holds), and each part
@@ -16,7 +16,6 @@
 #include "dg_array.h"
 #include "dg_array_impl.h"
 #include "dg_ufunc.h"
-#include "../../kernels/dg_scalar.h"
 
 typedef struct part {
     int chunk;
@@ -75,7 +74,8 @@ static void replica_share(const dg_array *a, int i, const unsigned char *red, dg
 }
 
 /* Disjoint non-empty boxes covering a, each inside one chunk: chunk i keeps
- * its share (replica_share) less the shares of chunks 0..i-1.  *out malloc'ed. */
+ * its share (replica_share) less the shares of chunks 0..i-1.  *out malloc'ed.
+ * The shares are computed once (each is a walk over the chunks). */
 static dg_status owner_cover(const dg_array *a, const unsigned char *red, part **out,
                              int *nout, dg_error *err)
 {
@@ -83,18 +83,22 @@ static dg_status owner_cover(const dg_array *a, const unsigned char *red, part *
     int nres = 0, capres = 0;
     dg_status st = DG_OK;
     int i, j, k;
+    dg_box *shares = (dg_box *)malloc(((size_t)a->nchunks + 1) * sizeof(dg_box));
 
+    if (!shares)
+        return dg_error_set(err, DG_ERR_NOMEM, -1, "out of host memory");
+    for (i = 0; i < a->nchunks; i++)
+        replica_share(a, i, red, &shares[i]);
     for (i = 0; i < a->nchunks && st == DG_OK; i++) {
         int ncur = 0, capcur = 0;
         dg_box share;
         if (dg_box_size(&a->chunks[i].box) == 0)
             continue;
-        replica_share(a, i, red, &share);
+        share = shares[i];
         st = push_part(&cur, &ncur, &capcur, i, &share, err);
         for (j = 0; j < i && st == DG_OK && ncur > 0; j++) {
             int nn = 0, capn = 0;
-            dg_box sj;
-            replica_share(a, j, red, &sj);
+            const dg_box sj = shares[j];
             for (k = 0; k < ncur && st == DG_OK; k++) {
                 int64_t cnt = dg_box_subtract_count(&cur[k].box, &sj);
                 dg_box *pieces;
@@ -127,6 +131,7 @@ static dg_status owner_cover(const dg_array *a, const unsigned char *red, part *
         cur = NULL;
     }
     free(nxt);
+    free(shares);
     if (st != DG_OK) {
         free(res);
         return st;
@@ -188,13 +193,102 @@ static dg_status hand_pair(dg_status st, dg_array *v, dg_array *ix, dg_array **v
     return st;
 }
 
+/* ---- argmax / argmin on the host ------------------------------------------- */
+
+/* The integer of sz (1, 2, 4 or 8) bytes at p, as unsigned. */
+static uint64_t load_uint(const void *p, int sz)
+{
+    uint8_t u1;
+    uint16_t u2;
+    uint32_t u4;
+    uint64_t u8;
+    switch (sz) {
+    case 1: memcpy(&u1, p, 1); return u1;
+    case 2: memcpy(&u2, p, 2); return u2;
+    case 4: memcpy(&u4, p, 4); return u4;
+    default: memcpy(&u8, p, 8); return u8;
+    }
+}
+
+/* The order of two values of `dtype` (host memory) as argmax and argmin see
+ * it: < 0, 0 or > 0 as a is below, equal to or above b (-0.0 equal to 0.0;
+ * complex values by real part, then imaginary part); *nan_a, *nan_b: 1 for
+ * a NaN (a complex value with a NaN part), which the order leaves out. */
+static int arg_order(int dtype, const void *a, const void *b, int *nan_a, int *nan_b)
+{
+    const int sz = dg_dtype_size(dtype);
+    *nan_a = *nan_b = 0;
+    switch (dg_dtype_kind(dtype)) {
+    case 'b': {
+        const int x = *(const unsigned char *)a != 0, y = *(const unsigned char *)b != 0;
+        return x - y;
+    }
+    case 'i':
+    case 'u': {
+        /* a signed value with its sign bit flipped orders as unsigned */
+        const uint64_t flip = dg_dtype_kind(dtype) == 'i' ? (uint64_t)1 << (8 * sz - 1) : 0;
+        const uint64_t x = load_uint(a, sz) ^ flip, y = load_uint(b, sz) ^ flip;
+        return (x > y) - (x < y);
+    }
+    case 'f':
+        if (sz == 2) { /* IEEE half bits: sign and magnitude order the numbers */
+            uint16_t x, y;
+            int kx, ky;
+            memcpy(&x, a, 2);
+            memcpy(&y, b, 2);
+            *nan_a = (x & 0x7fffu) > 0x7c00u;
+            *nan_b = (y & 0x7fffu) > 0x7c00u;
+            kx = (x & 0x8000u) ? -(int)(x & 0x7fffu) : (int)(x & 0x7fffu);
+            ky = (y & 0x8000u) ? -(int)(y & 0x7fffu) : (int)(y & 0x7fffu);
+            return (kx > ky) - (kx < ky);
+        } else {
+            double x, y;
+            if (sz == 4) { float u, v; memcpy(&u, a, 4); memcpy(&v, b, 4); x = u; y = v; }
+            else { memcpy(&x, a, 8); memcpy(&y, b, 8); }
+            *nan_a = x != x;
+            *nan_b = y != y;
+            return (x > y) - (x < y);
+        }
+    case 'c': {
+        double x[2], y[2];
+        if (sz == 8) {
+            float u[2], v[2];
+            memcpy(u, a, 8);
+            memcpy(v, b, 8);
+            x[0] = u[0], x[1] = u[1], y[0] = v[0], y[1] = v[1];
+        } else {
+            memcpy(x, a, 16);
+            memcpy(y, b, 16);
+        }
+        *nan_a = x[0] != x[0] || x[1] != x[1];
+        *nan_b = y[0] != y[0] || y[1] != y[1];
+        if (x[0] != y[0])
+            return x[0] > y[0] ? 1 : -1;
+        return (x[1] > y[1]) - (x[1] < y[1]);
+    }
+    default:
+        return 0;
+    }
+}
+
+/* 1 if a is a strictly better pick than b for argmax (is_min 0) or argmin:
+ * a NaN beats every number (so the first NaN found wins), else the larger
+ * (smaller) value.  The order the kernels use (dg_arg<max|min>_better). */
+static int arg_better(int dtype, int is_min, const void *a, const void *b)
+{
+    int nan_a, nan_b;
+    const int c = arg_order(dtype, a, b, &nan_a, &nan_b);
+    if (nan_a || nan_b)
+        return nan_a && !nan_b;
+    return is_min ? c < 0 : c > 0;
+}
+
 /* Combines overlapping (value, index) partials of argmax / argmin on the
  * host: a new REPLICA value array and index array with the partials' layout. */
 static dg_status combine_arg_on_host(dg_array *v, dg_array *ix, int is_min,
                                      dg_array **vout, dg_array **iout, dg_error *err)
 {
     const int isz = dg_dtype_size(v->dtype), nd = v->ndim;
-    dg_arg_better_fn better = dg_arg_better(v->dtype, is_min);
     int64_t nout = 1, gstr[DG_MAXDIM], hs_v[DG_MAXDIM], hs_i[DG_MAXDIM];
     char *hv = NULL, *have = NULL, *pv = NULL;
     int64_t *hi = NULL, *pi = NULL;
@@ -248,8 +342,8 @@ static dg_status combine_arg_on_host(dg_array *v, dg_array *ix, int is_min,
             const char *val = pv + e * isz;
             for (ax = 0; ax < nd; ax++)
                 g += (b->r[ax].start + pos[ax] * b->r[ax].step) * gstr[ax];
-            if (!have[g] || better(val, hv + g * isz) ||
-                (!better(hv + g * isz, val) && pi[e] < hi[g])) {
+            if (!have[g] || arg_better(v->dtype, is_min, val, hv + g * isz) ||
+                (!arg_better(v->dtype, is_min, hv + g * isz, val) && pi[e] < hi[g])) {
                 memcpy(hv + g * isz, val, (size_t)isz);
                 hi[g] = pi[e];
                 have[g] = 1;
@@ -292,9 +386,9 @@ static dg_status fold_stack(dg_backend_i *be, int dtype, int nd, const int64_t *
     dg_plan_chunk one;
     dg_array *rv = NULL, *ri = NULL;
     dg_reduce_desc d;
+    dg_access acc[4];
     dg_status st = DG_OK;
     int ax;
-    dg_pos q;
 
     one.device = dev;
     one.box = *B;
@@ -321,18 +415,11 @@ static dg_status fold_stack(dg_backend_i *be, int dtype, int nd, const int64_t *
     d.shape[nd] = np; /* the stack: part after part */
     d.src_strides[nd] = n * isz;
     d.idx_in_strides[nd] = n * (int64_t)sizeof(int64_t);
-    DG_CHECK_GOTO(dg_buffer_use_read(be, sv, dev, DG_STREAM_COMPUTE, err), st, done);
-    DG_CHECK_GOTO(dg_buffer_use_read(be, si, dev, DG_STREAM_COMPUTE, err), st, done);
-    DG_CHECK_GOTO(dg_buffer_use_write(be, rv->chunks[0].buf, dev, DG_STREAM_COMPUTE, err), st,
-                  done);
-    DG_CHECK_GOTO(dg_buffer_use_write(be, ri->chunks[0].buf, dev, DG_STREAM_COMPUTE, err), st,
-                  done);
-    DG_CHECK_GOTO(be->reduce(be, dev, DG_STREAM_COMPUTE, &d, err), st, done);
-    q = be->pos(be, dev, DG_STREAM_COMPUTE);
-    dg_buffer_mark_read(sv, q);
-    dg_buffer_mark_read(si, q);
-    dg_buffer_mark_write(rv->chunks[0].buf, q);
-    dg_buffer_mark_write(ri->chunks[0].buf, q);
+    acc[0] = dg_read(sv);
+    acc[1] = dg_read(si);
+    acc[2] = dg_write(rv->chunks[0].buf);
+    acc[3] = dg_write(ri->chunks[0].buf);
+    st = dg_enqueue(be, dev, DG_STREAM_COMPUTE, acc, 4, dg_work_reduce(&d), err);
 done:
     return hand_pair(st, rv, ri, vout, iout);
 }
@@ -352,7 +439,6 @@ static dg_status combine_arg_on_device(dg_array *v, dg_array *ix, int kind, dg_a
     dg_buffer *sv = NULL, *si = NULL;
     dg_status st = DG_OK;
     int p, ax;
-    dg_pos q;
 
     DG_CHECK(dg_buffer_new(be, dev, (size_t)(n * np) * (size_t)isz, &sv, err));
     st = dg_buffer_new(be, dev, (size_t)(n * np) * sizeof(int64_t), &si, err);
@@ -363,6 +449,7 @@ static dg_status combine_arg_on_device(dg_array *v, dg_array *ix, int kind, dg_a
         for (w = 0; w < 2 && st == DG_OK; w++) {
             const int es = w ? (int)sizeof(int64_t) : isz;
             dg_copy_desc cp;
+            dg_access acc[2];
             memset(&cp, 0, sizeof(cp));
             cp.ndim = nd;
             cp.itemsize = es;
@@ -373,14 +460,10 @@ static dg_status combine_arg_on_device(dg_array *v, dg_array *ix, int kind, dg_a
             dg_chunk_view(cs[w], B, (char **)&cp.src, cp.src_strides);
             cp.dst_dev = dev;
             cp.dst = (char *)dst[w]->ptr + (size_t)p * (size_t)n * (size_t)es;
-            st = dg_buffer_use_read(be, cs[w]->buf, dev, DG_STREAM_COMPUTE, err);
-            if (st == DG_OK)
-                st = be->copy(be, dev, DG_STREAM_COMPUTE, &cp, err);
-            if (st == DG_OK) {
-                q = be->pos(be, dev, DG_STREAM_COMPUTE);
-                dg_buffer_mark_read(cs[w]->buf, q);
-                dg_buffer_mark_write(dst[w], q);
-            }
+            /* rows of the stack, one after another on dev's compute stream */
+            acc[0] = dg_read(cs[w]->buf);
+            acc[1] = dg_write(dst[w]);
+            st = dg_enqueue(be, dev, DG_STREAM_COMPUTE, acc, 2, dg_work_copy(&cp), err);
         }
     }
     if (st == DG_OK)
@@ -407,10 +490,10 @@ static int small_result(const dg_array *r)
 {
     dg_backend_i *be = r->be;
     int i;
-    if (dg_box_size(&r->chunks[0].box) != 1 || !same_boxes(r) || !be->can_access)
+    if (dg_box_size(&r->chunks[0].box) != 1 || !same_boxes(r))
         return 0;
     for (i = 1; i < r->nchunks; i++)
-        if (!be->can_access(be, r->chunks[0].device, r->chunks[i].device))
+        if (!dg_be_can_access(be, r->chunks[0].device, r->chunks[i].device))
             return 0;
     return dg_get_peer_read_bytes() >= (size_t)dg_dtype_size(r->dtype);
 }
@@ -487,6 +570,7 @@ static dg_status reduce_part(dg_array *a, const dg_reduce_call *c, const part *p
     int perm[DG_MAXDIM], nk, k;
     dg_reduce_desc d;
     dg_region_src w = {NULL, NULL, {0}};
+    dg_access acc[4];
     dg_status st;
 
     part_desc(a, c, p, perm, &nk, &d);
@@ -496,25 +580,12 @@ static dg_status reduce_part(dg_array *a, const dg_reduce_call *c, const part *p
         d.where = (const dg_bool *)w.ptr;
         for (k = 0; k < a->ndim; k++)
             d.where_strides[k] = w.strides[perm[k]];
-        st = dg_buffer_use_read(be, w.buf, dev, DG_STREAM_COMPUTE, err);
-        if (st != DG_OK)
-            goto done;
     }
-    DG_CHECK_GOTO(dg_buffer_use_read(be, ch->buf, dev, DG_STREAM_COMPUTE, err), st, done);
-    DG_CHECK_GOTO(dg_buffer_use_write(be, rc->buf, dev, DG_STREAM_COMPUTE, err), st, done);
-    if (ic)
-        DG_CHECK_GOTO(dg_buffer_use_write(be, ic->buf, dev, DG_STREAM_COMPUTE, err), st, done);
-    DG_CHECK_GOTO(be->reduce(be, dev, DG_STREAM_COMPUTE, &d, err), st, done);
-    {
-        dg_pos q = be->pos(be, dev, DG_STREAM_COMPUTE);
-        dg_buffer_mark_read(ch->buf, q);
-        dg_buffer_mark_write(rc->buf, q);
-        if (ic)
-            dg_buffer_mark_write(ic->buf, q);
-        if (w.buf)
-            dg_buffer_mark_read(w.buf, q);
-    }
-done:
+    acc[0] = dg_read(w.buf);
+    acc[1] = dg_read(ch->buf);
+    acc[2] = dg_write(rc->buf);
+    acc[3] = dg_write(ic ? ic->buf : NULL);
+    st = dg_enqueue(be, dev, DG_STREAM_COMPUTE, acc, 4, dg_work_reduce(&d), err);
     if (w.buf)
         dg_buffer_decref(be, w.buf);
     return st;
@@ -541,14 +612,33 @@ static size_t stack_bytes(int64_t rows, int64_t m, int isz, int arg, size_t *iof
 static int stackable(dg_backend_i *be, const dg_reduce_call *c, const dg_plan_chunk *l, int np)
 {
     int i;
-    if (np < 2 || c->where || !be->reduce_parts || !be->can_access ||
+    if (np < 2 || c->where || !dg_be_has(be, DG_SLOT_REDUCE_PARTS) ||
         dg_box_size(&l[0].box) == 0)
         return 0;
     for (i = 1; i < np; i++)
         if (!dg_box_equal(&l[i].box, &l[0].box) ||
-            !be->can_access(be, l[i].device, l[0].device))
+            !dg_be_can_access(be, l[i].device, l[0].device))
             return 0;
     return 1;
+}
+
+/* The first passes of a stacked reduction (reduce_stacked), as one group. */
+typedef struct stack_group {
+    const dg_array *a;
+    const part *parts;
+    const dg_reduce_desc *d;
+    int np;
+} stack_group;
+
+/* Enqueues the first pass of every part on its chunk's device. */
+static dg_status stack_parts(dg_backend_i *be, void *ctx, dg_error *err)
+{
+    const stack_group *g = (const stack_group *)ctx;
+    int i;
+    for (i = 0; i < g->np; i++)
+        DG_CHECK(dg_be_reduce(be, g->a->chunks[g->parts[i].chunk].device, DG_STREAM_COMPUTE,
+                              &g->d[i], err));
+    return DG_OK;
 }
 
 /* The parts (stackable) reduced by first passes that write their partials
@@ -569,15 +659,16 @@ static dg_status reduce_stacked(dg_array *a, const dg_reduce_call *c, const part
     int64_t *row = (int64_t *)malloc((size_t)np * sizeof(int64_t));
     int64_t reduced = 0, rows = 0, nrow = 0;
     size_t nbytes = 0, ioff, hoff;
+    dg_access *acc = (dg_access *)malloc((size_t)(2 * np + 1) * sizeof(dg_access));
     dg_buffer *sb = NULL;
     dg_array *rv = NULL, *ri = NULL;
     dg_status st = DG_OK;
     int perm[DG_MAXDIM], i, nk = 0;
     char *base;
-    dg_pos q;
+    stack_group g;
 
     *done = 0;
-    if (!d || !row) {
+    if (!d || !row || !acc) {
         st = dg_error_set(err, DG_ERR_NOMEM, -1, "out of host memory");
         goto out;
     }
@@ -585,7 +676,7 @@ static dg_status reduce_stacked(dg_array *a, const dg_reduce_call *c, const part
         part_desc(a, c, &parts[i], perm, &nk, &d[i]); /* the same perm for every part */
         d[i].pass = DG_RED_PARTS;
         row[i] = rows;
-        st = be->reduce_parts(be, a->chunks[parts[i].chunk].device, &d[i], &nrow, err);
+        st = dg_be_reduce_parts(be, a->chunks[parts[i].chunk].device, &d[i], &nrow, err);
         rows += nrow;
         reduced += dg_box_size(&parts[i].box);
     }
@@ -602,24 +693,22 @@ static dg_status reduce_stacked(dg_array *a, const dg_reduce_call *c, const part
         DG_CHECK_GOTO(dg_array_empty(be, DG_INT64, a->ndim, oshape, l, 1, DG_MODE_REPLICA,
                                      &ri, err), st, out);
     base = (char *)sb->ptr;
-    /* every device waits for the stack's memory before any part writes it
-     * (the part writes that follow do not wait for one another) */
-    for (i = 0; i < np; i++)
-        DG_CHECK_GOTO(dg_buffer_use_write(be, sb, a->chunks[parts[i].chunk].device,
-                                          DG_STREAM_COMPUTE, err), st, out);
+    /* one group: every device waits for the stack's memory before any part
+     * writes it, and the part writes do not wait for one another */
     for (i = 0; i < np; i++) {
         const dg_chunk *ch = &a->chunks[parts[i].chunk];
         d[i].part = base;
         d[i].part_idx = arg ? (int64_t *)(base + ioff) : NULL;
         d[i].part_have = (unsigned char *)base + hoff;
         d[i].part_row = row[i];
-        DG_CHECK_GOTO(dg_buffer_use_read(be, ch->buf, ch->device, DG_STREAM_COMPUTE, err), st,
-                      out);
-        DG_CHECK_GOTO(be->reduce(be, ch->device, DG_STREAM_COMPUTE, &d[i], err), st, out);
-        q = be->pos(be, ch->device, DG_STREAM_COMPUTE);
-        dg_buffer_mark_read(ch->buf, q);
-        dg_buffer_mark_write_part(sb, q);
+        acc[i] = dg_acc_on(sb, DG_ACC_WRITE_PART, ch->device, DG_STREAM_COMPUTE);
+        acc[np + i] = dg_acc_on(ch->buf, DG_ACC_READ, ch->device, DG_STREAM_COMPUTE);
     }
+    g.a = a;
+    g.parts = parts;
+    g.d = d;
+    g.np = np;
+    DG_CHECK_GOTO(dg_enqueue_group(be, acc, 2 * np, stack_parts, &g, err), st, out);
     /* the fold: the kept dims alone, read from the stack */
     d[np] = d[0];
     d[np].pass = DG_RED_FOLD;
@@ -629,24 +718,17 @@ static dg_status reduce_stacked(dg_array *a, const dg_reduce_call *c, const part
     d[np].part_row = 0;
     d[np].part_rows = rows;
     desc_output(&d[np], perm, nk, &rv->chunks[0], ri ? &ri->chunks[0] : NULL);
-    DG_CHECK_GOTO(dg_buffer_use_read(be, sb, dev, DG_STREAM_COMPUTE, err), st, out);
-    DG_CHECK_GOTO(dg_buffer_use_write(be, rv->chunks[0].buf, dev, DG_STREAM_COMPUTE, err), st,
-                  out);
-    if (ri)
-        DG_CHECK_GOTO(dg_buffer_use_write(be, ri->chunks[0].buf, dev, DG_STREAM_COMPUTE, err),
-                      st, out);
-    DG_CHECK_GOTO(be->reduce(be, dev, DG_STREAM_COMPUTE, &d[np], err), st, out);
-    q = be->pos(be, dev, DG_STREAM_COMPUTE);
-    dg_buffer_mark_read(sb, q);
-    dg_buffer_mark_write(rv->chunks[0].buf, q);
-    if (ri)
-        dg_buffer_mark_write(ri->chunks[0].buf, q);
+    acc[0] = dg_read(sb);
+    acc[1] = dg_write(rv->chunks[0].buf);
+    acc[2] = dg_write(ri ? ri->chunks[0].buf : NULL);
+    st = dg_enqueue(be, dev, DG_STREAM_COMPUTE, acc, 3, dg_work_reduce(&d[np]), err);
 out:
     hand_pair(st, rv, ri, vout, iout);
     if (sb)
         dg_buffer_decref(be, sb);
     free(d);
     free(row);
+    free(acc);
     return st;
 }
 
@@ -662,9 +744,7 @@ dg_status dg_array_reduce(dg_array *a, const dg_reduce_call *c, dg_array **out,
     dg_array *r = NULL, *ri = NULL;
     dg_status st;
 
-    if (!be->reduce)
-        return dg_error_set(err, DG_ERR_NOTIMPL, -1, "the %s backend has no reductions",
-                            be->name);
+    DG_CHECK(dg_be_need(be, DG_SLOT_REDUCE, err));
     if (a->mode != DG_MODE_REPLICA)
         return dg_error_set(err, DG_ERR_INTERNAL, -1, "reduction of an array in an op mode");
     if (c->kind == DG_RED_LOOP) {
@@ -776,434 +856,5 @@ fail:
         dg_array_decref(r);
     if (ri)
         dg_array_decref(ri);
-    return st;
-}
-
-/* ---- scans ----------------------------------------------------------------- */
-
-/* The scan of chunk s along `axis` into chunk d (same box, same device), from
- * carry when not NULL (a view with strides over the box, 0 along axis). */
-static dg_status scan_chunk(dg_backend_i *be, int loop, int dtype, int axis, dg_chunk *s,
-                            dg_chunk *d, dg_buffer *cbuf, const char *carry,
-                            const int64_t *cstr, dg_error *err)
-{
-    const int nd = s->box.ndim;
-    int perm[DG_MAXDIM], k = 0, ax;
-    char *sp, *dp;
-    int64_t ss[DG_MAXDIM], ds[DG_MAXDIM];
-    dg_scan_desc q;
-    dg_pos p;
-    for (ax = 0; ax < nd; ax++)
-        if (ax != axis)
-            perm[k++] = ax;
-    perm[k] = axis;
-    dg_chunk_view(s, &s->box, &sp, ss);
-    dg_chunk_view(d, &d->box, &dp, ds);
-    memset(&q, 0, sizeof(q));
-    q.loop = loop;
-    q.dtype = dtype;
-    q.ndim = nd;
-    q.src = sp;
-    q.dst = dp;
-    q.carry = carry;
-    for (k = 0; k < nd; k++) {
-        q.shape[k] = dg_range_len(s->box.r[perm[k]]);
-        q.src_strides[k] = ss[perm[k]];
-        q.dst_strides[k] = ds[perm[k]];
-        if (carry)
-            q.carry_strides[k] = cstr[perm[k]];
-    }
-    DG_CHECK(dg_buffer_use_read(be, s->buf, s->device, DG_STREAM_COMPUTE, err));
-    DG_CHECK(dg_buffer_use_write(be, d->buf, d->device, DG_STREAM_COMPUTE, err));
-    if (cbuf)
-        DG_CHECK(dg_buffer_use_read(be, cbuf, d->device, DG_STREAM_COMPUTE, err));
-    DG_CHECK(be->scan(be, d->device, DG_STREAM_COMPUTE, &q, err));
-    p = be->pos(be, d->device, DG_STREAM_COMPUTE);
-    dg_buffer_mark_read(s->buf, p);
-    dg_buffer_mark_write(d->buf, p);
-    if (cbuf)
-        dg_buffer_mark_read(cbuf, p);
-    return DG_OK;
-}
-
-/* 1 if a's chunks are pairwise disjoint step-1 blocks along axis that, among
- * the chunks with the same box on the other axes, tile the axis. */
-static int scan_blocks(const dg_array *a, int axis)
-{
-    int i, j, ax;
-    for (i = 0; i < a->nchunks; i++) {
-        const dg_box *b = &a->chunks[i].box;
-        int64_t covered = 0;
-        if (b->r[axis].step != 1 && dg_range_len(b->r[axis]) > 1)
-            return 0;
-        for (j = 0; j < a->nchunks; j++) {
-            const dg_box *c = &a->chunks[j].box;
-            dg_box I;
-            int same = 1;
-            if (j != i && dg_box_intersect(b, c, &I))
-                return 0;
-            for (ax = 0; ax < b->ndim && same; ax++)
-                if (ax != axis)
-                    same = dg_range_len(b->r[ax]) == 0 ||
-                           (b->r[ax].start == c->r[ax].start && b->r[ax].stop == c->r[ax].stop &&
-                            b->r[ax].step == c->r[ax].step);
-            if (same) {
-                covered += dg_range_len(c->r[axis]);
-            } else {
-                for (ax = 0; ax < b->ndim; ax++) {
-                    dg_range x = dg_range_intersect(b->r[ax], c->r[ax]);
-                    if (ax != axis && dg_range_len(x) > 0 && dg_range_len(x) !=
-                        dg_range_len(b->r[ax]))
-                        return 0; /* partly overlapping groups */
-                }
-            }
-        }
-        if (covered != a->shape[axis])
-            return 0;
-    }
-    return 1;
-}
-
-/* The chunk of a just before chunk i along axis (same group), or -1. */
-static int scan_prev(const dg_array *a, int axis, int i)
-{
-    const dg_box *b = &a->chunks[i].box;
-    int j, ax;
-    for (j = 0; j < a->nchunks; j++) {
-        const dg_box *c = &a->chunks[j].box;
-        int same = c->r[axis].stop == b->r[axis].start && j != i && dg_box_size(c) > 0;
-        for (ax = 0; ax < b->ndim && same; ax++)
-            if (ax != axis)
-                same = b->r[ax].start == c->r[ax].start && b->r[ax].stop == c->r[ax].stop;
-        if (same)
-            return j;
-    }
-    return -1;
-}
-
-/* Copies the last slice along axis of chunk c into a new dense buffer on dev
- * (box `slice`: c's box with axis at its last index). */
-static dg_status last_slice(dg_backend_i *be, int isz, const dg_chunk *c, int axis, int dev,
-                            dg_box *slice, dg_buffer **out, int64_t *str, dg_error *err)
-{
-    dg_copy_desc cp;
-    int64_t s = isz;
-    int ax;
-    dg_pos p;
-    *slice = c->box;
-    slice->r[axis] = dg_range_make(c->box.r[axis].stop - 1, c->box.r[axis].stop, 1);
-    DG_CHECK(dg_buffer_new(be, dev, (size_t)dg_box_size(slice) * (size_t)isz, out, err));
-    memset(&cp, 0, sizeof(cp));
-    cp.ndim = slice->ndim;
-    cp.itemsize = isz;
-    for (ax = slice->ndim - 1; ax >= 0; ax--) {
-        cp.shape[ax] = dg_range_len(slice->r[ax]);
-        cp.dst_strides[ax] = str[ax] = ax == axis ? 0 : s;
-        if (ax != axis)
-            s *= cp.shape[ax];
-    }
-    cp.src_dev = c->device;
-    dg_chunk_view(c, slice, (char **)&cp.src, cp.src_strides);
-    cp.dst_dev = dev;
-    cp.dst = (char *)(*out)->ptr;
-    DG_CHECK(dg_buffer_use_read(be, c->buf, dev, DG_STREAM_COMPUTE, err));
-    DG_CHECK(be->copy(be, dev, DG_STREAM_COMPUTE, &cp, err));
-    p = be->pos(be, dev, DG_STREAM_COMPUTE);
-    dg_buffer_mark_read(c->buf, p);
-    dg_buffer_mark_write(*out, p);
-    return DG_OK;
-}
-
-/* Chunks tiling the axis: local scans, then each block's carry (the combined
- * totals of the blocks before it, passed from block to block) folded in by
- * one elementwise op: block = carry op block. */
-static dg_status scan_with_carries(dg_array *a, int axis, int loop, dg_array *r, dg_error *err)
-{
-    dg_backend_i *be = a->be;
-    const int isz = dg_dtype_size(a->dtype);
-    dg_buffer **carry = NULL;
-    int64_t (*cstr)[DG_MAXDIM] = NULL;
-    int *order = NULL, *done = NULL;
-    dg_status st = DG_OK;
-    int i, n = a->nchunks, k, ax;
-
-    for (i = 0; i < n; i++)
-        DG_CHECK(scan_chunk(be, loop, a->dtype, axis, &a->chunks[i], &r->chunks[i], NULL, NULL,
-                            NULL, err));
-    carry = (dg_buffer **)calloc((size_t)n, sizeof(*carry));
-    cstr = calloc((size_t)n, sizeof(*cstr));
-    order = (int *)calloc((size_t)n, sizeof(int));
-    done = (int *)calloc((size_t)n, sizeof(int));
-    if (!carry || !cstr || !order || !done) {
-        st = dg_error_set(err, DG_ERR_NOMEM, -1, "out of host memory");
-        goto out;
-    }
-    /* blocks in the order of their start along axis, so that a block's
-     * predecessor has its carry when the block is reached */
-    for (k = 0; k < n; k++) {
-        int best = -1;
-        for (i = 0; i < n; i++)
-            if (!done[i] && (best < 0 || a->chunks[i].box.r[axis].start <
-                                             a->chunks[best].box.r[axis].start))
-                best = i;
-        order[k] = best;
-        done[best] = 1;
-    }
-    for (k = 0; k < n && st == DG_OK; k++) {
-        int i2 = order[k], j = scan_prev(a, axis, i2), dev = r->chunks[i2].device;
-        dg_box slice;
-        dg_buffer *tot = NULL;
-        int64_t tstr[DG_MAXDIM];
-        dg_ew_desc d;
-        dg_pos p;
-        if (j < 0 || dg_box_size(&r->chunks[i2].box) == 0)
-            continue;
-        /* carry(i2) = carry(j) op total(j), where total(j) is j's last slice */
-        st = last_slice(be, isz, &r->chunks[j], axis, dev, &slice, &tot, tstr, err);
-        if (st != DG_OK)
-            break;
-        if (carry[j]) {
-            dg_copy_desc cp;
-            memset(&cp, 0, sizeof(cp));
-            cp.ndim = slice.ndim;
-            cp.itemsize = isz;
-            for (ax = 0; ax < slice.ndim; ax++) {
-                cp.shape[ax] = dg_range_len(slice.r[ax]);
-                cp.src_strides[ax] = cstr[j][ax];
-                cp.dst_strides[ax] = tstr[ax];
-            }
-            st = dg_buffer_new(be, dev, tot->nbytes, &carry[i2], err);
-            /* carry(i2) = carry(j) (copied over), then op= total(j) */
-            if (st == DG_OK) {
-                cp.src_dev = carry[j]->device;
-                cp.src = (const char *)carry[j]->ptr;
-                cp.dst_dev = dev;
-                cp.dst = (char *)carry[i2]->ptr;
-                st = dg_buffer_use_read(be, carry[j], dev, DG_STREAM_COMPUTE, err);
-            }
-            if (st == DG_OK)
-                st = be->copy(be, dev, DG_STREAM_COMPUTE, &cp, err);
-            if (st == DG_OK) {
-                memset(&d, 0, sizeof(d));
-                d.loop = loop;
-                d.nop = 3;
-                d.ndim = slice.ndim;
-                for (ax = 0; ax < slice.ndim; ax++) {
-                    d.shape[ax] = cp.shape[ax];
-                    d.strides[0][ax] = d.strides[1][ax] = d.strides[2][ax] = tstr[ax];
-                }
-                d.data[0] = d.data[2] = (char *)carry[i2]->ptr;
-                d.data[1] = (char *)tot->ptr;
-                st = be->elementwise(be, dev, DG_STREAM_COMPUTE, &d, err);
-            }
-            if (st == DG_OK) {
-                p = be->pos(be, dev, DG_STREAM_COMPUTE);
-                dg_buffer_mark_read(carry[j], p);
-                dg_buffer_mark_read(tot, p);
-                dg_buffer_mark_write(carry[i2], p);
-            }
-            dg_buffer_decref(be, tot);
-        } else {
-            carry[i2] = tot;
-        }
-        memcpy(cstr[i2], tstr, sizeof(tstr));
-    }
-    /* every block with a carry: block = carry op block */
-    for (i = 0; i < n && st == DG_OK; i++) {
-        dg_chunk *c = &r->chunks[i];
-        dg_ew_desc d;
-        char *ptr;
-        int64_t str[DG_MAXDIM];
-        if (!carry[i])
-            continue;
-        dg_chunk_view(c, &c->box, &ptr, str);
-        memset(&d, 0, sizeof(d));
-        d.loop = loop;
-        d.nop = 3;
-        d.ndim = c->box.ndim;
-        for (ax = 0; ax < d.ndim; ax++) {
-            d.shape[ax] = dg_range_len(c->box.r[ax]);
-            d.strides[0][ax] = cstr[i][ax];
-            d.strides[1][ax] = d.strides[2][ax] = str[ax];
-        }
-        d.data[0] = (char *)carry[i]->ptr;
-        d.data[1] = d.data[2] = ptr;
-        st = dg_buffer_use_write(be, c->buf, c->device, DG_STREAM_COMPUTE, err);
-        if (st == DG_OK)
-            st = dg_buffer_use_read(be, carry[i], c->device, DG_STREAM_COMPUTE, err);
-        if (st == DG_OK)
-            st = be->elementwise(be, c->device, DG_STREAM_COMPUTE, &d, err);
-        if (st == DG_OK) {
-            dg_pos p = be->pos(be, c->device, DG_STREAM_COMPUTE);
-            dg_buffer_mark_write(c->buf, p);
-            dg_buffer_mark_read(carry[i], p);
-        }
-    }
-out:
-    for (i = 0; carry && i < n; i++)
-        if (carry[i])
-            dg_buffer_decref(be, carry[i]);
-    free(carry);
-    free(cstr);
-    free(order);
-    free(done);
-    return st;
-}
-
-dg_status dg_layout_axis_whole(int ndevices, int ndim, const int64_t *shape, int axis,
-                               dg_plan_chunk **out, int *n, dg_error *err)
-{
-    dg_plan_chunk *w;
-    int other = -1, ax, nd = ndevices, i;
-    for (ax = 0; ax < ndim; ax++)
-        if (ax != axis && (other < 0 || shape[ax] > shape[other]))
-            other = ax;
-    if (other < 0 || shape[other] < 2)
-        nd = 1;
-    else if (shape[other] < nd)
-        nd = (int)shape[other];
-    w = (dg_plan_chunk *)malloc((size_t)nd * sizeof(*w));
-    if (!w)
-        return dg_error_set(err, DG_ERR_NOMEM, -1, "out of host memory");
-    for (i = 0; i < nd; i++) {
-        w[i].device = i;
-        dg_box_full(&w[i].box, ndim, shape);
-        if (nd > 1)
-            w[i].box.r[other] = dg_range_make(shape[other] * i / nd, shape[other] * (i + 1) / nd,
-                                              1);
-    }
-    *out = w;
-    *n = nd;
-    return DG_OK;
-}
-
-dg_status dg_array_scan(dg_array *a, int axis, int loop, dg_array **out, dg_error *err)
-{
-    dg_backend_i *be = a->be;
-    dg_plan_chunk *l = NULL;
-    dg_array *r = NULL, *t = NULL, *tr = NULL;
-    dg_status st = DG_OK;
-    int i, whole = 1;
-
-    if (!be->scan)
-        return dg_error_set(err, DG_ERR_NOTIMPL, -1, "the %s backend has no scans", be->name);
-    if (a->mode != DG_MODE_REPLICA || axis < 0 || axis >= a->ndim || loop < 0 ||
-        loop >= dg_nloops || dg_loops[loop].nin != 2 || dg_loops[loop].dtypes[0] != a->dtype ||
-        dg_loops[loop].dtypes[1] != a->dtype || dg_loops[loop].dtypes[2] != a->dtype)
-        return dg_error_set(err, DG_ERR_INTERNAL, -1, "bad scan of %s along axis %d",
-                            dg_dtype_name(a->dtype), axis);
-    DG_CHECK(dg_array_layout(a, &l, err));
-    DG_CHECK_GOTO(dg_array_empty(be, a->dtype, a->ndim, a->shape, l, a->nchunks,
-                                 DG_MODE_REPLICA, &r, err), st, fail);
-    for (i = 0; i < a->nchunks; i++) {
-        dg_range x = a->chunks[i].box.r[axis];
-        if (dg_box_size(&a->chunks[i].box) > 0 &&
-            !(x.start == 0 && dg_range_len(x) == a->shape[axis] && (x.step == 1 ||
-                                                                    a->shape[axis] == 1)))
-            whole = 0;
-    }
-    if (whole) {
-        for (i = 0; i < a->nchunks && st == DG_OK; i++)
-            if (dg_box_size(&a->chunks[i].box) > 0)
-                st = scan_chunk(be, loop, a->dtype, axis, &a->chunks[i], &r->chunks[i], NULL,
-                                NULL, NULL, err);
-    } else if (scan_blocks(a, axis)) {
-        st = scan_with_carries(a, axis, loop, r, err);
-    } else {
-        /* any other layout: through one where the axis is whole, and back */
-        dg_plan_chunk *w = NULL;
-        int nw = 0;
-        DG_CHECK_GOTO(dg_layout_axis_whole(be->ndevices, a->ndim, a->shape, axis, &w, &nw, err),
-                      st, fail);
-        st = dg_array_reshard(a, w, nw, &t, err);
-        free(w);
-        if (st == DG_OK)
-            st = dg_array_scan(t, axis, loop, &tr, err);
-        if (st == DG_OK) {
-            dg_array_decref(r);
-            r = NULL;
-            st = dg_array_reshard(tr, l, a->nchunks, &r, err);
-        }
-    }
-fail:
-    if (st == DG_OK) {
-        *out = r;
-        r = NULL;
-    }
-    if (t)
-        dg_array_decref(t);
-    if (tr)
-        dg_array_decref(tr);
-    if (r)
-        dg_array_decref(r);
-    free(l);
-    return st;
-}
-
-/* ---- flattening -------------------------------------------------------------- */
-
-/* 1 if chunk c holds whole rows: every axis but the first complete, the
- * first of step 1, the elements dense in C order. */
-static int whole_rows(const dg_array *a, const dg_chunk *c)
-{
-    int64_t s = dg_dtype_size(a->dtype);
-    int ax;
-    for (ax = a->ndim - 1; ax >= 0; ax--) {
-        int64_t n = dg_range_len(c->box.r[ax]);
-        if (ax > 0 && (c->box.r[ax].start != 0 || n != a->shape[ax]))
-            return 0;
-        if (n > 1 && (c->box.r[ax].step != 1 || c->strides[ax] != s))
-            return 0;
-        s *= n;
-    }
-    return 1;
-}
-
-dg_status dg_array_flatten(dg_array *a, size_t min_split_bytes, dg_array **out, dg_error *err)
-{
-    const int nd = a->ndim;
-    int64_t total = 1, row = 1;
-    dg_array *src = a, *r = NULL;
-    dg_status st = DG_OK;
-    int i, ax, ok = 1;
-
-    for (ax = 0; ax < nd; ax++) {
-        total *= a->shape[ax];
-        if (ax > 0)
-            row *= a->shape[ax];
-    }
-    for (i = 0; i < a->nchunks && ok; i++)
-        ok = dg_box_size(&a->chunks[i].box) == 0 || whole_rows(a, &a->chunks[i]);
-    if (!ok || nd == 0) { /* through the default layout, which holds whole rows */
-        dg_plan_chunk *l = NULL;
-        int n = 0;
-        DG_CHECK(dg_layout_default(a->be->ndevices, nd, a->shape,
-                                   (size_t)dg_dtype_size(a->dtype), min_split_bytes, &l, &n,
-                                   err));
-        st = dg_array_reshard_ex(a, l, n, DG_RESHARD_DENSE, &src, err);
-        free(l);
-        if (st != DG_OK)
-            return st;
-    }
-    DG_CHECK_GOTO(dg_array_alloc_shell(a->be, a->dtype, 1, &total, src->nchunks, src->mode, &r,
-                                       err), st, done);
-    for (i = 0; i < src->nchunks; i++) {
-        const dg_chunk *c = &src->chunks[i];
-        dg_chunk *d = &r->chunks[r->nchunks];
-        int64_t first = nd ? c->box.r[0].start * row : 0;
-        int64_t n = dg_box_size(&c->box);
-        d->device = c->device;
-        d->box.ndim = 1;
-        d->box.r[0] = dg_range_make(first, first + n, 1);
-        d->buf = c->buf;
-        d->buf->refcnt++;
-        d->offset = c->offset;
-        d->strides[0] = dg_dtype_size(a->dtype);
-        r->nchunks++;
-    }
-    *out = r;
-done:
-    if (src != a)
-        dg_array_decref(src);
     return st;
 }

@@ -152,34 +152,67 @@ static dg_status push_chunk(dg_array *r, int dev, const dg_box *box, const dg_ch
  * buffer; pieces[t] .. pieces[t + 1] - 1 are its chunks in the result. */
 enum { HOLD_VIEW, HOLD_PIECES, HOLD_NEW };
 
+/* The first chunk of rep (in index order) that can hold `box` of a reshard
+ * as a view on dev, or -1: among the chunks the index x of rep's boxes finds
+ * (ids: scratch), so that a layout of many chunks is not searched whole. */
+static int view_source(const dg_array *rep, const dg_box_index *x, int dev, const dg_box *box,
+                       int isz, unsigned flags, int **ids, int *nids, int *capids)
+{
+    int k, best = -1;
+    *nids = 0;
+    if (dg_box_size(box) == 0 || dg_box_index_query(x, box, ids, nids, capids, NULL) != DG_OK)
+        return -1;
+    for (k = 0; k < *nids; k++) {
+        const int i = (*ids)[k];
+        if ((best < 0 || i < best) && can_view(&rep->chunks[i], dev, box, isz, flags))
+            best = i;
+    }
+    return best;
+}
+
 /* The result of resharding rep (REPLICA) to `layout`, chunks only: views
  * where the data stays, new buffers where it moves (and, with
  * DG_RESHARD_PIECES, chunks made of views and moved pieces).  kind[t] and
- * pieces[] say how each chunk asked for is held. */
+ * pieces[] say how each chunk asked for is held.  The plan's copies come
+ * grouped by destination, in order (dg_plan.h): those of t are found by
+ * one walk (first[t]), and the chunks that could be viewed through an
+ * index of rep's boxes, for layouts of many chunks. */
 static dg_status reshard_chunks(dg_array *rep, const dg_plan_chunk *layout, int n,
                                 const dg_plan *plan, unsigned flags, int *kind, int *pieces,
                                 dg_array **out, dg_error *err)
 {
     const int isz = dg_dtype_size(rep->dtype), nsrc = rep->nchunks;
     dg_array *r = NULL;
-    int t, i, j, cap = 0;
+    int t, i, j, cap = 0, *first = NULL, *view = NULL, *ids = NULL, nids = 0, capids = 0;
+    const dg_box **boxes = NULL;
+    dg_box_index x;
     dg_status st = DG_OK;
 
+    memset(&x, 0, sizeof x);
+    first = (int *)malloc(((size_t)n + 1) * sizeof(int));
+    view = (int *)malloc(((size_t)n + 1) * sizeof(int));
+    boxes = (const dg_box **)malloc(((size_t)nsrc + 1) * sizeof(*boxes));
+    if (!first || !view || !boxes) {
+        st = dg_error_set(err, DG_ERR_NOMEM, -1, "out of host memory");
+        goto done;
+    }
+    for (i = 0; i < nsrc; i++)
+        boxes[i] = &rep->chunks[i].box;
+    DG_CHECK_GOTO(dg_box_index_build(&x, boxes, nsrc, dg_box_index_axis(boxes, nsrc), err), st,
+                  done);
+    for (t = 0, j = 0; t <= n; t++) {
+        while (j < plan->ncopies && plan->copies[j].dst < t)
+            j++;
+        first[t] = j;
+    }
     /* how each is held, and how many chunks that takes */
     for (t = 0; t < n; t++) {
         const dg_box *D = &layout[t].box;
         int local = 0, remote = 0, virt = 0, worth = 1;
-        kind[t] = HOLD_NEW;
-        for (i = 0; i < nsrc && dg_box_size(D) > 0; i++) {
-            if (can_view(&rep->chunks[i], layout[t].device, D, isz, flags)) {
-                kind[t] = HOLD_VIEW;
-                break;
-            }
-        }
-        for (j = 0; j < plan->ncopies && kind[t] != HOLD_VIEW; j++) {
+        view[t] = view_source(rep, &x, layout[t].device, D, isz, flags, &ids, &nids, &capids);
+        kind[t] = view[t] >= 0 ? HOLD_VIEW : HOLD_NEW;
+        for (j = first[t]; j < first[t + 1] && kind[t] != HOLD_VIEW; j++) {
             const dg_plan_copy *pc = &plan->copies[j];
-            if (pc->dst != t)
-                continue;
             if (pc->src >= nsrc) {
                 virt++;
             } else if (rep->chunks[pc->src].device == layout[t].device) {
@@ -194,31 +227,34 @@ static dg_status reshard_chunks(dg_array *rep, const dg_plan_chunk *layout, int 
             kind[t] = HOLD_PIECES;
         cap += kind[t] == HOLD_PIECES ? local + remote : 1;
     }
-    DG_CHECK(dg_array_alloc_shell(rep->be, rep->dtype, rep->ndim, rep->shape, cap,
-                                  DG_MODE_REPLICA, &r, err));
+    DG_CHECK_GOTO(dg_array_alloc_shell(rep->be, rep->dtype, rep->ndim, rep->shape, cap,
+                                       DG_MODE_REPLICA, &r, err), st, done);
     for (t = 0; t < n && st == DG_OK; t++) {
         const dg_plan_chunk *L = &layout[t];
         pieces[t] = r->nchunks;
         if (kind[t] == HOLD_VIEW) {
-            for (i = 0; i < nsrc; i++)
-                if (can_view(&rep->chunks[i], L->device, &L->box, isz, flags))
-                    break;
-            st = push_chunk(r, L->device, &L->box, &rep->chunks[i], err);
+            st = push_chunk(r, L->device, &L->box, &rep->chunks[view[t]], err);
         } else if (kind[t] == HOLD_PIECES) {
-            for (j = 0; j < plan->ncopies && st == DG_OK; j++) {
+            for (j = first[t]; j < first[t + 1] && st == DG_OK; j++) {
                 const dg_plan_copy *pc = &plan->copies[j];
-                if (pc->dst == t)
-                    st = push_chunk(r, L->device, &pc->box,
-                                    rep->chunks[pc->src].device == L->device
-                                        ? &rep->chunks[pc->src] : NULL, err);
+                st = push_chunk(r, L->device, &pc->box,
+                                rep->chunks[pc->src].device == L->device
+                                    ? &rep->chunks[pc->src] : NULL, err);
             }
         } else {
             st = push_chunk(r, L->device, &L->box, NULL, err);
         }
     }
     pieces[n] = r->nchunks;
+done:
+    free(first);
+    free(view);
+    free(boxes);
+    free(ids);
+    dg_box_index_free(&x);
     if (st != DG_OK) {
-        dg_array_decref(r);
+        if (r)
+            dg_array_decref(r);
         return st;
     }
     *out = r;
@@ -434,7 +470,7 @@ static dg_status fold_views(dg_backend_i *be, int loop, dg_chunk *d, const dg_bo
                             const dg_region_src *x, const dg_region_src *y, dg_error *err)
 {
     dg_ew_desc e;
-    dg_pos p;
+    dg_access acc[3];
     int ax;
     memset(&e, 0, sizeof(e));
     e.loop = loop;
@@ -447,16 +483,11 @@ static dg_status fold_views(dg_backend_i *be, int loop, dg_chunk *d, const dg_bo
     e.data[1] = y->ptr;
     memcpy(e.strides[1], y->strides, sizeof(y->strides));
     dg_chunk_view(d, I, &e.data[2], e.strides[2]);
-    DG_CHECK(dg_buffer_use_read(be, x->buf, d->device, DG_STREAM_COMPUTE, err));
-    DG_CHECK(dg_buffer_use_read(be, y->buf, d->device, DG_STREAM_COMPUTE, err));
-    DG_CHECK(dg_buffer_use_write(be, d->buf, d->device, DG_STREAM_COMPUTE, err));
     dg_ew_coalesce(&e);
-    DG_CHECK(be->elementwise(be, d->device, DG_STREAM_COMPUTE, &e, err));
-    p = be->pos(be, d->device, DG_STREAM_COMPUTE);
-    dg_buffer_mark_read(x->buf, p);
-    dg_buffer_mark_read(y->buf, p);
-    dg_buffer_mark_write(d->buf, p);
-    return DG_OK;
+    acc[0] = dg_read(x->buf);
+    acc[1] = dg_read(y->buf);
+    acc[2] = dg_write(d->buf);
+    return dg_enqueue(be, d->device, DG_STREAM_COMPUTE, acc, 3, dg_work_elementwise(&e), err);
 }
 
 /* Chunk j of a alone, as an array (borrowing a's chunk), for dg_fetch_region. */
@@ -506,6 +537,19 @@ static int same_dense_boxes(const dg_array *a)
     return 1;
 }
 
+/* The backend's all-reduce d as a group; DG_ERR_NOTIMPL (err untouched)
+ * where it has none for d's dtype and op. */
+static dg_status run_allreduce(dg_backend_i *be, void *ctx, dg_error *err)
+{
+    dg_error e2 = DG_ERROR_INIT;
+    dg_status st = dg_be_allreduce(be, DG_STREAM_COMPUTE, (const dg_allreduce_desc *)ctx, &e2);
+    if (st == DG_ERR_NOTIMPL)
+        dg_error_clear(&e2);
+    else if (st != DG_OK)
+        *err = e2;
+    return st;
+}
+
 /* Chunks holding the same box on distinct devices, combined by the backend's
  * all-reduce into r (same layout).  DG_ERR_NOTIMPL (err untouched) where the
  * backend has none for this dtype and op. */
@@ -516,25 +560,22 @@ static dg_status combine_allreduce(dg_array *a, int loop, dg_array *r, dg_error 
     int *devs = (int *)malloc((size_t)n * sizeof(int));
     const void **src = (const void **)malloc((size_t)n * sizeof(void *));
     void **dst = (void **)malloc((size_t)n * sizeof(void *));
+    dg_access *acc = (dg_access *)malloc((size_t)n * 2 * sizeof(dg_access));
     dg_allreduce_desc d;
-    dg_error e2 = DG_ERROR_INIT;
     dg_status st = DG_OK;
     int i;
 
-    if (!devs || !src || !dst) {
+    if (!devs || !src || !dst || !acc) {
         st = dg_error_set(err, DG_ERR_NOMEM, -1, "out of host memory");
         goto done;
     }
-    for (i = 0; i < n && st == DG_OK; i++) {
+    for (i = 0; i < n; i++) {
         devs[i] = a->chunks[i].device;
         src[i] = (const char *)a->chunks[i].buf->ptr + a->chunks[i].offset;
         dst[i] = (char *)r->chunks[i].buf->ptr + r->chunks[i].offset;
-        st = dg_buffer_use_read(be, a->chunks[i].buf, devs[i], DG_STREAM_COMPUTE, err);
-        if (st == DG_OK)
-            st = dg_buffer_use_write(be, r->chunks[i].buf, devs[i], DG_STREAM_COMPUTE, err);
+        acc[2 * i] = dg_acc_on(a->chunks[i].buf, DG_ACC_READ, devs[i], DG_STREAM_COMPUTE);
+        acc[2 * i + 1] = dg_acc_on(r->chunks[i].buf, DG_ACC_WRITE, devs[i], DG_STREAM_COMPUTE);
     }
-    if (st != DG_OK)
-        goto done;
     d.n = n;
     d.devs = devs;
     d.src = src;
@@ -542,24 +583,12 @@ static dg_status combine_allreduce(dg_array *a, int loop, dg_array *r, dg_error 
     d.count = dg_box_size(&a->chunks[0].box);
     d.dtype = a->dtype;
     d.op = allreduce_op(loop);
-    st = be->allreduce(be, DG_STREAM_COMPUTE, &d, &e2);
-    if (st == DG_ERR_NOTIMPL) {
-        dg_error_clear(&e2);
-        goto done;
-    }
-    if (st != DG_OK) {
-        *err = e2;
-        goto done;
-    }
-    for (i = 0; i < n; i++) {
-        dg_pos p = be->pos(be, devs[i], DG_STREAM_COMPUTE);
-        dg_buffer_mark_read(a->chunks[i].buf, p);
-        dg_buffer_mark_write(r->chunks[i].buf, p);
-    }
+    st = dg_enqueue_group(be, acc, 2 * n, run_allreduce, &d, err);
 done:
     free(devs);
     free(src);
     free(dst);
+    free(acc);
     return st;
 }
 
@@ -629,8 +658,8 @@ dg_status dg_array_combine(dg_array *a, int loop, dg_array **out, dg_error *err)
                              (size_t)dg_dtype_size(a->dtype);
         DG_CHECK(empty_like_chunks(a, DG_MODE_REPLICA, &r, err));
         st = DG_ERR_NOTIMPL;
-        if (be->allreduce && allreduce_op(loop) >= 0 &&
-            (bytes > dg_get_peer_read_bytes() || !be->can_access))
+        if (dg_be_has(be, DG_SLOT_ALLREDUCE) && allreduce_op(loop) >= 0 &&
+            (bytes > dg_get_peer_read_bytes() || !dg_be_has(be, DG_SLOT_CAN_ACCESS)))
             st = combine_allreduce(a, loop, r, err);
         if (st == DG_ERR_NOTIMPL)
             st = combine_same_boxes(a, loop, r, err);
@@ -684,6 +713,7 @@ static dg_status to_op_mode(dg_array *a, int mode, dg_array **out, dg_error *err
         for (j = i + 1; j < r->nchunks; j++) {
             dg_box I;
             dg_fill_desc f;
+            dg_access acc;
             if (!dg_box_intersect(&c->box, &r->chunks[j].box, &I))
                 continue;
             memset(&f, 0, sizeof(f));
@@ -697,10 +727,9 @@ static dg_status to_op_mode(dg_array *a, int mode, dg_array **out, dg_error *err
                 f.gstep[ax] = I.r[ax].step;
             }
             dg_chunk_view(c, &I, &f.dst, f.strides);
-            DG_CHECK_GOTO(dg_buffer_use_write(be, c->buf, c->device, DG_STREAM_COMPUTE, err),
-                          st, fail);
-            DG_CHECK_GOTO(be->fill(be, c->device, DG_STREAM_COMPUTE, &f, err), st, fail);
-            dg_buffer_mark_write(c->buf, be->pos(be, c->device, DG_STREAM_COMPUTE));
+            acc = dg_write(c->buf);
+            DG_CHECK_GOTO(dg_enqueue(be, c->device, DG_STREAM_COMPUTE, &acc, 1, dg_work_fill(&f),
+                                     err), st, fail);
         }
     }
     *out = r;

@@ -28,7 +28,6 @@ static dg_status search_chunk(dg_array *seq, const dg_chunk *c, dg_chunk *oc, in
     int64_t sst[DG_MAXDIM];
     char *vp, *op;
     int j, first = 1;
-    dg_pos p;
 
     memset(&d, 0, sizeof d);
     d.dtype = dtype;
@@ -38,11 +37,10 @@ static dg_status search_chunk(dg_array *seq, const dg_chunk *c, dg_chunk *oc, in
     d.val = vp;
     dg_chunk_view(oc, &oc->box, &op, d.dst_strides);
     d.dst = (int64_t *)op;
-    DG_CHECK(dg_buffer_use_read(be, c->buf, dev, DG_STREAM_COMPUTE, err));
-    DG_CHECK(dg_buffer_use_write(be, oc->buf, dev, DG_STREAM_COMPUTE, err));
     for (j = 0; j <= seq->nchunks; j++) {
         const dg_chunk *s = j < seq->nchunks ? &seq->chunks[j] : NULL;
         char *sp = NULL;
+        dg_access acc[3];
         if (s && (s->device != dev || dg_box_size(&s->box) == 0))
             continue;
         if (!s && !first)
@@ -51,18 +49,15 @@ static dg_status search_chunk(dg_array *seq, const dg_chunk *c, dg_chunk *oc, in
         if (s) {
             dg_chunk_view(s, &s->box, &sp, sst);
             d.seq_stride = sst[0];
-            DG_CHECK(dg_buffer_use_read(be, s->buf, dev, DG_STREAM_COMPUTE, err));
         }
         d.seq = sp;
         d.accumulate = !first;
-        DG_CHECK(be->search(be, dev, DG_STREAM_COMPUTE, &d, err));
-        if (s)
-            dg_buffer_mark_read(s->buf, be->pos(be, dev, DG_STREAM_COMPUTE));
+        acc[0] = dg_read(c->buf);
+        acc[1] = dg_read(s ? s->buf : NULL);
+        acc[2] = dg_write(oc->buf);
+        DG_CHECK(dg_enqueue(be, dev, DG_STREAM_COMPUTE, acc, 3, dg_work_search(&d), err));
         first = 0;
     }
-    p = be->pos(be, dev, DG_STREAM_COMPUTE);
-    dg_buffer_mark_read(c->buf, p);
-    dg_buffer_mark_write(oc->buf, p);
     return DG_OK;
 }
 
@@ -76,8 +71,7 @@ dg_status dg_array_search(dg_array *seq, dg_array *v, int right, int mode, dg_ar
     int i;
 
     *out = NULL;
-    if (!be->search)
-        return dg_error_set(err, DG_ERR_NOTIMPL, -1, "the %s backend cannot search", be->name);
+    DG_CHECK(dg_be_need(be, DG_SLOT_SEARCH, err));
     if (seq->ndim != 1 || seq->dtype != v->dtype || seq->mode != DG_MODE_REPLICA ||
         v->mode != DG_MODE_REPLICA || (mode != DG_MODE_REPLICA && mode != DG_MODE_SUM))
         return dg_error_set(err, DG_ERR_INTERNAL, -1, "a malformed search");

@@ -22,26 +22,14 @@ dg_status dg_counts_to_host(dg_backend_i *be, int n, const int *devs, dg_buffer 
     dg_status st = DG_OK;
     int i;
     for (i = 0; i < n && st == DG_OK; i++) {
-        dg_copy_desc cp;
-        memset(&cp, 0, sizeof cp);
-        cp.ndim = 1;
-        cp.shape[0] = 1;
-        cp.itemsize = 8;
-        cp.src_strides[0] = cp.dst_strides[0] = 8;
-        cp.src_dev = devs[i];
-        cp.src = (const char *)dev_ptr[i];
-        cp.dst_dev = DG_HOST;
-        cp.dst = (char *)&host[i];
-        st = dg_buffer_use_read(be, bufs[i], devs[i], DG_STREAM_COMPUTE, err);
-        if (st == DG_OK)
-            st = be->copy(be, devs[i], DG_STREAM_COMPUTE, &cp, err);
-        if (st == DG_OK)
-            dg_buffer_mark_read(bufs[i], be->pos(be, devs[i], DG_STREAM_COMPUTE));
+        const dg_copy_desc cp = dg_copy_bytes(devs[i], dev_ptr[i], DG_HOST, &host[i], 8);
+        const dg_access acc = dg_read(bufs[i]);
+        st = dg_enqueue(be, devs[i], DG_STREAM_COMPUTE, &acc, 1, dg_work_copy(&cp), err);
     }
     /* wait even after a failure: queued copies write into `host` */
     for (i = 0; i < n; i++) {
         dg_error e2 = DG_ERROR_INIT;
-        dg_status s2 = be->sync(be, be->pos(be, devs[i], DG_STREAM_COMPUTE),
+        dg_status s2 = dg_be_sync(be, dg_be_pos(be, devs[i], DG_STREAM_COMPUTE),
                                 st == DG_OK ? err : &e2);
         if (st == DG_OK)
             st = s2;
@@ -186,9 +174,7 @@ dg_status dg_array_select(dg_array *a, dg_array *mask, size_t min_split_bytes,
     int64_t w[DG_MAXDIM];
     dg_status st = DG_OK;
 
-    if (!be->select)
-        return dg_error_set(err, DG_ERR_NOTIMPL, -1, "the %s backend cannot compact arrays",
-                            be->name);
+    DG_CHECK(dg_be_need(be, DG_SLOT_SELECT, err));
     if (mask->ndim < 1 || mask->dtype != DG_BOOL || mask->mode != DG_MODE_REPLICA ||
         (a && (a->ndim != mask->ndim || a->mode != DG_MODE_REPLICA ||
                memcmp(a->shape, mask->shape, (size_t)a->ndim * sizeof(int64_t)) != 0)))
@@ -241,7 +227,7 @@ dg_status dg_array_select(dg_array *a, dg_array *mask, size_t min_split_bytes,
         const int dev = c->device;
         const int64_t size = dg_box_size(&c->box);
         dg_select_desc d;
-        dg_pos p;
+        dg_access acc[4];
         devs[i] = dev;
         DG_CHECK_GOTO(dg_buffer_new(be, dev, (size_t)size * (size_t)isz, &bufs[i], err), st,
                       done);
@@ -261,19 +247,12 @@ dg_status dg_array_select(dg_array *a, dg_array *mask, size_t min_split_bytes,
         dg_chunk_view(mc, &mc->box, (char **)&d.mask, d.mask_strides);
         d.dst = (char *)bufs[i]->ptr;
         d.count = (int64_t *)cbufs[i]->ptr;
-        if (!want_idx)
-            DG_CHECK_GOTO(dg_buffer_use_read(be, c->buf, dev, DG_STREAM_COMPUTE, err), st,
-                          done);
-        DG_CHECK_GOTO(dg_buffer_use_read(be, mc->buf, dev, DG_STREAM_COMPUTE, err), st, done);
-        DG_CHECK_GOTO(dg_buffer_use_write(be, bufs[i], dev, DG_STREAM_COMPUTE, err), st, done);
-        DG_CHECK_GOTO(dg_buffer_use_write(be, cbufs[i], dev, DG_STREAM_COMPUTE, err), st, done);
-        DG_CHECK_GOTO(be->select(be, dev, DG_STREAM_COMPUTE, &d, err), st, done);
-        p = be->pos(be, dev, DG_STREAM_COMPUTE);
-        if (!want_idx)
-            dg_buffer_mark_read(c->buf, p);
-        dg_buffer_mark_read(mc->buf, p);
-        dg_buffer_mark_write(bufs[i], p);
-        dg_buffer_mark_write(cbufs[i], p);
+        acc[0] = dg_read(want_idx ? NULL : c->buf);
+        acc[1] = dg_read(mc->buf);
+        acc[2] = dg_write(bufs[i]);
+        acc[3] = dg_write(cbufs[i]);
+        DG_CHECK_GOTO(dg_enqueue(be, dev, DG_STREAM_COMPUTE, acc, 4, dg_work_select(&d), err),
+                      st, done);
     }
     DG_CHECK_GOTO(dg_counts_to_host(be, n, devs, cbufs, cptr, cnt, err), st, done);
     if (n == 0) { /* no element at all: one empty chunk */

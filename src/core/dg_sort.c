@@ -1,27 +1,13 @@
 /* Sorting along an axis (dg_array_sort): where each chunk holds the whole
  * axis, every chunk sorts its rows on its device (the backend's sort, with
  * the axis passed last); otherwise the array goes through a layout that
- * holds the axis whole (dg_layout_axis_whole) and the results come back to
+ * holds the axis whole (dg_layout_axes_whole) and the results come back to
  * its layout. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "dg_array_impl.h"
 #include "dg_index.h"
-
-/* 1 if every non-empty chunk of a holds all of `axis`. */
-static int axis_whole(const dg_array *a, int axis)
-{
-    int i;
-    for (i = 0; i < a->nchunks; i++) {
-        dg_range r = a->chunks[i].box.r[axis];
-        if (dg_box_size(&a->chunks[i].box) > 0 &&
-            !(r.start == 0 && dg_range_len(r) == a->shape[axis] &&
-              (r.step == 1 || a->shape[axis] == 1)))
-            return 0;
-    }
-    return 1;
-}
 
 /* The view of chunk c (its first element, shape and strides) with `axis`
  * moved last. */
@@ -65,7 +51,7 @@ static dg_status sort_chunks(dg_array *a, int axis, dg_array **vals, dg_array **
         const dg_chunk *c = &a->chunks[i];
         dg_chunk *vc = vals ? &(*vals)->chunks[i] : NULL, *ic = idx ? &(*idx)->chunks[i] : NULL;
         dg_sort_desc d;
-        dg_pos p;
+        dg_access acc[3];
         if (dg_box_size(&c->box) == 0)
             continue;
         memset(&d, 0, sizeof d);
@@ -76,21 +62,11 @@ static dg_status sort_chunks(dg_array *a, int axis, dg_array **vals, dg_array **
             view_axis_last(vc, axis, &d.dst, NULL, d.dst_strides);
         if (ic)
             view_axis_last(ic, axis, (char **)&d.idx, NULL, d.idx_strides);
-        DG_CHECK_GOTO(dg_buffer_use_read(be, c->buf, c->device, DG_STREAM_COMPUTE, err), st,
-                      done);
-        if (vc)
-            DG_CHECK_GOTO(dg_buffer_use_write(be, vc->buf, c->device, DG_STREAM_COMPUTE, err),
-                          st, done);
-        if (ic)
-            DG_CHECK_GOTO(dg_buffer_use_write(be, ic->buf, c->device, DG_STREAM_COMPUTE, err),
-                          st, done);
-        DG_CHECK_GOTO(be->sort(be, c->device, DG_STREAM_COMPUTE, &d, err), st, done);
-        p = be->pos(be, c->device, DG_STREAM_COMPUTE);
-        dg_buffer_mark_read(c->buf, p);
-        if (vc)
-            dg_buffer_mark_write(vc->buf, p);
-        if (ic)
-            dg_buffer_mark_write(ic->buf, p);
+        acc[0] = dg_read(c->buf);
+        acc[1] = dg_write(vc ? vc->buf : NULL);
+        acc[2] = dg_write(ic ? ic->buf : NULL);
+        DG_CHECK_GOTO(dg_enqueue(be, c->device, DG_STREAM_COMPUTE, acc, 3, dg_work_sort(&d), err),
+                      st, done);
     }
     st = DG_OK;
 done:
@@ -133,13 +109,13 @@ dg_status dg_array_sort(dg_array *a, int axis, dg_array **out_vals, dg_array **o
         *out_vals = NULL;
     if (out_idx)
         *out_idx = NULL;
-    if (!be->sort)
-        return dg_error_set(err, DG_ERR_NOTIMPL, -1, "the %s backend cannot sort", be->name);
+    DG_CHECK(dg_be_need(be, DG_SLOT_SORT, err));
     if (a->mode != DG_MODE_REPLICA || axis < 0 || axis >= a->ndim)
         return dg_error_set(err, DG_ERR_INTERNAL, -1, "a bad sort along axis %d", axis);
-    if (axis_whole(a, axis))
+    if (dg_array_axis_whole(a, axis))
         return sort_chunks(a, axis, out_vals, out_idx, err);
-    DG_CHECK(dg_layout_axis_whole(be->ndevices, a->ndim, a->shape, axis, &w, &nw, err));
+    DG_CHECK(dg_layout_axes_whole(be->ndevices, a->ndim, a->shape, &axis, 1, &w, &nw, NULL,
+                                  err));
     DG_CHECK_GOTO(dg_array_reshard(a, w, nw, &t, err), st, done);
     DG_CHECK_GOTO(sort_chunks(t, axis, out_vals ? &v : NULL, out_idx ? &x : NULL, err), st,
                   done);

@@ -77,7 +77,7 @@ static dg_status enqueue_rows(dg_backend_i *be, int dev, int scatter, dg_buffer 
                               dg_error *err)
 {
     dg_rows_desc d;
-    dg_pos p;
+    dg_access acc[3];
     int a;
     if (n == 0)
         return DG_OK;
@@ -98,15 +98,10 @@ static dg_status enqueue_rows(dg_backend_i *be, int dev, int scatter, dg_buffer 
     d.dst = dst->ptr;
     d.dst_rstride = dst->rstride;
     memcpy(d.dst_strides, dst->strides, sizeof(d.dst_strides));
-    DG_CHECK(dg_buffer_use_read(be, kbuf, dev, DG_STREAM_COMPUTE, err));
-    DG_CHECK(dg_buffer_use_read(be, src->buf, dev, DG_STREAM_COMPUTE, err));
-    DG_CHECK(dg_buffer_use_write(be, dst->buf, dev, DG_STREAM_COMPUTE, err));
-    DG_CHECK(be->rows(be, dev, DG_STREAM_COMPUTE, &d, err));
-    p = be->pos(be, dev, DG_STREAM_COMPUTE);
-    dg_buffer_mark_read(kbuf, p);
-    dg_buffer_mark_read(src->buf, p);
-    dg_buffer_mark_write_part(dst->buf, p);
-    return DG_OK;
+    acc[0] = dg_read(kbuf);
+    acc[1] = dg_read(src->buf);
+    acc[2] = dg_write_part(dst->buf);
+    return dg_enqueue(be, dev, DG_STREAM_COMPUTE, acc, 3, dg_work_rows(&d), err);
 }
 
 /* Enqueues on dev the keyed copy between the rows `rows` of chunk ch (box
@@ -221,7 +216,7 @@ static dg_status remote_add(dg_backend_i *be, remotes *rs, int k, int s, const d
 {
     remote *r;
     dg_route_desc rd;
-    dg_pos p;
+    dg_access acc[4];
     DG_CHECK(dg_grow((void **)&rs->r, &rs->cap, rs->n + 1, sizeof(remote), 8, err));
     r = &rs->r[rs->n++];
     memset(r, 0, sizeof(*r));
@@ -243,17 +238,11 @@ static dg_status remote_add(dg_backend_i *be, remotes *rs, int k, int s, const d
     rd.rows = (int64_t *)r->rows->ptr;
     rd.pos = (int64_t *)r->pos->ptr;
     rd.count = (int64_t *)r->cnt->ptr;
-    DG_CHECK(dg_buffer_use_read(be, kbuf, d, DG_STREAM_COMPUTE, err));
-    DG_CHECK(dg_buffer_use_write(be, r->rows, d, DG_STREAM_COMPUTE, err));
-    DG_CHECK(dg_buffer_use_write(be, r->pos, d, DG_STREAM_COMPUTE, err));
-    DG_CHECK(dg_buffer_use_write(be, r->cnt, d, DG_STREAM_COMPUTE, err));
-    DG_CHECK(be->route(be, d, DG_STREAM_COMPUTE, &rd, err));
-    p = be->pos(be, d, DG_STREAM_COMPUTE);
-    dg_buffer_mark_read(kbuf, p);
-    dg_buffer_mark_write(r->rows, p);
-    dg_buffer_mark_write(r->pos, p);
-    dg_buffer_mark_write(r->cnt, p);
-    return DG_OK;
+    acc[0] = dg_read(kbuf);
+    acc[1] = dg_write(r->rows);
+    acc[2] = dg_write(r->pos);
+    acc[3] = dg_write(r->cnt);
+    return dg_enqueue(be, d, DG_STREAM_COMPUTE, acc, 4, dg_work_route(&rd), err);
 }
 
 /* The counts of every remote pair on the host (one synchronisation). */
@@ -314,7 +303,7 @@ static int in_place(dg_backend_i *be, int dev, const dg_chunk *c, int64_t n, con
 {
     if (c->device == dev)
         return 1;
-    return be->can_access && be->can_access(be, dev, c->device) &&
+    return dg_be_can_access(be, dev, c->device) &&
            (size_t)(n * row_bytes(B, isz)) <= dg_get_peer_read_bytes();
 }
 
@@ -372,9 +361,8 @@ static dg_status rows_like(dg_array *like, dg_array *idx, dg_array **out, dg_err
 static dg_status check_args(dg_backend_i *be, const dg_array *data, const dg_array *idx,
                             dg_error *err)
 {
-    if (!be->rows || !be->route)
-        return dg_error_set(err, DG_ERR_NOTIMPL, -1, "the %s backend cannot gather rows",
-                            be->name);
+    DG_CHECK(dg_be_need(be, DG_SLOT_ROWS, err));
+    DG_CHECK(dg_be_need(be, DG_SLOT_ROUTE, err));
     if (data->ndim < 1 || idx->ndim != 1 || idx->dtype != DG_INT64 ||
         data->mode != DG_MODE_REPLICA || idx->mode != DG_MODE_REPLICA)
         return dg_error_set(err, DG_ERR_INTERNAL, -1, "bad keyed rows");

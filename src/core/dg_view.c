@@ -6,6 +6,7 @@
  * the same buffer (a new reference) at the mapped offset and strides; the
  * base's logical layout, when it has one, is mapped the same way.  A view of
  * no element keeps one empty chunk, so that every array has a chunk. */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -418,21 +419,64 @@ done:
 
 /* ---- overlap ------------------------------------------------------------------- */
 
+/* A chunk's buffer and index, ordered by buffer (dg_array_overlaps). */
+typedef struct buf_chunk {
+    uintptr_t buf;
+    int idx;
+} buf_chunk;
+
+static int cmp_buf_chunk(const void *pa, const void *pb)
+{
+    const buf_chunk *a = pa, *b = pb;
+    if (a->buf != b->buf)
+        return a->buf < b->buf ? -1 : 1;
+    return (a->idx > b->idx) - (a->idx < b->idx);
+}
+
+/* 1 if chunks a and b use one buffer but not as the very same view. */
+static int chunks_overlap(const dg_chunk *a, const dg_chunk *b)
+{
+    if (a->buf != b->buf || dg_box_size(&a->box) == 0 || dg_box_size(&b->box) == 0)
+        return 0;
+    return a->offset != b->offset || !dg_box_equal(&a->box, &b->box) ||
+           memcmp(a->strides, b->strides, (size_t)a->box.ndim * sizeof(int64_t)) != 0;
+}
+
+/* Out's chunks sorted by buffer, so that each chunk of in meets only the
+ * chunks of out on its own buffer (n log n, not all pairs: layouts of many
+ * chunks).  Out of memory: all pairs. */
 int dg_array_overlaps(const dg_array *in, const dg_array *out)
 {
-    int i, j;
+    buf_chunk *o;
+    int i, j, res = 0;
     if (in == out)
         return 0;
-    for (i = 0; i < in->nchunks; i++) {
-        const dg_chunk *a = &in->chunks[i];
-        for (j = 0; j < out->nchunks; j++) {
-            const dg_chunk *b = &out->chunks[j];
-            if (a->buf != b->buf || dg_box_size(&a->box) == 0 || dg_box_size(&b->box) == 0)
-                continue;
-            if (a->offset != b->offset || !dg_box_equal(&a->box, &b->box) ||
-                memcmp(a->strides, b->strides, (size_t)a->box.ndim * sizeof(int64_t)) != 0)
-                return 1;
-        }
+    o = (buf_chunk *)malloc((size_t)(out->nchunks > 0 ? out->nchunks : 1) * sizeof(*o));
+    if (!o) {
+        for (i = 0; i < in->nchunks; i++)
+            for (j = 0; j < out->nchunks; j++)
+                if (chunks_overlap(&in->chunks[i], &out->chunks[j]))
+                    return 1;
+        return 0;
     }
-    return 0;
+    for (j = 0; j < out->nchunks; j++) {
+        o[j].buf = (uintptr_t)out->chunks[j].buf;
+        o[j].idx = j;
+    }
+    qsort(o, (size_t)out->nchunks, sizeof(*o), cmp_buf_chunk);
+    for (i = 0; i < in->nchunks && !res; i++) {
+        const uintptr_t b = (uintptr_t)in->chunks[i].buf;
+        int lo = 0, hi = out->nchunks;
+        while (lo < hi) { /* the first of out's chunks on buffer b */
+            const int m = lo + (hi - lo) / 2;
+            if (o[m].buf < b)
+                lo = m + 1;
+            else
+                hi = m;
+        }
+        for (j = lo; j < out->nchunks && o[j].buf == b && !res; j++)
+            res = chunks_overlap(&in->chunks[i], &out->chunks[o[j].idx]);
+    }
+    free(o);
+    return res;
 }

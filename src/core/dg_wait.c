@@ -46,7 +46,7 @@ dg_status dg_waitset_of_array(const dg_array *a, dg_waitset *w, dg_error *err)
         const dg_mem *m = a->chunks[i].buf->mem;
         for (k = 0; k < m->nslots; k++)
             waitset_add(w, m->writes[k]);
-        waitset_add(w, be->pos(be, a->chunks[i].device, DG_STREAM_COMPUTE));
+        waitset_add(w, dg_be_pos(be, a->chunks[i].device, DG_STREAM_COMPUTE));
     }
     return DG_OK;
 }
@@ -57,7 +57,7 @@ dg_status dg_waitset_all(dg_backend_i *be, dg_waitset *w, dg_error *err)
     DG_CHECK(waitset_new(be, w, err));
     for (d = 0; d < be->ndevices; d++)
         for (s = 0; s < DG_NSTREAMS; s++)
-            waitset_add(w, be->pos(be, d, s));
+            waitset_add(w, dg_be_pos(be, d, s));
     return DG_OK;
 }
 
@@ -78,14 +78,10 @@ dg_status dg_waitset_wait(dg_backend_i *be, dg_waitset *w, int64_t timeout_us, i
     *done = 0;
     for (i = 0; i < w->n; i++) {
         int ok = 1;
+        int64_t left = until - now_us();
         if (w->pos[i].seq == 0)
             continue;
-        if (be->sync_for) {
-            int64_t left = until - now_us();
-            DG_CHECK(be->sync_for(be, w->pos[i], left > 0 ? left : 0, &ok, err));
-        } else {
-            DG_CHECK(be->sync(be, w->pos[i], err));
-        }
+        DG_CHECK(dg_be_sync_for(be, w->pos[i], left > 0 ? left : 0, &ok, err));
         if (!ok)
             return DG_OK;
         w->pos[i].seq = 0;

@@ -35,32 +35,19 @@ static void array_dealloc(DgArrayObject *self)
     Py_DECREF(tp);
 }
 
-PyObject *dgpy_impl(const char *name)
+/* The package's function `id` (DGPY_PY_<name>) called with one argument. */
+static PyObject *call_py1(int id, PyObject *arg)
 {
-    PyObject *f;
-    if (!dgpy_st->impl) {
-        dgpy_st->impl = PyImport_ImportModule("dgarray._impl");
-        if (!dgpy_st->impl)
-            return NULL;
-    }
-    f = PyObject_GetAttrString(dgpy_st->impl, name);
-    if (!f)
-        return NULL;
-    Py_DECREF(f); /* the module keeps it alive */
-    return f;
+    PyObject *f = dgpy_py(id);
+    return f ? PyObject_CallOneArg(f, arg) : NULL;
 }
 
-/* Calls dgarray._impl.<name>(*args); `args` is a new reference this call
- * consumes (NULL: an error is already set). */
-static PyObject *call_impl(const char *name, PyObject *args)
+/* The package's function `id` called with two or three arguments (c NULL:
+ * two). */
+static PyObject *call_py(int id, PyObject *a, PyObject *b, PyObject *c)
 {
-    PyObject *f, *res;
-    if (!args)
-        return NULL;
-    f = dgpy_impl(name);
-    res = f ? PyObject_CallObject(f, args) : NULL;
-    Py_DECREF(args);
-    return res;
+    PyObject *f = dgpy_py(id), *args[3] = {a, b, c};
+    return f ? PyObject_Vectorcall(f, args, c ? 3 : 2, NULL) : NULL;
 }
 
 dg_status dgpy_replica(DgArrayObject *a, dg_array **out, dg_error *err)
@@ -102,103 +89,6 @@ PyObject *dgpy_gather(DgArrayObject *a)
     out = gather_region(r, &whole);
     dg_array_decref(r);
     return out;
-}
-
-/* ---- layouts <-> Python ---------------------------------------------------- */
-
-int dgpy_layout_from_py(PyObject *lst, int ndim, dg_plan_chunk **out, int *n)
-{
-    PyObject *seq = PySequence_Fast(lst, "a layout must be a list");
-    Py_ssize_t i, k;
-    dg_plan_chunk *l;
-    if (!seq)
-        return -1;
-    k = PySequence_Fast_GET_SIZE(seq);
-    l = (dg_plan_chunk *)PyMem_Calloc(k ? (size_t)k : 1, sizeof(dg_plan_chunk));
-    if (!l) {
-        Py_DECREF(seq);
-        PyErr_NoMemory();
-        return -1;
-    }
-    for (i = 0; i < k; i++) {
-        PyObject *item = PySequence_Fast_GET_ITEM(seq, i);
-        PyObject *boxo;
-        int dev, ax;
-        if (!PyArg_ParseTuple(item, "iO", &dev, &boxo))
-            goto fail;
-        if (!PyTuple_Check(boxo) || PyTuple_GET_SIZE(boxo) != ndim) {
-            PyErr_SetString(PyExc_ValueError, "layout box has the wrong number of axes");
-            goto fail;
-        }
-        l[i].device = dev;
-        l[i].box.ndim = ndim;
-        for (ax = 0; ax < ndim; ax++) {
-            long long s0, s1, s2;
-            if (!PyArg_ParseTuple(PyTuple_GET_ITEM(boxo, ax), "LLL", &s0, &s1, &s2))
-                goto fail;
-            if (s2 < 1) {
-                PyErr_SetString(PyExc_ValueError, "Slice step must be positive.");
-                goto fail;
-            }
-            l[i].box.r[ax] = dg_range_make(s0, s1, s2);
-        }
-    }
-    Py_DECREF(seq);
-    *out = l;
-    *n = (int)k;
-    return 0;
-fail:
-    Py_DECREF(seq);
-    PyMem_Free(l);
-    return -1;
-}
-
-PyObject *dgpy_layout_to_py(const dg_array *a)
-{
-    dg_error err = DG_ERROR_INIT;
-    dg_plan_chunk *l = NULL;
-    PyObject *lst = NULL;
-    int i, ax, n = 0;
-    if (dg_array_logical_layout(a, &l, &n, &err) != DG_OK)
-        return dgpy_raise(&err);
-    lst = PyList_New(n);
-    if (!lst)
-        goto done;
-    for (i = 0; i < n; i++) {
-        PyObject *box = PyTuple_New(a->ndim), *item;
-        if (!box)
-            goto fail;
-        for (ax = 0; ax < a->ndim; ax++) {
-            const dg_range *r = &l[i].box.r[ax];
-            PyObject *t = Py_BuildValue("(LLL)", (long long)r->start, (long long)r->stop,
-                                        (long long)r->step);
-            if (!t) {
-                Py_DECREF(box);
-                goto fail;
-            }
-            PyTuple_SET_ITEM(box, ax, t);
-        }
-        item = Py_BuildValue("(iN)", l[i].device, box);
-        if (!item)
-            goto fail;
-        PyList_SET_ITEM(lst, i, item);
-    }
-    goto done;
-fail:
-    Py_CLEAR(lst);
-done:
-    free(l);
-    return lst;
-}
-
-int dgpy_default_layout(int ndim, const int64_t *shape, int dtype, dg_plan_chunk **out,
-                        int *n)
-{
-    dg_error err = DG_ERROR_INIT;
-    if (dg_layout_default(dgpy_st->be->ndevices, ndim, shape, (size_t)dg_dtype_size(dtype),
-                          dgpy_st->min_split_bytes, out, n, &err) != DG_OK)
-        return dgpy_raise_int(&err);
-    return 0;
 }
 
 PyObject *dgpy_from_host(PyObject *host, const dg_plan_chunk *layout, int n, int mode)
@@ -305,7 +195,7 @@ static PyObject *get_devices(DgArrayObject *self, void *c)
 static PyObject *get_index_map(DgArrayObject *self, void *c)
 {
     (void)c;
-    return call_impl("index_map_of", Py_BuildValue("(O)", self));
+    return call_py1(DGPY_PY_index_map_of, (PyObject *)self);
 }
 static PyObject *get_T(DgArrayObject *self, void *c)
 {
@@ -320,24 +210,14 @@ static PyObject *get_T(DgArrayObject *self, void *c)
     return dgpy_wrap(out);
 }
 
-/* Attributes written in Python (dgarray/_attributes.py): the getter is
- * dgarray._impl.method_of("get_<name>"), the setter (those NumPy lets one
- * set) method_of("set_<name>"), both found at the first use and kept. */
-#define PY_GETTERS(X)                                                              \
-    X(mT, "The array with its last two axes swapped (a view).")                    \
-    X(base, "None: dgarray does not track which array a view was made from.")      \
-    X(flags, "Flags as NumPy's (WRITEABLE may be cleared).")                       \
-    X(strides, "Byte strides, where every chunk has the same.")                    \
-    X(device, "The devices holding the chunks (a dgarray.DeviceSet).")
-#define PY_GETSETTERS(X)                                                           \
-    X(real, "The real part (a view of complex elements; the array itself else).")  \
-    X(imag, "The imaginary part (a view of complex elements; read-only zeros else).") \
-    X(flat, "A flat iterator over the elements (indexable, assignable).")
+/* Attributes written in Python (DGPY_PY_GETTERS / DGPY_PY_GETSETTERS in
+ * dgpy.h): the getter calls the registry's get_<name> as f(self), the
+ * setter set_<name> as f(self, value). */
 #define PY_GETTER_DECL(name, doc) static PyObject *pg_##name(PyObject *self, void *c);
 #define PY_SETTER_DECL(name, doc) \
     PY_GETTER_DECL(name, doc) static int ps_##name(PyObject *self, PyObject *v, void *c);
-PY_GETTERS(PY_GETTER_DECL)
-PY_GETSETTERS(PY_SETTER_DECL)
+DGPY_PY_GETTERS(PY_GETTER_DECL)
+DGPY_PY_GETSETTERS(PY_SETTER_DECL)
 
 static PyGetSetDef array_getset[] = {
     {"shape", (getter)get_shape, NULL, "Tuple of array dimensions.", NULL},
@@ -354,8 +234,8 @@ static PyGetSetDef array_getset[] = {
     {"T", (getter)get_T, NULL, "Transposed array.", NULL},
 #define PY_GETTER_ENTRY(name, doc) {#name, (getter)pg_##name, NULL, doc, NULL},
 #define PY_GETSETTER_ENTRY(name, doc) {#name, (getter)pg_##name, (setter)ps_##name, doc, NULL},
-    PY_GETTERS(PY_GETTER_ENTRY)
-    PY_GETSETTERS(PY_GETSETTER_ENTRY)
+    DGPY_PY_GETTERS(PY_GETTER_ENTRY)
+    DGPY_PY_GETSETTERS(PY_GETSETTER_ENTRY)
     {NULL, NULL, NULL, NULL, NULL},
 };
 
@@ -371,8 +251,7 @@ static PyObject *m_get(DgArrayObject *self, PyObject *args, PyObject *kw)
         return NULL;
     res = dgpy_gather(self);
     if (res && out != Py_None) {
-        PyObject *f = dgpy_impl("copy_into_host");
-        PyObject *r2 = f ? PyObject_CallFunctionObjArgs(f, out, res, NULL) : NULL;
+        PyObject *r2 = call_py(DGPY_PY_copy_into_host, out, res, NULL);
         Py_DECREF(res);
         return r2;
     }
@@ -415,10 +294,7 @@ static PyObject *m_reshard_layout(DgArrayObject *self, PyObject *lst)
     dg_status st;
     if (dgpy_layout_from_py(lst, self->arr->ndim, &l, &n) < 0)
         return NULL;
-    st = dg_layout_validate(dgpy_st->be->ndevices, self->arr->ndim, self->arr->shape, l, n,
-                            &err);
-    if (st == DG_OK)
-        st = dg_array_reshard_ex(self->arr, l, n, DG_RESHARD_PIECES, &out, &err);
+    st = dg_array_reshard_ex(self->arr, l, n, DG_RESHARD_PIECES, &out, &err);
     PyMem_Free(l);
     if (st != DG_OK)
         return dgpy_raise(&err);
@@ -513,12 +389,8 @@ static PyObject *m_astype(DgArrayObject *self, PyObject *args, PyObject *kw)
             return Py_NewRef(self);
     }
     if (casting != Py_None) {
-        PyObject *f = dgpy_impl("check_astype_casting");
-        PyObject *r;
-        if (!f)
-            return NULL;
-        r = PyObject_CallFunctionObjArgs(f, dgpy_st->descrs[self->arr->dtype],
-                                         dgpy_st->descrs[dt], casting, NULL);
+        PyObject *r = call_py(DGPY_PY_check_astype_casting, dgpy_st->descrs[self->arr->dtype],
+                              dgpy_st->descrs[dt], casting);
         if (!r)
             return NULL;
         Py_DECREF(r);
@@ -527,7 +399,7 @@ static PyObject *m_astype(DgArrayObject *self, PyObject *args, PyObject *kw)
         dg_array *src = NULL;
         dg_status st = dgpy_replica(self, &src, &err);
         if (st == DG_OK)
-            st = dgpy_cast(src, dt, &out, &err);
+            st = dg_array_cast(src, dt, &out, &err);
         if (src)
             dg_array_decref(src);
         if (st != DG_OK)
@@ -578,19 +450,6 @@ static PyObject *call_with_self(PyObject *f, PyObject *self, PyObject *const *ar
     return res;
 }
 
-/* Calls dgarray._impl.<pyname>(self, *args, **kw). */
-#define IMPL_METHOD(cname, pyname)                                                       \
-    static PyObject *cname(PyObject *self, PyObject *const *args, Py_ssize_t nargs,      \
-                           PyObject *kwnames)                                            \
-    {                                                                                    \
-        PyObject *f = dgpy_impl(pyname);                                                 \
-        return f ? call_with_self(f, self, args, nargs, kwnames) : NULL;                 \
-    }
-
-IMPL_METHOD(m_reshard, "reshard")
-IMPL_METHOD(m_item, "item")
-IMPL_METHOD(m_tolist, "tolist")
-
 static PyObject *m_sync(DgArrayObject *self, PyObject *unused)
 {
     dg_error err = DG_ERROR_INIT;
@@ -606,114 +465,49 @@ static PyObject *m_sync(DgArrayObject *self, PyObject *unused)
 
 static PyObject *m_complex(PyObject *self, PyObject *unused);
 
-/* Methods written in Python: the function dgarray._impl.method_of(name)
- * gives, found at the first call and kept (slot *cache), called as
- * f(self, *args, **kw). */
-static PyObject *py_method(PyObject **cache, const char *name, PyObject *self,
-                           PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
-{
-    if (!*cache) {
-        PyObject *of = dgpy_impl("method_of");
-        *cache = of ? PyObject_CallFunction(of, "s", name) : NULL;
-        if (!*cache)
-            return NULL;
-    }
-    return call_with_self(*cache, self, args, nargs, kwnames);
-}
-
-#define PY_METHODS(X)                                                                     \
-    X(sum, "sum(axis=None, dtype=None, out=None, keepdims=False, initial=, where=True)")   \
-    X(prod, "prod(axis=None, dtype=None, out=None, keepdims=False, initial=, where=True)") \
-    X(max, "max(axis=None, out=None, keepdims=False, initial=, where=True)")             \
-    X(min, "min(axis=None, out=None, keepdims=False, initial=, where=True)")             \
-    X(mean, "mean(axis=None, dtype=None, out=None, keepdims=False, where=True)")         \
-    X(var, "var(axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=True)")   \
-    X(std, "std(axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=True)")   \
-    X(any, "any(axis=None, out=None, keepdims=False, where=True)")                       \
-    X(all, "all(axis=None, out=None, keepdims=False, where=True)")                       \
-    X(ptp, "ptp(axis=None, out=None, keepdims=False)")                                   \
-    X(argmax, "argmax(axis=None, out=None, keepdims=False)")                             \
-    X(argmin, "argmin(axis=None, out=None, keepdims=False)")                             \
-    X(cumsum, "cumsum(axis=None, dtype=None, out=None)")                                 \
-    X(cumprod, "cumprod(axis=None, dtype=None, out=None)")                               \
-    X(reshape, "reshape(*shape, order='C', copy=None): a view where the layout allows")   \
-    X(ravel, "ravel(order='C'): a as 1-d, a view where the layout allows")                \
-    X(flatten, "flatten(order='C'): a 1-d copy")                                         \
-    X(transpose, "transpose(*axes): a view with the axes permuted")                      \
-    X(swapaxes, "swapaxes(axis1, axis2): a view with two axes exchanged")                \
-    X(squeeze, "squeeze(axis=None): a view without length-1 axes")                       \
-    X(clip, "clip(min=None, max=None, out=None): values limited to [min, max]")          \
-    X(round, "round(decimals=0, out=None): rounded as numpy.round rounds")              \
-    X(conj, "conj(): the complex conjugate, element-wise")                              \
-    X(conjugate, "conjugate(): the complex conjugate, element-wise")                    \
-    X(repeat, "repeat(repeats, axis=None): each element repeated")                       \
-    X(sort, "sort(axis=-1): sorts in place")                                             \
-    X(argsort, "argsort(axis=-1): the indices that sort the array")                      \
-    X(take, "take(indices, axis=None, out=None, mode='raise'): elements at indices")     \
-    X(put, "put(indices, values, mode='raise'): a.flat[indices] = values")               \
-    X(nonzero, "nonzero(): the indices of the non-zero elements, one array per axis")    \
-    X(compress, "compress(condition, axis=None, out=None): the slices where true")       \
-    X(fill, "fill(value): every element = value")                                        \
-    X(dot, "dot(b, out=None): the dot product with b, as numpy.dot")                      \
-    X(diagonal, "diagonal(offset=0, axis1=0, axis2=1): a read-only diagonal")             \
-    X(trace, "trace(offset=0, axis1=0, axis2=1, dtype=None, out=None): a diagonal's sum") \
-    X(searchsorted, "searchsorted(v, side='left', sorter=None): where v goes to keep order") \
-    X(partition, "partition(kth, axis=-1): partitions in place (a sort is one)")         \
-    X(argpartition, "argpartition(kth, axis=-1): the indices that partition the array")   \
-    X(view, "view([dtype][, type]): a view of the same memory, read as dtype")          \
-    X(choose, "choose(choices, out=None, mode='raise'): elements picked from choices")   \
-    X(resize, "resize(new_shape): the shape changed in place, new elements zero")       \
-    X(byteswap, "byteswap(inplace=False): the bytes of each element reversed")          \
-    X(tobytes, "tobytes(order='C'): the raw bytes of the elements (on the host)")      \
-    X(tofile, "tofile(fid, sep='', format='%s'): the elements written to a file")      \
-    X(dumps, "dumps(): a pickle of the array")                                          \
-    X(dump, "dump(file): the array pickled into a file")                                \
-    X(to_device, "to_device(device, /, *, stream=None): the array on those devices")     \
-    X(__array_function__, "NumPy functions that dgarray implements run on the devices")  \
-    X(__array_namespace__, "__array_namespace__(api_version=None): the dgarray module")    \
-    X(_repr_html_, "Jupyter's view: the values and a picture of the layout")
-
-#define PY_METHOD_FN(name, doc)                                                       \
+/* Methods written in Python (DGPY_PY_METHODS): the package's function,
+ * called as f(self, *args, **kw). */
+#define PY_METHOD_FN(name, doc)                                                          \
     static PyObject *pm_##name(PyObject *self, PyObject *const *args, Py_ssize_t nargs,  \
                                PyObject *kwnames)                                        \
-    {                                                                                 \
-        static PyObject *f; /* kept for the process's life, as the method table is */ \
-        return py_method(&f, #name, self, args, nargs, kwnames);                      \
+    {                                                                                    \
+        PyObject *f = dgpy_py(DGPY_PY_##name);                                           \
+        return f ? call_with_self(f, self, args, nargs, kwnames) : NULL;                 \
     }
-PY_METHODS(PY_METHOD_FN)
+DGPY_PY_METHODS(PY_METHOD_FN)
 
-#define PY_GETTER_FN(name, doc)                                                 \
-    static PyObject *pg_##name(PyObject *self, void *c)                           \
-    {                                                                             \
-        static PyObject *f; /* kept for the process's life */                     \
-        (void)c;                                                                  \
-        return py_method(&f, "get_" #name, self, NULL, 0, NULL);                  \
+#define PY_GETTER_FN(name, doc)                                                     \
+    static PyObject *pg_##name(PyObject *self, void *c)                               \
+    {                                                                                 \
+        PyObject *f = dgpy_py(DGPY_PY_get_##name);                                    \
+        (void)c;                                                                      \
+        return f ? PyObject_CallOneArg(f, self) : NULL;                               \
     }
-#define PY_SETTER_FN(name, doc)                                                   \
-    PY_GETTER_FN(name, doc)                                                       \
-    static int ps_##name(PyObject *self, PyObject *v, void *c)                    \
-    {                                                                             \
-        static PyObject *f;                                                       \
-        PyObject *r;                                                              \
-        (void)c;                                                                  \
-        if (!v) {                                                                 \
-            PyErr_SetString(PyExc_AttributeError, "cannot delete array " #name);   \
-            return -1;                                                            \
-        }                                                                         \
-        r = py_method(&f, "set_" #name, self, &v, 1, NULL);                       \
-        if (!r)                                                                   \
-            return -1;                                                            \
-        Py_DECREF(r);                                                             \
-        return 0;                                                                 \
+#define PY_SETTER_FN(name, doc)                                                       \
+    PY_GETTER_FN(name, doc)                                                           \
+    static int ps_##name(PyObject *self, PyObject *v, void *c)                        \
+    {                                                                                 \
+        PyObject *f, *r;                                                              \
+        (void)c;                                                                      \
+        if (!v) {                                                                     \
+            PyErr_SetString(PyExc_AttributeError, "cannot delete array " #name);       \
+            return -1;                                                                \
+        }                                                                             \
+        f = dgpy_py(DGPY_PY_set_##name);                                              \
+        r = f ? PyObject_CallFunctionObjArgs(f, self, v, NULL) : NULL;                \
+        if (!r)                                                                       \
+            return -1;                                                                \
+        Py_DECREF(r);                                                                 \
+        return 0;                                                                     \
     }
-PY_GETTERS(PY_GETTER_FN)
-PY_GETSETTERS(PY_SETTER_FN)
+DGPY_PY_GETTERS(PY_GETTER_FN)
+DGPY_PY_GETSETTERS(PY_SETTER_FN)
 
 #define PY_METHOD_DEF(name, doc) \
     {#name, (PyCFunction)(void (*)(void))pm_##name, METH_FASTCALL | METH_KEYWORDS, doc},
 
 static PyMethodDef array_methods[] = {
-    PY_METHODS(PY_METHOD_DEF)
+    DGPY_PY_METHODS(PY_METHOD_DEF)
     {"__complex__", (PyCFunction)m_complex, METH_NOARGS, "complex(a) for a size-1 array."},
     {"get", (PyCFunction)(void (*)(void))m_get, METH_VARARGS | METH_KEYWORDS,
      "get() -> numpy.ndarray: a copy of all values on the host."},
@@ -729,16 +523,10 @@ static PyMethodDef array_methods[] = {
      "ndarray of the box ((start, stop, step), ...) of global indices"},
     {"change_mode", (PyCFunction)m_change_mode, METH_O,
      "change_mode(mode): the same values with overlaps combined in `mode`."},
-    {"reshard", (PyCFunction)(void (*)(void))m_reshard, METH_FASTCALL | METH_KEYWORDS,
-     "reshard(index_map): the same values laid out as index_map says."},
     {"astype", (PyCFunction)(void (*)(void))m_astype, METH_VARARGS | METH_KEYWORDS,
      "astype(dtype): a copy cast to dtype."},
     {"copy", (PyCFunction)(void (*)(void))m_copy, METH_VARARGS | METH_KEYWORDS,
      "copy(): a copy with the same layout."},
-    {"item", (PyCFunction)(void (*)(void))m_item, METH_FASTCALL | METH_KEYWORDS,
-     "item(*args): one element as a Python scalar."},
-    {"tolist", (PyCFunction)(void (*)(void))m_tolist, METH_FASTCALL | METH_KEYWORDS,
-     "tolist(): the values as nested Python lists."},
     {"_sync", (PyCFunction)m_sync, METH_NOARGS, "wait for the array's pending writes"},
     {NULL, NULL, 0, NULL},
 };
@@ -816,13 +604,11 @@ static PyObject *nb_ipow(PyObject *a, PyObject *b, PyObject *m)
 /* a @ b and a @= b: dgarray._linalg.matmul_op / imatmul (NumPy's rules). */
 static PyObject *nb_matmul(PyObject *a, PyObject *b)
 {
-    PyObject *f = dgpy_impl("matmul_op");
-    return f ? PyObject_CallFunctionObjArgs(f, a, b, NULL) : NULL;
+    return call_py(DGPY_PY_matmul_op, a, b, NULL);
 }
 static PyObject *nb_imatmul(PyObject *a, PyObject *b)
 {
-    PyObject *f = dgpy_impl("imatmul");
-    return f ? PyObject_CallFunctionObjArgs(f, a, b, NULL) : NULL;
+    return call_py(DGPY_PY_imatmul, a, b, NULL);
 }
 
 /* A Python scalar from a size-1 array, through NumPy's own conversion (so
@@ -872,19 +658,17 @@ static Py_ssize_t mp_length(DgArrayObject *self)
 /* a[key] and a[key] = value: NumPy's indexing (dgarray/_indexing.py). */
 static PyObject *mp_subscript(PyObject *self, PyObject *key)
 {
-    PyObject *f = dgpy_impl("getitem");
-    return f ? PyObject_CallFunctionObjArgs(f, self, key, NULL) : NULL;
+    return call_py(DGPY_PY_getitem, self, key, NULL);
 }
 
 static int mp_ass_subscript(PyObject *self, PyObject *key, PyObject *value)
 {
-    PyObject *f, *r;
+    PyObject *r;
     if (!value) {
         PyErr_SetString(PyExc_ValueError, "cannot delete array elements");
         return -1;
     }
-    f = dgpy_impl("setitem");
-    r = f ? PyObject_CallFunctionObjArgs(f, self, key, value, NULL) : NULL;
+    r = call_py(DGPY_PY_setitem, self, key, value);
     if (!r)
         return -1;
     Py_DECREF(r);
@@ -894,8 +678,7 @@ static int mp_ass_subscript(PyObject *self, PyObject *key, PyObject *value)
 /* iter(a): the views a[0], a[1], ... (dgarray/_indexing.py). */
 static PyObject *array_iter(PyObject *self)
 {
-    PyObject *f = dgpy_impl("array_iter");
-    return f ? PyObject_CallOneArg(f, self) : NULL;
+    return call_py1(DGPY_PY_array_iter, self);
 }
 
 static PyObject *richcompare(PyObject *a, PyObject *b, int op)
@@ -915,11 +698,11 @@ static PyObject *richcompare(PyObject *a, PyObject *b, int op)
 
 static PyObject *array_repr(PyObject *self)
 {
-    return call_impl("array_repr", Py_BuildValue("(O)", self));
+    return call_py1(DGPY_PY_array_repr, self);
 }
 static PyObject *array_str(PyObject *self)
 {
-    return call_impl("array_str", Py_BuildValue("(O)", self));
+    return call_py1(DGPY_PY_array_str, self);
 }
 
 static PyMemberDef array_members[] = {

@@ -18,6 +18,115 @@ typedef struct {
     PyObject *weakreflist;
 } DgArrayObject;
 
+/* ---- the package's Python functions that the binding calls (pycalls.c) ----
+ *
+ * Each is named once, in one of these two lists; the package hands them over
+ * once, as the last step of `import dgarray` (dgarray._methods.CALLS, passed
+ * to _core._bind_python), and the binding reaches them by number
+ * (dgpy_py(DGPY_PY_<name>)).  A name the table lacks is an ImportError of
+ * `import dgarray`.  docs/architecture.md ("Calls into Python"). */
+
+/* Functions called with positional arguments: name, what calls it. */
+#define DGPY_PY_FUNCS(X)                                                                   \
+    X(getitem, "a[key]")                                                                  \
+    X(setitem, "a[key] = value")                                                          \
+    X(array_iter, "iter(a)")                                                              \
+    X(matmul_op, "a @ b")                                                                 \
+    X(imatmul, "a @= b")                                                                  \
+    X(index_map_of, "a.index_map")                                                        \
+    X(array_repr, "repr(a)")                                                              \
+    X(array_str, "str(a)")                                                                \
+    X(copy_into_host, "out= a NumPy array: numpy.copyto(out, host, where)")               \
+    X(check_astype_casting, "a.astype(dtype, casting=...): NumPy's can_cast")             \
+    X(ufunc_method, "__array_ufunc__ other than a ufunc call with dgarray loops")          \
+    X(any_negative, "integer ** integer array: is any exponent negative")
+
+/* DistributedArray methods written in Python, called as f(self, *args, **kw)
+ * (vectorcall, self prepended): name, docstring. */
+#define DGPY_PY_METHODS(X)                                                                  \
+    X(sum, "sum(axis=None, dtype=None, out=None, keepdims=False, initial=, where=True)")   \
+    X(prod, "prod(axis=None, dtype=None, out=None, keepdims=False, initial=, where=True)") \
+    X(max, "max(axis=None, out=None, keepdims=False, initial=, where=True)")             \
+    X(min, "min(axis=None, out=None, keepdims=False, initial=, where=True)")             \
+    X(mean, "mean(axis=None, dtype=None, out=None, keepdims=False, where=True)")         \
+    X(var, "var(axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=True)")   \
+    X(std, "std(axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=True)")   \
+    X(any, "any(axis=None, out=None, keepdims=False, where=True)")                       \
+    X(all, "all(axis=None, out=None, keepdims=False, where=True)")                       \
+    X(ptp, "ptp(axis=None, out=None, keepdims=False)")                                   \
+    X(argmax, "argmax(axis=None, out=None, keepdims=False)")                             \
+    X(argmin, "argmin(axis=None, out=None, keepdims=False)")                             \
+    X(cumsum, "cumsum(axis=None, dtype=None, out=None)")                                 \
+    X(cumprod, "cumprod(axis=None, dtype=None, out=None)")                               \
+    X(reshape, "reshape(*shape, order='C', copy=None): a view where the layout allows")   \
+    X(ravel, "ravel(order='C'): a as 1-d, a view where the layout allows")                \
+    X(flatten, "flatten(order='C'): a 1-d copy")                                         \
+    X(transpose, "transpose(*axes): a view with the axes permuted")                      \
+    X(swapaxes, "swapaxes(axis1, axis2): a view with two axes exchanged")                \
+    X(squeeze, "squeeze(axis=None): a view without length-1 axes")                       \
+    X(clip, "clip(min=None, max=None, out=None): values limited to [min, max]")          \
+    X(round, "round(decimals=0, out=None): rounded as numpy.round rounds")              \
+    X(conj, "conj(): the complex conjugate, element-wise")                              \
+    X(conjugate, "conjugate(): the complex conjugate, element-wise")                    \
+    X(repeat, "repeat(repeats, axis=None): each element repeated")                       \
+    X(sort, "sort(axis=-1): sorts in place")                                             \
+    X(argsort, "argsort(axis=-1): the indices that sort the array")                      \
+    X(take, "take(indices, axis=None, out=None, mode='raise'): elements at indices")     \
+    X(put, "put(indices, values, mode='raise'): a.flat[indices] = values")               \
+    X(nonzero, "nonzero(): the indices of the non-zero elements, one array per axis")    \
+    X(compress, "compress(condition, axis=None, out=None): the slices where true")       \
+    X(fill, "fill(value): every element = value")                                        \
+    X(dot, "dot(b, out=None): the dot product with b, as numpy.dot")                      \
+    X(reshard, "reshard(index_map): the same values laid out as index_map says.")          \
+    X(item, "item(*args): one element as a Python scalar.")                               \
+    X(tolist, "tolist(): the values as nested Python lists.")                              \
+    X(__array_function__, "NumPy functions that dgarray implements run on the devices")  \
+    X(__array_namespace__, "__array_namespace__(api_version=None): the dgarray module")    \
+    X(_repr_html_, "Jupyter's view: the values and a picture of the layout")              \
+    X(__reduce_ex__, "pickling: layout, mode and each chunk's values (protocol 5: "      \
+                     "out of band)")                                                    \
+    X(__copy__, "copy.copy(a): a copy of the values, as NumPy's")                        \
+    X(__deepcopy__, "copy.deepcopy(a): a copy of the values, as NumPy's")                \
+    X(diagonal, "diagonal(offset=0, axis1=0, axis2=1): a read-only diagonal")             \
+    X(trace, "trace(offset=0, axis1=0, axis2=1, dtype=None, out=None): a diagonal's sum") \
+    X(searchsorted, "searchsorted(v, side='left', sorter=None): where v goes to keep order") \
+    X(partition, "partition(kth, axis=-1): partitions in place (a sort is one)")         \
+    X(argpartition, "argpartition(kth, axis=-1): the indices that partition the array")   \
+    X(view, "view([dtype][, type]): a view of the same memory, read as dtype")          \
+    X(choose, "choose(choices, out=None, mode='raise'): elements picked from choices")   \
+    X(resize, "resize(new_shape): the shape changed in place, new elements zero")       \
+    X(byteswap, "byteswap(inplace=False): the bytes of each element reversed")          \
+    X(tobytes, "tobytes(order='C'): the raw bytes of the elements (on the host)")      \
+    X(tofile, "tofile(fid, sep='', format='%s'): the elements written to a file")      \
+    X(dumps, "dumps(): a pickle of the array")                                          \
+    X(dump, "dump(file): the array pickled into a file")                                \
+    X(to_device, "to_device(device, /, *, stream=None): the array on those devices")
+
+/* DistributedArray attributes written in Python: name, docstring.  The
+ * registry holds get_<name> for each (called as f(self)) and set_<name> for
+ * the settable ones (DGPY_PY_GETSETTERS; called as f(self, value)). */
+#define DGPY_PY_GETTERS(X)                                                              \
+    X(mT, "The array with its last two axes swapped (a view).")                         \
+    X(base, "None: dgarray does not track which array a view was made from.")           \
+    X(flags, "Flags as NumPy's (WRITEABLE may be cleared).")                            \
+    X(strides, "Byte strides, where every chunk has the same.")                         \
+    X(device, "The devices holding the chunks (a dgarray.DeviceSet).")
+#define DGPY_PY_GETSETTERS(X)                                                           \
+    X(real, "The real part (a view of complex elements; the array itself else).")       \
+    X(imag, "The imaginary part (a view of complex elements; read-only zeros else).")   \
+    X(flat, "A flat iterator over the elements (indexable, assignable).")
+
+#define DGPY_PY_ENUM(name, doc) DGPY_PY_##name,
+#define DGPY_PY_ENUM_GET(name, doc) DGPY_PY_get_##name,
+#define DGPY_PY_ENUM_GETSET(name, doc) DGPY_PY_get_##name, DGPY_PY_set_##name,
+enum {
+    DGPY_PY_FUNCS(DGPY_PY_ENUM) DGPY_PY_METHODS(DGPY_PY_ENUM)
+    DGPY_PY_GETTERS(DGPY_PY_ENUM_GET) DGPY_PY_GETSETTERS(DGPY_PY_ENUM_GETSET) DGPY_NPY
+};
+#undef DGPY_PY_ENUM
+#undef DGPY_PY_ENUM_GET
+#undef DGPY_PY_ENUM_GETSET
+
 /* Process-wide state: the devices are a process-wide resource, so the module
  * refuses to be initialised twice (see module.c). */
 typedef struct dgpy_state {
@@ -30,10 +139,9 @@ typedef struct dgpy_state {
     PyObject *ufunc_ids;             /* dict: numpy ufunc -> int id */
     PyObject *ufuncs[DG_NUFUNCS];    /* numpy ufunc objects by id */
     PyObject *resolve_cache;         /* dict: key -> (loop, dtypes tuple) */
-    PyObject *impl;                  /* dgarray._impl, imported on first use */
     PyObject *mode_names[DG_NMODES]; /* "replica", "sum", ... */
     PyObject *descrs[DG_NDTYPES];    /* numpy.dtype objects */
-    PyObject *np_matmul;
+    PyObject *py[DGPY_NPY];          /* the package's functions (pycalls.c), owned */
 } dgpy_state;
 
 extern dgpy_state *dgpy_st;
@@ -55,17 +163,41 @@ int dgpy_dtype_of_descr(PyObject *descr);
 int dgpy_dtype_from_obj(PyObject *obj, int *out);
 int dgpy_is_ndarray(PyObject *o);
 int dgpy_is_npscalar(PyObject *o);
+/* Whether o is one int as an index-map key takes it: not a bool (Python's
+ * or NumPy's), has __index__, and is no ndarray of dimensions. */
+int dgpy_is_int_index(PyObject *o);
 /* New reference: `o` as an ndarray of dtype `dt` (-1: its own dtype, which
  * must be supported).  TypeError for object, str and other dtypes. */
 PyObject *dgpy_as_ndarray(PyObject *o, int dt);
 /* Shape, byte strides, data and dtype of an ndarray. */
 void dgpy_ndarray_info(PyObject *arr, int *ndim, int64_t *shape, int64_t *strides,
                        char **data, int *dtype);
-/* New C-contiguous ndarray (uninitialised). */
+/* New C-contiguous ndarray (uninitialised); one of at least
+ * DGPY_HOSTMEM_MIN bytes lives in a block of hostmem.c. */
 PyObject *dgpy_ndarray_new(int ndim, const int64_t *shape, int dtype);
+
+/* ---- hostmem.c ---- */
+/* Arrays of at least this many bytes that the devices are read into. */
+#define DGPY_HOSTMEM_MIN ((size_t)16 << 20)
+/* n bytes (zeroed if zero) of a kept block of their size, else of a fresh
+ * mapping; NULL if out of memory.  Release with dgpy_hostmem_give. */
+void *dgpy_hostmem_take(size_t n, int zero);
+/* A block of n bytes holding q's first bytes; q is given back.  NULL (q
+ * kept) if out of memory. */
+void *dgpy_hostmem_resize(void *q, size_t n);
+/* Gives back a block of dgpy_hostmem_take: kept for reuse, or unmapped. */
+void dgpy_hostmem_give(void *q);
 /* Converts a scalar or 0-d array to one value of dtype dt, NumPy's way
  * (OverflowError for an out-of-range Python int). */
 int dgpy_scalar_bytes(PyObject *o, int dt, unsigned char out[16]);
+struct dg_cpu_fft_loops;
+/* NumPy's pocketfft gufunc loops (numpy.fft._pocketfft_umath) into *out:
+ * 0, or -1 with an exception. */
+int dgpy_npy_fft_loops(struct dg_cpu_fft_loops *out);
+/* Hands NumPy's own inner loops and argmax / argmin functions to the CPU
+ * backend (cpu_ext.h), unless DGARRAY_CPU_LOOPS=own.  Needs
+ * dgpy_st->ufuncs.  0, or -1 with an exception. */
+int dgpy_npy_hand_loops(void);
 
 /* ---- array.c ---- */
 /* Wraps a core array (reference transferred) in a new DistributedArray. */
@@ -74,19 +206,44 @@ PyObject *dgpy_wrap(dg_array *arr);
 dg_status dgpy_replica(DgArrayObject *a, dg_array **out, dg_error *err);
 /* New reference: an ndarray holding all of `a`'s values. */
 PyObject *dgpy_gather(DgArrayObject *a);
-/* Layout helpers: Python list [(dev, ((start, stop, step), ...)), ...]. */
-int dgpy_layout_from_py(PyObject *lst, int ndim, dg_plan_chunk **out, int *n);
-PyObject *dgpy_layout_to_py(const dg_array *a);
 /* A new array of this layout with the host data of ndarray `host`. */
 PyObject *dgpy_from_host(PyObject *host, const dg_plan_chunk *layout, int n, int mode);
+extern PyType_Spec dgpy_array_spec;
+
+/* ---- layout.c ---- */
+/* A layout's list form [(dev, ((start, stop, step), ...)), ...] (borrowed)
+ * into *out (PyMem_Malloc'ed, caller frees), *n chunks: parsed, not checked
+ * (the core function it goes to checks it). */
+int dgpy_layout_from_py(PyObject *lst, int ndim, dg_plan_chunk **out, int *n);
+/* New reference: the list form of a's logical layout. */
+PyObject *dgpy_layout_to_py(const dg_array *a);
+/* New references: ((start, stop, step), ...) of a box; the list
+ * [(dev, box), ...] of n plan chunks (borrowed). */
+PyObject *dgpy_box_to_py(const dg_box *b);
+PyObject *dgpy_chunks_to_py(const dg_plan_chunk *l, int n);
 /* A default layout for shape; *out malloc'ed. */
 int dgpy_default_layout(int ndim, const int64_t *shape, int dtype, dg_plan_chunk **out,
                         int *n);
-/* dgarray._impl.<name>, borrowed. */
-PyObject *dgpy_impl(const char *name);
-extern PyType_Spec dgpy_array_spec;
 
-/* ---- module.c ---- */
+/* ---- pycalls.c ---- */
+/* Sets the ImportError of a call made before `import dgarray` handed its
+ * functions over; returns NULL. */
+PyObject *dgpy_py_unbound(int id);
+/* Borrowed: the package's function `id` (DGPY_PY_<name>), or NULL with an
+ * exception set while the package is still being imported. */
+static inline PyObject *dgpy_py(int id)
+{
+    PyObject *f = dgpy_st->py[id];
+    return f ? f : dgpy_py_unbound(id);
+}
+
+/* ---- backend.c ---- */
+/* Sets st->be to the backend DESIGN.md says (DGARRAY_BACKEND, else CUDA
+ * where dgarray._cuda sees a GPU, else the CPU backend): 0, or -1 with an
+ * exception set. */
+int dgpy_backend_choose(dgpy_state *st);
+
+/* ---- create.c ---- */
 /* An int or a sequence of ints -> (ndim, shape); -1 with ValueError for
  * negative sizes or more than DG_MAXDIM axes. */
 int dgpy_parse_shape(PyObject *o, int *nd, int64_t *shape);
@@ -95,12 +252,6 @@ int dgpy_parse_shape(PyObject *o, int *nd, int64_t *shape);
 /* The core array of a DistributedArray argument (borrowed), or NULL with
  * TypeError naming the function. */
 dg_array *dgpy_arg_array(PyObject *o, const char *fn);
-/* The module functions of indexing, views and sorting (_view, _select, ...). */
-extern PyMethodDef dgpy_index_methods[];
-
-/* ---- surface.c ---- */
-/* The module functions of NumPy's surface beyond indexing (_set_readonly, ...). */
-extern PyMethodDef dgpy_surface_methods[];
 
 /* ---- ufunc.c ---- */
 /* Applies ufunc `id` (NumPy object `ufunc`) to args/kwargs as
@@ -113,16 +264,8 @@ PyObject *dgpy_inplace(int id, PyObject *a, PyObject *b);
 PyObject *dgpy_unop(int id, PyObject *a);
 /* ufunc `id` on positional args (inputs then outputs), no keywords. */
 PyObject *dgpy_ufunc_apply(int id, PyObject *const *args, int nargs);
-/* Casts a into dtype (same layout); new reference. */
-dg_status dgpy_cast(dg_array *a, int dtype, dg_array **out, dg_error *err);
 /* __array_ufunc__ entry. */
 PyObject *dgpy_array_ufunc(PyObject *self, PyObject *args, PyObject *kwargs);
-
-/* ---- matmul.c ---- */
-/* _core._contract and _core._matmul_plan (see matmul.c). */
-PyObject *dgpy_f_contract(PyObject *mod, PyObject *args);
-PyObject *dgpy_f_matmul_plan(PyObject *mod, PyObject *args);
-PyObject *dgpy_f_set_cpu_blas(PyObject *mod, PyObject *fns);
 
 /* ---- wait.c ---- */
 /* Waits until a host read of `a` (borrowed) would not queue behind other
@@ -140,15 +283,31 @@ int dgpy_wait_all(void);
  * exception set. */
 int dgpy_scatter(dg_array *a, const char *host, const int64_t *strides);
 int dgpy_gather_into(dg_array *a, const dg_box *region, char *host, const int64_t *strides);
-/* _core._set_progress(True | False | "always"), _core._get_progress(),
- * _core._piece_bytes(n) -> the previous piece size (tests). */
-PyObject *dgpy_f_set_progress(PyObject *mod, PyObject *arg);
-PyObject *dgpy_f_get_progress(PyObject *mod, PyObject *unused);
-PyObject *dgpy_f_piece_bytes(PyObject *mod, PyObject *arg);
+/* A long host copy as steps: each called without the GIL, says the bytes it
+ * copied and whether another follows; Ctrl-C and progress between steps, as
+ * above, `total` being the bytes of all steps.  0, or -1 with an exception
+ * set (a step's error is raised from its dg_error). */
+typedef dg_status (*dgpy_step_fn)(void *ctx, int64_t *nbytes, int *more, dg_error *err);
+int dgpy_run_steps(const char *what, int64_t total, dgpy_step_fn fn, void *ctx);
+/* The bytes of one piece of a host copy (_core._piece_bytes sets it). */
+int64_t dgpy_piece_bytes(void);
 
-/* ---- random.c ---- */
-/* _fill_random(array, dist, key0, key1, stream, a, b, lo, range): fills in
- * place (dg_fill_random). */
-PyObject *dgpy_fill_random(PyObject *mod, PyObject *args);
+/* ---- the module's functions ----
+ * Each file that defines functions of dgarray._core lists them in its own
+ * table; module.c adds every table to the module. */
+extern PyMethodDef dgpy_backend_methods[];  /* backend.c: devices, memory */
+extern PyMethodDef dgpy_chunkio_methods[];  /* chunkio.c: chunk host copies, .npy files */
+extern PyMethodDef dgpy_create_methods[];   /* create.c: _from_host, _empty, _fill */
+extern PyMethodDef dgpy_dense_methods[];    /* dense.c: _dense, _fft, LAPACK, pocketfft */
+extern PyMethodDef dgpy_hostcopy_methods[]; /* hostcopy.c: progress of host copies */
+extern PyMethodDef dgpy_index_methods[];    /* index.c: views, assignment, rows, sorts */
+extern PyMethodDef dgpy_layout_methods[];   /* layout.c: _index_map_layout */
+extern PyMethodDef dgpy_matmul_methods[];   /* matmul.c: _contract, _matmul_plan, BLAS */
+extern PyMethodDef dgpy_probe_methods[];    /* probes.c: counters, timings, plans */
+extern PyMethodDef dgpy_pycalls_methods[];  /* pycalls.c: _bind_python */
+extern PyMethodDef dgpy_random_methods[];   /* random.c: _fill_random */
+extern PyMethodDef dgpy_reduce_methods[];   /* reduce.c: _reduce, _scan */
+extern PyMethodDef dgpy_settings_methods[]; /* settings.c: split and peer-read sizes */
+extern PyMethodDef dgpy_surface_methods[];  /* surface.c: searches, counts, dtype views */
 
 #endif /* DGPY_H */

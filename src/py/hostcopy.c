@@ -93,21 +93,16 @@ static void progress_stop(progress *p, const char *end)
     PyErr_Restore(et, ev, tb);
 }
 
-/* Runs fn over a copy of `total` bytes in parts of about piece_bytes
- * (every device taking part in each); 0, or -1 with an exception set (the
- * error of a part, or KeyboardInterrupt). */
-static int copy_in_parts(const char *what, int64_t total, part_fn fn, void *ctx)
+int dgpy_run_steps(const char *what, int64_t total, dgpy_step_fn fn, void *ctx)
 {
     progress p = {what, total, 0, now_s(), 0.0, 0};
-    int64_t nparts = total > piece_bytes ? (total - 1) / piece_bytes + 1 : 1, part;
-    if (nparts > DG_MAX_PARTS)
-        nparts = DG_MAX_PARTS;
-    for (part = 0; part < nparts; part++) {
+    int more = 1;
+    while (more) {
         dg_error err = DG_ERROR_INIT;
         int64_t done = 0;
         dg_status st;
         Py_BEGIN_ALLOW_THREADS
-        st = fn(ctx, part, nparts, &done, &err);
+        st = fn(ctx, &done, &more, &err);
         Py_END_ALLOW_THREADS
         if (st != DG_OK) {
             dgpy_raise_int(&err);
@@ -115,7 +110,7 @@ static int copy_in_parts(const char *what, int64_t total, part_fn fn, void *ctx)
             return -1;
         }
         p.done += done;
-        if (part + 1 < nparts && progress_mode > 0) {
+        if (more && progress_mode > 0) {
             const double t = now_s();
             if ((progress_mode == 2 || (t - p.t0 >= PROGRESS_AFTER_S &&
                                         (!p.shown || t - p.last >= PROGRESS_EVERY_S))) &&
@@ -136,6 +131,38 @@ static int copy_in_parts(const char *what, int64_t total, part_fn fn, void *ctx)
         return -1;
     }
     return 0;
+}
+
+int64_t dgpy_piece_bytes(void)
+{
+    return piece_bytes;
+}
+
+/* A copy in parts as steps: part `part` of `nparts`, in turn. */
+typedef struct parts_ctx {
+    part_fn fn;
+    void *ctx;
+    int64_t part, nparts;
+} parts_ctx;
+
+static dg_status parts_step(void *ctx, int64_t *nbytes, int *more, dg_error *err)
+{
+    parts_ctx *c = (parts_ctx *)ctx;
+    dg_status st = c->fn(c->ctx, c->part, c->nparts, nbytes, err);
+    c->part++;
+    *more = c->part < c->nparts;
+    return st;
+}
+
+/* Runs fn over a copy of `total` bytes in parts of about piece_bytes
+ * (every device taking part in each); 0, or -1 with an exception set (the
+ * error of a part, or KeyboardInterrupt). */
+static int copy_in_parts(const char *what, int64_t total, part_fn fn, void *ctx)
+{
+    parts_ctx c = {fn, ctx, 0, total > piece_bytes ? (total - 1) / piece_bytes + 1 : 1};
+    if (c.nparts > DG_MAX_PARTS)
+        c.nparts = DG_MAX_PARTS;
+    return dgpy_run_steps(what, total, parts_step, &c);
 }
 
 /* ---- host to devices -------------------------------------------------------- */
@@ -202,7 +229,7 @@ int dgpy_gather_into(dg_array *a, const dg_box *region, char *host, const int64_
 
 /* ---- settings ----------------------------------------------------------------- */
 
-PyObject *dgpy_f_set_progress(PyObject *mod, PyObject *arg)
+static PyObject *f_set_progress(PyObject *mod, PyObject *arg)
 {
     (void)mod;
     if (PyUnicode_Check(arg)) {
@@ -221,7 +248,7 @@ PyObject *dgpy_f_set_progress(PyObject *mod, PyObject *arg)
     Py_RETURN_NONE;
 }
 
-PyObject *dgpy_f_get_progress(PyObject *mod, PyObject *unused)
+static PyObject *f_get_progress(PyObject *mod, PyObject *unused)
 {
     (void)mod;
     (void)unused;
@@ -230,7 +257,7 @@ PyObject *dgpy_f_get_progress(PyObject *mod, PyObject *unused)
     return PyBool_FromLong(progress_mode);
 }
 
-PyObject *dgpy_f_piece_bytes(PyObject *mod, PyObject *arg)
+static PyObject *f_piece_bytes(PyObject *mod, PyObject *arg)
 {
     long long v = PyLong_AsLongLong(arg), old = (long long)piece_bytes;
     (void)mod;
@@ -243,3 +270,12 @@ PyObject *dgpy_f_piece_bytes(PyObject *mod, PyObject *arg)
     piece_bytes = (int64_t)v;
     return PyLong_FromLongLong(old);
 }
+
+PyMethodDef dgpy_hostcopy_methods[] = {
+    {"_set_progress", f_set_progress, METH_O,
+     "progress of long host copies: True, False or \"always\""},
+    {"_get_progress", f_get_progress, METH_NOARGS, "see _set_progress"},
+    {"_piece_bytes", f_piece_bytes, METH_O,
+     "sets the bytes per piece of a host copy; returns the previous value"},
+    {NULL, NULL, 0, NULL},
+};

@@ -310,6 +310,55 @@ static PyObject *f_sort(PyObject *mod, PyObject *args)
     return Py_BuildValue("(NN)", vo, io);
 }
 
+/* _assign(dst, src): dst's values = src's (same shape and dtype, any layouts). */
+static PyObject *f_assign(PyObject *mod, PyObject *args)
+{
+    PyObject *d, *s;
+    dg_array *src = NULL;
+    dg_error err = DG_ERROR_INIT;
+    dg_status st;
+    (void)mod;
+    if (!PyArg_ParseTuple(args, "OO", &d, &s))
+        return NULL;
+    if (!DgArray_Check(d) || !DgArray_Check(s)) {
+        PyErr_SetString(PyExc_TypeError, "_assign needs two DistributedArrays");
+        return NULL;
+    }
+    if (dgpy_replica((DgArrayObject *)s, &src, &err) != DG_OK)
+        return dgpy_raise(&err);
+    if (((DgArrayObject *)d)->arr->mode != DG_MODE_REPLICA) {
+        dg_array_decref(src);
+        PyErr_SetString(PyExc_ValueError, "the output array must be in replica mode");
+        return NULL;
+    }
+    st = dg_array_assign(((DgArrayObject *)d)->arr, src, &err);
+    dg_array_decref(src);
+    if (st != DG_OK)
+        return dgpy_raise(&err);
+    Py_RETURN_NONE;
+}
+
+/* _flatten(a): a as 1-d in C order on the devices (a view where the chunks
+ * hold whole rows). */
+static PyObject *f_flatten(PyObject *mod, PyObject *ao)
+{
+    dg_array *a = NULL, *out = NULL;
+    dg_error err = DG_ERROR_INIT;
+    dg_status st;
+    (void)mod;
+    if (!DgArray_Check(ao)) {
+        PyErr_SetString(PyExc_TypeError, "_flatten needs a DistributedArray");
+        return NULL;
+    }
+    if (dgpy_replica((DgArrayObject *)ao, &a, &err) != DG_OK)
+        return dgpy_raise(&err);
+    st = dg_array_flatten(a, dgpy_st->min_split_bytes, &out, &err);
+    dg_array_decref(a);
+    if (st != DG_OK)
+        return dgpy_raise(&err);
+    return dgpy_wrap(out);
+}
+
 PyMethodDef dgpy_index_methods[] = {
     {"_view", f_view, METH_VARARGS, "a view of a basic key: (a, ((kind, start, step, len), ...))"},
     {"_transpose", f_transpose, METH_VARARGS, "a view with permuted axes: (a, perm)"},
@@ -324,5 +373,7 @@ PyMethodDef dgpy_index_methods[] = {
     {"_take_rows", f_take_rows, METH_VARARGS, "(src, idx): src[idx] along axis 0"},
     {"_put_rows", f_put_rows, METH_VARARGS, "(dst, idx, vals): dst[idx] = vals along axis 0"},
     {"_sort", f_sort, METH_VARARGS, "(a, axis, values, indices) -> (sorted, argsort)"},
+    {"_assign", f_assign, METH_VARARGS, "dst's values = src's (same shape and dtype)"},
+    {"_flatten", f_flatten, METH_O, "a as 1-d in C order (a view where possible)"},
     {NULL, NULL, 0, NULL},
 };

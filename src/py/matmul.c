@@ -68,7 +68,7 @@ static int call_from_py(PyObject *amap, PyObject *bmap, PyObject *shape, PyObjec
  * two DistributedArrays of one dtype (any modes) as dg_contract_call
  * describes it; a new DistributedArray, in SUM mode when partial sums are
  * left on several devices. */
-PyObject *dgpy_f_contract(PyObject *mod, PyObject *args)
+static PyObject *f_contract(PyObject *mod, PyObject *args)
 {
     PyObject *ao, *bo, *amap, *bmap, *shape, *kshape;
     int tf32;
@@ -127,7 +127,7 @@ static PyObject *box_to_py(const dg_box *b, int n)
  * the planner's answer for operands of these layouts, without data:
  * (mode, fallback, [(device, box), ...], [(device, chunk, first, a_local,
  * b_local, box), ...]).  cost: (flop/s, bytes/s, latency s, min split flop). */
-PyObject *dgpy_f_matmul_plan(PyObject *mod, PyObject *args)
+static PyObject *f_matmul_plan(PyObject *mod, PyObject *args)
 {
     PyObject *alo, *aso, *blo, *bso, *amap, *bmap, *shape, *kshape, *costo;
     PyObject *chunks = NULL, *tasks = NULL, *res = NULL;
@@ -189,14 +189,15 @@ done:
     return res;
 }
 
-/* _set_cpu_blas((sgemm, dgemm, cgemm, zgemm) or None): addresses of NumPy's
- * ILP64 CBLAS gemm functions (dgarray._linalg finds them) for the CPU
- * backend's float and complex products; None: its own loops.  Returns
- * whether the CPU backend runs (nothing else takes them). */
-PyObject *dgpy_f_set_cpu_blas(PyObject *mod, PyObject *fns)
+/* _set_cpu_blas((sgemm, dgemm, cgemm, zgemm[, set_threads, get_threads]) or
+ * None): addresses of NumPy's ILP64 CBLAS gemm functions (dgarray._linalg
+ * finds them) for the CPU backend's float and complex products, and of the
+ * BLAS's thread-count setter and getter (0: none); None: its own loops.
+ * Returns whether the CPU backend runs (nothing else takes them). */
+static PyObject *f_set_cpu_blas(PyObject *mod, PyObject *fns)
 {
     dg_cpu_blas t;
-    unsigned long long p[4];
+    unsigned long long p[6] = {0, 0, 0, 0, 0, 0};
     (void)mod;
     if (strcmp(dgpy_st->be->name, "cpu") != 0)
         Py_RETURN_FALSE;
@@ -204,7 +205,7 @@ PyObject *dgpy_f_set_cpu_blas(PyObject *mod, PyObject *fns)
         dg_cpu_gemm_set_blas(NULL);
         Py_RETURN_TRUE;
     }
-    if (!PyArg_ParseTuple(fns, "KKKK", &p[0], &p[1], &p[2], &p[3]))
+    if (!PyArg_ParseTuple(fns, "KKKK|KK", &p[0], &p[1], &p[2], &p[3], &p[4], &p[5]))
         return NULL;
     if (!p[0] || !p[1] || !p[2] || !p[3]) {
         PyErr_SetString(PyExc_ValueError, "_set_cpu_blas needs four function addresses");
@@ -223,6 +224,15 @@ PyObject *dgpy_f_set_cpu_blas(PyObject *mod, PyObject *fns)
     t.zgemm = (void (*)(int, int, int, int64_t, int64_t, int64_t, const void *, const void *,
                         int64_t, const void *, int64_t, const void *, void *,
                         int64_t))(uintptr_t)p[3];
+    t.set_threads = p[4] && p[5] ? (void (*)(int))(uintptr_t)p[4] : NULL;
+    t.get_threads = p[4] && p[5] ? (int (*)(void))(uintptr_t)p[5] : NULL;
     dg_cpu_gemm_set_blas(&t);
     Py_RETURN_TRUE;
 }
+
+PyMethodDef dgpy_matmul_methods[] = {
+    {"_contract", f_contract, METH_VARARGS, "a contraction: see src/py/matmul.c"},
+    {"_matmul_plan", f_matmul_plan, METH_VARARGS, "the product planner, for tests"},
+    {"_set_cpu_blas", f_set_cpu_blas, METH_O, "NumPy's BLAS for the CPU backend"},
+    {NULL, NULL, 0, NULL},
+};

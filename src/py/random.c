@@ -7,7 +7,7 @@
  * array (borrowed, REPLICA mode) in place with the draws of dg_fill_random
  * (src/core/dg_backend.h).  The Python layer checks the user's arguments;
  * what reaches here and does not fit the fill is a ValueError. */
-PyObject *dgpy_fill_random(PyObject *mod, PyObject *args)
+static PyObject *f_fill_random(PyObject *mod, PyObject *args)
 {
     PyObject *arr;
     int dist;
@@ -63,3 +63,9 @@ PyObject *dgpy_fill_random(PyObject *mod, PyObject *args)
         return dgpy_raise(&err);
     Py_RETURN_NONE;
 }
+
+PyMethodDef dgpy_random_methods[] = {
+    {"_fill_random", f_fill_random, METH_VARARGS,
+     "random fill in place: (array, dist, key0, key1, stream, a, b, lo, range)"},
+    {NULL, NULL, 0, NULL},
+};

@@ -1,8 +1,11 @@
-/* NumPy ufuncs on DistributedArrays: operands, type resolution (NumPy's
- * answer, cached), broadcasting, out= / where= / dtype= / casting=, and the
- * core call. */
+/* NumPy ufuncs on DistributedArrays: what needs Python.  Parsing the call
+ * (operands, out= / where= / dtype= / casting= / signature=), NumPy's type
+ * resolution (its answer, cached), broadcasting with NumPy's messages,
+ * uploading host operands, a host out=, and raising.  What the call means
+ * on distributed arrays (results, out= in place or cast into, overlap,
+ * where=) is the core's: src/core/dg_ufunc_call.c. */
 #include "dgpy.h"
-#include "dg_view.h"
+#include "dg_ufunc_call.h"
 
 /* Markers for weak Python scalars in type-resolution keys (NEP 50). */
 enum { WEAK_INT = 100, WEAK_FLOAT, WEAK_COMPLEX };
@@ -252,39 +255,6 @@ static void broadcast_error(operand *ops, int n)
 
 /* ---- arrays for operands ---------------------------------------------------------- */
 
-dg_status dgpy_cast(dg_array *a, int dtype, dg_array **out, dg_error *err)
-{
-    dg_plan_chunk *l = NULL;
-    dg_array *r = NULL;
-    dg_ew_call call;
-    dg_status st;
-    int n = 0;
-    DG_CHECK(dg_array_logical_layout(a, &l, &n, err));
-    if (a->dtype == dtype) {
-        /* a copy with the same layout */
-        st = dg_array_reshard_ex(a, l, n, DG_RESHARD_PIECES, out, err);
-        free(l);
-        return st;
-    }
-    st = dg_array_empty(a->be, dtype, a->ndim, a->shape, l, n, DG_MODE_REPLICA, &r, err);
-    free(l);
-    if (st != DG_OK)
-        return st;
-    memset(&call, 0, sizeof(call));
-    call.loop = dg_loop_cast(a->dtype, dtype);
-    call.ndim = a->ndim;
-    memcpy(call.shape, a->shape, sizeof(int64_t) * (size_t)a->ndim);
-    call.in[0].arr = a;
-    call.out[0] = r;
-    st = dg_ew_apply(&call, err);
-    if (st != DG_OK) {
-        dg_array_decref(r);
-        return st;
-    }
-    *out = r;
-    return DG_OK;
-}
-
 /* A layout for a host operand of shape (nd, sh): the reference array's own
  * layout if the shapes agree, else a full copy on each device the reference
  * uses.  *out is PyMem-allocated. */
@@ -327,18 +297,9 @@ static int operand_array(operand *op, int dt, const dg_array *ref, dg_array **ou
 {
     dg_error err = DG_ERROR_INIT;
     if (op->kind == OP_ARRAY) {
-        DgArrayObject *a = (DgArrayObject *)op->obj;
-        dg_array *rep = NULL;
-        dg_status st = dgpy_replica(a, &rep, &err);
-        if (st != DG_OK)
+        if (dg_ufunc_operand(((DgArrayObject *)op->obj)->arr, dt, out, &err) != DG_OK)
             return dgpy_raise_int(&err);
-        if (rep->dtype == dt) {
-            *out = rep;
-            return 0;
-        }
-        st = dgpy_cast(rep, dt, out, &err);
-        dg_array_decref(rep);
-        return st == DG_OK ? 0 : dgpy_raise_int(&err);
+        return 0;
     } else {
         PyObject *h = dgpy_as_ndarray(op->host, dt), *w;
         dg_plan_chunk *l;
@@ -393,14 +354,14 @@ static int parse_out(PyObject *out, int nout, PyObject **outs)
     return 0;
 }
 
-/* Applies ufunc `id` to inputs args[0..nin) with the keyword arguments. */
 /* NumPy 2 compares integer arrays with Python ints outside their dtype
  * (uint8_array < -1 is all False).  When the scalar of comparison `id` at
  * position `pos` did not fit the loop's dtype (OverflowError set), rewrites
  * the call into a comparison with the dtype's bound that gives the same
- * constant; 0 done, -1 with the error kept otherwise. */
+ * constant (*loop, and the 16 bytes of the scalar's value at `scalar`); 0
+ * done, -1 with the error kept otherwise. */
 static int out_of_range_compare(int id, int pos, const operand *op, const int *loop_dt,
-                                dg_ew_call *call)
+                                int *loop, unsigned char *scalar)
 {
     /* result of "array OP v" for v above the dtype / below it */
     static const struct { int uf; char above, below; } table[] = {
@@ -445,19 +406,19 @@ static int out_of_range_compare(int id, int pos, const operand *op, const int *l
                       : (c ? DG_UF_less_equal : DG_UF_greater);
     dts[0] = dts[1] = dt;
     dts[2] = DG_BOOL;
-    if (loop_dt[0] != loop_dt[1] || (call->loop = dg_loop_find(uf, dts)) < 0) {
+    if (loop_dt[0] != loop_dt[1] || (*loop = dg_loop_find(uf, dts)) < 0) {
         PyErr_Format(PyExc_OverflowError, "Python integer out of bounds for %s",
                      dg_dtype_name(dt));
         return -1;
     }
-    memset(call->in[pos].scalar, 0, sizeof call->in[pos].scalar);
+    memset(scalar, 0, 16);
     if (kind == 'u') {
         if (above)
-            memset(call->in[pos].scalar, 0xFF, (size_t)dg_dtype_size(dt));
+            memset(scalar, 0xFF, (size_t)dg_dtype_size(dt));
     } else {
         int isz = dg_dtype_size(dt);
-        memset(call->in[pos].scalar, above ? 0xFF : 0x00, (size_t)isz);
-        call->in[pos].scalar[isz - 1] = above ? 0x7F : 0x80;
+        memset(scalar, above ? 0xFF : 0x00, (size_t)isz);
+        scalar[isz - 1] = above ? 0x7F : 0x80;
     }
     return 0;
 }
@@ -478,7 +439,7 @@ static int negative_exponent(const operand *op, int dt, const unsigned char *val
         }
         neg = v < 0;
     } else {
-        PyObject *f = dgpy_impl("any_negative"), *r;
+        PyObject *f = dgpy_py(DGPY_PY_any_negative), *r;
         r = f ? PyObject_CallOneArg(f, op->host ? op->host : op->obj) : NULL;
         neg = r ? PyObject_IsTrue(r) : -1;
         Py_XDECREF(r);
@@ -492,28 +453,19 @@ static int negative_exponent(const operand *op, int dt, const unsigned char *val
     return 0;
 }
 
-static PyObject *ufunc_apply(int id, PyObject *ufunc, PyObject *const *args, int nargs,
-                             PyObject *kwargs)
+/* What the keywords and the positional outputs of a call say: out= into
+ * outs[nout] (borrowed, NULL for none), where= and casting= (borrowed or
+ * NULL), the dtype= or signature= dtype into *sig_dt (-1: none).  0, or -1
+ * with NumPy's exception. */
+static int parse_kwargs(int id, int nin, int nout, PyObject *const *args, int nargs,
+                        PyObject *kwargs, PyObject **outs, PyObject **wherep,
+                        PyObject **castingp, int *sig_dt)
 {
-    int nin = dg_ufunc_nin(id), nout = dg_ufunc_nout(id);
-    operand ops[2];
-    PyObject *outs[2] = {NULL, NULL}, *wherep = NULL, *dtypep = NULL, *castingp = NULL;
-    PyObject *signature = NULL, *outp = NULL;
-    int in_dt[2], out_dt[2] = {-1, -1}, sig_dt = -1, loop_dt[DG_MAXLOOPOPS];
-    int loop, i, nops = 0, bnd = 0, r;
-    int64_t bsh[DG_MAXDIM];
-    dg_array *ref = NULL, *inarr[2] = {NULL, NULL}, *res[2] = {NULL, NULL};
-    dg_array *warr = NULL;
-    dg_ew_call call;
-    dg_error err = DG_ERROR_INIT;
-    PyObject *ret = NULL;
-    int where_false = 0;
-
-    if (nargs < nin || nargs > nin + nout) {
-        PyErr_Format(PyExc_TypeError, "%s() takes from %d to %d positional arguments but %d "
-                     "were given", dg_ufunc_name(id), nin, nin + nout, nargs);
-        return NULL;
-    }
+    PyObject *dtypep = NULL, *signature = NULL, *outp = NULL;
+    int i;
+    *wherep = *castingp = NULL;
+    *sig_dt = -1;
+    outs[0] = outs[1] = NULL;
     if (kwargs) {
         Py_ssize_t pos = 0;
         PyObject *k, *v;
@@ -521,61 +473,58 @@ static PyObject *ufunc_apply(int id, PyObject *ufunc, PyObject *const *args, int
             const char *ks = PyUnicode_AsUTF8(k);
             int j, ok = 0;
             if (!ks)
-                return NULL;
+                return -1;
             for (j = 0; known_kw[j]; j++)
                 ok |= strcmp(ks, known_kw[j]) == 0;
             if (!ok) {
                 PyErr_Format(PyExc_TypeError, "'%s' is an invalid keyword to ufunc '%s'", ks,
                              dg_ufunc_name(id));
-                return NULL;
+                return -1;
             }
         }
         outp = PyDict_GetItemString(kwargs, "out");
-        wherep = PyDict_GetItemString(kwargs, "where");
+        *wherep = PyDict_GetItemString(kwargs, "where");
         dtypep = PyDict_GetItemString(kwargs, "dtype");
-        castingp = PyDict_GetItemString(kwargs, "casting");
+        *castingp = PyDict_GetItemString(kwargs, "casting");
         signature = PyDict_GetItemString(kwargs, "signature");
     }
     if (nargs > nin) {
         if (outp) {
             PyErr_SetString(PyExc_TypeError,
                             "cannot specify 'out' as both a positional and keyword argument");
-            return NULL;
+            return -1;
         }
         for (i = nin; i < nargs; i++)
             outs[i - nin] = args[i] == Py_None ? NULL : args[i];
     } else if (parse_out(outp, nout, outs) < 0) {
-        return NULL;
+        return -1;
     }
     if (dtypep && dtypep != Py_None) {
-        if (dgpy_dtype_from_obj(dtypep, &sig_dt) < 0)
-            return NULL;
+        if (dgpy_dtype_from_obj(dtypep, sig_dt) < 0)
+            return -1;
     } else if (signature && signature != Py_None) {
         PyObject *last = signature;
         if (PyTuple_Check(signature) && PyTuple_GET_SIZE(signature) > 0)
             last = PyTuple_GET_ITEM(signature, PyTuple_GET_SIZE(signature) - 1);
-        if (dgpy_dtype_from_obj(last, &sig_dt) < 0)
-            return NULL;
+        if (dgpy_dtype_from_obj(last, sig_dt) < 0)
+            return -1;
     }
+    return 0;
+}
 
-    for (i = 0; i < nin; i++) {
-        r = classify(args[i], &ops[i]);
-        nops = i + 1;
-        if (r < 0)
-            goto done;
-        if (r > 0) {
-            ret = Py_NewRef(Py_NotImplemented);
-            goto done;
-        }
-        in_dt[i] = ops[i].dtype;
-    }
+/* The dtypes of the out= arrays (a DistributedArray, or a NumPy array that
+ * gets the result from the host) into out_dt (-1 for none).  0, or -1 with
+ * NumPy's exception. */
+static int out_dtypes(int nout, PyObject *const *outs, int *out_dt)
+{
+    int i;
     for (i = 0; i < nout; i++) {
         if (!outs[i])
             continue;
         if (DgArray_Check(outs[i])) {
             if (((DgArrayObject *)outs[i])->arr->readonly) {
                 PyErr_SetString(PyExc_ValueError, "output array is read-only");
-                goto done;
+                return -1;
             }
             out_dt[i] = ((DgArrayObject *)outs[i])->arr->dtype;
         } else if (dgpy_is_ndarray(outs[i])) {
@@ -586,76 +535,76 @@ static PyObject *ufunc_apply(int id, PyObject *ufunc, PyObject *const *args, int
             if (out_dt[i] < 0) {
                 PyErr_SetString(PyExc_TypeError, "out= array has a dtype dgarray does not "
                                 "support");
-                goto done;
+                return -1;
             }
         } else {
             PyErr_SetString(PyExc_TypeError, "return arrays must be of ArrayType");
-            goto done;
+            return -1;
         }
     }
+    return 0;
+}
 
-    {
-        PyObject *cast_obj = castingp ? castingp : NULL;
-        PyObject *default_casting = NULL;
-        if (!cast_obj) {
-            default_casting = PyUnicode_InternFromString("same_kind");
-            cast_obj = default_casting;
-        }
-        loop = resolve(id, ufunc, nin, nout, in_dt, out_dt, sig_dt, cast_obj, loop_dt);
-        Py_XDECREF(default_casting);
-        if (loop < 0)
-            goto done;
+/* where= (borrowed in *wherep): True or absent leaves *wherep NULL; False or
+ * a false scalar sets *where_false and leaves it NULL; an array must be
+ * boolean and broadcast with the inputs ops[nin] into (*bnd, bsh).  0, or
+ * -1 with NumPy's exception. */
+static int parse_where(PyObject **wherep, int *where_false, operand *ops, int nin, int *bnd,
+                       int64_t *bsh)
+{
+    operand w;
+    int r;
+    *where_false = 0;
+    if (!*wherep || *wherep == Py_True) {
+        *wherep = NULL;
+        return 0;
     }
+    if (*wherep == Py_False) {
+        *where_false = 1;
+        *wherep = NULL;
+        return 0;
+    }
+    r = classify(*wherep, &w);
+    if (r != 0) {
+        if (r > 0)
+            PyErr_SetString(PyExc_TypeError, "where= must be a boolean array");
+        operands_clear(&w, 1);
+        return -1;
+    }
+    if (w.dtype != DG_BOOL) {
+        PyErr_Format(PyExc_TypeError, "Cannot cast array data from %R to "
+                     "dtype('bool') according to the rule 'safe'",
+                     w.dtype >= 0 && w.dtype < DG_NDTYPES ? dgpy_st->descrs[w.dtype]
+                                                           : Py_None);
+        operands_clear(&w, 1);
+        return -1;
+    }
+    if (w.kind == OP_SCALAR) {
+        unsigned char v[16];
+        if (dgpy_scalar_bytes(w.host ? w.host : w.obj, DG_BOOL, v) < 0) {
+            operands_clear(&w, 1);
+            return -1;
+        }
+        *where_false = !v[0];
+        operands_clear(&w, 1);
+        *wherep = NULL;
+        return 0;
+    }
+    if (broadcast_into(bnd, bsh, w.ndim, w.shape) < 0) {
+        operand both[3] = {ops[0], nin > 1 ? ops[1] : w, w};
+        broadcast_error(both, nin + 1);
+        operands_clear(&w, 1);
+        return -1;
+    }
+    operands_clear(&w, 1);
+    return 0;
+}
 
-    /* broadcast inputs, outputs and the mask */
-    for (i = 0; i < nin; i++)
-        if (ops[i].kind != OP_SCALAR && broadcast_into(&bnd, bsh, ops[i].ndim, ops[i].shape) < 0) {
-            broadcast_error(ops, nin);
-            goto done;
-        }
-    if (wherep && wherep != Py_True) {
-        if (wherep == Py_False) {
-            where_false = 1;
-            wherep = NULL;
-        } else {
-            operand w;
-            r = classify(wherep, &w);
-            if (r != 0) {
-                if (r > 0)
-                    PyErr_SetString(PyExc_TypeError, "where= must be a boolean array");
-                operands_clear(&w, 1);
-                goto done;
-            }
-            if (w.dtype != DG_BOOL) {
-                PyErr_Format(PyExc_TypeError, "Cannot cast array data from %R to "
-                             "dtype('bool') according to the rule 'safe'",
-                             w.dtype >= 0 && w.dtype < DG_NDTYPES ? dgpy_st->descrs[w.dtype]
-                                                                   : Py_None);
-                operands_clear(&w, 1);
-                goto done;
-            }
-            if (w.kind == OP_SCALAR) {
-                unsigned char v[16];
-                if (dgpy_scalar_bytes(w.host ? w.host : w.obj, DG_BOOL, v) < 0) {
-                    operands_clear(&w, 1);
-                    goto done;
-                }
-                where_false = !v[0];
-                operands_clear(&w, 1);
-                wherep = NULL;
-            } else {
-                if (broadcast_into(&bnd, bsh, w.ndim, w.shape) < 0) {
-                    operand both[3] = {ops[0], nin > 1 ? ops[1] : w, w};
-                    broadcast_error(both, nin + 1);
-                    operands_clear(&w, 1);
-                    goto done;
-                }
-                operands_clear(&w, 1);
-            }
-        }
-    } else {
-        wherep = NULL;
-    }
+/* Each out= must have the broadcast shape (*bnd, bsh) of the inputs (an
+ * out= of more dimensions extends it).  0, or -1 with NumPy's ValueError. */
+static int check_out_shapes(int nout, PyObject *const *outs, int *bnd, int64_t *bsh)
+{
+    int i;
     for (i = 0; i < nout; i++) {
         int64_t osh[DG_MAXDIM];
         int ond, j, same;
@@ -672,232 +621,196 @@ static PyObject *ufunc_apply(int id, PyObject *ufunc, PyObject *const *args, int
             dgpy_ndarray_info(outs[i], &ond, osh, st, &data, &dt);
         }
         {
-            int tnd = bnd;
+            int tnd = *bnd;
             int64_t tsh[DG_MAXDIM];
-            memcpy(tsh, bsh, sizeof(int64_t) * (size_t)bnd);
+            memcpy(tsh, bsh, sizeof(int64_t) * (size_t)*bnd);
             same = broadcast_into(&tnd, tsh, ond, osh) == 0 && tnd == ond;
             for (j = 0; same && j < ond; j++)
                 same = tsh[j] == osh[j];
             if (same) {
-                bnd = tnd;
+                *bnd = tnd;
                 memcpy(bsh, tsh, sizeof(int64_t) * (size_t)tnd);
             }
         }
         if (!same) {
-            PyObject *s1 = shape_str(ond, osh), *s2 = shape_str(bnd, bsh);
+            PyObject *s1 = shape_str(ond, osh), *s2 = shape_str(*bnd, bsh);
             if (s1 && s2)
                 PyErr_Format(PyExc_ValueError, "non-broadcastable output operand with shape "
                              "%U doesn't match the broadcast shape %U", s1, s2);
             Py_XDECREF(s1);
             Py_XDECREF(s2);
-            goto done;
+            return -1;
         }
     }
-    if (bnd > DG_MAXDIM) {
+    if (*bnd > DG_MAXDIM) {
         PyErr_Format(PyExc_ValueError, "dgarray supports at most %d dimensions", DG_MAXDIM);
+        return -1;
+    }
+    return 0;
+}
+
+/* Puts the core's out= arrays (which it may have replaced by their REPLICA
+ * copies) back into the DistributedArrays given as out=. */
+static void install_outs(int nout, PyObject *const *outs, const dg_ufunc_call *c)
+{
+    int i;
+    for (i = 0; i < nout; i++) {
+        DgArrayObject *oo = outs[i] && DgArray_Check(outs[i]) ? (DgArrayObject *)outs[i] : NULL;
+        if (!oo || !c->out[i] || oo->arr == c->out[i])
+            continue;
+        dg_array_incref(c->out[i]);
+        dg_array_decref(oo->arr);
+        oo->arr = c->out[i];
+    }
+}
+
+/* A NumPy out= of a call: the result res (taken over) gathered to the host
+ * and copied in where the mask wherep (borrowed, NULL: everywhere) is set.
+ * 0, or -1 with an exception. */
+static int result_to_host(dg_array *res, PyObject *out, PyObject *wherep)
+{
+    PyObject *tmp = dgpy_wrap(res), *host, *f, *rr;
+    if (!tmp)
+        return -1;
+    host = dgpy_gather((DgArrayObject *)tmp);
+    Py_DECREF(tmp);
+    if (!host)
+        return -1;
+    f = dgpy_py(DGPY_PY_copy_into_host);
+    rr = f ? PyObject_CallFunctionObjArgs(f, out, host, wherep ? wherep : Py_True, NULL) : NULL;
+    Py_DECREF(host);
+    if (!rr)
+        return -1;
+    Py_DECREF(rr);
+    return 0;
+}
+
+/* Applies ufunc `id` to inputs args[0..nin) with the keyword arguments. */
+static PyObject *ufunc_apply(int id, PyObject *ufunc, PyObject *const *args, int nargs,
+                             PyObject *kwargs)
+{
+    int nin = dg_ufunc_nin(id), nout = dg_ufunc_nout(id);
+    operand ops[2];
+    PyObject *outs[2] = {NULL, NULL}, *wherep = NULL, *castingp = NULL;
+    int in_dt[2], out_dt[2] = {-1, -1}, sig_dt = -1, loop_dt[DG_MAXLOOPOPS];
+    int loop, i, nops = 0, bnd = 0, r;
+    int64_t bsh[DG_MAXDIM];
+    dg_ufunc_call c;
+    dg_error err = DG_ERROR_INIT;
+    PyObject *ret = NULL;
+    int where_false = 0;
+
+    dg_ufunc_call_init(&c);
+    if (nargs < nin || nargs > nin + nout) {
+        PyErr_Format(PyExc_TypeError, "%s() takes from %d to %d positional arguments but %d "
+                     "were given", dg_ufunc_name(id), nin, nin + nout, nargs);
+        return NULL;
+    }
+    if (parse_kwargs(id, nin, nout, args, nargs, kwargs, outs, &wherep, &castingp, &sig_dt) < 0)
+        return NULL;
+
+    for (i = 0; i < nin; i++) {
+        r = classify(args[i], &ops[i]);
+        nops = i + 1;
+        if (r < 0)
+            goto done;
+        if (r > 0) {
+            ret = Py_NewRef(Py_NotImplemented);
+            goto done;
+        }
+        in_dt[i] = ops[i].dtype;
+    }
+    if (out_dtypes(nout, outs, out_dt) < 0)
+        goto done;
+
+    {
+        PyObject *cast_obj = castingp ? castingp : NULL;
+        PyObject *default_casting = NULL;
+        if (!cast_obj) {
+            default_casting = PyUnicode_InternFromString("same_kind");
+            cast_obj = default_casting;
+        }
+        loop = resolve(id, ufunc, nin, nout, in_dt, out_dt, sig_dt, cast_obj, loop_dt);
+        Py_XDECREF(default_casting);
+        if (loop < 0)
+            goto done;
+    }
+
+    /* broadcast inputs, the mask and outputs */
+    for (i = 0; i < nin; i++)
+        if (ops[i].kind != OP_SCALAR && broadcast_into(&bnd, bsh, ops[i].ndim, ops[i].shape) < 0) {
+            broadcast_error(ops, nin);
+            goto done;
+        }
+    if (parse_where(&wherep, &where_false, ops, nin, &bnd, bsh) < 0 ||
+        check_out_shapes(nout, outs, &bnd, bsh) < 0)
+        goto done;
+
+    /* the results (the core's: out= or new arrays laid out like it or an input) */
+    c.be = dgpy_st->be;
+    c.loop = loop;
+    c.ndim = bnd;
+    memcpy(c.shape, bsh, sizeof(int64_t) * (size_t)bnd);
+    c.min_split_bytes = dgpy_st->min_split_bytes;
+    c.where_false = where_false;
+    for (i = 0; i < nin; i++)
+        if (ops[i].kind == OP_ARRAY)
+            c.arg[i] = ((DgArrayObject *)ops[i].obj)->arr;
+    for (i = 0; i < nout; i++)
+        if (outs[i] && DgArray_Check(outs[i])) {
+            c.out[i] = ((DgArrayObject *)outs[i])->arr;
+            dg_array_incref(c.out[i]);
+        }
+    r = dg_ufunc_outputs(&c, &err) == DG_OK ? 0 : -1;
+    install_outs(nout, outs, &c);
+    if (r < 0) {
+        dgpy_raise(&err);
         goto done;
     }
 
-    /* the reference layout: out[0], else the first distributed input of the
-     * full shape, else a default layout */
-    for (i = 0; i < nout && !ref; i++)
-        if (outs[i] && DgArray_Check(outs[i]))
-            ref = ((DgArrayObject *)outs[i])->arr;
-    for (i = 0; i < nin && !ref; i++) {
-        if (ops[i].kind == OP_ARRAY && ops[i].ndim == bnd) {
-            int j, same = 1;
-            for (j = 0; j < bnd && same; j++)
-                same = ops[i].shape[j] == bsh[j];
-            if (same)
-                ref = ((DgArrayObject *)ops[i].obj)->arr;
-        }
-    }
-    /* results: into out directly when it is a replica of the loop's dtype */
-    for (i = 0; i < nout; i++) {
-        dg_plan_chunk *l = NULL;
-        int n;
-        dg_status st;
-        if (outs[i] && DgArray_Check(outs[i]) && i == 0) {
-            DgArrayObject *oo = (DgArrayObject *)outs[i];
-            if (oo->arr->mode != DG_MODE_REPLICA) {
-                dg_array *rep = NULL;
-                if (dgpy_replica(oo, &rep, &err) != DG_OK) {
-                    dgpy_raise(&err);
-                    goto done;
-                }
-                dg_array_decref(oo->arr);
-                oo->arr = rep;
-                ref = rep;
-            }
-            if (oo->arr->dtype == loop_dt[nin + i]) {
-                res[i] = oo->arr;
-                dg_array_incref(res[i]);
-                continue;
-            }
-        }
-        if (i > 0 && outs[i] && DgArray_Check(outs[i]) && res[0] &&
-            ((DgArrayObject *)outs[i])->arr->dtype == loop_dt[nin + i] &&
-            ((DgArrayObject *)outs[i])->arr->mode == DG_MODE_REPLICA &&
-            dg_array_same_layout(((DgArrayObject *)outs[i])->arr, res[0])) {
-            res[i] = ((DgArrayObject *)outs[i])->arr;
-            dg_array_incref(res[i]);
-            continue;
-        }
-        if (ref) {
-            int ok = 1, j;
-            ok = ref->ndim == bnd;
-            for (j = 0; ok && j < bnd; j++)
-                ok = ref->shape[j] == bsh[j];
-            if (ok)
-                st = dg_array_logical_layout(ref, &l, &n, &err);
-            else
-                st = DG_OK, ok = 0;
-            if (st != DG_OK) {
-                dgpy_raise(&err);
-                goto done;
-            }
-            if (!ok) {
-                if (dgpy_default_layout(bnd, bsh, loop_dt[nin + i], &l, &n) < 0)
-                    goto done;
-                st = dg_array_empty(dgpy_st->be, loop_dt[nin + i], bnd, bsh, l, n,
-                                    DG_MODE_REPLICA, &res[i], &err);
-                free(l);
-            } else {
-                st = dg_array_empty(dgpy_st->be, loop_dt[nin + i], bnd, bsh, l, n,
-                                    DG_MODE_REPLICA, &res[i], &err);
-                free(l);
-            }
-        } else {
-            if (dgpy_default_layout(bnd, bsh, loop_dt[nin + i], &l, &n) < 0)
-                goto done;
-            st = dg_array_empty(dgpy_st->be, loop_dt[nin + i], bnd, bsh, l, n,
-                                DG_MODE_REPLICA, &res[i], &err);
-            free(l);
-        }
-        if (st != DG_OK) {
-            dgpy_raise(&err);
-            goto done;
-        }
-        if (!ref)
-            ref = res[i];
-    }
-    if (!ref)
-        ref = res[0];
-
-    /* inputs in the loop's dtypes */
-    memset(&call, 0, sizeof(call));
-    call.loop = loop;
-    call.ndim = bnd;
-    memcpy(call.shape, bsh, sizeof(int64_t) * (size_t)bnd);
+    /* inputs in the loop's dtypes: scalars' values, arrays, host arrays
+     * uploaded laid out like the first result */
     for (i = 0; i < nin; i++) {
         if (ops[i].kind == OP_SCALAR) {
             if (dgpy_scalar_bytes(ops[i].host ? ops[i].host : ops[i].obj, loop_dt[i],
-                                  call.in[i].scalar) < 0 &&
-                out_of_range_compare(id, i, &ops[i], loop_dt, &call) < 0)
+                                  c.in[i].scalar) < 0 &&
+                out_of_range_compare(id, i, &ops[i], loop_dt, &c.loop, c.in[i].scalar) < 0)
                 goto done;
             continue;
         }
-        if (operand_array(&ops[i], loop_dt[i], res[0], &inarr[i]) < 0)
+        if (operand_array(&ops[i], loop_dt[i], c.res[0], &c.in[i].arr) < 0)
             goto done;
-        call.in[i].arr = inarr[i];
     }
     if (id == DG_UF_power && dg_dtype_kind(loop_dt[1]) == 'i' &&
         dg_shape_size(bnd, bsh) > 0 && /* nothing computed: NumPy raises nothing */
-        negative_exponent(&ops[1], loop_dt[1], call.in[1].scalar) != 0)
+        negative_exponent(&ops[1], loop_dt[1], c.in[1].scalar) != 0)
         goto done;
     if (wherep) {
         operand w;
         if (classify(wherep, &w) != 0)
             goto done;
-        r = operand_array(&w, DG_BOOL, res[0], &warr);
+        r = operand_array(&w, DG_BOOL, c.res[0], &c.where);
         operands_clear(&w, 1);
         if (r < 0)
             goto done;
-        call.where = warr;
-    }
-    for (i = 0; i < nout; i++)
-        call.out[i] = res[i];
-    /* an input that is another view of an output's memory is read from a
-     * copy, as NumPy does (the loop would read what it already wrote) */
-    for (i = 0; i < nin + 1; i++) {
-        dg_array **x = i < nin ? &inarr[i] : &warr;
-        int j;
-        for (j = 0; *x && j < nout; j++) {
-            if (res[j] && dg_array_overlaps(*x, res[j])) {
-                dg_array *cp = NULL;
-                if (dgpy_cast(*x, (*x)->dtype, &cp, &err) != DG_OK) {
-                    dgpy_raise(&err);
-                    goto done;
-                }
-                dg_array_decref(*x);
-                *x = cp;
-                if (i < nin)
-                    call.in[i].arr = cp;
-                else
-                    call.where = cp;
-            }
-        }
-    }
-    if (!where_false) {
-        dg_status st = dg_ew_apply(&call, &err);
-        if (st != DG_OK) {
-            dgpy_raise(&err);
-            goto done;
-        }
     }
 
-    /* results that still have to reach the caller's out= */
+    /* the loop, and the results cast into out= (the core's) */
+    r = dg_ufunc_run(&c, &err) == DG_OK ? 0 : -1;
+    install_outs(nout, outs, &c);
+    if (r < 0) {
+        dgpy_raise(&err);
+        goto done;
+    }
+    /* a NumPy out= gets the result from the host (nothing where the mask is
+     * all False: out keeps its values, as in NumPy) */
     for (i = 0; i < nout; i++) {
-        if (!outs[i])
+        if (!outs[i] || DgArray_Check(outs[i]) || where_false)
             continue;
-        if (DgArray_Check(outs[i])) {
-            DgArrayObject *oo = (DgArrayObject *)outs[i];
-            if (res[i] == oo->arr)
-                continue;
-            if (oo->arr->mode != DG_MODE_REPLICA) {
-                dg_array *rep = NULL;
-                if (dgpy_replica(oo, &rep, &err) != DG_OK) {
-                    dgpy_raise(&err);
-                    goto done;
-                }
-                dg_array_decref(oo->arr);
-                oo->arr = rep;
-            }
-            if (!where_false) {
-                dg_ew_call cc;
-                dg_status st;
-                memset(&cc, 0, sizeof(cc));
-                cc.loop = dg_loop_cast(res[i]->dtype, oo->arr->dtype);
-                cc.ndim = bnd;
-                memcpy(cc.shape, bsh, sizeof(int64_t) * (size_t)bnd);
-                cc.in[0].arr = res[i];
-                cc.out[0] = oo->arr;
-                cc.where = warr;
-                st = dg_ew_apply(&cc, &err);
-                if (st != DG_OK) {
-                    dgpy_raise(&err);
-                    goto done;
-                }
-            }
-        } else if (!where_false) {
-            /* a NumPy out=: gather the result and copy it in (nothing where
-             * the mask is all False: out keeps its values, as in NumPy) */
-            PyObject *tmp = dgpy_wrap(res[i]), *host, *f, *rr;
-            res[i] = NULL;
-            if (!tmp)
-                goto done;
-            host = dgpy_gather((DgArrayObject *)tmp);
-            Py_DECREF(tmp);
-            if (!host)
-                goto done;
-            f = dgpy_impl("copy_into_host");
-            rr = f ? PyObject_CallFunctionObjArgs(f, outs[i], host, wherep ? wherep : Py_True,
-                                                  NULL) : NULL;
-            Py_DECREF(host);
-            if (!rr)
-                goto done;
-            Py_DECREF(rr);
-        }
+        r = result_to_host(c.res[i], outs[i], wherep);
+        c.res[i] = NULL;
+        if (r < 0)
+            goto done;
     }
 
     /* the return value */
@@ -907,8 +820,8 @@ static PyObject *ufunc_apply(int id, PyObject *ufunc, PyObject *const *args, int
             if (outs[i]) {
                 vals[i] = Py_NewRef(outs[i]);
             } else {
-                vals[i] = dgpy_wrap(res[i]);
-                res[i] = NULL;
+                vals[i] = dgpy_wrap(c.res[i]);
+                c.res[i] = NULL;
                 if (!vals[i]) {
                     Py_XDECREF(vals[0]);
                     goto done;
@@ -922,14 +835,7 @@ static PyObject *ufunc_apply(int id, PyObject *ufunc, PyObject *const *args, int
         }
     }
 done:
-    for (i = 0; i < 2; i++) {
-        if (inarr[i])
-            dg_array_decref(inarr[i]);
-        if (res[i])
-            dg_array_decref(res[i]);
-    }
-    if (warr)
-        dg_array_decref(warr);
+    dg_ufunc_call_clear(&c);
     operands_clear(ops, nops);
     return ret;
 }
@@ -989,8 +895,8 @@ PyObject *dgpy_array_ufunc(PyObject *self, PyObject *args, PyObject *kwargs)
         return NULL;
     if (strcmp(m, "__call__") != 0 || !id_obj) {
         /* reduce, accumulate, ..., and the gufuncs (matmul, ...):
-         * dgarray._impl.ufunc_method(ufunc, method, *inputs, **kw) */
-        PyObject *f = dgpy_impl("ufunc_method");
+         * the package's ufunc_method(ufunc, method, *inputs, **kw) */
+        PyObject *f = dgpy_py(DGPY_PY_ufunc_method);
         return f ? PyObject_Call(f, args, kwargs) : NULL;
     }
     id = (int)PyLong_AsLong(id_obj);

@@ -77,27 +77,41 @@ typedef struct test_case {
     void (*fn)(void);
 } test_case;
 
-/* Runs the tests (argv[1]: a seed), prints "N passed, M failed" and
- * returns the exit status. */
-static int run_tests(const test_case *tests, size_t ntests, int argc, char **argv)
+/* Runs the tests `rounds` times (argv[1]: a seed), calling begin(round)
+ * before and end() after each round where they are not NULL; prints one
+ * line "N passed, M failed" and returns the exit status. */
+static inline int run_test_rounds(const test_case *tests, size_t ntests, int argc, char **argv,
+                                  int rounds, void (*begin)(int), void (*end)(void))
 {
     int passed = 0, failed = 0;
 
     if (argc > 1)
         g_rng = strtoull(argv[1], NULL, 0) | 1u;
-    for (size_t i = 0; i < ntests; i++) {
-        g_test = tests[i].name;
-        g_fail = 0;
-        tests[i].fn();
-        if (g_fail == 0) {
-            passed++;
-        } else {
-            failed++;
-            fprintf(stderr, "FAIL %s (%d checks)\n", g_test, g_fail);
+    for (int r = 0; r < rounds; r++) {
+        if (begin)
+            begin(r);
+        for (size_t i = 0; i < ntests; i++) {
+            g_test = tests[i].name;
+            g_fail = 0;
+            tests[i].fn();
+            if (g_fail == 0) {
+                passed++;
+            } else {
+                failed++;
+                fprintf(stderr, "FAIL %s (round %d, %d checks)\n", g_test, r, g_fail);
+            }
         }
+        if (end)
+            end();
     }
     printf("%d passed, %d failed\n", passed, failed);
     return failed == 0 ? 0 : 1;
+}
+
+/* Runs the tests once. */
+static inline int run_tests(const test_case *tests, size_t ntests, int argc, char **argv)
+{
+    return run_test_rounds(tests, ntests, argc, argv, 1, NULL, NULL);
 }
 
 #endif /* DG_TEST_HARNESS_H */

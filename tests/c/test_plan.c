@@ -545,6 +545,37 @@ static int build_and_check(const dg_plan_chunk *src, int nsrc,
     return 1;
 }
 
+/* build_and_check on one case, counted as built or refused. */
+static void count_case(const dg_plan_chunk *src, int nsrc, const dg_plan_chunk *dst, int ndst,
+                       int *built, int *refused)
+{
+    dg_plan plan;
+    if (build_and_check(src, nsrc, dst, ndst, &plan)) {
+        (*built)++;
+        dg_plan_free(&plan);
+    } else {
+        (*refused)++;
+    }
+}
+
+/* dg_plan_check_cover agrees with brute force on whether the nsrc chunks
+ * cover the whole of `shape`, and names the first index they leave. */
+static void check_cover_agrees(const dg_plan_chunk *src, int nsrc, int ndim,
+                               const int64_t *shape)
+{
+    dg_box whole;
+    dg_error err = DG_ERROR_INIT;
+    dg_plan_chunk all = {0, {0}};
+    char hole[128];
+    int un;
+    dg_box_full(&whole, ndim, shape);
+    all.box = whole;
+    un = first_uncovered(src, nsrc, &all, 1, hole, sizeof hole);
+    if ((dg_plan_check_cover(src, nsrc, &whole, &err) == DG_OK) == un ||
+        (un && strstr(err.msg, hole) == NULL))
+        failf("check_cover: hole %s, message \"%s\"", un ? hole : "none", err.msg);
+}
+
 /* ---- planner: named cases --------------------------------------------- */
 
 /* Splits [0, n) into k near-equal blocks: block i is [lo, hi). */
@@ -874,7 +905,6 @@ static void test_plan_random(void)
         int nsrc = 0, ndst = 0, ndim = (int)rnd_in(0, 3),
             ndev = (int)rnd_in(1, 4), fail_before = g_fail;
         int64_t shape[3];
-        dg_plan plan;
 
         for (int a = 0; a < ndim; a++)
             shape[a] = rnd() % 16 == 0 ? 0 : rnd_in(1, 9);
@@ -889,36 +919,155 @@ static void test_plan_random(void)
         random_layout(ndim, shape, ndev, 1, dst, &ndst);
         if (rnd() % 3 == 0)
             random_layout(ndim, shape, ndev, 1, dst, &ndst);
-        if (build_and_check(src, nsrc, dst, ndst, &plan)) {
-            built++;
-            dg_plan_free(&plan);
-        } else {
-            refused++;
-        }
+        count_case(src, nsrc, dst, ndst, &built, &refused);
         if (g_fail != fail_before) {
             fprintf(stderr, "  random case %d: ndim %d, %d sources, "
                             "%d destinations\n", t, ndim, nsrc, ndst);
             break;
         }
         /* the cover check agrees with the planner's view of holes */
-        {
-            dg_box whole;
-            dg_error err = DG_ERROR_INIT;
-            dg_plan_chunk all = {0, {0}};
-            char hole[128];
-            int un;
-            dg_box_full(&whole, ndim, shape);
-            all.box = whole;
-            un = first_uncovered(src, nsrc, &all, 1, hole, sizeof hole);
-            if ((dg_plan_check_cover(src, nsrc, &whole, &err) == DG_OK) ==
-                    un ||
-                (un && strstr(err.msg, hole) == NULL))
-                failf("check_cover: hole %s, message \"%s\"",
-                      un ? hole : "none", err.msg);
-        }
+        check_cover_agrees(src, nsrc, ndim, shape);
     }
     /* both outcomes must have been exercised for the test to mean much */
     EXPECT(built > 1000 && refused > 100);
+}
+
+/* ---- the box index ------------------------------------------------------ */
+
+/* dg_box_index against brute force: a query returns every box that meets
+ * the query box (and only boxes whose range on the axis meets its range),
+ * each once, in order of start. */
+static void test_box_index(void)
+{
+    static dg_box boxes[300];
+    const dg_box *ptr[300];
+    dg_box_index x;
+    int *ids = NULL, nids = 0, cap = 0;
+
+    memset(&x, 0, sizeof x);
+    for (int t = 0; t < 300; t++) {
+        int ndim = (int)rnd_in(0, 3), n = (int)rnd_in(0, 300), ax;
+        for (int i = 0; i < n; i++) {
+            boxes[i] = random_box(ndim, 40, 3);
+            ptr[i] = &boxes[i];
+        }
+        ax = dg_box_index_axis(ptr, n);
+        EXPECT(ax >= 0 && (ndim == 0 || ax < ndim));
+        EXPECT(dg_box_index_build(&x, ptr, n, ax, NULL) == DG_OK);
+        for (int q = 0; q < 20; q++) {
+            dg_box b = random_box(ndim, 40, 3), tmp;
+            nids = 0;
+            EXPECT(dg_box_index_query(&x, &b, &ids, &nids, &cap, NULL) == DG_OK);
+            for (int i = 0; i < n; i++) {
+                int found = 0;
+                for (int k = 0; k < nids; k++)
+                    found += ids[k] == i;
+                if (dg_box_intersect(&b, &boxes[i], &tmp) && found != 1)
+                    failf("box %d meets the query but was found %d times", i, found);
+                if (found > 1)
+                    failf("box %d found %d times", i, found);
+            }
+            for (int k = 0; k < nids; k++) {
+                const dg_box *c = &boxes[ids[k]];
+                if (ndim > 0 &&
+                    (c->r[ax].stop <= b.r[ax].start || c->r[ax].start >= b.r[ax].stop))
+                    failf("box %d found though its range misses the query's", ids[k]);
+                if (k > 0 && ndim > 0 && boxes[ids[k - 1]].r[ax].start > c->r[ax].start)
+                    failf("found boxes not in order of start");
+            }
+        }
+    }
+    dg_box_index_free(&x);
+    free(ids);
+}
+
+/* ---- planner: many chunks ---------------------------------------------- */
+
+#define MANY 700
+
+/* Appends to c (*n chunks) blocks of `b` rows of axis `ax` (the other axes
+ * whole, or cut in blocks of b1 along axis ax1 when b1 > 0), dealt round
+ * robin over ndev devices starting at device `first`: a block-cyclic layout
+ * of many chunks. */
+static void cyclic_layout(int ndim, const int64_t *shape, int ax, int64_t b, int ax1,
+                          int64_t b1, int ndev, int first, dg_plan_chunk *c, int *n)
+{
+    dg_box whole;
+    int k = 0;
+    dg_box_full(&whole, ndim, shape);
+    for (int64_t i = 0; i < shape[ax]; i += b) {
+        for (int64_t j = 0; j < (b1 > 0 ? shape[ax1] : 1); j += b1 > 0 ? b1 : 1) {
+            dg_box x = whole;
+            if (*n >= MANY)
+                return;
+            x.r[ax] = dg_range_make(i, i + b < shape[ax] ? i + b : shape[ax], 1);
+            if (b1 > 0)
+                x.r[ax1] = dg_range_make(j, j + b1 < shape[ax1] ? j + b1 : shape[ax1], 1);
+            c[*n].device = (first + k++) % ndev;
+            c[*n].box = x;
+            (*n)++;
+        }
+    }
+}
+
+/* Layouts of hundreds of chunks (the planner's index finds the few sources
+ * each destination meets, and a share meets few earlier ones): block-cyclic
+ * rows and 2-d blocks to shifted blocks, to the host and to other grids,
+ * with extra overlapping chunks and holes; each plan checked element by
+ * element, and each cover check against brute force. */
+static void test_plan_many(void)
+{
+    static dg_plan_chunk src[MANY + 8], dst[MANY + 8];
+    int built = 0, refused = 0;
+
+    for (int t = 0; t < 40; t++) {
+        int ndim = (int)rnd_in(1, 3), nsrc = 0, ndst = 0, ndev = (int)rnd_in(1, 4);
+        int fail_before = g_fail;
+        int64_t shape[3];
+
+        for (int a = 0; a < ndim; a++)
+            shape[a] = a == 0 ? rnd_in(40, 300) : rnd_in(1, 6);
+        if (ndim >= 2 && rnd() % 2) /* 2-d blocks */
+            cyclic_layout(ndim, shape, 0, rnd_in(1, 6), 1, rnd_in(1, 2), ndev,
+                          (int)rnd_in(0, 3), src, &nsrc);
+        else
+            cyclic_layout(ndim, shape, 0, rnd_in(1, 3), 0, 0, ndev, (int)rnd_in(0, 3), src,
+                          &nsrc);
+        for (int e = (int)rnd_in(0, 4); e > 0; e--) { /* overlapping extras */
+            dg_box x;
+            dg_box_full(&x, ndim, shape);
+            x.r[0] = dg_range_make(rnd_in(0, shape[0] / 2), shape[0], rnd_in(1, 5));
+            src[nsrc].device = (int)rnd_in(0, ndev - 1);
+            src[nsrc].box = x;
+            nsrc++;
+        }
+        if (rnd() % 4 == 0) { /* a hole */
+            int64_t drop = rnd_in(0, nsrc - 1);
+            nsrc--;
+            src[drop] = src[nsrc];
+        }
+        switch (rnd() % 3) {
+        case 0: /* shifted blocks */
+            cyclic_layout(ndim, shape, 0, rnd_in(2, 7), 0, 0, ndev, (int)rnd_in(0, 3), dst,
+                          &ndst);
+            break;
+        case 1: /* the host */
+            dg_box_full(&dst[0].box, ndim, shape);
+            dst[0].device = HOST;
+            ndst = 1;
+            break;
+        default: /* a few big blocks */
+            random_layout(ndim, shape, ndev, 1, dst, &ndst);
+        }
+        count_case(src, nsrc, dst, ndst, &built, &refused);
+        check_cover_agrees(src, nsrc, ndim, shape);
+        if (g_fail != fail_before) {
+            fprintf(stderr, "  many-chunk case %d: ndim %d, %d sources, %d destinations\n", t,
+                    ndim, nsrc, ndst);
+            break;
+        }
+    }
+    EXPECT(built > 10 && refused > 0);
 }
 
 /* ---- main --------------------------------------------------------------- */
@@ -937,6 +1086,8 @@ static const test_case g_tests[] = {
     {"plan_uncovered", test_plan_uncovered},
     {"plan_host", test_plan_host},
     {"plan_random", test_plan_random},
+    {"box_index", test_box_index},
+    {"plan_many", test_plan_many},
 };
 
 int main(int argc, char **argv)

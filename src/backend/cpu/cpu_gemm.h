@@ -15,12 +15,25 @@ typedef struct dg_cpu_blas {
                   const void *, int64_t, const void *, void *, int64_t);
     void (*zgemm)(int, int, int, int64_t, int64_t, int64_t, const void *, const void *, int64_t,
                   const void *, int64_t, const void *, void *, int64_t);
+    /* OPTIONAL (may be NULL): the BLAS's process-wide thread count
+     * (OpenBLAS's openblas_set_num_threads / openblas_get_num_threads, under
+     * whatever suffix the build gives them). */
+    void (*set_threads)(int);
+    int (*get_threads)(void);
 } dg_cpu_blas;
 
 /* Makes float and complex products use these functions (copied; NULL: the
  * loops again).  Process-wide, like the BLAS itself: call before any work
  * is queued (the binding does at import). */
 void dg_cpu_gemm_set_blas(const dg_cpu_blas *fns);
+
+/* Threads each virtual device's BLAS call may use: the cores of the
+ * process's affinity mask over the number of virtual devices, at least 1, so
+ * that devices computing products at once use every core and no more
+ * (devices x threads <= cores), and never more than the BLAS's own count
+ * when the first product starts.  0: the BLAS's own count.  Set by the
+ * backend when it starts; process-wide like the BLAS. */
+void dg_cpu_gemm_set_threads(int per_device);
 
 /* Runs the products of `d` (dg_gemm_desc in dg_gemm.h) synchronously on the
  * calling thread (a virtual device's worker).  Cannot fail: the core

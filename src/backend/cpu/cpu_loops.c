@@ -7,12 +7,17 @@
  * that are contiguous with each other, and walks the outer axes with an index
  * counter.  The scalar math is kernels/dg_scalar.h, shared with CUDA.  One
  * loop depends on strides as NumPy's does (see dg_loops.h): float power with
- * a stride-0 exponent. */
+ * a stride-0 exponent.
+ *
+ * Where the binding handed over NumPy's own loop (cpu_ext.h), that loop runs
+ * the innermost axis instead, and reductions and scans call it the way
+ * NumPy's reduce and accumulate do, so that results are NumPy's bits. */
 #include <stdalign.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 
+#include "cpu_ext.h"
 #include "cpu_loops.h"
 #include "../../core/dg_loops.h"
 #include "../../core/dg_ufunc.h"
@@ -231,6 +236,7 @@ void dg_cpu_ew_run(const dg_ew_desc *d)
     }
     dg_cpu_coalesce(&ndim, shape, nops, st);
 
+    const dg_cpu_ext *ext = dg_cpu_ext_of(d->loop);
     dg_cpu_kernel kern = dg_cpu_kernels[d->loop];
     if (li->ufunc == DG_UF_power && li->dtypes[0] == DG_FLOAT32)
         kern = dg_power_f4_sexp_loop;
@@ -240,11 +246,23 @@ void dg_cpu_ew_run(const dg_ew_desc *d)
     int64_t s_in[DG_MAXLOOPOPS];
     for (int k = 0; k < nop; k++)
         s_in[k] = st[k][inner];
+    /* One element per call: NumPy's loops choose their path by the strides
+     * and take an output stride of 0 as a reduction into one element (for
+     * complex64 multiply, a path without FMA: other bits than NumPy's own
+     * call on one element gives); an output stride of one element is
+     * NumPy's, and writes the same single element. */
+    if (shape[inner] == 1)
+        for (int k = nin; k < nop; k++)
+            if (s_in[k] == 0)
+                s_in[k] = dg_dtype_size(li->dtypes[k]);
     const int64_t ws = d->where ? st[wk][inner] : 0;
     int64_t idx[DG_MAXDIM] = {0};
 
     for (;;) {
-        kern(ptr, s_in, shape[inner], d->where ? ptr[wk] : NULL, ws);
+        if (ext)
+            dg_cpu_ext_run(ext, nop, ptr, s_in, shape[inner], d->where ? ptr[wk] : NULL, ws);
+        else
+            kern(ptr, s_in, shape[inner], d->where ? ptr[wk] : NULL, ws);
         /* next outer index; back at the start means done */
         int a = inner - 1;
         for (; a >= 0; a--) {
@@ -478,23 +496,141 @@ static int dg_cpu_next(int64_t *idx, const int64_t *shape, int lo, int hi)
     return 0;
 }
 
-void dg_cpu_reduce_run(const dg_reduce_desc *d)
+/* Merges each reduced dim of r into the next inner one where every operand
+ * (source, mask, global index, read indices) steps over the inner dim exactly
+ * once per outer step, and drops reduced dims of length 1 (one is kept): a
+ * contiguous block is then one run, folded by one call as NumPy's iterator
+ * does.  Kept dims are left as they are.  Called only when every reduced
+ * extent is >= 1. */
+static void dg_cpu_red_coalesce(dg_reduce_desc *r)
 {
-    const int nd = d->ndim, nk = d->ndim - d->nred;
-    const int isz = dg_dtype_size(d->dtype);
+    const int nk = r->ndim - r->nred;
+    int nd = nk;
+    for (int a = nk; a < r->ndim; a++) {
+        if (r->shape[a] == 1 && (nd > nk || a < r->ndim - 1))
+            continue;
+        int merge = nd > nk;
+        if (merge) {
+            const int64_t n = r->shape[a];
+            const int o = nd - 1;
+            merge = r->src_strides[o] == r->src_strides[a] * n &&
+                    (!r->where || r->where_strides[o] == r->where_strides[a] * n) &&
+                    (r->kind == DG_RED_LOOP || r->idx_gstride[o] == r->idx_gstride[a] * n) &&
+                    (!r->idx_in || r->idx_in_strides[o] == r->idx_in_strides[a] * n);
+        }
+        if (merge) {
+            const int o = nd - 1;
+            r->shape[o] *= r->shape[a];
+            r->src_strides[o] = r->src_strides[a];
+            r->where_strides[o] = r->where_strides[a];
+            r->idx_gstride[o] = r->idx_gstride[a];
+            r->idx_in_strides[o] = r->idx_in_strides[a];
+        } else {
+            r->shape[nd] = r->shape[a];
+            r->src_strides[nd] = r->src_strides[a];
+            r->where_strides[nd] = r->where_strides[a];
+            r->idx_gstride[nd] = r->idx_gstride[a];
+            r->idx_in_strides[nd] = r->idx_in_strides[a];
+            nd++;
+        }
+    }
+    r->nred = nd - nk;
+    r->ndim = nd;
+}
+
+/* Folds n elements at x (byte stride s; mask w, stride ws) into acc: through
+ * the handed loop ext where there is one, else pairwise with kernel k. */
+static void dg_cpu_fold_any(const dg_cpu_ext *ext, dg_cpu_kernel k, char *acc, const char *x,
+                            int64_t s, int64_t n, const char *w, int64_t ws, int isz)
+{
+    if (ext)
+        dg_cpu_ext_fold(ext, acc, x, s, n, w, ws);
+    else
+        dg_cpu_fold(k, acc, x, s, n, w, ws, isz);
+}
+
+/* A reduction whose innermost kept dim K is contiguous in the source and
+ * whose reduced elements are not (a sum over the first axis of a C-ordered
+ * array), computed as NumPy's iterator does: each output row along K starts
+ * from init (or the identity, else the first reduced row) and the reduced
+ * rows are folded into it one after the other with the elementwise loop,
+ * streaming the source in memory order instead of walking columns.  No where
+ * mask; every extent >= 1. */
+static void dg_cpu_reduce_rows(const dg_reduce_desc *d, const dg_cpu_ext *ext,
+                               dg_cpu_kernel kern, int isz)
+{
+    const int nd = d->ndim, nk = d->ndim - d->nred, K = nk - 1;
+    const int64_t L = d->shape[K];
+    const int64_t ds = d->dst_strides[K], ss = d->src_strides[K];
+    int64_t kidx[DG_MAXDIM] = {0};
+    do {
+        const char *src = d->src;
+        char *dst = d->dst;
+        for (int a = 0; a < K; a++) {
+            src += kidx[a] * d->src_strides[a];
+            dst += kidx[a] * d->dst_strides[a];
+        }
+        int64_t ridx[DG_MAXDIM] = {0};
+        int first = 1;
+        if (d->has_init || (ext && ext->has_identity)) {
+            const unsigned char *v = d->has_init ? d->init : ext->identity;
+            for (int64_t j = 0; j < L; j++)
+                memcpy(dst + j * ds, v, (size_t)isz);
+            first = 0;
+        }
+        do {
+            const char *x = src;
+            for (int a = nk; a < nd; a++)
+                x += ridx[a] * d->src_strides[a];
+            if (first) {
+                for (int64_t j = 0; j < L; j++)
+                    memcpy(dst + j * ds, x + j * ss, (size_t)isz);
+                first = 0;
+                continue;
+            }
+            char *const p[3] = {dst, (char *)x, dst};
+            const int64_t st[3] = {ds, ss, ds};
+            if (ext)
+                dg_cpu_ext_run(ext, 3, p, st, L, NULL, 0);
+            else
+                kern(p, st, L, NULL, 0);
+        } while (dg_cpu_next(ridx, d->shape, nk, nd));
+    } while (dg_cpu_next(kidx, d->shape, 0, K));
+}
+
+void dg_cpu_reduce_run(const dg_reduce_desc *d0)
+{
+    dg_reduce_desc dc = *d0;
+    const dg_reduce_desc *d = &dc;
+    const int isz = dg_dtype_size(d0->dtype);
     int64_t nred = 1;
     int64_t kidx[DG_MAXDIM] = {0};
 
-    if (nd < 0 || nd > DG_MAXDIM || d->nred < 0 || nk < 0 || isz == 0)
+    if (d0->ndim < 0 || d0->ndim > DG_MAXDIM || d0->nred < 0 || d0->ndim - d0->nred < 0 ||
+        isz == 0)
         return;
-    for (int a = 0; a < nk; a++)
-        if (d->shape[a] <= 0)
+    for (int a = 0; a < d0->ndim - d0->nred; a++)
+        if (d0->shape[a] <= 0)
             return;
-    for (int a = nk; a < nd; a++)
-        nred *= d->shape[a];
-    const dg_cpu_kernel kern = d->kind == DG_RED_LOOP ? dg_cpu_kernels[d->loop] : NULL;
+    for (int a = d0->ndim - d0->nred; a < d0->ndim; a++)
+        nred *= d0->shape[a];
+    if (nred > 0 && d0->nred > 1)
+        dg_cpu_red_coalesce(&dc);
+    const int nd = d->ndim, nk = d->ndim - d->nred;
+    const int is_loop = d->kind == DG_RED_LOOP;
+    const dg_cpu_kernel kern = is_loop ? dg_cpu_kernels[d->loop] : NULL;
+    const dg_cpu_ext *ext = is_loop ? dg_cpu_ext_of(d->loop) : NULL;
     const dg_arg_better_fn better =
-        d->kind == DG_RED_LOOP ? NULL : dg_arg_better(d->dtype, d->kind == DG_RED_ARGMIN);
+        is_loop ? NULL : dg_arg_better(d->dtype, d->kind == DG_RED_ARGMIN);
+    const dg_cpu_ext_argfn argfn =
+        is_loop ? NULL : dg_cpu_ext_arg_of(d->dtype, d->kind == DG_RED_ARGMIN);
+    /* NumPy starts a reduction without initial from the ufunc's identity */
+    const int from_identity = ext && ext->has_identity && !d->has_init;
+    if (is_loop && nred > 0 && d->where == NULL && nk >= 1 && d->nred >= 1 &&
+        d->src_strides[nk - 1] == isz && d->src_strides[nd - 1] != isz) {
+        dg_cpu_reduce_rows(d, ext, kern, isz);
+        return;
+    }
     /* the innermost reduced dim is folded as one run; the others counted */
     const int inner = nd - 1;
     const int64_t run = nred ? d->shape[inner] : 0;
@@ -516,14 +652,14 @@ void dg_cpu_reduce_run(const dg_reduce_desc *d)
             /* no reduced element (init), or no reduced dim (the element) */
             if (nred == 0) {
                 memcpy(dst, d->init, (size_t)isz);
-            } else if (d->kind == DG_RED_LOOP && d->has_init) {
-                memcpy(acc, d->init, (size_t)isz);
-                dg_cpu_fold(kern, (char *)acc, src, 0, 1, w, 0, isz);
+            } else if (is_loop && (d->has_init || from_identity)) {
+                memcpy(acc, d->has_init ? d->init : ext->identity, (size_t)isz);
+                dg_cpu_fold_any(ext, kern, (char *)acc, src, 0, 1, w, 0, isz);
                 memcpy(dst, acc, (size_t)isz);
             } else {
                 memcpy(dst, src, (size_t)isz);
             }
-            if (d->kind != DG_RED_LOOP) {
+            if (!is_loop) {
                 char *ib = (char *)d->idx;
                 for (int a = 0; a < nk; a++)
                     ib += kidx[a] * d->idx_strides[a];
@@ -535,8 +671,8 @@ void dg_cpu_reduce_run(const dg_reduce_desc *d)
         int first = 1;
         int64_t best_i = 0;
         const char *best = NULL;
-        if (d->kind == DG_RED_LOOP && d->has_init) {
-            memcpy(acc, d->init, (size_t)isz);
+        if (is_loop && (d->has_init || from_identity)) {
+            memcpy(acc, d->has_init ? d->init : ext->identity, (size_t)isz);
             first = 0;
         }
         do {
@@ -549,34 +685,46 @@ void dg_cpu_reduce_run(const dg_reduce_desc *d)
                     wx += ridx[a] * d->where_strides[a];
                 g += ridx[a] * d->idx_gstride[a];
             }
-            if (d->kind == DG_RED_LOOP) {
+            if (is_loop) {
                 if (first) {
                     memcpy(acc, x, (size_t)isz);
-                    dg_cpu_fold(kern, (char *)acc, x + rs, rs, run - 1, NULL, 0, isz);
+                    dg_cpu_fold_any(ext, kern, (char *)acc, x + rs, rs, run - 1, NULL, 0, isz);
                     first = 0;
                 } else {
-                    dg_cpu_fold(kern, (char *)acc, x, rs, run, wx, wrs, isz);
+                    dg_cpu_fold_any(ext, kern, (char *)acc, x, rs, run, wx, wrs, isz);
                 }
-            } else {
-                const int64_t gs = d->idx_gstride[inner];
-                const char *ii = NULL;
-                if (d->idx_in) {
-                    ii = (const char *)d->idx_in;
-                    for (int a = 0; a < inner; a++)
-                        ii += (a < nk ? kidx[a] : ridx[a]) * d->idx_in_strides[a];
+                continue;
+            }
+            const int64_t gs = d->idx_gstride[inner];
+            if (argfn && !d->idx_in && rs == isz) {
+                /* NumPy's own argmax / argmin over the run, then merged */
+                intptr_t i = 0;
+                argfn((void *)x, (intptr_t)run, &i, NULL);
+                const char *v = x + (int64_t)i * rs;
+                const int64_t gi = g + (int64_t)i * gs;
+                if (best == NULL || better(v, best) || (!better(best, v) && gi < best_i)) {
+                    best = v;
+                    best_i = gi;
                 }
-                for (int64_t i = 0; i < run; i++) {
-                    const char *v = x + i * rs;
-                    int64_t gi = ii ? *(const int64_t *)(ii + i * d->idx_in_strides[inner])
-                                    : g + i * gs;
-                    if (best == NULL || better(v, best) || (!better(best, v) && gi < best_i)) {
-                        best = v;
-                        best_i = gi;
-                    }
+                continue;
+            }
+            const char *ii = NULL;
+            if (d->idx_in) {
+                ii = (const char *)d->idx_in;
+                for (int a = 0; a < inner; a++)
+                    ii += (a < nk ? kidx[a] : ridx[a]) * d->idx_in_strides[a];
+            }
+            for (int64_t i = 0; i < run; i++) {
+                const char *v = x + i * rs;
+                int64_t gi = ii ? *(const int64_t *)(ii + i * d->idx_in_strides[inner])
+                                : g + i * gs;
+                if (best == NULL || better(v, best) || (!better(best, v) && gi < best_i)) {
+                    best = v;
+                    best_i = gi;
                 }
             }
         } while (dg_cpu_next(ridx, d->shape, nk, inner));
-        if (d->kind == DG_RED_LOOP) {
+        if (is_loop) {
             memcpy(dst, acc, (size_t)isz);
         } else {
             char *ib = (char *)d->idx;
@@ -602,6 +750,7 @@ void dg_cpu_scan_run(const dg_scan_desc *d)
         if (d->shape[a] <= 0)
             return;
     const dg_cpu_kernel kern = dg_cpu_kernels[d->loop];
+    const dg_cpu_ext *ext = dg_cpu_ext_of(d->loop);
     const int64_t n = d->shape[inner], ss = d->src_strides[inner], ds = d->dst_strides[inner];
     do {
         const char *src = d->src;
@@ -612,6 +761,23 @@ void dg_cpu_scan_run(const dg_scan_desc *d)
             dst += ridx[a] * d->dst_strides[a];
             if (carry)
                 carry += ridx[a] * d->carry_strides[a];
+        }
+        if (ext) {
+            /* NumPy's accumulate: the first element (carry op it), then one
+             * call with the output read one element behind where it is
+             * written, dst[j] = dst[j - 1] op src[j] */
+            if (carry) {
+                char *const p1[3] = {(char *)carry, (char *)src, dst};
+                const int64_t s1[3] = {0, 0, 0};
+                dg_cpu_ext_run(ext, 3, p1, s1, 1, NULL, 0);
+            } else {
+                memmove(dst, src, (size_t)isz);
+            }
+            char *const pr[3] = {dst, (char *)src + ss, dst + ds};
+            const int64_t sr[3] = {ds, ss, ds};
+            if (n > 1)
+                dg_cpu_ext_run(ext, 3, pr, sr, n - 1, NULL, 0);
+            continue;
         }
         alignas(16) unsigned char acc[16];
         char *p[3] = {(char *)acc, NULL, (char *)acc};

@@ -203,6 +203,25 @@ cudaError_t dg_cu_fill_pattern(char *dst, int64_t nbytes, const unsigned char *v
 cudaError_t dg_cu_fill_launch(const dg_fill_desc *d, int64_t n, unsigned blocks,
                               cudaStream_t s);
 
+/* A DG_FILL_RANDOM fill of a run: n elements of `dtype` whose flat indices
+ * are first .. first + n - 1, dense at dst (what a chunk of whole rows is).
+ * Each thread writes 16 bytes (one or more whole Philox blocks) with one
+ * store where the run's 16-byte units are aligned, element by element at the
+ * run's ends.  The values are dg_rand_bits' (kernels/dg_random.h), as the
+ * general kernel's and the CPU loops' are. */
+typedef struct dg_cu_rand_run {
+    char *dst;
+    uint64_t first;
+    int64_t n;
+    int32_t dtype;
+    int32_t aligned;  /* dst - first * itemsize is 16-byte aligned */
+    dg_fill_random r;
+} dg_cu_rand_run;
+
+/* The fill of a run (above); cudaErrorInvalidValue for a dtype or a
+ * distribution it has no kernel for. */
+cudaError_t dg_cu_random_run(const dg_cu_rand_run *a, int nsm, cudaStream_t s);
+
 /* ---- index work (kernels/index.cu, kernels/sort.cu) ---------------------- */
 
 /* A compaction after coalescing (the backend's select and route slots):
@@ -267,6 +286,22 @@ typedef struct dg_cu_sort {
 /* Enqueues the sort on s, its workspace from `pool`; cudaErrorNotSupported
  * (nothing enqueued) for a dtype it does not sort. */
 cudaError_t dg_cu_sort_run(const dg_cu_sort *a, int nsm, cudaMemPool_t pool, cudaStream_t s);
+
+/* ---- dense linear algebra (kernels/dense.cu) ------------------------------ */
+
+/* DG_DENSE_TRIZERO (dg_dense.h) on `batch` column-major m x n matrices of
+ * itemsize-byte elements (4, 8 or 16), lda elements between columns, bs
+ * bytes between matrices: element (i, j) set to zero where j - i > k
+ * (lower) or j - i < k (!lower). */
+cudaError_t dg_cu_trizero(char *a, int64_t lda, int64_t bs, int64_t batch, int64_t m,
+                          int64_t n, int64_t k, int lower, int itemsize, cudaStream_t s);
+
+/* Copies `per` integers of each of `batch` rows from src (int32, or int64
+ * when src64) to dst (int32 or int64), rows src_bs and dst_bs elements
+ * apart: the pivots and infos of cuBLAS's batched LU (int32, dense) to and
+ * from the dense slot's (int64 pivots, int32 infos, strided). */
+cudaError_t dg_cu_int_copy(const void *src, int src64, int64_t src_bs, void *dst, int dst64,
+                           int64_t dst_bs, int64_t per, int64_t batch, cudaStream_t s);
 
 #ifdef __cplusplus
 }

@@ -10,9 +10,16 @@
  * cuda_copy.c, cuda_hostcopy.c, cuda_ew.c and cuda_fill.c.
  *
  * Nothing here aborts: every CUDA call is checked and turned into a dg_error
- * by cu_fail, which also clears the runtime's last error. */
+ * by cu_fail, which also clears the runtime's last error.
+ *
+ * fork(): CUDA cannot run in a child forked from a process that has
+ * initialised it (the driver's state does not survive the fork), so in such
+ * a child every slot makes no CUDA call: each that can fail says so and how
+ * to start workers instead (cu_forked_error), releases and destruction do
+ * nothing (the child's memory goes with it).  The parent is untouched. */
 #define _POSIX_C_SOURCE 200809L /* clock_gettime, sched_yield */
 #include <sched.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -741,6 +748,8 @@ static void cu_destroy(dg_backend_i *be)
     cu_hc_destroy(b);
     cu_nccl_destroy(b);
     cu_gemm_destroy(b);
+    cu_dense_destroy(b);
+    cu_fft_destroy(b);
     for (i = 0; i < b->ndev; i++) {
         cu_dev *d = &b->devs[i];
         if (!d->started)
@@ -753,6 +762,29 @@ static void cu_destroy(dg_backend_i *be)
     free(b->devs);
     be->impl = NULL;
     free(b);
+}
+
+/* ---- fork ------------------------------------------------------------------ */
+
+/* Set in a child forked after a backend was made (pthread_atfork). */
+static volatile sig_atomic_t cu_forked;
+static pthread_once_t cu_fork_once = PTHREAD_ONCE_INIT;
+
+static void cu_fork_child(void) { cu_forked = 1; }
+
+static void cu_fork_register(void) { (void)pthread_atfork(NULL, NULL, cu_fork_child); }
+
+/* The error of every slot in a forked child: the cause and the fix. */
+static dg_status cu_forked_error(dg_error *err)
+{
+    return dg_error_set(err, DG_ERR_DEVICE, -1,
+                        "CUDA cannot be used in this process: it was forked (os.fork, or "
+                        "multiprocessing's 'fork' start method) from a process that had "
+                        "already initialised CUDA by importing dgarray.  Start worker "
+                        "processes with the 'spawn' or 'forkserver' start method instead "
+                        "(multiprocessing.get_context('spawn'), or "
+                        "multiprocessing.set_start_method('spawn') before the first worker "
+                        "starts); arrays passed to them are pickled");
 }
 
 /* ---- the table's slots ----------------------------------------------------- */
@@ -777,7 +809,12 @@ static void dev_restore(int d)
 
 #define KEEP_DEVICE(call)               \
     do {                                \
-        int prev_ = dev_save();         \
+        int prev_;                      \
+        if (cu_forked) {                \
+            st = cu_forked_error(err);  \
+            break;                      \
+        }                               \
+        prev_ = dev_save();             \
         st = (call);                    \
         dev_restore(prev_);             \
     } while (0)
@@ -799,15 +836,22 @@ static dg_status slot_alloc(dg_backend_i *be, int dev, size_t n, void **ptr, dg_
 
 static void slot_release(dg_backend_i *be, int dev, void *ptr)
 {
-    int prev = dev_save();
+    int prev;
+    if (cu_forked)
+        return;
+    prev = dev_save();
     cu_release(be, dev, ptr);
     dev_restore(prev);
 }
 
 static size_t slot_bytes_held(dg_backend_i *be, int dev)
 {
-    int prev = dev_save();
-    size_t n = cu_bytes_held(be, dev);
+    int prev;
+    size_t n;
+    if (cu_forked)
+        return 0;
+    prev = dev_save();
+    n = cu_bytes_held(be, dev);
     dev_restore(prev);
     return n;
 }
@@ -935,9 +979,41 @@ static dg_status slot_gemm(dg_backend_i *be, int dev, int stream, const dg_gemm_
     return st;
 }
 
+static dg_status slot_dense(dg_backend_i *be, int dev, int stream, const dg_dense_desc *d,
+                            dg_error *err)
+{
+    dg_status st;
+    KEEP_DEVICE(cu_dense(be, dev, stream, d, err));
+    return st;
+}
+
+static dg_status slot_fft(dg_backend_i *be, int dev, int stream, const dg_fft_desc *d,
+                          dg_error *err)
+{
+    dg_status st;
+    KEEP_DEVICE(cu_fft(be, dev, stream, d, err));
+    return st;
+}
+
+/* In a forked child: nothing in use, and no position to wait for (every
+ * slot that would enqueue or wait fails first). */
+static size_t slot_bytes_in_use(dg_backend_i *be, int dev)
+{
+    return cu_forked ? 0 : cu_bytes_in_use(be, dev);
+}
+
+static dg_pos slot_pos(dg_backend_i *be, int dev, int stream)
+{
+    dg_pos p = {dev, stream, 0};
+    return cu_forked ? p : cu_pos(be, dev, stream);
+}
+
 static void slot_destroy(dg_backend_i *be)
 {
-    int prev = dev_save();
+    int prev;
+    if (cu_forked)
+        return;
+    prev = dev_save();
     cu_destroy(be);
     dev_restore(prev);
 }
@@ -975,12 +1051,23 @@ static dg_status dev_setup(cu_be *b, int i, dg_error *err)
     d->nsm = prop.multiProcessorCount > 0 ? prop.multiProcessorCount : 1;
     d->total_mem = prop.totalGlobalMem;
     DG_CHECK(large_cap_setting(d->total_mem, &d->large_cap, err));
+    d->large_cap /= (size_t)d->nshare; /* logical devices of one GPU share it */
     CU_CHECK(cudaDeviceGetAttribute(&v, cudaDevAttrMemoryPoolsSupported, d->id), err, i,
              "cudaDeviceGetAttribute");
     if (!v)
         return dg_error_set(err, DG_ERR_DEVICE, i,
                             "GPU %d (%s) has no stream-ordered memory pools "
                             "(cudaMallocAsync), which dgarray needs", i, d->name);
+    {
+        /* DGARRAY_L2_FETCH_BYTES: the L2's largest fetch on a miss (a hint
+         * for the whole context, other libraries' kernels included), for
+         * measuring gathers (benchmarks/take_ab.py); unset: the driver's */
+        const char *l2 = getenv("DGARRAY_L2_FETCH_BYTES");
+        if (l2 != NULL && *l2 != '\0')
+            CU_CHECK(cudaDeviceSetLimit(cudaLimitMaxL2FetchGranularity,
+                                        (size_t)strtoull(l2, NULL, 10)),
+                     err, i, "cudaDeviceSetLimit(MaxL2FetchGranularity)");
+    }
     for (k = 0; k < DG_NSTREAMS; k++) {
         CU_CHECK(cudaStreamCreateWithFlags(&d->st[k].s, cudaStreamNonBlocking), err, i,
                  "cudaStreamCreateWithFlags");
@@ -1007,6 +1094,10 @@ static dg_status peer_setup(cu_be *b, int i, int j, dg_error *err)
     int can = 0;
     cudaError_t ce;
 
+    if (b->devs[i].id == b->devs[j].id) {
+        b->peer[i * b->ndev + j] = 1; /* logical devices of one GPU */
+        return DG_OK;
+    }
     CU_CHECK(cudaDeviceCanAccessPeer(&can, b->devs[i].id, b->devs[j].id), err, i,
              "cudaDeviceCanAccessPeer");
     if (!can)
@@ -1033,12 +1124,76 @@ static dg_status peer_setup(cu_be *b, int i, int j, dg_error *err)
     return DG_OK;
 }
 
+/* The GPU of each logical device.  DGARRAY_CUDA_DEVICES, a comma-separated
+ * list of CUDA ordinals ("0,0,0,0": four logical devices on GPU 0), gives one
+ * logical device per entry, so that every path between devices runs where one
+ * GPU is present; otherwise logical device i is GPU i, for the first
+ * `ndevices` of the `ngpu` GPUs (ndevices <= 0: all of them).  New array of
+ * *n ordinals in *ids (the caller frees it). */
+static dg_status device_list(int ndevices, int ngpu, int **ids, int *n, dg_error *err)
+{
+    const char *e = getenv("DGARRAY_CUDA_DEVICES");
+    int cnt = 0, i;
+    *ids = NULL;
+    *n = 0;
+    if (ndevices <= 0 && e != NULL && *e != '\0') {
+        const char *p = e;
+        int *v = (int *)malloc(sizeof(int) * (strlen(e) / 2 + 1));
+        if (v == NULL)
+            return dg_error_set(err, DG_ERR_NOMEM, -1, "out of host memory");
+        for (;;) {
+            char *end = NULL;
+            long o;
+            if (*p < '0' || *p > '9') {
+                free(v);
+                return dg_error_set(err, DG_ERR_VALUE, -1,
+                                    "DGARRAY_CUDA_DEVICES must be a comma-separated list of GPU "
+                                    "numbers (e.g. '0,0,0,0': four devices on GPU 0), not '%s'",
+                                    e);
+            }
+            o = strtol(p, &end, 10);
+            if (o >= ngpu) {
+                free(v);
+                return dg_error_set(err, DG_ERR_VALUE, -1,
+                                    "DGARRAY_CUDA_DEVICES='%s' names GPU %ld, but only %d "
+                                    "present (0 to %d)", e, o, ngpu, ngpu - 1);
+            }
+            v[cnt++] = (int)o;
+            if (*end == '\0')
+                break;
+            if (*end != ',') {
+                free(v);
+                return dg_error_set(err, DG_ERR_VALUE, -1,
+                                    "DGARRAY_CUDA_DEVICES must be a comma-separated list of GPU "
+                                    "numbers (e.g. '0,0,0,0': four devices on GPU 0), not '%s'",
+                                    e);
+            }
+            p = end + 1;
+        }
+        *ids = v;
+        *n = cnt;
+        return DG_OK;
+    }
+    if (ndevices <= 0)
+        ndevices = ngpu;
+    if (ndevices > ngpu)
+        return dg_error_set(err, DG_ERR_VALUE, -1, "%d GPUs asked for, but only %d present",
+                            ndevices, ngpu);
+    *ids = (int *)malloc(sizeof(int) * (size_t)ndevices);
+    if (*ids == NULL)
+        return dg_error_set(err, DG_ERR_NOMEM, -1, "out of host memory");
+    for (i = 0; i < ndevices; i++)
+        (*ids)[i] = i;
+    *n = ndevices;
+    return DG_OK;
+}
+
 static dg_status backend_create(int ndevices, dg_backend_i **out, dg_error *err)
 {
     cu_be *b;
     dg_status st = DG_OK;
     cudaError_t ce;
-    int n = 0, i, j;
+    int n = 0, i, j, *ids = NULL;
 
     /* the kernel table must be the loop list's, entry i for loop i */
     for (i = 0; i < dg_cu_ew_nloops; i++) {
@@ -1061,20 +1216,19 @@ static dg_status backend_create(int ndevices, dg_backend_i **out, dg_error *err)
             err->backend_code = (long)ce;
         return st;
     }
-    if (ndevices <= 0)
-        ndevices = n;
-    if (ndevices > n)
-        return dg_error_set(err, DG_ERR_VALUE, -1, "%d GPUs asked for, but only %d present",
-                            ndevices, n);
+    DG_CHECK(device_list(ndevices, n, &ids, &ndevices, err));
     b = (cu_be *)calloc(1, sizeof(*b));
-    if (b == NULL)
-        return dg_error_set(err, DG_ERR_NOMEM, -1, "out of host memory");
-    b->devs = (cu_dev *)calloc((size_t)ndevices, sizeof(cu_dev));
-    b->peer = (unsigned char *)calloc((size_t)ndevices * (size_t)ndevices, 1);
-    if (b->devs == NULL || b->peer == NULL) {
-        free(b->devs);
-        free(b->peer);
+    if (b != NULL) {
+        b->devs = (cu_dev *)calloc((size_t)ndevices, sizeof(cu_dev));
+        b->peer = (unsigned char *)calloc((size_t)ndevices * (size_t)ndevices, 1);
+    }
+    if (b == NULL || b->devs == NULL || b->peer == NULL) {
+        if (b != NULL) {
+            free(b->devs);
+            free(b->peer);
+        }
         free(b);
+        free(ids);
         return dg_error_set(err, DG_ERR_NOMEM, -1, "out of host memory");
     }
     b->ndev = ndevices;
@@ -1085,10 +1239,10 @@ static dg_status backend_create(int ndevices, dg_backend_i **out, dg_error *err)
     b->iface.device_info = slot_device_info;
     b->iface.alloc = slot_alloc;
     b->iface.release = slot_release;
-    b->iface.bytes_in_use = cu_bytes_in_use;
+    b->iface.bytes_in_use = slot_bytes_in_use;
     b->iface.bytes_held = slot_bytes_held;
     b->iface.trim = slot_trim;
-    b->iface.pos = cu_pos;
+    b->iface.pos = slot_pos;
     b->iface.wait = slot_wait;
     b->iface.sync = slot_sync;
     b->iface.sync_all = slot_sync_all;
@@ -1109,14 +1263,25 @@ static dg_status backend_create(int ndevices, dg_backend_i **out, dg_error *err)
     b->iface.sort = slot_sort;
     b->iface.reduce_parts = slot_reduce_parts;
     b->iface.destroy = slot_destroy;
+    b->iface.dense = slot_dense;
+    b->iface.fft = slot_fft;
     b->iface.search = slot_search;
     b->iface.count = slot_count;
+    (void)pthread_once(&cu_fork_once, cu_fork_register);
     pthread_mutex_init(&b->hc_mu, NULL);
     for (i = 0; i < ndevices; i++) {
-        b->devs[i].id = i;
+        b->devs[i].id = ids[i];
         pthread_mutex_init(&b->devs[i].mu, NULL);
         b->devs[i].started = 1;
+        for (j = 0; j < i; j++)
+            if (ids[j] == ids[i])
+                b->shared_gpu = 1;
     }
+    free(ids);
+    for (i = 0; i < ndevices; i++)
+        for (j = 0; j < ndevices; j++)
+            if (b->devs[i].id == b->devs[j].id)
+                b->devs[i].nshare++;
     st = cu_transfer_setup(b, err);
     if (st == DG_OK && !b->xfer_copies)
         b->iface.flags |= DG_BE_XCHG_SMS; /* NCCL's kernels */

@@ -173,14 +173,14 @@ dg_status cu_copy(dg_backend_i *be, int dev, int stream, const dg_copy_desc *c, 
     s = b->devs[dev].st[stream].s;
     if (n == 1 || (ndim == 1 && st[0][0] == isz && st[1][0] == isz)) {
         size_t bytes = (size_t)(n * isz);
-        if (c->src_dev == c->dst_dev)
+        const int one_gpu = b->devs[c->src_dev].id == b->devs[c->dst_dev].id; /* logical too */
+        if (one_gpu)
             ce = cudaMemcpyAsync(c->dst, c->src, bytes, cudaMemcpyDeviceToDevice, s);
         else
             ce = cudaMemcpyPeerAsync(c->dst, b->devs[c->dst_dev].id, c->src,
                                      b->devs[c->src_dev].id, bytes, s);
         if (ce != cudaSuccess)
-            return cu_fail(err, ce, dev, 0,
-                           c->src_dev == c->dst_dev ? "cudaMemcpyAsync" : "cudaMemcpyPeerAsync");
+            return cu_fail(err, ce, dev, 0, one_gpu ? "cudaMemcpyAsync" : "cudaMemcpyPeerAsync");
     } else if (c->src_dev == c->dst_dev ||
                b->peer[dev * b->ndev + (dev == c->src_dev ? c->dst_dev : c->src_dev)]) {
         rc = cu_copy_kernel(b, dev, s, ndim, shape, st, isz, c->src, c->dst, 0, n, err);

@@ -4,10 +4,32 @@
  * A dense CONST block is a cudaMemsetAsync when every byte of the value is
  * the same (zeros, ones of int8, ...), else the 16-byte pattern kernel; a
  * strided one, EYE, ARANGE and RANDOM run the fill kernels of
- * kernels/fill.cu (RANDOM with one thread per Philox block of elements). */
+ * kernels/fill.cu: RANDOM over a run of flat indices dense in memory (a
+ * chunk of whole rows) with 16 bytes a thread and one store, any other RANDOM
+ * fill with one thread per Philox block of elements. */
 #include <string.h>
 
 #include "cuda_internal.h"
+
+/* Whether random fill d (n elements of isz bytes) is a run: the element at
+ * position p (C order over d->shape) has flat index first + p and lives at
+ * d->dst + p * isz, as in a chunk of whole rows.  Then *first is set. */
+static int random_run(const dg_fill_desc *d, int isz, uint64_t *first)
+{
+    int64_t inner = 1, gs = 1;
+    uint64_t f = 0;
+    int a;
+    for (a = d->ndim - 1; a >= 0; a--) {
+        if (d->shape[a] > 1 &&
+            (d->gstep[a] * gs != inner || d->strides[a] != (int64_t)isz * inner))
+            return 0;
+        f += (uint64_t)d->origin[a] * (uint64_t)gs;
+        inner *= d->shape[a];
+        gs *= d->gshape[a];
+    }
+    *first = f;
+    return 1;
+}
 
 dg_status cu_fill(dg_backend_i *be, int dev, int stream, const dg_fill_desc *d, dg_error *err)
 {
@@ -43,8 +65,21 @@ dg_status cu_fill(dg_backend_i *be, int dev, int stream, const dg_fill_desc *d, 
     cap = (int64_t)b->devs[dev].nsm * 64;
 
     if (d->kind == DG_FILL_RANDOM) {
-        /* a thread per group of up to 4 elements (dg_rand_shift) */
-        ce = dg_cu_fill_launch(d, n, cu_blocks((n + 3) / 4, cap), s);
+        dg_cu_rand_run run;
+        memset(&run, 0, sizeof run);
+        ce = cudaErrorInvalidValue;
+        if (random_run(d, isz, &run.first)) {
+            run.dst = d->dst;
+            run.n = n;
+            run.dtype = d->dtype;
+            run.aligned = ((uintptr_t)d->dst - (uintptr_t)(run.first * (uint64_t)isz)) % 16 == 0;
+            run.r = d->rnd;
+            ce = dg_cu_random_run(&run, b->devs[dev].nsm, s);
+            what = "the random fill kernel";
+        }
+        /* else a thread per group of up to 4 elements (dg_rand_shift) */
+        if (ce == cudaErrorInvalidValue)
+            ce = dg_cu_fill_launch(d, n, cu_blocks((n + 3) / 4, cap), s);
     } else if (d->kind != DG_FILL_CONST) {
         ce = dg_cu_fill_launch(d, n, cu_blocks(n, cap), s);
     } else {

@@ -56,9 +56,11 @@ struct lt_key {
     int64_t m, n, k, lda, ldb, ldc;
 };
 
-/* A shape's descriptors and the algorithms offered for it: cand[best] runs.
- * While nev > 0 the candidates' timings are in flight: events ev[j] and
- * ev[j + 1] bracket run j, candidate j % ncand. */
+/* A shape's descriptors and the algorithms offered for it: cand[best] runs,
+ * or, best == ncand, cuBLAS's own call (cublasGemmStridedBatchedEx, which
+ * beat every offer for the 8192^3 TF32 product on an H200: 2,617 us against
+ * 2,958).  While nev > 0 the candidates' timings are in flight: events ev[j]
+ * and ev[j + 1] bracket run j, candidate j % (ncand + 1). */
 struct lt_shape {
     struct lt_key key;
     int used, ok;            /* ok 0: no cuBLASLt algorithm, cublasGemmEx runs */
@@ -69,7 +71,7 @@ struct lt_shape {
     unsigned bad; /* candidates that failed to launch */
     cublasLtMatmulHeuristicResult_t cand[CU_LT_CANDIDATES];
     int nev;
-    cudaEvent_t ev[CU_LT_CANDIDATES * CU_LT_ROUNDS + 1];
+    cudaEvent_t ev[(CU_LT_CANDIDATES + 1) * CU_LT_ROUNDS + 1];
 };
 
 struct cu_blas {
@@ -187,9 +189,11 @@ static dg_status blas_handle(struct cu_blas *bl, int dev, cudaStream_t s, int tf
  * always rank the fastest first: for a 4096 x 8192 x 4096 TF32 product on an
  * H200 its first took 756 us, its second 630 (benchmarks/gemm_algos.cu).  So
  * the first product of a shape on a device also enqueues each offered
- * algorithm CU_LT_ROUNDS times into a scratch C between events, and itself
- * runs with the first; a later product of the shape reads the events if
- * they have completed (it never waits for them) and keeps the fastest.  No
+ * algorithm, and cuBLAS's own call, CU_LT_ROUNDS times into a scratch C
+ * between events, and itself runs with the first; a later product of the
+ * shape reads the events if they have completed (it never waits for them)
+ * and keeps the fastest (for the 8192^3 TF32 product on an H200, cuBLAS's
+ * call: 2,617 us against 2,958 for cuBLASLt's best offer).  No
  * host wait, and nothing but the scratch is written.  With share_sms the
  * heuristic is asked for kernels sized to the multiprocessors NCCL leaves
  * (SM_COUNT_TARGET): a persistent kernel sized to all of them would wait in
@@ -290,19 +294,33 @@ static dg_status lt_shape_make(cublasLtHandle_t lt, int dev, int nsm, const stru
     return DG_OK;
 }
 
-/* Enqueues CU_LT_ROUNDS runs of each of e's candidates on s, into a scratch
- * C from pool, between events.  Best effort: where the scratch or an event
- * cannot be had nothing is timed and the first candidate stays. */
-static void lt_time(cublasLtHandle_t lt, cudaMemPool_t pool, cudaStream_t s, void *ws,
-                    struct lt_shape *e, const void *a, const void *b)
+/* C (=|+=) op(A) op(B) in float32 by cuBLAS's own call (the one gemm_blas
+ * makes for products of one matrix), for the column-major shape k, on h's
+ * stream and in its math mode. */
+static cublasStatus_t lt_key_blas(cublasHandle_t h, const struct lt_key *k, const void *alpha,
+                                  const void *a, const void *b, const void *beta, void *c)
+{
+    return cublasGemmStridedBatchedEx_64(
+        h, k->ta ? CUBLAS_OP_T : CUBLAS_OP_N, k->tb ? CUBLAS_OP_T : CUBLAS_OP_N, k->m, k->n,
+        k->k, alpha, a, CUDA_R_32F, k->lda, 0, b, CUDA_R_32F, k->ldb, 0, beta, c, CUDA_R_32F,
+        k->ldc, 0, 1, k->tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F,
+        CUBLAS_GEMM_DEFAULT);
+}
+
+/* Enqueues CU_LT_ROUNDS runs of each of e's candidates and of cuBLAS's own
+ * call (candidate ncand) on s, into a scratch C from pool, between events.
+ * Best effort: where the scratch or an event cannot be had nothing is timed
+ * and the first candidate stays. */
+static void lt_time(cublasLtHandle_t lt, cublasHandle_t h, cudaMemPool_t pool, cudaStream_t s,
+                    void *ws, struct lt_shape *e, const void *a, const void *b)
 {
     const float one = 1.0f, zero = 0.0f;
-    const int n = e->ncand * CU_LT_ROUNDS;
+    const int nc = e->ncand + 1, n = nc * CU_LT_ROUNDS;
     size_t bytes = (size_t)((e->key.n - 1) * e->key.ldc + e->key.m) * sizeof(float);
     void *c = NULL;
     int j, ok = 1;
-    if (e->ncand < 2)
-        return;
+    if (e->key.share) /* cuBLAS's call cannot be sized to the processors NCCL leaves */
+        e->bad |= 1u << e->ncand;
     if (cudaMallocFromPoolAsync(&c, bytes, pool, s) != cudaSuccess) {
         (void)cudaGetLastError();
         return;
@@ -312,10 +330,12 @@ static void lt_time(cublasLtHandle_t lt, cudaMemPool_t pool, cudaStream_t s, voi
             break;
     ok = e->nev == n + 1 && cudaEventRecord(e->ev[0], s) == cudaSuccess;
     for (j = 0; j < n && ok; j++) {
-        int i = j % e->ncand;
+        int i = j % nc;
         if (!((e->bad >> i) & 1u) &&
-            cublasLtMatmul(lt, e->op, &one, a, e->la, b, e->lb, &zero, c, e->lc, c, e->lc,
-                           &e->cand[i].algo, ws, CU_BLAS_WORKSPACE, s) != CUBLAS_STATUS_SUCCESS)
+            (i < e->ncand ? cublasLtMatmul(lt, e->op, &one, a, e->la, b, e->lb, &zero, c, e->lc,
+                                           c, e->lc, &e->cand[i].algo, ws, CU_BLAS_WORKSPACE, s)
+                          : lt_key_blas(h, &e->key, &one, a, b, &zero, c)) !=
+                CUBLAS_STATUS_SUCCESS)
             e->bad |= 1u << i;
         ok = cudaEventRecord(e->ev[j + 1], s) == cudaSuccess;
     }
@@ -331,7 +351,8 @@ static void lt_time(cublasLtHandle_t lt, cudaMemPool_t pool, cudaStream_t s, voi
  * launched becomes e->best. */
 static void lt_settle(struct lt_shape *e)
 {
-    float t[CU_LT_CANDIDATES], best = -1.0f, ms;
+    float t[CU_LT_CANDIDATES + 1], best = -1.0f, ms;
+    const int nc = e->ncand + 1;
     cudaError_t q;
     int i, j;
     if (e->nev == 0)
@@ -340,10 +361,10 @@ static void lt_settle(struct lt_shape *e)
     if (q == cudaErrorNotReady)
         return;
     if (q == cudaSuccess) {
-        for (i = 0; i < e->ncand; i++)
+        for (i = 0; i < nc; i++)
             t[i] = -1.0f;
         for (j = 0; j + 1 < e->nev; j++) {
-            i = j % e->ncand;
+            i = j % nc;
             if ((e->bad >> i) & 1u)
                 continue;
             if (cudaEventElapsedTime(&ms, e->ev[j], e->ev[j + 1]) != cudaSuccess) {
@@ -353,7 +374,7 @@ static void lt_settle(struct lt_shape *e)
             if (t[i] < 0.0f || ms < t[i])
                 t[i] = ms;
         }
-        for (i = 0; i < e->ncand; i++)
+        for (i = 0; i < nc; i++)
             if (t[i] >= 0.0f && (best < 0.0f || t[i] < best)) {
                 best = t[i];
                 e->best = i;
@@ -398,9 +419,11 @@ static dg_status lt_gemm(cu_be *b, struct cu_blas *bl, int dev, cudaStream_t s,
     if (!e->ok)
         return DG_OK;
     if (fresh)
-        lt_time(bl->lt[dev], b->devs[dev].pool, s, bl->ws[dev], e, a, bm);
+        lt_time(bl->lt[dev], bl->h[dev], b->devs[dev].pool, s, bl->ws[dev], e, a, bm);
     else
         lt_settle(e);
+    if (e->best == e->ncand)
+        return DG_OK; /* cuBLAS's own call was the fastest: the caller makes it */
     cs = cublasLtMatmul(bl->lt[dev], e->op, alpha, a, e->la, bm, e->lb, beta, c, e->lc, c,
                         e->lc, &e->cand[e->best].algo, bl->ws[dev], CU_BLAS_WORKSPACE, s);
     if (cs == CUBLAS_STATUS_NOT_SUPPORTED || cs == CUBLAS_STATUS_INVALID_VALUE) {

@@ -8,9 +8,9 @@
  * strided too, the DMA goes through a dense temporary buffer of the device's
  * pool and the strided copy kernel moves it into place (or out of it).
  *
- * Large copies are shared among a few host threads (the caller plus a pool
- * of workers, HC_MAXPART at most), each with two pinned buffers so that its
- * packing overlaps its DMAs: one thread packs at 5-10 GB/s, a PCIe 5 link
+ * Large copies are shared among host threads (the caller plus a pool of
+ * workers, one a core up to HC_MAXPART), each with two pinned buffers so
+ * that its packing overlaps its DMAs: one thread packs at 5-10 GB/s, a PCIe 5 link
  * takes about 50, so several pack at once to keep the link busy.  Each
  * chunk's DMA goes on the caller's stream, so the copy stays ordered after
  * the work enqueued before it and before the work enqueued after it.
@@ -21,7 +21,14 @@
  * buffers; a buffer's event is waited for before the buffer is used again.
  * Small copies (one chunk of at most HC_SMALL bytes) run on the caller's
  * thread through a ring of small buffers, so that a small upload need not
- * wait for an earlier upload still queued behind a long kernel. */
+ * wait for an earlier upload still queued behind a long kernel.
+ *
+ * Device to host into a fresh array, the host's first touch of each page
+ * (the kernel zeroing it) happens inside the unpack, after the DMA was
+ * waited for; with DGARRAY_D2H_TOUCH=1 each participant touches a chunk's
+ * pages right after enqueueing its DMA (d2h_touch) instead.  The arrays the
+ * binding reads into come from kept blocks where it can (src/py/hostmem.c),
+ * which have no first touch left. */
 #define _GNU_SOURCE
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -33,7 +40,8 @@
 #define HC_CHUNK ((size_t)4 << 20)   /* bytes per chunk of a large copy */
 #define HC_SMALL ((size_t)256 << 10) /* bytes of each small buffer */
 #define HC_NSMALL 8                  /* small buffers */
-#define HC_MAXPART 8                 /* threads sharing one large copy, at most */
+#define HC_MAXPART 16                /* threads sharing one large copy, at most */
+#define HC_PAGE 4096                 /* bytes of the host's smallest page */
 
 /* A pinned staging buffer and the event of its last DMA. */
 typedef struct hc_slot {
@@ -65,6 +73,7 @@ typedef struct hc_job {
     int64_t nchunks, n;
     char *temp;                        /* dense device buffer, 2 chunks per participant */
     int small;                         /* runs in one small slot */
+    int touch;                         /* d2h: fault the destination in beside the DMAs */
     atomic_llong next;                 /* next chunk to take */
     atomic_int failed;
     pthread_mutex_t mu;                /* guards err / st */
@@ -278,6 +287,22 @@ static dg_status d2h_start(hc_job *j, hc_slot *sl, int64_t c, int region, dg_err
     return slot_record(j, sl, err);
 }
 
+/* Device to host, while chunk c's DMA runs: writes one byte of every page
+ * of its dense host destination, so that the pages a fresh array has not
+ * touched yet fault in (the kernel zeroes them) now, beside the DMAs in
+ * flight, instead of inside the unpack that waits for them.  The bytes are
+ * overwritten by the unpack. */
+static void d2h_touch(hc_job *j, int64_t c)
+{
+    int64_t f0, cnt;
+    char *p, *end;
+    chunk_range(j, c, &f0, &cnt);
+    p = j->host + f0 * j->isz;
+    end = p + cnt * j->isz;
+    for (p += (HC_PAGE - (uintptr_t)p % HC_PAGE) % HC_PAGE; p < end; p += HC_PAGE)
+        *(volatile char *)p = 0;
+}
+
 /* Device to host, second half: wait for chunk c's DMA, unpack it. */
 static dg_status d2h_finish(hc_job *j, hc_slot *sl, int64_t c, dg_error *err)
 {
@@ -326,8 +351,11 @@ static void participate(hc_job *j, hc_slot *s0, hc_slot *s1, int w)
             st = h2d_chunk(j, slots[s], c, 2 * w + s, &err);
         } else {
             st = d2h_start(j, slots[s], c, 2 * w + s, &err);
-            if (st == DG_OK)
+            if (st == DG_OK) {
                 pend[s] = c;
+                if (j->touch)
+                    d2h_touch(j, c);
+            }
         }
         s ^= 1;
     }
@@ -375,8 +403,22 @@ static void *worker_main(void *arg)
     return NULL;
 }
 
-/* Threads sharing a large copy: half the cores, at most HC_MAXPART;
- * DGARRAY_COPY_THREADS overrides. */
+/* Whether a large copy to dense host memory faults its destination in
+ * while the DMAs run (d2h_touch): only with DGARRAY_D2H_TOUCH=1.  On an H200
+ * host (1 GiB into fresh memory, benchmarks/hostcopy_ab.py, two sessions) it
+ * helped once and hurt once with 8 threads (54.8 against 63.1 ms, 69.4
+ * against 52.8) and cost 2-5 ms with 16. */
+static int hc_touch_wanted(void)
+{
+    const char *env = getenv("DGARRAY_D2H_TOUCH");
+    return env != NULL && strcmp(env, "1") == 0;
+}
+
+/* Threads sharing a large copy: one a core, at most HC_MAXPART;
+ * DGARRAY_COPY_THREADS overrides.  16 against 8 on a 16-core H200 host,
+ * 1 GiB to the host: 46.5-48.4 against 52.8-63.1 ms into fresh memory,
+ * 22.2 against 23.9 into memory touched before; to the GPU the same within
+ * 0.8 ms (benchmarks/hostcopy_ab.py). */
 static int hc_participants(void)
 {
     const char *env = getenv("DGARRAY_COPY_THREADS");
@@ -384,7 +426,7 @@ static int hc_participants(void)
     if (env != NULL && *env) {
         n = strtol(env, NULL, 10);
     } else {
-        n = sysconf(_SC_NPROCESSORS_ONLN) / 2;
+        n = sysconf(_SC_NPROCESSORS_ONLN);
     }
     if (n < 1)
         n = 1;
@@ -542,6 +584,7 @@ dg_status cu_hc_copy(cu_be *b, int dev, int stream, int ndim, const int64_t *sha
     j->host_dense = j->n == 1 || (ndim == 1 && j->hst[0] == isz);
     j->dev_dense = j->n == 1 || (ndim == 1 && j->gst[0][0] == isz);
     j->small = (size_t)(j->n * isz) <= HC_SMALL;
+    j->touch = !h2d && j->host_dense && !j->small && hc_touch_wanted();
     j->chunk = j->small ? j->n : (int64_t)(HC_CHUNK / (size_t)isz);
     if (j->chunk < 1)
         j->chunk = 1;

@@ -72,7 +72,8 @@ typedef struct cu_live {
 #define CU_LARGE_SHARE 16
 
 typedef struct cu_dev {
-    int id;                      /* CUDA device ordinal */
+    int id;                      /* CUDA device ordinal (logical devices may share one) */
+    int nshare;                  /* logical devices on this GPU, itself included */
     int nsm;                     /* multiprocessors */
     int started;                 /* mu initialised */
     pthread_mutex_t mu;
@@ -98,6 +99,8 @@ typedef struct cu_dev {
 
 struct cu_hc;
 struct cu_blas;
+struct cu_solver;
+struct cu_fft;
 
 struct ncclComm;
 
@@ -111,8 +114,11 @@ typedef struct cu_be {
     struct ncclComm **comms;     /* NCCL communicator, rank i on device i; NULL until needed */
     int nccl_failed;             /* its set-up failed: do not retry */
     int xfer_copies;             /* exchange by copies, not NCCL (see cuda_nccl.c) */
+    int shared_gpu;              /* two logical devices share a GPU (DGARRAY_CUDA_DEVICES) */
     size_t nccl_split;           /* NCCL sends of at most this many bytes (0: whole) */
     struct cu_blas *blas;        /* cuBLAS handles, made at the first product (cuda_gemm.c) */
+    struct cu_solver *solver;    /* cuSOLVER handles, made at the first dense op (cuda_dense.c) */
+    struct cu_fft *fft;          /* cuFFT plans, made at the first FFT (cuda_fft.c) */
 } cu_be;
 
 static inline cu_be *cu_of(dg_backend_i *be) { return (cu_be *)be->impl; }
@@ -229,6 +235,13 @@ dg_status cu_gemm(dg_backend_i *be, int dev, int stream, const dg_gemm_desc *d,
 /* Destroys the cuBLAS handles and workspaces; b->blas NULL afterwards.
  * Called by destroy after every device was synchronised. */
 void cu_gemm_destroy(cu_be *b);                                     /* cuda_gemm.c */
+/* The dense and fft slots (cuda_dense.c: cuSOLVER, cuBLAS's trsm; cuda_fft.c:
+ * cuFFT), and their teardown (handles, plans; b->solver / b->fft NULL
+ * afterwards), called by destroy after every device was synchronised. */
+dg_status cu_dense(dg_backend_i *be, int dev, int stream, const dg_dense_desc *d, dg_error *err);
+dg_status cu_fft(dg_backend_i *be, int dev, int stream, const dg_fft_desc *d, dg_error *err);
+void cu_dense_destroy(cu_be *b);
+void cu_fft_destroy(cu_be *b);
 /* Frees the host copy engine (threads, pinned buffers, events); b->hc NULL
  * afterwards.  Called by destroy after every device was synchronised. */
 void cu_hc_destroy(cu_be *b);                                       /* cuda_hostcopy.c */

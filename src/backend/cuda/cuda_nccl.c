@@ -15,7 +15,8 @@
  * thread (it launches their kernels one after the other, and the first
  * blocks until the others run: NVIDIA/nccl#774), so transfers then go by
  * peer copies and all-reduces by the core's loops; DGARRAY_TRANSFER=copy
- * chooses the same, =nccl (the default) NCCL. */
+ * chooses the same, =nccl (the default) NCCL.  So do logical devices that
+ * share a GPU (DGARRAY_CUDA_DEVICES): NCCL allows one rank per GPU. */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
 #include <stdlib.h>
@@ -246,7 +247,13 @@ dg_status cu_transfer_setup(cu_be *b, dg_error *err)
     if (t && *t && strcmp(t, "nccl") != 0 && strcmp(t, "copy") != 0)
         return dg_error_set(err, DG_ERR_VALUE, -1, "DGARRAY_TRANSFER must be 'nccl' or 'copy', "
                             "not '%s'", t);
-    b->xfer_copies = (t && strcmp(t, "copy") == 0) || (lb && strcmp(lb, "1") == 0);
+    if (b->shared_gpu && t && strcmp(t, "nccl") == 0)
+        return dg_error_set(err, DG_ERR_VALUE, -1, "DGARRAY_TRANSFER=nccl cannot move data "
+                            "between logical devices of one GPU (DGARRAY_CUDA_DEVICES names "
+                            "a GPU twice): unset it, or set it to 'copy'");
+    /* NCCL cannot have two ranks on one GPU: logical devices copy */
+    b->xfer_copies = (t && strcmp(t, "copy") == 0) || (lb && strcmp(lb, "1") == 0) ||
+                     b->shared_gpu;
     t = getenv("DGARRAY_NCCL_SPLIT");
     b->nccl_split = t && *t ? (size_t)strtoull(t, NULL, 10) : 0;
     return DG_OK;

@@ -1,0 +1,197 @@
+/* Copies between distributed arrays and host memory (dg_array_scatter,
+ * dg_array_gather, their parts; the copy of one chunk's box, which
+ * dg_chunkio.c's copies of one chunk at a time use too) and the host's
+ * waits for them.
+ *
+ * Each chunk's copy is enqueued on its device's compute stream (after the
+ * array's earlier work there), then the host waits for those streams: the
+ * host memory is in use until the copies have run, so the wait is made even
+ * after a failure. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "dg_array.h"
+#include "dg_array_impl.h"
+
+dg_status dg_chunk_host_copy(dg_backend_i *be, const dg_chunk *c, const dg_copy_desc *cp,
+                             unsigned how, char *used, int64_t *nbytes, dg_error *err)
+{
+    const dg_access acc = dg_acc(c->buf, how);
+    dg_status st = dg_enqueue(be, c->device, DG_STREAM_COMPUTE, &acc, 1, dg_work_copy(cp), err);
+    int64_t n = cp->itemsize;
+    int ax;
+    used[c->device] = 1;
+    for (ax = 0; ax < cp->ndim; ax++)
+        n *= cp->shape[ax];
+    if (st == DG_OK && nbytes)
+        *nbytes += n;
+    return st;
+}
+
+dg_status dg_devices_sync(dg_backend_i *be, const char *used, dg_status st, dg_error *err)
+{
+    dg_error e2 = DG_ERROR_INIT;
+    int d;
+    for (d = 0; d < be->ndevices; d++) {
+        dg_status s2;
+        if (!used[d])
+            continue;
+        s2 = dg_be_sync(be, dg_be_pos(be, d, DG_STREAM_COMPUTE), st == DG_OK ? err : &e2);
+        if (st == DG_OK)
+            st = s2;
+    }
+    return st;
+}
+
+/* Slab `part` of `nparts` of box b: its rows [L part / nparts, L (part + 1)
+ * / nparts) along its first axis of extent L >= nparts, else along its
+ * longest axis (so that no slab is much more than 1 / nparts of b; all of b
+ * for part 0 where every extent is 1).  0 if the slab is empty. */
+static int slab_of(const dg_box *b, int64_t part, int64_t nparts, dg_box *out)
+{
+    int ax, i;
+    int64_t len, lo, hi;
+    *out = *b;
+    if (dg_box_size(b) == 0)
+        return 0;
+    if (nparts <= 1 || b->ndim == 0)
+        return part == 0;
+    for (ax = 0, i = 0; i < b->ndim; i++) {
+        if (dg_range_len(b->r[i]) >= nparts) {
+            ax = i;
+            break;
+        }
+        if (dg_range_len(b->r[i]) > dg_range_len(b->r[ax]))
+            ax = i;
+    }
+    len = dg_range_len(b->r[ax]);
+    /* floor(len * part / nparts) without overflow (part < nparts <= DG_MAX_PARTS) */
+    lo = len / nparts * part + len % nparts * part / nparts;
+    hi = len / nparts * (part + 1) + len % nparts * (part + 1) / nparts;
+    if (hi <= lo)
+        return 0;
+    out->r[ax] = dg_range_make(b->r[ax].start + lo * b->r[ax].step,
+                               b->r[ax].start + hi * b->r[ax].step, b->r[ax].step);
+    return 1;
+}
+
+dg_status dg_array_scatter(dg_array *a, const char *host, const int64_t *hstrides,
+                           dg_error *err)
+{
+    return dg_array_scatter_part(a, host, hstrides, 0, 1, NULL, err);
+}
+
+dg_status dg_array_scatter_part(dg_array *a, const char *host, const int64_t *hstrides,
+                                int64_t part, int64_t nparts, int64_t *nbytes, dg_error *err)
+{
+    dg_backend_i *be = a->be;
+    int i, ax;
+    dg_status st = DG_OK;
+    char *used;
+    if (nbytes)
+        *nbytes = 0;
+    if (nparts < 1 || nparts > DG_MAX_PARTS || part < 0 || part >= nparts)
+        return dg_error_set(err, DG_ERR_INTERNAL, -1, "part %lld of %lld of a host copy",
+                            (long long)part, (long long)nparts);
+    DG_CHECK(dg_array_unshare(a, err));
+    used = (char *)calloc((size_t)be->ndevices, 1);
+    if (!used)
+        return dg_error_set(err, DG_ERR_NOMEM, -1, "out of host memory");
+    for (i = 0; i < a->nchunks && st == DG_OK; i++) {
+        dg_chunk *c = &a->chunks[i];
+        dg_copy_desc cp;
+        const char *src = host;
+        dg_box pb;
+        if (!slab_of(&c->box, part, nparts, &pb))
+            continue;
+        memset(&cp, 0, sizeof(cp));
+        cp.ndim = a->ndim;
+        cp.itemsize = dg_dtype_size(a->dtype);
+        for (ax = 0; ax < a->ndim; ax++) {
+            cp.shape[ax] = dg_range_len(pb.r[ax]);
+            src += pb.r[ax].start * hstrides[ax];
+            cp.src_strides[ax] = hstrides[ax] * pb.r[ax].step;
+        }
+        cp.src_dev = DG_HOST;
+        cp.src = src;
+        cp.dst_dev = c->device;
+        dg_chunk_view(c, &pb, &cp.dst, cp.dst_strides);
+        st = dg_chunk_host_copy(be, c, &cp, DG_ACC_WRITE, used, nbytes, err);
+    }
+    st = dg_devices_sync(be, used, st, err);
+    free(used);
+    return st;
+}
+
+dg_status dg_array_gather(dg_array *a, const dg_box *region, char *host,
+                          const int64_t *hstrides, dg_error *err)
+{
+    return dg_array_gather_part(a, region, host, hstrides, 0, 1, NULL, err);
+}
+
+dg_status dg_array_gather_part(dg_array *a, const dg_box *region, char *host,
+                               const int64_t *hstrides, int64_t part, int64_t nparts,
+                               int64_t *nbytes, dg_error *err)
+{
+    dg_backend_i *be = a->be;
+    dg_plan_chunk *src = NULL;
+    dg_plan_chunk dst;
+    dg_plan plan = {0, 0, NULL};
+    dg_status st;
+    int i, ax;
+    char *used = NULL;
+
+    if (nbytes)
+        *nbytes = 0;
+    if (nparts < 1 || nparts > DG_MAX_PARTS || part < 0 || part >= nparts)
+        return dg_error_set(err, DG_ERR_INTERNAL, -1, "part %lld of %lld of a host copy",
+                            (long long)part, (long long)nparts);
+    if (a->mode != DG_MODE_REPLICA)
+        return dg_error_set(err, DG_ERR_INTERNAL, -1, "gather of an array not in replica mode");
+    if (dg_box_size(region) == 0)
+        return DG_OK;
+    used = (char *)calloc((size_t)be->ndevices, 1);
+    if (!used)
+        return dg_error_set(err, DG_ERR_NOMEM, -1, "out of host memory");
+    DG_CHECK_GOTO(dg_array_layout(a, &src, err), st, done);
+    dst.device = DG_HOST;
+    dst.box = *region;
+    DG_CHECK_GOTO(dg_plan_build(src, a->nchunks, &dst, 1, &plan, err), st, done);
+    for (i = 0; i < plan.ncopies && st == DG_OK; i++) {
+        const dg_plan_copy *pc = &plan.copies[i];
+        dg_chunk *c = &a->chunks[pc->src];
+        dg_copy_desc cp;
+        char *dptr = host;
+        dg_box pb;
+        if (!slab_of(&pc->box, part, nparts, &pb))
+            continue;
+        memset(&cp, 0, sizeof(cp));
+        cp.ndim = a->ndim;
+        cp.itemsize = dg_dtype_size(a->dtype);
+        for (ax = 0; ax < a->ndim; ax++) {
+            cp.shape[ax] = dg_range_len(pb.r[ax]);
+            dptr += dg_box_pos(region, ax, pb.r[ax].start) * hstrides[ax];
+            cp.dst_strides[ax] = cp.shape[ax] > 1
+                ? hstrides[ax] * (pb.r[ax].step / region->r[ax].step) : 0;
+        }
+        cp.src_dev = c->device;
+        dg_chunk_view(c, &pb, (char **)&cp.src, cp.src_strides);
+        cp.dst_dev = DG_HOST;
+        cp.dst = dptr;
+        st = dg_chunk_host_copy(be, c, &cp, DG_ACC_READ, used, nbytes, err);
+    }
+    st = dg_devices_sync(be, used, st, err);
+done:
+    dg_plan_free(&plan);
+    free(src);
+    free(used);
+    return st;
+}
+
+dg_status dg_array_sync(dg_array *a, dg_error *err)
+{
+    int i;
+    for (i = 0; i < a->nchunks; i++)
+        DG_CHECK(dg_buffer_sync(a->be, a->chunks[i].buf, err));
+    return DG_OK;
+}

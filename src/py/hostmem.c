@@ -1,0 +1,145 @@
+/* Large host blocks for the ndarrays the devices are read into, kept for
+ * reuse after NumPy frees them.
+ *
+ * A device-to-host copy into a fresh array spends most of its time in the
+ * host's first touch of each page (the kernel zeroing it): on an H200 host,
+ * 1 GiB took 151 ms to touch on one thread, 20 ms on 16, against 19.4 ms for
+ * the DMA itself (benchmarks/d2h_probe.cu).  A program that reads arrays of
+ * one size again and again (a loop's results, a checkpoint) reads them into
+ * memory that was touched before when the block of the last one comes back
+ * here instead of to the kernel.  The blocks are anonymous mappings with huge
+ * pages advised (as NumPy's own large allocations are), whole multiples of
+ * HM_ROUND bytes; the last HM_KEEP released are kept, together at most the
+ * cap (DGARRAY_HOST_CACHE_BYTES, else 1/16 of the host's memory, at most
+ * HM_CAP_MAX; 0 keeps none), and a request takes a kept block of its rounded
+ * size.  A block starts with a header of HM_HEAD bytes holding its mapping
+ * size (NumPy's realloc does not pass the old size); the data follows it.
+ * Pure C: npy.c hands these functions to NumPy as the allocator of those
+ * arrays (NEP 49). */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "dgpy.h"
+
+#define HM_ROUND ((size_t)2 << 20)  /* mapping sizes are multiples of a huge page */
+#define HM_KEEP 8                    /* released blocks kept, at most */
+#define HM_CAP_MAX ((size_t)16 << 30)
+#define HM_HEAD ((size_t)64)         /* header bytes before the data (its alignment) */
+#define HM_MAGIC ((size_t)0x6467686dULL)
+
+static pthread_mutex_t hm_mu = PTHREAD_MUTEX_INITIALIZER;
+static void *hm_block[HM_KEEP];     /* kept blocks, oldest first [hm_mu] */
+static size_t hm_size[HM_KEEP];     /* their mapping sizes [hm_mu] */
+static int hm_n;                    /* [hm_mu] */
+static size_t hm_bytes;             /* [hm_mu] */
+static size_t hm_cap = (size_t)-1;  /* (size_t)-1 until read [hm_mu] */
+
+static size_t hm_round(size_t n)
+{
+    return n / HM_ROUND * HM_ROUND + (n % HM_ROUND ? HM_ROUND : 0);
+}
+
+/* The cap on kept bytes (read once).  [hm_mu] */
+static size_t hm_cap_get(void)
+{
+    if (hm_cap == (size_t)-1) {
+        const char *e = getenv("DGARRAY_HOST_CACHE_BYTES");
+        char *end = NULL;
+        if (e != NULL && *e != '\0') {
+            unsigned long long v = strtoull(e, &end, 10);
+            hm_cap = *end == '\0' ? (size_t)v : 0;
+        } else {
+            long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
+            hm_cap = pages > 0 && psz > 0 ? (size_t)pages * (size_t)psz / 16 : 0;
+            if (hm_cap > HM_CAP_MAX)
+                hm_cap = HM_CAP_MAX;
+        }
+    }
+    return hm_cap;
+}
+
+void *dgpy_hostmem_take(size_t n, int zero)
+{
+    const size_t m = hm_round(n + HM_HEAD);
+    void *p = NULL;
+    int i;
+    pthread_mutex_lock(&hm_mu);
+    for (i = hm_n - 1; i >= 0 && p == NULL; i--) {
+        if (hm_size[i] == m) {
+            p = hm_block[i];
+            hm_bytes -= m;
+            hm_n--;
+            memmove(&hm_block[i], &hm_block[i + 1], (size_t)(hm_n - i) * sizeof(void *));
+            memmove(&hm_size[i], &hm_size[i + 1], (size_t)(hm_n - i) * sizeof(size_t));
+        }
+    }
+    pthread_mutex_unlock(&hm_mu);
+    if (p != NULL) {
+        if (zero)
+            memset((char *)p + HM_HEAD, 0, n);
+    } else {
+        p = mmap(NULL, m, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (p == MAP_FAILED)
+            return NULL;
+#ifdef MADV_HUGEPAGE
+        (void)madvise(p, m, MADV_HUGEPAGE);
+#endif
+        /* fresh mappings read as zeros */
+    }
+    ((size_t *)p)[0] = m;
+    ((size_t *)p)[1] = HM_MAGIC;
+    return (char *)p + HM_HEAD;
+}
+
+void *dgpy_hostmem_resize(void *q, size_t n)
+{
+    void *r;
+    size_t old;
+    if (q == NULL)
+        return dgpy_hostmem_take(n, 0);
+    old = ((size_t *)((char *)q - HM_HEAD))[0] - HM_HEAD;
+    r = dgpy_hostmem_take(n, 0);
+    if (r == NULL)
+        return NULL;
+    memcpy(r, q, old < n ? old : n);
+    dgpy_hostmem_give(q);
+    return r;
+}
+
+void dgpy_hostmem_give(void *q)
+{
+    void *p, *drop[HM_KEEP + 1];
+    size_t m, dsz[HM_KEEP + 1];
+    int nd = 0, i;
+    if (q == NULL)
+        return;
+    p = (char *)q - HM_HEAD;
+    m = ((size_t *)p)[0];
+    if (((size_t *)p)[1] != HM_MAGIC)
+        return; /* not a block of ours: leaked rather than unmapped wrongly */
+    pthread_mutex_lock(&hm_mu);
+    if (m <= hm_cap_get() / 2) {
+        while (hm_n > 0 && (hm_n == HM_KEEP || hm_bytes + m > hm_cap_get())) {
+            drop[nd] = hm_block[0];
+            dsz[nd++] = hm_size[0];
+            hm_bytes -= hm_size[0];
+            hm_n--;
+            memmove(&hm_block[0], &hm_block[1], (size_t)hm_n * sizeof(void *));
+            memmove(&hm_size[0], &hm_size[1], (size_t)hm_n * sizeof(size_t));
+        }
+        hm_block[hm_n] = p;
+        hm_size[hm_n++] = m;
+        hm_bytes += m;
+    } else {
+        drop[nd] = p;
+        dsz[nd++] = m;
+    }
+    pthread_mutex_unlock(&hm_mu);
+    for (i = 0; i < nd; i++)
+        (void)munmap(drop[i], dsz[i]);
+}
