@@ -19,8 +19,8 @@ from ._config import config
 from ._checkpoint import from_zarr, load, save, to_zarr
 from ._core import DeviceError, DistributedArray, OutOfDeviceMemoryError, backend
 from ._creation import (MAX, MIN, PROD, REPLICA, SUM, arange, array, asarray, asnumpy, copy,
-                        distributed_array, empty, empty_like, eye, full, full_like, identity,
-                        linspace, ones, ones_like, zeros, zeros_like)
+                        distributed_array, empty, empty_like, eye, from_dlpack, full,
+                        full_like, identity, linspace, ones, ones_like, zeros, zeros_like)
 from ._devices import Device, MemoryPool, devices, get_default_memory_pool
 from ._display import show_layout
 from ._fallback import FallbackWarning

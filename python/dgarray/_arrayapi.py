@@ -14,6 +14,7 @@ import functools
 import numpy
 
 from . import _core
+from ._creation import DL_CPU, device_gpus, device_kind
 
 _DA = _core.DistributedArray
 
@@ -105,7 +106,7 @@ def with_device(func):
 
 
 _CREATION = ("asarray", "array", "empty", "zeros", "ones", "full", "empty_like", "zeros_like",
-             "ones_like", "full_like", "arange", "linspace", "eye", "identity")
+             "ones_like", "full_like", "arange", "linspace", "eye", "identity", "from_dlpack")
 
 
 def add_device_keyword(module):
@@ -153,5 +154,50 @@ def get_to_device_method(a, device, /, *, stream=None):
     return to_device(a, device, stream=stream)
 
 
+# ---- DLPack -----------------------------------------------------------------------------
+
+def dlpack_device(a):
+    """x.__dlpack_device__(): (DLPack device type, device id) of the memory
+    __dlpack__ lends: the host (CPU backend), or the GPU of the device
+    holding the array's first chunk."""
+    kind = device_kind()
+    if kind == DL_CPU:
+        return (DL_CPU, 0)
+    return (kind, device_gpus()[a._layout()[0][0]])
+
+
+def dlpack(a, /, *, stream=None, max_version=None, dl_device=None, copy=None):
+    """x.__dlpack__(): a DLPack capsule lending the array's memory without a
+    copy, where one chunk holds all of it (else BufferError: reshard it to
+    one device first).  The array's pending work is complete when it
+    returns, so any consumer stream may read it.  copy=True lends a copy;
+    dl_device=(1, 0) (the host) of an array on GPUs hands a host copy
+    (refused with copy=False).  A read-only array needs max_version >= (1, 0)
+    (DLPack 1.0 marks it read-only), as NumPy's."""
+    if stream is not None and device_kind() == DL_CPU:
+        raise BufferError("the CPU backend's devices have no streams: stream must be None")
+    if dl_device is not None and tuple(dl_device) != dlpack_device(a):
+        if copy is False or tuple(dl_device)[0] != DL_CPU:
+            raise BufferError(f"dgarray cannot hand this array over on DLPack device "
+                              f"{tuple(dl_device)} without a copy"
+                              if copy is False else
+                              f"dgarray hands arrays over on its own devices "
+                              f"{dlpack_device(a)} or the host (1, 0), not on "
+                              f"{tuple(dl_device)}")
+        host = a.get()
+        return (host.__dlpack__(max_version=max_version) if max_version is not None
+                else host.__dlpack__())
+    if copy:
+        a = a.copy()
+    versioned = max_version is not None and tuple(max_version)[0] >= 1
+    readonly = _core._readonly(a)
+    if readonly and not versioned:
+        raise BufferError("Cannot export readonly array since signalling readonly is "
+                          "unsupported by DLPack (supported by DLPack 1.0)")
+    kind, dev_id = dlpack_device(a)
+    return _core._dlpack(a, versioned, kind, dev_id, readonly)
+
+
 ATTRIBUTES = {"get_device": get_device}
-METHODS = {"to_device": get_to_device_method}
+METHODS = {"to_device": get_to_device_method, "__dlpack__": dlpack,
+           "__dlpack_device__": dlpack_device}

@@ -53,4 +53,22 @@ dg_status dg_array_count(dg_array *x, dg_array *w, const dg_count_spec *spec, dg
  * a's dtype) there, so that the chunks combine to the values.  In place. */
 dg_status dg_array_keep_first(dg_array *a, const unsigned char value[16], dg_error *err);
 
+/* A new REPLICA array of one chunk on device dev holding a copy of another
+ * library's array at `src` (memory dgarray does not own, addressable on
+ * dev: DLPack's producers), read with `byte_strides` (any sign); waits for
+ * the copy, so that the producer may release src when this returns.  The
+ * producer's writes to src must be complete.  New reference. */
+dg_status dg_array_from_external(dg_backend_i *be, int dev, int dtype, int ndim,
+                                 const int64_t *shape, const char *src,
+                                 const int64_t *byte_strides, dg_array **out, dg_error *err);
+
+/* The memory of a's chunk 0, lent to another library (DLPack's
+ * __dlpack__): its first element and byte strides over a's shape.  a must
+ * be REPLICA with chunk 0 holding all of it (else DG_ERR_VALUE); a's
+ * pending writes are complete on return and, unless readonly, its memory
+ * is its own (copy on write done), so writes through the pointer reach a
+ * alone.  The pointer lives as long as a's chunk 0. */
+dg_status dg_array_lend(dg_array *a, int readonly, char **ptr, int64_t *byte_strides,
+                        dg_error *err);
+
 #endif /* DG_SURFACE_H */

@@ -100,7 +100,10 @@ typedef struct {
     X(tofile, "tofile(fid, sep='', format='%s'): the elements written to a file")      \
     X(dumps, "dumps(): a pickle of the array")                                          \
     X(dump, "dump(file): the array pickled into a file")                                \
-    X(to_device, "to_device(device, /, *, stream=None): the array on those devices")
+    X(to_device, "to_device(device, /, *, stream=None): the array on those devices")     \
+    X(__dlpack__, "__dlpack__(*, stream=None, max_version=None, dl_device=None, "       \
+                  "copy=None): DLPack's capsule of the array's one chunk, no copy")      \
+    X(__dlpack_device__, "__dlpack_device__(): (DLPack device type, device id)")
 
 /* DistributedArray attributes written in Python: name, docstring.  The
  * registry holds get_<name> for each (called as f(self)) and set_<name> for
@@ -299,6 +302,7 @@ extern PyMethodDef dgpy_backend_methods[];  /* backend.c: devices, memory */
 extern PyMethodDef dgpy_chunkio_methods[];  /* chunkio.c: chunk host copies, .npy files */
 extern PyMethodDef dgpy_create_methods[];   /* create.c: _from_host, _empty, _fill */
 extern PyMethodDef dgpy_dense_methods[];    /* dense.c: _dense, _fft, LAPACK, pocketfft */
+extern PyMethodDef dgpy_dlpack_methods[];   /* dlpack.c: _dlpack, _from_dlpack */
 extern PyMethodDef dgpy_hostcopy_methods[]; /* hostcopy.c: progress of host copies */
 extern PyMethodDef dgpy_index_methods[];    /* index.c: views, assignment, rows, sorts */
 extern PyMethodDef dgpy_layout_methods[];   /* layout.c: _index_map_layout */
