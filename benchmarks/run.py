@@ -812,6 +812,63 @@ def w_take(n=1 << 26):
     return res
 
 
+def w_surface(n=N28):
+    """NumPy's wider surface on the devices against CuPy (one GPU) and JAX:
+    the 2-norm of float64, the median and a 256-bin histogram of float32
+    (GB/s counting the input once)."""
+    rng = np.random.default_rng(4)
+    x64 = rng.standard_normal(n)
+    x32 = x64.astype(np.float32)
+    m = cda_rows_map(n, max(NGPU, 1)) if NGPU > 1 else None
+    jnp = __import__("jax.numpy").numpy if jax is not None else None
+    rows = [peer_times("norm_f64_2p28", x64, lambda a: dg.linalg.norm(a),
+                       lambda h: np.linalg.norm(h), lambda g: cp.linalg.norm(g), None,
+                       (lambda v: jnp.linalg.norm(v)) if jnp else None, 8 * n, m)]
+    del x64
+    rows.append(peer_times("median_f32_2p28", x32, lambda a: dg.median(a),
+                           lambda h: np.median(h), lambda g: cp.median(g), None,
+                           (lambda v: jnp.median(v)) if jnp else None, 4 * n, m))
+    rows.append(peer_times("histogram_f32_2p28", x32,
+                           lambda a: dg.histogram(a, bins=256, range=(-4, 4))[0],
+                           lambda h: np.histogram(h, bins=256, range=(-4, 4))[0],
+                           lambda g: cp.histogram(g, bins=256, range=(-4, 4))[0], None,
+                           (lambda v: jnp.histogram(v, bins=256, range=(-4, 4))[0])
+                           if jnp else None, 4 * n, m))
+    return rows
+
+
+def w_einsum(b=64, n=1024):
+    """einsum('bij,bjk->bik') of float32 (64 x 1024^3), TFLOP/s."""
+    flops = 2.0 * b * n ** 3
+    rng = np.random.default_rng(6)
+    x = rng.standard_normal((b, n, n), dtype=np.float32)
+    y = rng.standard_normal((b, n, n), dtype=np.float32)
+    res = {"workload": "einsum_bij_bjk_f32", "unit": "TFLOP/s", "peers": {}, "ceiling": None}
+    a, c = dg.asarray(x), dg.asarray(y)
+    res["dgarray"] = flops / best_of(lambda: done(dg.einsum("bij,bjk->bik", a, c)), 5) / 1e12
+    got = dg.einsum("bij,bjk->bik", a[:2], c[:2]).get()
+    np.testing.assert_allclose(got, np.einsum("bij,bjk->bik", x[:2], y[:2]), rtol=1e-3,
+                               atol=1e-2)
+    del a, c
+    if cp is not None:
+        ga, gb = cp.asarray(x), cp.asarray(y)
+        res["peers"]["cupy"] = flops / best_of(
+            lambda: (cp.einsum("bij,bjk->bik", ga, gb), cp_sync_all()), 5) / 1e12
+        del ga, gb
+    if jax is not None:
+        try:
+            import jax.numpy as jnp
+            from jax import lax
+            f = jax.jit(lambda p, q: jnp.einsum("bij,bjk->bik", p, q,
+                                                precision=lax.Precision.HIGHEST))
+            jx, jy = jnp.asarray(x), jnp.asarray(y)
+            res["peers"]["jax"] = flops / best_of(lambda: f(jx, jy).block_until_ready(),
+                                                  5) / 1e12
+        except Exception as e:  # noqa: BLE001
+            log(f"  jax failed: {e}")
+    return res
+
+
 def rows_map(n):
     """Rows split in near-equal blocks over the GPUs (None on one GPU: the
     default layout keeps a large matrix split by rows there too)."""
@@ -1013,6 +1070,8 @@ WORKLOADS = {
     "jacobi_f32_16384sq": w_jacobi,
     "mask_select_f32_2p28": w_mask_select,
     "take_f32_2p26": w_take,
+    "surface_f_2p28": w_surface,
+    "einsum_bij_bjk_f32": w_einsum,
     "cholesky_f64_32768": w_cholesky,
     "solve_f64_32768": w_solve,
     "qr_f64_2p22x256": w_qr,

@@ -14,13 +14,14 @@ import sys as _sys
 import numpy as _numpy
 
 from . import _core, distributed  # noqa: I001  ([multihost] joins a launcher's job first)
-from . import _dense, _fft, _methods, _namespace, random
+from . import _dense, _distributions, _fft, _methods, _namespace, _surface, random
+from ._arrayapi import DeviceSet, __array_namespace_info__, add_device_keyword
 from ._config import config
 from ._checkpoint import from_zarr, load, save, to_zarr
 from ._core import DeviceError, DistributedArray, OutOfDeviceMemoryError, backend
 from ._creation import (MAX, MIN, PROD, REPLICA, SUM, arange, array, asarray, asnumpy, copy,
-                        distributed_array, empty, empty_like, eye, full, full_like, identity,
-                        linspace, ones, ones_like, zeros, zeros_like)
+                        distributed_array, empty, empty_like, eye, from_dlpack, full,
+                        full_like, identity, linspace, ones, ones_like, zeros, zeros_like)
 from ._devices import Device, MemoryPool, devices, get_default_memory_pool, local_devices
 from .distributed import process_count, process_index
 from ._display import show_layout
@@ -51,6 +52,7 @@ ndarray = DistributedArray
 linalg = _namespace.namespace("linalg")
 fft = _namespace.namespace("fft")
 _dense.install(linalg)
+_surface.install_linalg(linalg)
 _fft.install(fft)
 emath = _namespace.namespace("emath")
 __array_api_version__ = _numpy.__array_api_version__
@@ -62,6 +64,8 @@ globals().update(_namespace.forwarded_numpy_names(globals()))
 # the Python functions src/py calls, handed to the binding once
 # (docs/architecture.md, "Calls into Python")
 _core._bind_python(_methods.CALLS)
+# numpy.random's distributions and legacy functions on the devices
+_distributions.install(random)
 
 
 def __getattr__(name):
@@ -73,3 +77,6 @@ def __getattr__(name):
 
 def __dir__():
     return _namespace.module_dir(_sys.modules[__name__])
+
+
+add_device_keyword(_sys.modules[__name__])  # device= on the creation functions

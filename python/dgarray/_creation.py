@@ -4,6 +4,7 @@ default layout without one); and the modes.  Near the bottom of the
 package (only the binding and _index_map are below): the modules above
 create arrays through these."""
 import math as _math
+import os as _os
 import operator as _operator
 import sys as _sys
 
@@ -30,6 +31,25 @@ def mode_number(mode):
     raise ValueError(f"unknown mode {mode!r}: use one of {', '.join(map(repr, _MODES))}")
 
 
+def mode_identity(mode, dtype):
+    """The identity of op mode number `mode` (SUM, PROD, MAX, MIN) in dtype,
+    a 0-d NumPy array: what every chunk but the first holding an element
+    gets (CuPy's rule)."""
+    dt = _numpy.dtype(dtype)
+    name = _MODES[mode]
+    if name == SUM:
+        return _numpy.zeros((), dt)
+    if name == PROD:
+        return _numpy.ones((), dt)
+    high = name == MIN
+    if dt.kind == "b":
+        return _numpy.array(high, dt)
+    if dt.kind in "iu":
+        info = _numpy.iinfo(dt)
+        return _numpy.array(info.max if high else info.min, dt)
+    return _numpy.array(_numpy.inf if high else -_numpy.inf, dt)
+
+
 # ---- creation ---------------------------------------------------------------------------
 
 def shape_tuple(shape):
@@ -51,7 +71,8 @@ def distributed_array(array, index_map=None, mode=REPLICA):
     """A DistributedArray holding ``array``'s values, laid out as ``index_map``
     says ({device: key or [key, ...]}); no map: the default layout (the first
     axis split in near-equal blocks over all devices).  In a mode other than
-    REPLICA, every chunk starts with a copy of its block (CuPy's semantics)."""
+    REPLICA, the first chunk holding an element gets its value and the others
+    the mode's identity (CuPy's rule), so the array holds ``array``'s values."""
     m = mode_number(mode)
     if isinstance(array, DistributedArray):
         a = array
@@ -61,12 +82,19 @@ def distributed_array(array, index_map=None, mode=REPLICA):
             a = a.change_mode(_MODES[m])
         return a
     host = _numpy.asarray(array)
-    return _core._from_host(host, layout_for(host.shape, index_map), m, None)
+    a = _core._from_host(host, layout_for(host.shape, index_map), m, None)
+    if m and a.size:
+        _core._keep_first(a, mode_identity(m, a.dtype))
+    return a
 
 
 def asarray(a, dtype=None, order=None, *, index_map=None, copy=None):
     """``a`` as a DistributedArray (no copy when it already is one of that dtype
-    and layout)."""
+    and layout).  Another library's array that only DLPack reads (CuPy,
+    PyTorch, ...) is copied by from_dlpack."""
+    if _foreign(a):
+        a = from_dlpack(a, copy=False if copy is False else None)
+        copy = None
     if isinstance(a, DistributedArray):
         if dtype is not None and _numpy.dtype(dtype) != a.dtype:
             a = a.astype(dtype)
@@ -85,6 +113,9 @@ def asarray(a, dtype=None, order=None, *, index_map=None, copy=None):
 
 def array(obj, dtype=None, copy=True, order="K", subok=False, ndmin=0, *, index_map=None):
     """A new DistributedArray from any array-like (always a copy unless copy=False)."""
+    if _foreign(obj):
+        obj = from_dlpack(obj, copy=False if copy is False else None)
+        copy = False  # from_dlpack copied it
     if isinstance(obj, DistributedArray):
         a = obj.astype(dtype if dtype is not None else obj.dtype, copy=bool(copy))
         if a.ndim < ndmin:
@@ -270,3 +301,72 @@ def asnumpy(a, stream=None, order="C", out=None, blocking=True):
     if isinstance(a, DistributedArray):
         return a.get(out=out)
     return _numpy.asarray(a)
+
+
+# ---- DLPack ---------------------------------------------------------------------------
+
+DL_CPU, DL_CUDA, DL_CUDA_HOST = 1, 2, 3  # DLPack's device types
+
+
+def device_kind():
+    """The DLPack device type of the backend's devices' memory."""
+    return DL_CPU if _core.backend() == "cpu" else DL_CUDA
+
+
+def device_gpus():
+    """The GPU of each device of the CUDA backend (DGARRAY_CUDA_DEVICES, a
+    comma-separated list of GPU numbers, as the backend read it at start;
+    else device i is GPU i)."""
+    env = _os.environ.get("DGARRAY_CUDA_DEVICES", "").strip()
+    n = _core._ndevices()
+    return [int(x) for x in env.split(",")][:n] if env else list(range(n))
+
+
+def _dlpack_capsule(x):
+    """x.__dlpack__() asking for DLPack 1.0's versioned tensor, or the older
+    one from producers that do not take max_version."""
+    try:
+        return x.__dlpack__(max_version=(1, 0))
+    except TypeError:
+        return x.__dlpack__()
+
+
+def from_dlpack(x, /, *, copy=None):
+    """A DistributedArray of x, another library's array exposing __dlpack__
+    (NumPy, CuPy, PyTorch, JAX): copied from a device of dgarray's backend
+    to that device (one copy, never through the host): a GPU of the CUDA
+    backend, or the host memory of the CPU backend's devices.  Host data
+    (CUDA backend) goes to the devices as asarray's does; data on a device
+    dgarray does not have is refused (BufferError).  copy=False is refused:
+    dgarray always copies into memory of its own.  (dgarray.from_dlpack
+    takes device= too: the result then moves there.)"""
+    if isinstance(x, DistributedArray):
+        return x.copy() if copy else x
+    if copy is False:
+        raise ValueError("Unable to avoid copy while creating an array as requested: "
+                         "dgarray copies DLPack tensors into memory of its own")
+    if not hasattr(x, "__dlpack__") or not hasattr(x, "__dlpack_device__"):
+        raise TypeError(f"from_dlpack takes an object with __dlpack__ and "
+                        f"__dlpack_device__, not {type(x).__name__}")
+    kind, dev_id = (int(v) for v in x.__dlpack_device__())
+    ours = device_kind()
+    if ours == DL_CUDA and kind in (DL_CPU, DL_CUDA_HOST):
+        return asarray(_numpy.from_dlpack(x))  # host data: a host-to-device copy
+    gpus = device_gpus()
+    if kind != ours or (ours == DL_CUDA and dev_id not in gpus):
+        have = "the host's memory" if ours == DL_CPU else f"GPUs {sorted(set(gpus))}"
+        raise BufferError(f"the DLPack tensor is on device type {kind} id {dev_id}, which "
+                          f"dgarray's {_core.backend()} backend cannot read (its devices "
+                          f"are {have}): move it there, or to the host, first")
+    dev = 0 if ours == DL_CPU else gpus.index(dev_id)
+    if ours == DL_CUDA:
+        # the producer's work on the GPU (any of its streams) before the copy
+        _sys.modules["dgarray._cuda"].device_synchronize(dev_id)
+    return _core._from_dlpack(_dlpack_capsule(x), ours, dev)
+
+
+def _foreign(a):
+    """True for another library's array that only DLPack can read (CuPy,
+    PyTorch on a GPU, ...): not NumPy's, not ours, exposing __dlpack__."""
+    return (not isinstance(a, (DistributedArray, _numpy.ndarray, _numpy.generic)) and
+            hasattr(a, "__dlpack__") and hasattr(a, "__dlpack_device__"))

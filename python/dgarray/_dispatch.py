@@ -4,7 +4,7 @@ the gufuncs; the others through NumPy's fallback)."""
 import numpy
 
 from . import (_checkpoint, _core, _dense, _fallback, _fft, _indexing, _linalg, _reductions,
-               _shape)
+               _shape, _surface)
 
 
 def ufunc_method(ufunc, method_name, *inputs, **kwargs):
@@ -27,6 +27,7 @@ def _numpy_functions():
             nf = getattr(numpy, name, None)
             if nf is not None:
                 table[nf] = f
+    table.update(_surface.numpy_functions())
     if _dense.available():
         table.update(_dense.numpy_functions())
     if _fft.available():

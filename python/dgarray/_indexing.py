@@ -370,6 +370,12 @@ def _strip_leading_ones(shape, ndim):
     return shape
 
 
+def _shape_text(shape):
+    """A shape as NumPy writes it in these messages: (2,1), (5,)."""
+    shape = tuple(shape)
+    return "(" + ",".join(str(n) for n in shape) + ("," if len(shape) == 1 else "") + ")"
+
+
 def check_broadcast(src_shape, dst_shape, what=None):
     """NumPy's ValueError unless src_shape broadcasts into dst_shape (leading
     length-1 axes of the source may go)."""
@@ -377,11 +383,11 @@ def check_broadcast(src_shape, dst_shape, what=None):
     ok = len(s) <= len(dst_shape) and all(
         x == y or x == 1 for x, y in zip(s[::-1], tuple(dst_shape)[::-1]))
     if not ok:
+        src, dst = _shape_text(src_shape), _shape_text(dst_shape)
         if what:
-            raise ValueError(f"shape mismatch: value array of shape {tuple(src_shape)} could "
-                             f"not be broadcast to indexing result of shape {tuple(dst_shape)}")
-        raise ValueError(f"could not broadcast input array from shape {tuple(src_shape)} "
-                         f"into shape {tuple(dst_shape)}")
+            raise ValueError(f"shape mismatch: value array of shape {src} could not be "
+                             f"broadcast to indexing result of shape {dst}")
+        raise ValueError(f"could not broadcast input array from shape {src} into shape {dst}")
     return s
 
 

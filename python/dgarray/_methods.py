@@ -11,7 +11,7 @@ import operator
 import numpy
 
 from . import (_core, _dispatch, _display, _index_map, _indexing, _linalg, _namespace,
-               _pickle, _printing, _reductions, _shape)
+               _pickle, _printing, _reductions, _shape, _surface)
 
 
 # ---- scalars --------------------------------------------------------------------------
@@ -95,4 +95,6 @@ CALLS = {
     "__array_function__": _array_function_method, "__array_namespace__": _array_namespace,
     "_repr_html_": _repr_html,
     "__reduce_ex__": _pickle.reduce_ex, "__copy__": _pickle.copy, "__deepcopy__": _pickle.deepcopy,
+    # NumPy's wider surface: methods, and the attributes' getters and setters
+    **_surface.METHODS,
 }

@@ -632,8 +632,12 @@ def sort(a, axis=-1, kind=None, order=None, *, stable=None):
 
 
 def argsort(a, axis=-1, kind=None, order=None, *, stable=None):
-    """The indices that sort a (a stable sort whatever `kind` says)."""
+    """The indices that sort a (a stable sort whatever `kind` says); a 0-d
+    array sorts as one element along an axis of its own, as NumPy's."""
     _check_sort_args(kind, order)
+    a = _asdist(a)
+    if a.ndim == 0:
+        a = reshape(a, (1,))
     return _sort_call(a, axis, False, True)[1]
 
 

@@ -28,6 +28,8 @@ static const char *missing_what(dg_be_slot s)
     case DG_SLOT_JOIN:
     case DG_SLOT_TRANSPORT: return "cannot run as one process of several";
     case DG_SLOT_FUSED: return "cannot run fused elementwise chains";
+    case DG_SLOT_SEARCH: return "has no sorted searches";
+    case DG_SLOT_COUNT: return "has no bin counts";
     default: return "lacks an optional function";
     }
 }
@@ -54,6 +56,8 @@ int dg_be_has(const dg_backend_i *be, dg_be_slot s)
         [DG_SLOT_JOIN] = be->join != NULL,
         [DG_SLOT_TRANSPORT] = be->transport != NULL,
         [DG_SLOT_FUSED] = be->fused != NULL,
+        [DG_SLOT_SEARCH] = be->search != NULL,
+        [DG_SLOT_COUNT] = be->count != NULL,
     };
     return (unsigned)s < DG_NSLOTS_OPTIONAL && filled[s];
 }
@@ -219,6 +223,18 @@ dg_status dg_be_fused(dg_backend_i *be, int dev, int stream, const dg_fused_desc
                       dg_error *err)
 {
     DG_BE_OPTIONAL(fused, DG_SLOT_FUSED);
+}
+
+dg_status dg_be_search(dg_backend_i *be, int dev, int stream, const dg_search_desc *d,
+                       dg_error *err)
+{
+    DG_BE_OPTIONAL(search, DG_SLOT_SEARCH);
+}
+
+dg_status dg_be_count(dg_backend_i *be, int dev, int stream, const dg_count_desc *d,
+                      dg_error *err)
+{
+    DG_BE_OPTIONAL(count, DG_SLOT_COUNT);
 }
 
 #undef DG_BE_OPTIONAL

@@ -36,7 +36,7 @@
 #include "dg_gemm.h"
 #include "dg_status.h"
 
-#define DG_BACKEND_VERSION 7
+#define DG_BACKEND_VERSION 8
 #define DG_HOST (-1)
 #define DG_MAXOPS 5 /* operands of one loop: nin + nout <= 4, plus the where mask */
 
@@ -357,6 +357,66 @@ typedef struct dg_sort_desc {
     int64_t idx_strides[DG_MAXDIM];
 } dg_sort_desc;
 
+/* Binary searches (dg_backend_i.search): for each element v of an N-d
+ * strided block of values, how many elements of the sorted sequence
+ * seq[0 .. n) (elements seq_stride bytes apart) order before v in NumPy's
+ * sort order (kernels/dg_order.h): seq[i] < v (right 0, NumPy's side
+ * "left") or seq[i] <= v (right 1), as int64 to dst (the values' shape, its
+ * own byte strides), written, or added to what dst holds (accumulate 1).
+ * Sequence and values have `dtype`. */
+typedef struct dg_search_desc {
+    int dtype;
+    int right;
+    int accumulate;
+    int64_t n;
+    const char *seq;
+    int64_t seq_stride;
+    int ndim;
+    int64_t shape[DG_MAXDIM];
+    const char *val;
+    int64_t val_strides[DG_MAXDIM];
+    int64_t *dst;
+    int64_t dst_strides[DG_MAXDIM];
+} dg_search_desc;
+
+/* Counting into bins (dg_backend_i.count) over an N-d strided block, one
+ * added to cnt[b] (int64) or, with `weight` (float64, the block's shape, its
+ * own strides), the element's weight to sum[b] (float64), for each element
+ * of `src` and its bin b, by `radix`:
+ *   DG_COUNT_BINS: each element is an int64 bin number b; elements whose b is
+ *     not in [0, nbins) are skipped;
+ *   DG_COUNT_RADIX: each element (of `dtype`: bool, integer or float) has the
+ *     order key k of dg_order_key (kernels/dg_order.h); where pshift >= 64 or
+ *     (k >> pshift) == prefix, b = (k >> shift) & (nbins - 1) (nbins a power
+ *     of two; no weights);
+ *   DG_COUNT_EDGES: each element (of `dtype`, a float dtype) falls in bin b
+ *     of the nbins + 1 increasing `edges` (same dtype, dense): edges[b] <=
+ *     x < edges[b + 1], the last bin closed; elements outside (and NaN) are
+ *     skipped (NumPy's histogram);
+ *   DG_COUNT_SQUARES: the squares of the elements (of `dtype`, a float dtype;
+ *     with shift 1 each square rounded to `dtype`, as NumPy's x * x) summed
+ *     in float64 into sum[0 .. nbins) (no weights): the sum of sum[] is the
+ *     sum of squares, each bin a partial (a backend may put parts of the
+ *     block in different bins, so that a sum needs no atomics).
+ * The counters are added to, in no defined order. */
+enum { DG_COUNT_BINS, DG_COUNT_RADIX, DG_COUNT_EDGES, DG_COUNT_SQUARES };
+typedef struct dg_count_desc {
+    int radix;
+    int dtype;
+    int ndim;
+    int64_t shape[DG_MAXDIM];
+    const char *src;
+    int64_t src_strides[DG_MAXDIM];
+    const double *weight;
+    int64_t weight_strides[DG_MAXDIM];
+    int shift, pshift;
+    uint64_t prefix;
+    const char *edges;
+    int64_t nbins;
+    int64_t *cnt;
+    double *sum;
+} dg_count_desc;
+
 /* Capabilities a backend states in dg_backend_i.flags. */
 enum {
     DG_BE_IDX_IN = 1u,  /* reduce honours dg_reduce_desc.idx_in */
@@ -512,6 +572,14 @@ struct dg_backend_i {
      * loop, never recording them).  Runs the steps of a fused chain over its
      * space (dg_fused.h) on (dev, stream); all data is on dev. */
     dg_status (*fused)(dg_backend_i *be, int dev, int stream, const dg_fused_desc *d,
+                      dg_error *err);
+    /* OPTIONAL ([surface]; NULL: DG_ERR_NOTIMPL, nothing enqueued).  Each
+     * enqueues its work on (dev, stream); all data is on dev. */
+    /* Binary searches in a sorted sequence (dg_search_desc). */
+    dg_status (*search)(dg_backend_i *be, int dev, int stream, const dg_search_desc *d,
+                        dg_error *err);
+    /* Counts into bins (dg_count_desc). */
+    dg_status (*count)(dg_backend_i *be, int dev, int stream, const dg_count_desc *d,
                        dg_error *err);
 };
 
@@ -543,6 +611,8 @@ typedef enum dg_be_slot {
     DG_SLOT_JOIN,
     DG_SLOT_TRANSPORT,
     DG_SLOT_FUSED,
+    DG_SLOT_SEARCH,
+    DG_SLOT_COUNT,
     DG_NSLOTS_OPTIONAL
 } dg_be_slot;
 
@@ -578,7 +648,7 @@ dg_status dg_be_elementwise(dg_backend_i *be, int dev, int stream, const dg_ew_d
                             dg_error *err);
 dg_status dg_be_fill(dg_backend_i *be, int dev, int stream, const dg_fill_desc *d,
                      dg_error *err);
-/* NULL reduce, scan, gemm, select, rows, route, sort, dense, fft:
+/* NULL reduce, scan, gemm, select, rows, route, sort, dense, fft, search, count:
  * DG_ERR_NOTIMPL, nothing enqueued. */
 dg_status dg_be_reduce(dg_backend_i *be, int dev, int stream, const dg_reduce_desc *d,
                        dg_error *err);
@@ -601,6 +671,10 @@ dg_status dg_be_fft(dg_backend_i *be, int dev, int stream, const dg_fft_desc *d,
 /* NULL fused: DG_ERR_NOTIMPL, nothing enqueued (the core asks dg_be_has
  * before it records a chain). */
 dg_status dg_be_fused(dg_backend_i *be, int dev, int stream, const dg_fused_desc *d,
+                      dg_error *err);
+dg_status dg_be_search(dg_backend_i *be, int dev, int stream, const dg_search_desc *d,
+                       dg_error *err);
+dg_status dg_be_count(dg_backend_i *be, int dev, int stream, const dg_count_desc *d,
                       dg_error *err);
 /* NULL reduce_parts: *rows = 1 (the core reduces whole). */
 dg_status dg_be_reduce_parts(dg_backend_i *be, int dev, const dg_reduce_desc *d, int64_t *rows,

@@ -321,6 +321,8 @@ DIST_ON_DEVICE(route, dg_route_desc)
 DIST_ON_DEVICE(sort, dg_sort_desc)
 DIST_ON_DEVICE(dense, dg_dense_desc)
 DIST_ON_DEVICE(fft, dg_fft_desc)
+DIST_ON_DEVICE(search, dg_search_desc)
+DIST_ON_DEVICE(count, dg_count_desc)
 #undef DIST_ON_DEVICE
 
 /* A question, not work: every process must get the owner's answer, so another
@@ -487,6 +489,8 @@ dg_status dg_dist_backend_create(dg_backend_i *inner, dg_comm_i *comm, const dg_
     d->iface.sort = dg_be_has(inner, DG_SLOT_SORT) ? dist_sort : NULL;
     d->iface.dense = dg_be_has(inner, DG_SLOT_DENSE) ? dist_dense : NULL;
     d->iface.fft = dg_be_has(inner, DG_SLOT_FFT) ? dist_fft : NULL;
+    d->iface.search = dg_be_has(inner, DG_SLOT_SEARCH) ? dist_search : NULL;
+    d->iface.count = dg_be_has(inner, DG_SLOT_COUNT) ? dist_count : NULL;
     d->iface.reduce_parts = dg_be_has(inner, DG_SLOT_REDUCE_PARTS) ? dist_reduce_parts : NULL;
     d->iface.exchange = dist_exchange;
     d->iface.can_access = dist_can_access;

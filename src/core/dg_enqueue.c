@@ -250,6 +250,8 @@ DG_SLOT_WORK(sort, dg_sort_desc)
 DG_SLOT_WORK(dense, dg_dense_desc)
 DG_SLOT_WORK(fft, dg_fft_desc)
 DG_SLOT_WORK(fused, dg_fused_desc)
+DG_SLOT_WORK(search, dg_search_desc)
+DG_SLOT_WORK(count, dg_count_desc)
 #undef DG_SLOT_WORK
 
 /* Makes the waits of access a on (dev, stream). */

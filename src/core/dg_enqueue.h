@@ -112,6 +112,8 @@ dg_work dg_work_sort(const dg_sort_desc *d);
 dg_work dg_work_dense(const dg_dense_desc *d);
 dg_work dg_work_fft(const dg_fft_desc *d);
 dg_work dg_work_fused(const dg_fused_desc *d);
+dg_work dg_work_search(const dg_search_desc *d);
+dg_work dg_work_count(const dg_count_desc *d);
 
 /* Enqueues work w on (dev, stream) with its n accesses acc (borrowed): the
  * waits each access needs, the work, then the records of the accesses at the

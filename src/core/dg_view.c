@@ -209,6 +209,100 @@ dg_status dg_array_broadcast(dg_array *a, int ndim, const int64_t *shape, dg_arr
     return view_build(a, ndim, shape, broadcast_fn, &s, 1, 1, out, err);
 }
 
+/* ---- dtypes ---------------------------------------------------------------------- */
+
+/* A view of other elements: `offset` bytes into each; along the last axis
+ * `mul` new elements per old one (mul > 1: a smaller itemsize) or one new
+ * per `div` old ones (a larger itemsize), the last stride `stride`. */
+typedef struct retype {
+    int64_t offset;
+    int64_t mul, div;
+    int64_t stride;
+} retype;
+
+static int retype_fn(const void *ctx, const dg_strided *in, dg_strided *out)
+{
+    const retype *t = (const retype *)ctx;
+    const int last = in->box.ndim - 1;
+    *out = *in;
+    out->offset += t->offset;
+    if (t->mul == 1 && t->div == 1)
+        return 1;
+    {
+        dg_range r = in->box.r[last];
+        const int64_t n = dg_range_len(r);
+        if (n > 1 && r.step != 1)
+            return 0;
+        if (t->mul > 1) {
+            out->box.r[last] = dg_range_make(r.start * t->mul, (r.start + n) * t->mul, 1);
+        } else {
+            if (r.start % t->div || n % t->div)
+                return 0;
+            out->box.r[last] = dg_range_make(r.start / t->div, (r.start + n) / t->div, 1);
+        }
+        out->strides[last] = t->stride;
+    }
+    return 1;
+}
+
+dg_status dg_array_view_dtype(dg_array *a, int dtype, int64_t byte_offset, int part,
+                              dg_array **out, dg_error *err)
+{
+    const int isz = dg_dtype_size(dtype), asz = dg_dtype_size(a->dtype);
+    int64_t shape[DG_MAXDIM];
+    retype t;
+    int i;
+    const int last = a->ndim - 1;
+
+    *out = NULL;
+    t.offset = byte_offset;
+    t.mul = t.div = 1;
+    t.stride = isz;
+    memcpy(shape, a->shape, sizeof shape);
+    if (isz <= 0 || byte_offset < 0 || (!part && byte_offset) ||
+        (part && (byte_offset + isz > asz || byte_offset % isz)))
+        return dg_error_set(err, DG_ERR_VALUE, -1,
+                            "a view of %s elements as %s at byte %lld of each is not possible",
+                            dg_dtype_name(a->dtype), dg_dtype_name(dtype),
+                            (long long)byte_offset);
+    if (!part && isz != asz) {
+        if (a->ndim == 0)
+            return dg_error_set(err, DG_ERR_VALUE, -1,
+                                "Changing the dtype of a 0d array is only supported if the "
+                                "itemsize is unchanged");
+        for (i = 0; i < a->nchunks; i++) {
+            const dg_chunk *c = &a->chunks[i];
+            if (dg_range_len(c->box.r[last]) > 1 && c->strides[last] != asz)
+                return dg_error_set(err, DG_ERR_VALUE, -1,
+                                    "To change to a dtype of a different size, the last axis "
+                                    "must be contiguous");
+        }
+        if (asz > isz) {
+            t.mul = asz / isz;
+            shape[last] *= t.mul;
+        } else {
+            if ((shape[last] * asz) % isz)
+                return dg_error_set(err, DG_ERR_VALUE, -1,
+                                    "When changing to a larger dtype, its size must be a divisor "
+                                    "of the total size in bytes of the last axis of the array.");
+            t.div = isz / asz;
+            shape[last] /= t.div;
+        }
+        for (i = 0; i < a->nchunks; i++) {
+            const dg_chunk *c = &a->chunks[i];
+            dg_strided in = strided_of(c), o;
+            if (dg_box_size(&c->box) > 0 && !retype_fn(&t, &in, &o))
+                return dg_error_set(err, DG_ERR_VALUE, -1,
+                                    "a chunk of the array does not hold whole elements of %s "
+                                    "along the last axis: reshard it first",
+                                    dg_dtype_name(dtype));
+        }
+    }
+    DG_CHECK(view_build(a, a->ndim, shape, retype_fn, &t, 1, 0, out, err));
+    (*out)->dtype = dtype;
+    return DG_OK;
+}
+
 /* ---- reshapes ------------------------------------------------------------------ */
 
 static int reshape_fn(const void *ctx, const dg_strided *in, dg_strided *out)
@@ -267,6 +361,24 @@ static dg_status flat_rows_layout(dg_backend_i *be, int dtype, int ndim, const i
     return DG_OK;
 }
 
+dg_status dg_array_reshape_view(dg_array *a, int ndim, const int64_t *shape, dg_array **out,
+                                dg_error *err)
+{
+    int64_t total = dg_shape_size(a->ndim, a->shape);
+    shapes s;
+    *out = NULL;
+    if (ndim < 0 || ndim > DG_MAXDIM || dg_shape_size(ndim, shape) != total)
+        return dg_error_set(err, DG_ERR_VALUE, -1, "cannot reshape an array of size %lld",
+                            (long long)total);
+    s.ndim = a->ndim;
+    s.shape = a->shape;
+    s.out_ndim = ndim;
+    s.out_shape = shape;
+    if (total == 0 || reshape_maps(a, &s))
+        return view_build(a, ndim, shape, reshape_fn, &s, 1, 0, out, err);
+    return DG_OK;
+}
+
 dg_status dg_array_reshape(dg_array *a, int ndim, const int64_t *shape, size_t min_split_bytes,
                            dg_array **out, int *is_view, dg_error *err)
 {
@@ -277,16 +389,12 @@ dg_status dg_array_reshape(dg_array *a, int ndim, const int64_t *shape, size_t m
     dg_status st;
     int n = 0;
 
-    if (ndim < 0 || ndim > DG_MAXDIM || dg_shape_size(ndim, shape) != total)
-        return dg_error_set(err, DG_ERR_VALUE, -1, "cannot reshape an array of size %lld",
-                            (long long)total);
-    s.ndim = a->ndim;
-    s.shape = a->shape;
+    *is_view = 1;
+    DG_CHECK(dg_array_reshape_view(a, ndim, shape, out, err));
+    if (*out)
+        return DG_OK;
     s.out_ndim = ndim;
     s.out_shape = shape;
-    *is_view = 1;
-    if (total == 0 || reshape_maps(a, &s))
-        return view_build(a, ndim, shape, reshape_fn, &s, 1, 0, out, err);
     /* through the flattening (a view where a's chunks hold whole rows) */
     DG_CHECK(dg_array_flatten(a, min_split_bytes, &flat, err));
     s.ndim = 1;

@@ -210,6 +210,15 @@ static PyObject *get_T(DgArrayObject *self, void *c)
     return dgpy_wrap(out);
 }
 
+/* Attributes written in Python (DGPY_PY_GETTERS / DGPY_PY_GETSETTERS in
+ * dgpy.h): the getter calls the registry's get_<name> as f(self), the
+ * setter set_<name> as f(self, value). */
+#define PY_GETTER_DECL(name, doc) static PyObject *pg_##name(PyObject *self, void *c);
+#define PY_SETTER_DECL(name, doc) \
+    PY_GETTER_DECL(name, doc) static int ps_##name(PyObject *self, PyObject *v, void *c);
+DGPY_PY_GETTERS(PY_GETTER_DECL)
+DGPY_PY_GETSETTERS(PY_SETTER_DECL)
+
 static PyGetSetDef array_getset[] = {
     {"shape", (getter)get_shape, NULL, "Tuple of array dimensions.", NULL},
     {"ndim", (getter)get_ndim, NULL, "Number of array dimensions.", NULL},
@@ -223,6 +232,10 @@ static PyGetSetDef array_getset[] = {
     {"index_map", (getter)get_index_map, NULL,
      "{device: [tuple of slices, ...]}: which block each chunk holds.", NULL},
     {"T", (getter)get_T, NULL, "Transposed array.", NULL},
+#define PY_GETTER_ENTRY(name, doc) {#name, (getter)pg_##name, NULL, doc, NULL},
+#define PY_GETSETTER_ENTRY(name, doc) {#name, (getter)pg_##name, (setter)ps_##name, doc, NULL},
+    DGPY_PY_GETTERS(PY_GETTER_ENTRY)
+    DGPY_PY_GETSETTERS(PY_GETSETTER_ENTRY)
     {NULL, NULL, NULL, NULL, NULL},
 };
 
@@ -462,6 +475,33 @@ static PyObject *m_complex(PyObject *self, PyObject *unused);
         return f ? call_with_self(f, self, args, nargs, kwnames) : NULL;                 \
     }
 DGPY_PY_METHODS(PY_METHOD_FN)
+
+#define PY_GETTER_FN(name, doc)                                                     \
+    static PyObject *pg_##name(PyObject *self, void *c)                               \
+    {                                                                                 \
+        PyObject *f = dgpy_py(DGPY_PY_get_##name);                                    \
+        (void)c;                                                                      \
+        return f ? PyObject_CallOneArg(f, self) : NULL;                               \
+    }
+#define PY_SETTER_FN(name, doc)                                                       \
+    PY_GETTER_FN(name, doc)                                                           \
+    static int ps_##name(PyObject *self, PyObject *v, void *c)                        \
+    {                                                                                 \
+        PyObject *f, *r;                                                              \
+        (void)c;                                                                      \
+        if (!v) {                                                                     \
+            PyErr_SetString(PyExc_AttributeError, "cannot delete array " #name);       \
+            return -1;                                                                \
+        }                                                                             \
+        f = dgpy_py(DGPY_PY_set_##name);                                              \
+        r = f ? PyObject_CallFunctionObjArgs(f, self, v, NULL) : NULL;                \
+        if (!r)                                                                       \
+            return -1;                                                                \
+        Py_DECREF(r);                                                                 \
+        return 0;                                                                     \
+    }
+DGPY_PY_GETTERS(PY_GETTER_FN)
+DGPY_PY_GETSETTERS(PY_SETTER_FN)
 
 #define PY_METHOD_DEF(name, doc) \
     {#name, (PyCFunction)(void (*)(void))pm_##name, METH_FASTCALL | METH_KEYWORDS, doc},

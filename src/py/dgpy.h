@@ -86,11 +86,49 @@ typedef struct {
     X(__reduce_ex__, "pickling: layout, mode and each chunk's values (protocol 5: "      \
                      "out of band)")                                                    \
     X(__copy__, "copy.copy(a): a copy of the values, as NumPy's")                        \
-    X(__deepcopy__, "copy.deepcopy(a): a copy of the values, as NumPy's")
+    X(__deepcopy__, "copy.deepcopy(a): a copy of the values, as NumPy's")                \
+    X(diagonal, "diagonal(offset=0, axis1=0, axis2=1): a read-only diagonal")             \
+    X(trace, "trace(offset=0, axis1=0, axis2=1, dtype=None, out=None): a diagonal's sum") \
+    X(searchsorted, "searchsorted(v, side='left', sorter=None): where v goes to keep order") \
+    X(partition, "partition(kth, axis=-1): partitions in place (a sort is one)")         \
+    X(argpartition, "argpartition(kth, axis=-1): the indices that partition the array")   \
+    X(view, "view([dtype][, type]): a view of the same memory, read as dtype")          \
+    X(choose, "choose(choices, out=None, mode='raise'): elements picked from choices")   \
+    X(resize, "resize(new_shape): the shape changed in place, new elements zero")       \
+    X(byteswap, "byteswap(inplace=False): the bytes of each element reversed")          \
+    X(tobytes, "tobytes(order='C'): the raw bytes of the elements (on the host)")      \
+    X(tofile, "tofile(fid, sep='', format='%s'): the elements written to a file")      \
+    X(dumps, "dumps(): a pickle of the array")                                          \
+    X(dump, "dump(file): the array pickled into a file")                                \
+    X(to_device, "to_device(device, /, *, stream=None): the array on those devices")     \
+    X(__dlpack__, "__dlpack__(*, stream=None, max_version=None, dl_device=None, "       \
+                  "copy=None): DLPack's capsule of the array's one chunk, no copy")      \
+    X(__dlpack_device__, "__dlpack_device__(): (DLPack device type, device id)")
+
+/* DistributedArray attributes written in Python: name, docstring.  The
+ * registry holds get_<name> for each (called as f(self)) and set_<name> for
+ * the settable ones (DGPY_PY_GETSETTERS; called as f(self, value)). */
+#define DGPY_PY_GETTERS(X)                                                              \
+    X(mT, "The array with its last two axes swapped (a view).")                         \
+    X(base, "None: dgarray does not track which array a view was made from.")           \
+    X(flags, "Flags as NumPy's (WRITEABLE may be cleared).")                            \
+    X(strides, "Byte strides, where every chunk has the same.")                         \
+    X(device, "The devices holding the chunks (a dgarray.DeviceSet).")
+#define DGPY_PY_GETSETTERS(X)                                                           \
+    X(real, "The real part (a view of complex elements; the array itself else).")       \
+    X(imag, "The imaginary part (a view of complex elements; read-only zeros else).")   \
+    X(flat, "A flat iterator over the elements (indexable, assignable).")
 
 #define DGPY_PY_ENUM(name, doc) DGPY_PY_##name,
-enum { DGPY_PY_FUNCS(DGPY_PY_ENUM) DGPY_PY_METHODS(DGPY_PY_ENUM) DGPY_NPY };
+#define DGPY_PY_ENUM_GET(name, doc) DGPY_PY_get_##name,
+#define DGPY_PY_ENUM_GETSET(name, doc) DGPY_PY_get_##name, DGPY_PY_set_##name,
+enum {
+    DGPY_PY_FUNCS(DGPY_PY_ENUM) DGPY_PY_METHODS(DGPY_PY_ENUM)
+    DGPY_PY_GETTERS(DGPY_PY_ENUM_GET) DGPY_PY_GETSETTERS(DGPY_PY_ENUM_GETSET) DGPY_NPY
+};
 #undef DGPY_PY_ENUM
+#undef DGPY_PY_ENUM_GET
+#undef DGPY_PY_ENUM_GETSET
 
 /* Process-wide state: the devices are a process-wide resource, so the module
  * refuses to be initialised twice (see module.c). */
@@ -217,6 +255,11 @@ int dgpy_backend_choose(dgpy_state *st);
  * negative sizes or more than DG_MAXDIM axes. */
 int dgpy_parse_shape(PyObject *o, int *nd, int64_t *shape);
 
+/* ---- index.c ---- */
+/* The core array of a DistributedArray argument (borrowed), or NULL with
+ * TypeError naming the function. */
+dg_array *dgpy_arg_array(PyObject *o, const char *fn);
+
 /* ---- ufunc.c ---- */
 /* Applies ufunc `id` (NumPy object `ufunc`) to args/kwargs as
  * ufunc.__call__ would.  Returns NotImplemented for operands it cannot take. */
@@ -270,6 +313,7 @@ void dgpy_dist_share_gpus(int ngpu);
 extern PyMethodDef dgpy_create_methods[];   /* create.c: _from_host, _empty, _fill */
 extern PyMethodDef dgpy_dense_methods[];    /* dense.c: _dense, _fft, LAPACK, pocketfft */
 extern PyMethodDef dgpy_fusion_methods[];   /* fusion.c: config.fusion, the pending chain */
+extern PyMethodDef dgpy_dlpack_methods[];   /* dlpack.c: _dlpack, _from_dlpack */
 extern PyMethodDef dgpy_hostcopy_methods[]; /* hostcopy.c: progress of host copies */
 extern PyMethodDef dgpy_index_methods[];    /* index.c: views, assignment, rows, sorts */
 extern PyMethodDef dgpy_layout_methods[];   /* layout.c: _index_map_layout */
@@ -279,5 +323,6 @@ extern PyMethodDef dgpy_pycalls_methods[];  /* pycalls.c: _bind_python */
 extern PyMethodDef dgpy_random_methods[];   /* random.c: _fill_random */
 extern PyMethodDef dgpy_reduce_methods[];   /* reduce.c: _reduce, _scan */
 extern PyMethodDef dgpy_settings_methods[]; /* settings.c: split and peer-read sizes */
+extern PyMethodDef dgpy_surface_methods[];  /* surface.c: searches, counts, dtype views */
 
 #endif /* DGPY_H */

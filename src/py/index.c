@@ -6,9 +6,7 @@
 #include "dg_index.h"
 #include "dg_view.h"
 
-/* The core array of a DistributedArray argument (borrowed), or NULL with
- * TypeError naming the function. */
-static dg_array *arg_array(PyObject *o, const char *fn)
+dg_array *dgpy_arg_array(PyObject *o, const char *fn)
 {
     if (!DgArray_Check(o)) {
         PyErr_Format(PyExc_TypeError, "%s needs a DistributedArray, not %.100s", fn,
@@ -28,7 +26,7 @@ static PyObject *f_view(PyObject *mod, PyObject *args)
     dg_error err = DG_ERROR_INIT;
     Py_ssize_t i, n;
     (void)mod;
-    if (!PyArg_ParseTuple(args, "OO:_view", &ao, &keyo) || !(a = arg_array(ao, "_view")))
+    if (!PyArg_ParseTuple(args, "OO:_view", &ao, &keyo) || !(a = dgpy_arg_array(ao, "_view")))
         return NULL;
     seq = PySequence_Fast(keyo, "a key must be a sequence");
     if (!seq)
@@ -68,7 +66,8 @@ static PyObject *f_transpose(PyObject *mod, PyObject *args)
     int perm[DG_MAXDIM], n, i;
     dg_error err = DG_ERROR_INIT;
     (void)mod;
-    if (!PyArg_ParseTuple(args, "OO:_transpose", &ao, &po) || !(a = arg_array(ao, "_transpose")))
+    if (!PyArg_ParseTuple(args, "OO:_transpose", &ao, &po) ||
+        !(a = dgpy_arg_array(ao, "_transpose")))
         return NULL;
     if (dgpy_parse_shape(po, &n, p64) < 0)
         return NULL;
@@ -93,27 +92,34 @@ static PyObject *f_broadcast_to(PyObject *mod, PyObject *args)
     dg_error err = DG_ERROR_INIT;
     (void)mod;
     if (!PyArg_ParseTuple(args, "OO:_broadcast_to", &ao, &so) ||
-        !(a = arg_array(ao, "_broadcast_to")) || dgpy_parse_shape(so, &nd, shape) < 0)
+        !(a = dgpy_arg_array(ao, "_broadcast_to")) || dgpy_parse_shape(so, &nd, shape) < 0)
         return NULL;
     if (dg_array_broadcast(a, nd, shape, &out, &err) != DG_OK)
         return dgpy_raise(&err);
     return dgpy_wrap(out);
 }
 
-/* _reshape(a, shape) -> (array, is_view) */
+/* _reshape(a, shape) -> (array, is_view); _reshape(a, shape, True) -> the
+ * view, or None where the reshape is not one (nothing is copied). */
 static PyObject *f_reshape(PyObject *mod, PyObject *args)
 {
     PyObject *ao, *so, *w;
     dg_array *a, *out = NULL;
     int64_t shape[DG_MAXDIM];
-    int nd, is_view = 0;
+    int nd, is_view = 0, view_only = 0;
     dg_error err = DG_ERROR_INIT;
+    dg_status st;
     (void)mod;
-    if (!PyArg_ParseTuple(args, "OO:_reshape", &ao, &so) || !(a = arg_array(ao, "_reshape")) ||
-        dgpy_parse_shape(so, &nd, shape) < 0)
+    if (!PyArg_ParseTuple(args, "OO|p:_reshape", &ao, &so, &view_only) ||
+        !(a = dgpy_arg_array(ao, "_reshape")) || dgpy_parse_shape(so, &nd, shape) < 0)
         return NULL;
-    if (dg_array_reshape(a, nd, shape, dgpy_st->min_split_bytes, &out, &is_view, &err) != DG_OK)
+    st = view_only ? dg_array_reshape_view(a, nd, shape, &out, &err)
+                   : dg_array_reshape(a, nd, shape, dgpy_st->min_split_bytes, &out, &is_view,
+                                      &err);
+    if (st != DG_OK)
         return dgpy_raise(&err);
+    if (view_only)
+        return out ? dgpy_wrap(out) : Py_NewRef(Py_None);
     w = dgpy_wrap(out);
     return w ? Py_BuildValue("(NO)", w, is_view ? Py_True : Py_False) : NULL;
 }
@@ -125,8 +131,9 @@ static PyObject *f_overlaps(PyObject *mod, PyObject *args)
     PyObject *io, *oo;
     dg_array *i, *o;
     (void)mod;
-    if (!PyArg_ParseTuple(args, "OO:_overlaps", &io, &oo) || !(i = arg_array(io, "_overlaps")) ||
-        !(o = arg_array(oo, "_overlaps")))
+    if (!PyArg_ParseTuple(args, "OO:_overlaps", &io, &oo) ||
+        !(i = dgpy_arg_array(io, "_overlaps")) ||
+        !(o = dgpy_arg_array(oo, "_overlaps")))
         return NULL;
     return PyBool_FromLong(dg_array_overlaps(i, o));
 }
@@ -134,7 +141,7 @@ static PyObject *f_overlaps(PyObject *mod, PyObject *args)
 /* _readonly(a) */
 static PyObject *f_readonly(PyObject *mod, PyObject *ao)
 {
-    dg_array *a = arg_array(ao, "_readonly");
+    dg_array *a = dgpy_arg_array(ao, "_readonly");
     (void)mod;
     return a ? PyBool_FromLong(a->readonly) : NULL;
 }
@@ -147,7 +154,7 @@ static PyObject *f_resolve(PyObject *mod, PyObject *ao)
     dg_array *rep = NULL;
     dg_error err = DG_ERROR_INIT;
     (void)mod;
-    if (!arg_array(ao, "_resolve"))
+    if (!dgpy_arg_array(ao, "_resolve"))
         return NULL;
     if (o->arr->mode != DG_MODE_REPLICA) {
         if (dgpy_replica(o, &rep, &err) != DG_OK)
@@ -170,8 +177,8 @@ static PyObject *f_copyto(PyObject *mod, PyObject *args)
     dg_status st = DG_OK;
     (void)mod;
     if (!PyArg_ParseTuple(args, "OO|O:_copyto", &dso, &so, &wo) ||
-        !(d = arg_array(dso, "_copyto")) || !(s0 = arg_array(so, "_copyto")) ||
-        (wo != Py_None && !arg_array(wo, "_copyto")))
+        !(d = dgpy_arg_array(dso, "_copyto")) || !(s0 = dgpy_arg_array(so, "_copyto")) ||
+        (wo != Py_None && !dgpy_arg_array(wo, "_copyto")))
         return NULL;
     if (d->readonly) {
         PyErr_SetString(PyExc_ValueError, "assignment destination is read-only");
@@ -219,9 +226,9 @@ static PyObject *f_select(PyObject *mod, PyObject *args)
     dg_error err = DG_ERROR_INIT;
     dg_status st;
     (void)mod;
-    if (!PyArg_ParseTuple(args, "OO:_select", &ao, &mo) || !(m = arg_array(mo, "_select")))
+    if (!PyArg_ParseTuple(args, "OO:_select", &ao, &mo) || !(m = dgpy_arg_array(mo, "_select")))
         return NULL;
-    if (ao != Py_None && !(a = arg_array(ao, "_select")))
+    if (ao != Py_None && !(a = dgpy_arg_array(ao, "_select")))
         return NULL;
     Py_BEGIN_ALLOW_THREADS
     st = dg_array_select(a, m, dgpy_st->min_split_bytes, &out, &err);
@@ -240,8 +247,9 @@ static PyObject *f_take_rows(PyObject *mod, PyObject *args)
     dg_error err = DG_ERROR_INIT;
     dg_status st;
     (void)mod;
-    if (!PyArg_ParseTuple(args, "OO:_take_rows", &so, &io) || !(s = arg_array(so, "_take_rows")) ||
-        !(i = arg_array(io, "_take_rows")))
+    if (!PyArg_ParseTuple(args, "OO:_take_rows", &so, &io) ||
+        !(s = dgpy_arg_array(so, "_take_rows")) ||
+        !(i = dgpy_arg_array(io, "_take_rows")))
         return NULL;
     Py_BEGIN_ALLOW_THREADS
     st = dg_array_take_rows(s, i, &out, &err);
@@ -260,8 +268,8 @@ static PyObject *f_put_rows(PyObject *mod, PyObject *args)
     dg_status st;
     (void)mod;
     if (!PyArg_ParseTuple(args, "OOO:_put_rows", &dso, &io, &vo) ||
-        !(d = arg_array(dso, "_put_rows")) || !(i = arg_array(io, "_put_rows")) ||
-        !(v = arg_array(vo, "_put_rows")))
+        !(d = dgpy_arg_array(dso, "_put_rows")) || !(i = dgpy_arg_array(io, "_put_rows")) ||
+        !(v = dgpy_arg_array(vo, "_put_rows")))
         return NULL;
     if (d->readonly) {
         PyErr_SetString(PyExc_ValueError, "assignment destination is read-only");
@@ -285,7 +293,7 @@ static PyObject *f_sort(PyObject *mod, PyObject *args)
     dg_status st;
     (void)mod;
     if (!PyArg_ParseTuple(args, "Oipp:_sort", &ao, &axis, &want_v, &want_i) ||
-        !(a = arg_array(ao, "_sort")))
+        !(a = dgpy_arg_array(ao, "_sort")))
         return NULL;
     Py_BEGIN_ALLOW_THREADS
     st = dg_array_sort(a, axis, want_v ? &vals : NULL, want_i ? &idx : NULL, &err);
@@ -355,7 +363,8 @@ PyMethodDef dgpy_index_methods[] = {
     {"_view", f_view, METH_VARARGS, "a view of a basic key: (a, ((kind, start, step, len), ...))"},
     {"_transpose", f_transpose, METH_VARARGS, "a view with permuted axes: (a, perm)"},
     {"_broadcast_to", f_broadcast_to, METH_VARARGS, "a read-only broadcast view: (a, shape)"},
-    {"_reshape", f_reshape, METH_VARARGS, "(a, shape) -> (array, is_view)"},
+    {"_reshape", f_reshape, METH_VARARGS,
+     "(a, shape) -> (array, is_view); (a, shape, True) -> the view or None"},
     {"_overlaps", f_overlaps, METH_VARARGS, "(in, out): could a loop read what it wrote"},
     {"_readonly", f_readonly, METH_O, "whether a view may not be written"},
     {"_resolve", f_resolve, METH_O, "combine an op mode into replica values in place"},

@@ -91,10 +91,11 @@ done:
 
 /* Every file's table of module functions (dgpy.h). */
 static PyMethodDef *const method_tables[] = {
-    dgpy_backend_methods, dgpy_chunkio_methods, dgpy_dist_methods, dgpy_create_methods,  dgpy_dense_methods,
+    dgpy_backend_methods, dgpy_chunkio_methods, dgpy_dist_methods, dgpy_create_methods,
+    dgpy_dense_methods,   dgpy_dlpack_methods,
     dgpy_hostcopy_methods, dgpy_index_methods,  dgpy_layout_methods,  dgpy_matmul_methods,
     dgpy_probe_methods,   dgpy_pycalls_methods, dgpy_random_methods,  dgpy_reduce_methods,
-    dgpy_settings_methods, dgpy_fusion_methods,
+    dgpy_settings_methods, dgpy_fusion_methods, dgpy_surface_methods,
 };
 
 /* The module's state is process-wide (the devices are a process-wide

@@ -1,5 +1,6 @@
 /* The binding's calls into the package's Python: one table of functions,
- * named once (DGPY_PY_FUNCS and DGPY_PY_METHODS in dgpy.h), handed over once
+ * named once (DGPY_PY_FUNCS, DGPY_PY_METHODS and the attributes' getters and
+ * setters in dgpy.h), handed over once
  * by `import dgarray` and checked then, so that a function the package lacks
  * is an ImportError of the import, not an AttributeError at some later call.
  * C then reaches each function by number, without a name lookup
@@ -10,10 +11,15 @@
 #define PY_TABLE "dgarray._methods.CALLS"
 
 #define DGPY_PY_NAME(name, doc) #name,
+#define DGPY_PY_NAME_GET(name, doc) "get_" #name,
+#define DGPY_PY_NAME_GETSET(name, doc) "get_" #name, "set_" #name,
 static const char *const py_names[DGPY_NPY] = {
     DGPY_PY_FUNCS(DGPY_PY_NAME) DGPY_PY_METHODS(DGPY_PY_NAME)
+    DGPY_PY_GETTERS(DGPY_PY_NAME_GET) DGPY_PY_GETSETTERS(DGPY_PY_NAME_GETSET)
 };
 #undef DGPY_PY_NAME
+#undef DGPY_PY_NAME_GET
+#undef DGPY_PY_NAME_GETSET
 
 PyObject *dgpy_py_unbound(int id)
 {

@@ -214,6 +214,8 @@ static dg_backend_i bare_of(const dg_backend_i *be)
     b.join = NULL;
     b.transport = NULL;
     b.fused = NULL;
+    b.search = NULL;
+    b.count = NULL;
     return b;
 }
 
@@ -227,6 +229,8 @@ static void test_dispatch_defaults(void)
     dg_sort_desc sd;
     dg_dense_desc dd;
     dg_fft_desc fd;
+    dg_search_desc qd;
+    dg_count_desc cd;
     int64_t rows = 0;
     int done = 0, s;
     void *p = NULL;
@@ -277,6 +281,14 @@ static void test_dispatch_defaults(void)
             free(zd);
         }
     }
+    memset(&qd, 0, sizeof qd);
+    EXPECT(dg_be_search(&bare, 0, DG_STREAM_COMPUTE, &qd, &e) == DG_ERR_NOTIMPL);
+    EXPECT(strcmp(e.msg, "the cpu backend has no sorted searches") == 0);
+    dg_error_clear(&e);
+    memset(&cd, 0, sizeof cd);
+    EXPECT(dg_be_count(&bare, 0, DG_STREAM_COMPUTE, &cd, &e) == DG_ERR_NOTIMPL);
+    EXPECT(strcmp(e.msg, "the cpu backend has no bin counts") == 0);
+    dg_error_clear(&e);
     EXPECT(dg_be_need(&bare, DG_SLOT_SELECT, &e) == DG_ERR_NOTIMPL &&
            strcmp(e.msg, "the cpu backend cannot compact arrays") == 0);
     dg_error_clear(&e);

@@ -37,6 +37,7 @@
 #include "cpu_fused.h"
 #include "cpu_gemm.h"
 #include "cpu_index.h"
+#include "cpu_surface.h"
 #include "cpu_loops.h"
 #include "cpu_place.h"
 #include "cpu_transport.h"
@@ -55,7 +56,7 @@
 
 typedef enum {
     T_EW, T_COPY, T_FILL, T_REDUCE, T_SCAN, T_WAIT, T_FREE, T_GEMM,
-    T_SELECT, T_ROWS, T_ROUTE, T_SORT, T_DENSE, T_FFT, T_CALL, T_FUSED
+    T_SELECT, T_ROWS, T_ROUTE, T_SORT, T_DENSE, T_FFT, T_CALL, T_FUSED, T_SEARCH, T_COUNT
 } task_kind;
 
 typedef struct cpu_task {
@@ -87,6 +88,8 @@ typedef struct cpu_task {
             void *arg;
         } call;
         dg_fused_desc *fused; /* malloc'ed with its scratch after it; freed when run */
+        dg_search_desc search;
+        dg_count_desc count;
     } u;
 } cpu_task;
 
@@ -345,6 +348,8 @@ static void run_task(cpu_be *cb, cpu_dev *d, cpu_task *t)
         dg_cpu_fused_run(t->u.fused, (char *)t->u.fused + CPU_FUSED_HEAD);
         free(t->u.fused);
         break;
+    case T_SEARCH: dg_cpu_search_run(&t->u.search); break;
+    case T_COUNT: dg_cpu_count_run(&t->u.count); break;
     case T_WAIT: {
         cpu_dev *o = &cb->devs[t->u.wait.dev];
         pthread_mutex_lock(&o->mu);
@@ -807,6 +812,29 @@ static dg_status cpu_fused(dg_backend_i *be, int dev, int stream, const dg_fused
     if (st != DG_OK)
         free(t.u.fused);
     return st;
+}
+
+/* Searches and counts (cpu_surface.c). */
+static dg_status cpu_search(dg_backend_i *be, int dev, int stream, const dg_search_desc *d,
+                            dg_error *err)
+{
+    cpu_task t;
+    (void)stream;
+    t.kind = T_SEARCH;
+    t.u.search = *d;
+    return submit(impl_of(be), dev, &t, TASK_SIZE(search),
+                  dg_shape_size(d->ndim, d->shape) < CPU_INLINE_ELEMS / 16, err);
+}
+
+static dg_status cpu_count(dg_backend_i *be, int dev, int stream, const dg_count_desc *d,
+                           dg_error *err)
+{
+    cpu_task t;
+    (void)stream;
+    t.kind = T_COUNT;
+    t.u.count = *d;
+    return submit(impl_of(be), dev, &t, TASK_SIZE(count),
+                  dg_shape_size(d->ndim, d->shape) < CPU_INLINE_ELEMS, err);
 }
 
 /* ---- transfers and collectives ------------------------------------------------- */
@@ -1289,6 +1317,8 @@ dg_status dg_cpu_backend_create(int ndevices, dg_backend_i **out, dg_error *err)
     cb->iface.fft = cpu_fft;
     dg_cpu_transport_install(&cb->iface); /* [multihost] */
     cb->iface.fused = cpu_fused;
+    cb->iface.search = cpu_search;
+    cb->iface.count = cpu_count;
     for (i = 0; i < ndevices; i++) {
         cpu_dev *d = &cb->devs[i];
         d->be = cb;

@@ -246,6 +246,15 @@ void dg_cpu_ew_run(const dg_ew_desc *d)
     int64_t s_in[DG_MAXLOOPOPS];
     for (int k = 0; k < nop; k++)
         s_in[k] = st[k][inner];
+    /* One element per call: NumPy's loops choose their path by the strides
+     * and take an output stride of 0 as a reduction into one element (for
+     * complex64 multiply, a path without FMA: other bits than NumPy's own
+     * call on one element gives); an output stride of one element is
+     * NumPy's, and writes the same single element. */
+    if (shape[inner] == 1)
+        for (int k = nin; k < nop; k++)
+            if (s_in[k] == 0)
+                s_in[k] = dg_dtype_size(li->dtypes[k]);
     const int64_t ws = d->where ? st[wk][inner] : 0;
     int64_t idx[DG_MAXDIM] = {0};
 

@@ -990,6 +990,8 @@ INDEX_SLOT(select, dg_select_desc)
 INDEX_SLOT(rows, dg_rows_desc)
 INDEX_SLOT(route, dg_route_desc)
 INDEX_SLOT(sort, dg_sort_desc)
+INDEX_SLOT(search, dg_search_desc)
+INDEX_SLOT(count, dg_count_desc)
 
 static dg_status slot_scan(dg_backend_i *be, int dev, int stream, const dg_scan_desc *d,
                            dg_error *err)
@@ -1327,6 +1329,8 @@ static dg_status backend_create(int ndevices, dg_backend_i **out, dg_error *err)
     b->iface.dense = slot_dense;
     b->iface.fft = slot_fft;
     b->iface.fused = slot_fused;
+    b->iface.search = slot_search;
+    b->iface.count = slot_count;
     (void)pthread_once(&cu_fork_once, cu_fork_register);
     pthread_mutex_init(&b->hc_mu, NULL);
     for (i = 0; i < ndevices; i++) {

@@ -230,6 +230,10 @@ dg_status cu_rows(dg_backend_i *be, int dev, int stream, const dg_rows_desc *d, 
 dg_status cu_route(dg_backend_i *be, int dev, int stream, const dg_route_desc *d,
                    dg_error *err);
 dg_status cu_sort(dg_backend_i *be, int dev, int stream, const dg_sort_desc *d, dg_error *err);
+/* cuda_surface.c */
+dg_status cu_search(dg_backend_i *be, int dev, int stream, const dg_search_desc *d,
+                    dg_error *err);
+dg_status cu_count(dg_backend_i *be, int dev, int stream, const dg_count_desc *d, dg_error *err);
 /* A copy with one side in host memory, on (dev, stream), dev being the
  * device side (cuda_hostcopy.c).  shape and strides are coalesced; st[0] are
  * the source strides, st[1] the destination's.  h2d: src is host memory, else

@@ -52,7 +52,37 @@ static PyObject *cuda_runtime_version(PyObject *module, PyObject *noargs)
     return PyLong_FromLong(v);
 }
 
+/* device_synchronize(gpu): waits until every stream of GPU `gpu` (any
+ * library's) is idle, so that another library's writes are complete before
+ * dgarray reads its memory (dgarray.from_dlpack).  RuntimeError naming the
+ * CUDA error if it cannot. */
+static PyObject *cuda_device_synchronize(PyObject *module, PyObject *arg)
+{
+    int gpu = PyLong_AsLong(arg), prev = -1;
+    cudaError_t e;
+    (void)module;
+    if (gpu == -1 && PyErr_Occurred())
+        return NULL;
+    Py_BEGIN_ALLOW_THREADS
+    if (cudaGetDevice(&prev) != cudaSuccess)
+        prev = -1;
+    e = cudaSetDevice(gpu);
+    if (e == cudaSuccess)
+        e = cudaDeviceSynchronize();
+    if (prev >= 0)
+        (void)cudaSetDevice(prev);
+    Py_END_ALLOW_THREADS
+    if (e != cudaSuccess) {
+        (void)cudaGetLastError();
+        return PyErr_Format(PyExc_RuntimeError, "waiting for GPU %d failed: %s", gpu,
+                            cudaGetErrorString(e));
+    }
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef cuda_methods[] = {
+    {"device_synchronize", cuda_device_synchronize, METH_O,
+     PyDoc_STR("device_synchronize(gpu)\n--\n\nWaits until all work on the GPU is done.")},
     {"device_count", cuda_device_count, METH_NOARGS,
      PyDoc_STR("device_count()\n--\n\nNumber of usable CUDA GPUs; 0 without a driver "
                "or a GPU.")},

@@ -1,0 +1,317 @@
+/* Search and count kernels (the search and count slots), matching the CPU
+ * backend (cpu_surface.c) through the shared order of kernels/dg_order.h.
+ *
+ * A search is one thread per value: a binary search of the sorted sequence
+ * in NumPy's order.  A count is a grid-stride loop adding one (or a weight)
+ * per element to its bin: in shared memory per block where the bins fit
+ * (DG_CU_SMEM_BINS), added to the global bins by one atomic per bin and
+ * block, else straight to the global bins.  Weighted sums are added in no
+ * fixed order (float64 atomics), so they agree with NumPy's to rounding.
+ * Sums of squares (a norm's) are one partial per block, one bin each. */
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cu_surface_kernels.h"
+#include "dg_order.h"
+
+/* The traits of one dtype: its C type, order and key (keyed dtypes). */
+template <int DT> struct dg_ord;
+#define DG_ORD_TRAITS(E, t, ct)                                                  \
+    template <> struct dg_ord<DG_##E> {                                          \
+        typedef ct T;                                                            \
+        static __device__ __forceinline__ int less(ct a, ct b)                   \
+        {                                                                        \
+            return dg_order_less_##t(a, b);                                      \
+        }                                                                        \
+    };
+DG_ORDER_KEYED(DG_ORD_TRAITS)
+DG_ORD_TRAITS(COMPLEX64, c8, dg_c64)
+DG_ORD_TRAITS(COMPLEX128, c16, dg_c128)
+
+template <int DT> struct dg_key;
+#define DG_KEY_TRAITS(E, t, ct)                                                  \
+    template <> struct dg_key<DG_##E> {                                          \
+        static __device__ __forceinline__ uint64_t of(const char *p)             \
+        {                                                                        \
+            return dg_order_key_##t(*reinterpret_cast<const ct *>(p));           \
+        }                                                                        \
+    };
+DG_ORDER_KEYED(DG_KEY_TRAITS)
+
+/* Byte offsets of element i (C order over shape) along two sets of strides. */
+__device__ __forceinline__ void dg_sf_offsets(int ndim, const int64_t *shape,
+                                              const int64_t *s0, const int64_t *s1,
+                                              int64_t i, int64_t &o0, int64_t &o1)
+{
+    o0 = o1 = 0;
+    for (int d = ndim - 1; d > 0; d--) {
+        const int64_t q = i / shape[d], c = i - q * shape[d];
+        i = q;
+        o0 += c * s0[d];
+        o1 += c * s1[d];
+    }
+    if (ndim > 0) {
+        o0 += i * s0[0];
+        o1 += i * s1[0];
+    }
+}
+
+template <int DT>
+__global__ void __launch_bounds__(DG_CU_THREADS) dg_search_k(const __grid_constant__ dg_cu_search a)
+{
+    typedef typename dg_ord<DT>::T T;
+    const int64_t step = (int64_t)gridDim.x * DG_CU_THREADS;
+    for (int64_t i = (int64_t)blockIdx.x * DG_CU_THREADS + threadIdx.x; i < a.total; i += step) {
+        int64_t vo, dof, lo = 0, hi = a.n;
+        dg_sf_offsets(a.ndim, a.shape, a.vstr, a.dstr, i, vo, dof);
+        const T v = *reinterpret_cast<const T *>(a.val + vo);
+        while (lo < hi) {
+            const int64_t mid = lo + (hi - lo) / 2;
+            const T s = *reinterpret_cast<const T *>(a.seq + mid * a.seq_stride);
+            const int before = a.right ? !dg_ord<DT>::less(v, s) : dg_ord<DT>::less(s, v);
+            if (before)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        int64_t *out = reinterpret_cast<int64_t *>(reinterpret_cast<char *>(a.dst) + dof);
+        *out = a.accumulate ? *out + lo : lo;
+    }
+}
+
+/* The bin among the nbins + 1 increasing edges of the value at src + so
+ * (the last bin closed), or -1 outside them (NaN too). */
+template <int DT>
+__device__ __forceinline__ int64_t dg_edge_bin(const dg_cu_count &a, int64_t so)
+{
+    typedef typename dg_ord<DT>::T T;
+    const T v = *reinterpret_cast<const T *>(a.src + so);
+    const T *e = reinterpret_cast<const T *>(a.edges);
+    int64_t lo = 0, hi = a.nbins + 1;
+    while (lo < hi) { /* how many edges are <= v */
+        const int64_t mid = lo + (hi - lo) / 2;
+        if (!dg_ord<DT>::less(v, e[mid]))
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo == a.nbins + 1 && !dg_ord<DT>::less(e[a.nbins], v))
+        lo = a.nbins;
+    return lo >= 1 && lo <= a.nbins ? lo - 1 : -1;
+}
+
+/* The bin of element i of a count, or -1. */
+template <int DT>
+__device__ __forceinline__ int64_t dg_count_bin(const dg_cu_count &a, int64_t so)
+{
+    if (a.radix == DG_COUNT_EDGES)
+        return dg_edge_bin<DT>(a, so);
+    if (a.radix == DG_COUNT_BINS) {
+        const int64_t b = *reinterpret_cast<const int64_t *>(a.src + so);
+        return b >= 0 && b < a.nbins ? b : -1;
+    }
+    const uint64_t k = dg_key<DT>::of(a.src + so);
+    if (a.pshift < 64 && (k >> a.pshift) != a.prefix)
+        return -1;
+    return (int64_t)((k >> a.shift) & (uint64_t)(a.nbins - 1));
+}
+
+template <int DT, bool SMEM>
+__global__ void __launch_bounds__(DG_CU_THREADS) dg_count_k(const __grid_constant__ dg_cu_count a)
+{
+    extern __shared__ double dg_bins_s[];
+    double *wbins = dg_bins_s;
+    unsigned int *cbins = reinterpret_cast<unsigned int *>(dg_bins_s);
+    const int64_t step = (int64_t)gridDim.x * DG_CU_THREADS;
+    if (SMEM) {
+        for (int64_t b = threadIdx.x; b < a.nbins; b += DG_CU_THREADS) {
+            if (a.weight)
+                wbins[b] = 0.0;
+            else
+                cbins[b] = 0;
+        }
+        __syncthreads();
+    }
+    for (int64_t i = (int64_t)blockIdx.x * DG_CU_THREADS + threadIdx.x; i < a.total; i += step) {
+        int64_t so, wo;
+        dg_sf_offsets(a.ndim, a.shape, a.sstr, a.wstr, i, so, wo);
+        const int64_t b = dg_count_bin<DT>(a, so);
+        if (b < 0)
+            continue;
+        if (a.weight) {
+            const double w = *reinterpret_cast<const double *>(a.weight + wo);
+            atomicAdd(SMEM ? &wbins[b] : &a.sum[b], w);
+        } else if (SMEM) {
+            atomicAdd(&cbins[b], 1u);
+        } else {
+            atomicAdd(&a.cnt[b], 1ull);
+        }
+    }
+    if (SMEM) {
+        __syncthreads();
+        for (int64_t b = threadIdx.x; b < a.nbins; b += DG_CU_THREADS) {
+            if (a.weight) {
+                if (wbins[b] != 0.0)
+                    atomicAdd(&a.sum[b], wbins[b]);
+            } else if (cbins[b]) {
+                atomicAdd(&a.cnt[b], (unsigned long long)cbins[b]);
+            }
+        }
+    }
+}
+
+/* A float element as a double, and a double rounded to the dtype. */
+template <int DT> struct dg_as_double;
+template <> struct dg_as_double<DG_FLOAT16> {
+    static __device__ __forceinline__ double of(const char *p)
+    {
+        return (double)dg_half_to_float(*reinterpret_cast<const dg_half *>(p));
+    }
+    static __device__ __forceinline__ double round(double f)
+    {
+        return (double)dg_half_to_float(dg_float_to_half((float)f));
+    }
+};
+template <> struct dg_as_double<DG_FLOAT32> {
+    static __device__ __forceinline__ double of(const char *p)
+    {
+        return (double)*reinterpret_cast<const float *>(p);
+    }
+    static __device__ __forceinline__ double round(double f) { return (double)(float)f; }
+};
+template <> struct dg_as_double<DG_FLOAT64> {
+    static __device__ __forceinline__ double of(const char *p)
+    {
+        return *reinterpret_cast<const double *>(p);
+    }
+    static __device__ __forceinline__ double round(double f) { return f; }
+};
+
+/* The square of the element at p, rounded to the dtype if ROUND. */
+template <int DT, bool ROUND>
+__device__ __forceinline__ double dg_square(const char *p)
+{
+    const double v = dg_as_double<DT>::of(p);
+    return ROUND ? dg_as_double<DT>::round(v * v) : v * v;
+}
+
+/* DG_COUNT_SQUARES: each thread sums the squares of its elements in double
+ * (four loads in flight along a 1-d block), a block its threads' sums (warp
+ * shuffles, then one warp), added to bin blockIdx.x: with at most nbins
+ * blocks (the launcher's cap) every bin has one writer and the sum is the
+ * same on every run. */
+template <int DT, bool ROUND>
+__global__ void __launch_bounds__(DG_CU_THREADS) dg_squares_k(const __grid_constant__ dg_cu_count a)
+{
+    __shared__ double warps[DG_CU_THREADS / 32];
+    const int64_t step = (int64_t)gridDim.x * DG_CU_THREADS;
+    int64_t i = (int64_t)blockIdx.x * DG_CU_THREADS + threadIdx.x;
+    double s = 0.0;
+    if (a.ndim == 1) {
+        const int64_t st = a.sstr[0];
+        double s1 = 0.0, s2 = 0.0, s3 = 0.0;
+        for (; i + 3 * step < a.total; i += 4 * step) {
+            s += dg_square<DT, ROUND>(a.src + i * st);
+            s1 += dg_square<DT, ROUND>(a.src + (i + step) * st);
+            s2 += dg_square<DT, ROUND>(a.src + (i + 2 * step) * st);
+            s3 += dg_square<DT, ROUND>(a.src + (i + 3 * step) * st);
+        }
+        for (; i < a.total; i += step)
+            s += dg_square<DT, ROUND>(a.src + i * st);
+        s += (s1 + s2) + s3;
+    } else {
+        for (; i < a.total; i += step) {
+            int64_t so, unused;
+            dg_sf_offsets(a.ndim, a.shape, a.sstr, a.sstr, i, so, unused);
+            s += dg_square<DT, ROUND>(a.src + so);
+        }
+    }
+    for (int o = 16; o > 0; o >>= 1)
+        s += __shfl_down_sync(0xffffffffu, s, o);
+    if ((threadIdx.x & 31) == 0)
+        warps[threadIdx.x >> 5] = s;
+    __syncthreads();
+    if (threadIdx.x < 32) {
+        s = threadIdx.x < DG_CU_THREADS / 32 ? warps[threadIdx.x] : 0.0;
+        for (int o = 16; o > 0; o >>= 1)
+            s += __shfl_down_sync(0xffffffffu, s, o);
+        if (threadIdx.x == 0) {
+            if (gridDim.x <= a.nbins)
+                a.sum[blockIdx.x] += s;
+            else
+                atomicAdd(&a.sum[blockIdx.x % a.nbins], s);
+        }
+    }
+}
+
+template <int DT>
+static void dg_squares_go(const dg_cu_count *a, unsigned blocks, cudaStream_t s)
+{
+    if (a->shift)
+        dg_squares_k<DT, true><<<blocks, DG_CU_THREADS, 0, s>>>(*a);
+    else
+        dg_squares_k<DT, false><<<blocks, DG_CU_THREADS, 0, s>>>(*a);
+}
+
+static cudaError_t dg_squares_launch(const dg_cu_count *a, unsigned blocks, cudaStream_t s)
+{
+    if (blocks > (uint64_t)a->nbins)
+        blocks = (unsigned)a->nbins;
+    switch (a->dtype) {
+    case DG_FLOAT16: dg_squares_go<DG_FLOAT16>(a, blocks, s); break;
+    case DG_FLOAT32: dg_squares_go<DG_FLOAT32>(a, blocks, s); break;
+    case DG_FLOAT64: dg_squares_go<DG_FLOAT64>(a, blocks, s); break;
+    default: return cudaErrorInvalidValue;
+    }
+    return cudaGetLastError();
+}
+
+extern "C" cudaError_t dg_cu_search_launch(const dg_cu_search *a, unsigned blocks,
+                                           cudaStream_t s)
+{
+    switch (a->dtype) {
+#define DG_SEARCH_CASE(E, t, ct)                                                 \
+    case DG_##E:                                                                 \
+        dg_search_k<DG_##E><<<blocks, DG_CU_THREADS, 0, s>>>(*a);                \
+        break;
+        DG_ORDER_KEYED(DG_SEARCH_CASE)
+        DG_SEARCH_CASE(COMPLEX64, c8, dg_c64)
+        DG_SEARCH_CASE(COMPLEX128, c16, dg_c128)
+#undef DG_SEARCH_CASE
+    default:
+        return cudaErrorInvalidValue;
+    }
+    return cudaGetLastError();
+}
+
+template <int DT>
+static void dg_count_go(const dg_cu_count *a, unsigned blocks, cudaStream_t s)
+{
+    if (a->nbins <= DG_CU_SMEM_BINS)
+        dg_count_k<DT, true><<<blocks, DG_CU_THREADS, (size_t)a->nbins * (a->weight ? 8 : 4),
+                               s>>>(*a);
+    else
+        dg_count_k<DT, false><<<blocks, DG_CU_THREADS, 0, s>>>(*a);
+}
+
+extern "C" cudaError_t dg_cu_count_launch(const dg_cu_count *a, unsigned blocks,
+                                          cudaStream_t s)
+{
+    if (a->radix == DG_COUNT_BINS) {
+        dg_count_go<DG_INT64>(a, blocks, s);
+        return cudaGetLastError();
+    }
+    if (a->radix == DG_COUNT_SQUARES)
+        return dg_squares_launch(a, blocks, s);
+    switch (a->dtype) {
+#define DG_COUNT_CASE(E, t, ct)                                                  \
+    case DG_##E:                                                                 \
+        dg_count_go<DG_##E>(a, blocks, s);                                       \
+        break;
+        DG_ORDER_KEYED(DG_COUNT_CASE)
+#undef DG_COUNT_CASE
+    default:
+        return cudaErrorInvalidValue;
+    }
+    return cudaGetLastError();
+}

@@ -1,0 +1,203 @@
+"""The Python array API standard's device model for dgarray (2024.12):
+``x.device``, ``x.to_device()``, ``device=`` on the creation functions and
+``__array_namespace_info__``.
+
+A dgarray array lives on a set of devices, so its device is a
+:class:`DeviceSet` (the devices holding its chunks); ``dgarray.DeviceSet(0)``
+is one device, and the default device is the set of all of them (the
+default layout splits arrays over every device).  Creating an array with
+``device=`` lays it out over that set (its first axis split among them);
+``to_device`` moves an array to a set by one reshard.
+"""
+import functools
+
+import numpy
+
+from . import _core
+from ._creation import DL_CPU, device_gpus, device_kind
+
+_DA = _core.DistributedArray
+
+
+class DeviceSet(tuple):
+    """A set of device numbers, the array API's device of dgarray arrays
+    (equal when they name the same devices)."""
+
+    def __new__(cls, *ids):
+        if len(ids) == 1 and not isinstance(ids[0], int) and hasattr(ids[0], "__iter__"):
+            ids = tuple(ids[0])
+        ndev = _core._ndevices()
+        out = []
+        for i in ids:
+            if isinstance(i, bool) or not isinstance(i, (int, numpy.integer)):
+                raise ValueError(f"a device is a device number, not {i!r}")
+            i = int(i)
+            if not 0 <= i < ndev:
+                raise ValueError(f"device {i} does not exist: the {_core.backend()} backend "
+                                 f"has devices 0 to {ndev - 1}")
+            out.append(i)
+        if not out:
+            raise ValueError("a DeviceSet names at least one device")
+        return super().__new__(cls, sorted(set(out)))
+
+    def __repr__(self):
+        return f"DeviceSet({', '.join(map(str, self))})"
+
+
+def all_devices():
+    return DeviceSet(range(_core._ndevices()))
+
+
+def as_device_set(device):
+    """device= as a DeviceSet (None: all devices)."""
+    if device is None:
+        return None
+    if isinstance(device, DeviceSet):
+        return device
+    if isinstance(device, str) and device == "all":
+        return all_devices()
+    if isinstance(device, (int, numpy.integer)) and not isinstance(device, bool):
+        return DeviceSet(int(device))
+    if isinstance(device, (tuple, list, range, set, frozenset)):
+        return DeviceSet(device)
+    raise ValueError(f"unsupported device {device!r}: use a DeviceSet, a device number or a "
+                     "sequence of them")
+
+
+def layout_map(shape, devices):
+    """An index map splitting the first axis of shape over the devices (one
+    device: all of it there)."""
+    devs = list(devices)
+    if not shape or len(devs) == 1 or shape[0] < 2:
+        return {devs[0]: tuple(slice(None) for _ in shape) if shape else ()}
+    n = shape[0]
+    k = min(len(devs), n)
+    return {devs[i]: slice(n * i // k, n * (i + 1) // k) for i in range(k)}
+
+
+def get_device(a):
+    """x.device: the devices holding the array's chunks."""
+    return DeviceSet(a.devices)
+
+
+def to_device(a, device, /, *, stream=None):
+    """The array on the devices of `device` (one reshard; the array itself
+    when it is there already)."""
+    if stream is not None:
+        raise ValueError("dgarray has no streams to name: stream must be None")
+    dev = as_device_set(device)
+    if dev == get_device(a):
+        return a
+    return a.reshard(layout_map(a.shape, dev))
+
+
+def with_device(func):
+    """func taking device= too: the result laid out over those devices."""
+    @functools.wraps(func)
+    def run(*args, device=None, **kwargs):
+        dev = as_device_set(device)
+        if dev is None:
+            return func(*args, **kwargs)
+        res = func(*args, **kwargs)
+        if isinstance(res, tuple):
+            return tuple(r if not isinstance(r, _DA) else to_device(r, dev) for r in res)
+        return to_device(res, dev) if isinstance(res, _DA) else res
+    return run
+
+
+_CREATION = ("asarray", "array", "empty", "zeros", "ones", "full", "empty_like", "zeros_like",
+             "ones_like", "full_like", "arange", "linspace", "eye", "identity", "from_dlpack")
+
+
+def add_device_keyword(module):
+    """The module's creation functions wrapped to take device= (once)."""
+    for name in _CREATION:
+        f = getattr(module, name, None)
+        if f is not None and not getattr(f, "_takes_device", False):
+            w = with_device(f)
+            w._takes_device = True
+            setattr(module, name, w)
+
+
+class Info:
+    """__array_namespace_info__(): dgarray's capabilities, devices and dtypes."""
+
+    def capabilities(self):
+        return {"boolean indexing": True, "data-dependent shapes": True,
+                "max dimensions": 32}
+
+    def default_device(self):
+        return all_devices()
+
+    def devices(self):
+        n = _core._ndevices()
+        return [all_devices()] + ([DeviceSet(i) for i in range(n)] if n > 1 else [])
+
+    def default_dtypes(self, *, device=None):
+        as_device_set(device)
+        return {"real floating": numpy.dtype(numpy.float64),
+                "complex floating": numpy.dtype(numpy.complex128),
+                "integral": numpy.dtype(numpy.int64), "indexing": numpy.dtype(numpy.int64)}
+
+    def dtypes(self, *, device=None, kind=None):
+        as_device_set(device)
+        # NumPy's table of kinds, minus the dtypes dgarray does not hold
+        info = numpy.__array_namespace_info__()
+        return dict(info.dtypes(kind=kind))
+
+
+def __array_namespace_info__():
+    return Info()
+
+
+def get_to_device_method(a, device, /, *, stream=None):
+    return to_device(a, device, stream=stream)
+
+
+# ---- DLPack -----------------------------------------------------------------------------
+
+def dlpack_device(a):
+    """x.__dlpack_device__(): (DLPack device type, device id) of the memory
+    __dlpack__ lends: the host (CPU backend), or the GPU of the device
+    holding the array's first chunk."""
+    kind = device_kind()
+    if kind == DL_CPU:
+        return (DL_CPU, 0)
+    return (kind, device_gpus()[a._layout()[0][0]])
+
+
+def dlpack(a, /, *, stream=None, max_version=None, dl_device=None, copy=None):
+    """x.__dlpack__(): a DLPack capsule lending the array's memory without a
+    copy, where one chunk holds all of it (else BufferError: reshard it to
+    one device first).  The array's pending work is complete when it
+    returns, so any consumer stream may read it.  copy=True lends a copy;
+    dl_device=(1, 0) (the host) of an array on GPUs hands a host copy
+    (refused with copy=False).  A read-only array needs max_version >= (1, 0)
+    (DLPack 1.0 marks it read-only), as NumPy's."""
+    if stream is not None and device_kind() == DL_CPU:
+        raise BufferError("the CPU backend's devices have no streams: stream must be None")
+    if dl_device is not None and tuple(dl_device) != dlpack_device(a):
+        if copy is False or tuple(dl_device)[0] != DL_CPU:
+            raise BufferError(f"dgarray cannot hand this array over on DLPack device "
+                              f"{tuple(dl_device)} without a copy"
+                              if copy is False else
+                              f"dgarray hands arrays over on its own devices "
+                              f"{dlpack_device(a)} or the host (1, 0), not on "
+                              f"{tuple(dl_device)}")
+        host = a.get()
+        return (host.__dlpack__(max_version=max_version) if max_version is not None
+                else host.__dlpack__())
+    if copy:
+        a = a.copy()
+    versioned = max_version is not None and tuple(max_version)[0] >= 1
+    readonly = _core._readonly(a)
+    if readonly and not versioned:
+        raise BufferError("Cannot export readonly array since signalling readonly is "
+                          "unsupported by DLPack (supported by DLPack 1.0)")
+    kind, dev_id = dlpack_device(a)
+    return _core._dlpack(a, versioned, kind, dev_id, readonly)
+
+
+ATTRIBUTES = {"get_device": get_device}
+METHODS = {"to_device": get_to_device_method, "__dlpack__": dlpack,
+           "__dlpack_device__": dlpack_device}

@@ -1,0 +1,190 @@
+"""NumPy's polynomial functions (numpy.poly*, the coefficient-array API) on
+the devices: polyval (Horner's rule, elementwise where x lives), polyadd,
+polysub, polymul (a convolution), polyder, polyint, polydiv, poly (from
+roots: a chain of convolutions), vander (a running product along the
+columns).  NumPy's dtypes follow from the same operations in the same
+order.  Fitting and root finding need least squares and eigenvalues (the
+factorisations' issue) and stay on NumPy's fallback.
+"""
+import operator
+
+import numpy
+
+from . import _core
+from ._compose import asdist, view
+from . import _fallback
+from ._creation import arange, asarray, empty, ones, zeros, zeros_like
+from ._elementwise import real_of
+from ._indexing import flatnonzero
+from ._numeric import allclose, convolve
+from ._shape import atleast_1d, concatenate, sort
+
+_DA = _core.DistributedArray
+
+
+def _poly1d(x):
+    return isinstance(x, numpy.poly1d)
+
+
+def polyval(p, x):
+    """p evaluated at x by Horner's rule: one multiply-add per coefficient
+    over all of x, where x lives."""
+    if _poly1d(p) or _poly1d(x):
+        return _fallback.call(numpy.polyval, (p, x), {}, "numpy.polyval")
+    p = asdist(p)
+    x = asdist(x)
+    y = zeros_like(x)
+    for i in range(p.shape[0] if p.ndim else 0):
+        y = numpy.add(numpy.multiply(y, x), view(p, (i,)))
+    if p.ndim == 0:  # NumPy iterates a 0-d array: its TypeError
+        iter(numpy.zeros(()))
+    return y
+
+
+def _atleast_1d(a):
+    return atleast_1d(asdist(a))
+
+
+def _padded_op(a1, a2, ufunc):
+    a1, a2 = _atleast_1d(a1), _atleast_1d(a2)
+    diff = a2.shape[0] - a1.shape[0]
+    if diff == 0:
+        return ufunc(a1, a2)
+    if diff > 0:
+        return ufunc(concatenate((zeros(diff, a1.dtype), a1)), a2)
+    return ufunc(a1, concatenate((zeros(-diff, a2.dtype), a2)))
+
+
+def polyadd(a1, a2):
+    """The sum of two polynomials (coefficient arrays aligned at the end)."""
+    return _padded_op(a1, a2, numpy.add)
+
+
+def polysub(a1, a2):
+    """The difference of two polynomials."""
+    return _padded_op(a1, a2, numpy.subtract)
+
+
+def _leading_zeros_trimmed(c):
+    """The coefficients as numpy.poly1d keeps them: 1-d, leading zeros
+    dropped ([0] for none left)."""
+    c = _atleast_1d(c)
+    if c.ndim > 1:
+        raise ValueError("Polynomial must be 1d only.")
+    nz = flatnonzero(c)
+    if nz.shape[0] == 0:
+        return zeros(1, c.dtype)
+    first = int(view(nz, (0,)))
+    return view(c, (slice(first, None),)) if first else c
+
+
+def polymul(a1, a2):
+    """The product of two polynomials: a convolution of their coefficients
+    (leading zeros dropped first, as numpy.poly1d drops them)."""
+    return convolve(_leading_zeros_trimmed(a1), _leading_zeros_trimmed(a2))
+
+
+def polyder(p, m=1):
+    """The m-th derivative of a polynomial."""
+    m = int(m)
+    if m < 0:
+        raise ValueError("Order of derivative must be positive (see polyint)")
+    p = asdist(p)
+    if m == 0:
+        return p
+    n = p.shape[0] - 1
+    y = numpy.multiply(view(p, (slice(None, -1),)), arange(n, 0, -1))
+    return polyder(y, m - 1)
+
+
+def polyint(p, m=1, k=None):
+    """The m-th antiderivative of a polynomial (integration constants k)."""
+    m = int(m)
+    if m < 0:
+        raise ValueError("Order of integral must be positive (see polyder)")
+    if k is None:
+        k = numpy.zeros(m, float)
+    k = numpy.atleast_1d(k.get() if isinstance(k, _DA) else k)
+    if len(k) == 1 and m > 1:
+        k = k[0] * numpy.ones(m, float)
+    if len(k) < m:
+        raise ValueError("k must be a scalar or a rank-1 array of length 1 or >m.")
+    p = asdist(p)
+    if m == 0:
+        return p
+    y = concatenate((numpy.true_divide(p, arange(p.shape[0], 0, -1)), asarray(k[:1])))
+    return polyint(y, m - 1, k=k[1:])
+
+
+def polydiv(u, v):
+    """The quotient and remainder of polynomial division (NumPy's loop, one
+    row update per quotient coefficient, on the devices)."""
+    u = numpy.add(_atleast_1d(u), 0.0)
+    v = numpy.add(_atleast_1d(v), 0.0)
+    w = numpy.add(view(u, (0,)), view(v, (0,)))
+    m, n = u.shape[0] - 1, v.shape[0] - 1
+    scale = numpy.true_divide(1.0, view(v, (0,)))
+    q = zeros((max(m - n + 1, 1),), w.dtype)
+    r = u.astype(w.dtype)
+    for k in range(m - n + 1):
+        d = numpy.multiply(scale, view(r, (k,)))
+        q[k] = d
+        seg = view(r, (slice(k, k + n + 1),))
+        numpy.subtract(seg, numpy.multiply(d, v), out=seg)
+    while allclose(view(r, (0,)), 0, rtol=1e-14) and r.shape[-1] > 1:
+        r = view(r, (slice(1, None),))
+    return q, r
+
+
+def poly(seq_of_zeros):
+    """The coefficients of the monic polynomial with the given roots (1-d
+    roots: a chain of convolutions on the devices; the characteristic
+    polynomial of a matrix needs eigenvalues: NumPy's fallback)."""
+    z = _atleast_1d(seq_of_zeros)
+    sh = z.shape
+    if len(sh) == 2 and sh[0] == sh[1] and sh[0] != 0:
+        return _fallback.call(numpy.poly, (z,), {}, "numpy.poly")
+    if len(sh) != 1:
+        raise ValueError("input must be 1d or non-empty square 2d array.")
+    z = z.astype(numpy.mintypecode(z.dtype.char))
+    if z.shape[0] == 0:
+        return 1.0
+    dt = z.dtype
+    a = ones((1,), dtype=dt)
+    for k in range(z.shape[0]):
+        pair = empty((2,), dt)
+        pair[0] = 1
+        pair[1] = numpy.negative(view(z, (k,)))
+        a = convolve(a, pair, mode="full")
+    if a.dtype.kind == "c":
+        roots = z.astype(complex)
+        if bool(numpy.all(numpy.equal(sort(roots), sort(numpy.conjugate(roots))))):
+            a = real_of(a).copy()
+    return a
+
+
+def vander(x, N=None, increasing=False):
+    """The Vandermonde matrix of x: columns of powers, made by a running
+    product along each row."""
+    x = asdist(x)
+    if x.ndim != 1:
+        raise ValueError("x must be a one-dimensional array or sequence.")
+    if N is None:
+        N = x.shape[0]
+    N = operator.index(N)
+    v = empty((x.shape[0], N), dtype=numpy.promote_types(x.dtype, int))
+    tmp = v if increasing else view(v, (slice(None), slice(None, None, -1)))
+    if N > 0:
+        tmp[:, 0] = 1
+    if N > 1:
+        rest = view(tmp, (slice(None), slice(1, None)))
+        rest[...] = view(x, (slice(None), None))
+        numpy.multiply.accumulate(rest, out=rest, axis=1)
+    return v
+
+
+FUNCTIONS = {
+    "polyval": polyval, "polyadd": polyadd, "polysub": polysub, "polymul": polymul,
+    "polyder": polyder, "polyint": polyint, "polydiv": polydiv, "poly": poly,
+    "vander": vander,
+}

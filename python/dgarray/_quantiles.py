@@ -1,0 +1,556 @@
+"""Order statistics with NumPy's semantics: median, quantile, percentile and
+their nan* forms, every `method`, `weights` (inverted_cdf), `keepdims`,
+`out`.
+
+Where the statistic is over all of an array (one row), the elements of the
+ranks asked are found by selection, not by a sort: radix passes over the
+order keys of the elements (kernels/dg_order.h), each a count into 4,096
+bins on every device (``_core._count``, partials combined by their SUM
+mode), the bins read on the host narrowing the rank to one bin, then the
+next 12 bits within it; 1 pass for 8-bit dtypes, 2 for 16-bit, 3 for
+32-bit, 6 for 64-bit, each reading the data once where it lives.  The few values found
+are then combined on the host exactly as NumPy combines them (its mean, its
+interpolation).  Along an axis, every row is sorted where it is (the
+device sort) and the ranks are gathered; the interpolation runs on the
+devices with NumPy's formulas and dtypes (NEP 50 scalars passed as NumPy
+passes them).
+"""
+import warnings
+
+import numpy
+
+from . import _core
+from ._compose import asdist, normalize_axis_tuple, view
+from ._creation import asarray
+from ._elementwise import copyto
+from ._indexing import take, where
+from ._numeric import count_nonzero
+from ._reductions import _write_out, any as any_, mean, sum as sum_
+from ._shape import argsort, broadcast_to, concatenate, moveaxis, ravel, reshape, sort, transpose
+from ._sortsearch import take_along_axis
+from ._stats import weights_valid
+
+_DA = _core.DistributedArray
+_NOVALUE = numpy._NoValue
+_INT_METHODS = ("inverted_cdf", "closest_observation", "lower", "higher", "nearest")
+_METHODS = ("inverted_cdf", "averaged_inverted_cdf", "closest_observation",
+            "interpolated_inverted_cdf", "hazen", "weibull", "linear", "median_unbiased",
+            "normal_unbiased", "lower", "higher", "midpoint", "nearest")
+# (alpha, beta) of Hyndman and Fan's continuous estimators
+_ALPHA_BETA = {"interpolated_inverted_cdf": (0, 1), "hazen": (0.5, 0.5), "weibull": (0, 0),
+               "median_unbiased": (1 / 3.0, 1 / 3.0), "normal_unbiased": (3 / 8.0, 3 / 8.0)}
+_SELECT_MIN = 1 << 12   # fewer elements: sort and take instead of selecting
+_DIGIT_BITS = 12        # 4,096 bins a pass: counted in shared memory on GPUs
+_RADIX = 1              # DG_COUNT_RADIX
+_SELECT_RANKS = 16      # more distinct ranks: sort and take instead of selecting
+
+
+def _inexact(dt):
+    return dt.kind in "fc"
+
+
+# ---- the method table: virtual indexes, indexes and interpolation weights ------------
+
+def _floor(x):
+    return numpy.floor(x)
+
+
+def _astype(x, dt):
+    return x.astype(dt)
+
+
+def _discrete(index, cond):
+    """A discontinuous method's rank: the one below the virtual index where
+    cond(gamma, index) holds, else the one above; never below 0."""
+    prev = _floor(index)
+    nxt = numpy.add(prev, 1)
+    gamma = numpy.subtract(index, prev)
+    res = where(cond(gamma, index), prev, nxt) if isinstance(index, _DA) else \
+        numpy.where(cond(gamma, index), prev, nxt)
+    res = _astype(res, numpy.intp)
+    return numpy.maximum(res, 0)
+
+
+def _minus_one(n):
+    """n - 1, a Python int kept a Python int (NumPy's weak scalar)."""
+    return n - 1 if isinstance(n, int) else numpy.subtract(n, 1)
+
+
+def virtual_index(method, n, q):
+    """The virtual index of each quantile q among n sorted values (n an int,
+    or an array of counts broadcastable against q), as NumPy's method table
+    defines it: integers for the discontinuous methods."""
+    if method == "inverted_cdf":
+        return _discrete(numpy.subtract(numpy.multiply(n, q), 1),
+                         lambda g, _: numpy.equal(g, 0))
+    if method == "closest_observation":
+        return _discrete(numpy.subtract(numpy.subtract(numpy.multiply(n, q), 1), 0.5),
+                         lambda g, i: numpy.logical_and(
+                             numpy.equal(g, 0), numpy.equal(numpy.remainder(_floor(i), 2), 1)))
+    if method in ("averaged_inverted_cdf",):
+        return numpy.subtract(numpy.multiply(n, q), 1)
+    if method in _ALPHA_BETA:
+        alpha, beta = _ALPHA_BETA[method]
+        return numpy.subtract(numpy.add(numpy.multiply(n, q),
+                                        numpy.add(alpha, numpy.multiply(q, 1 - alpha - beta))), 1)
+    base = numpy.multiply(_minus_one(n), q)
+    if method == "linear":
+        return base
+    if method == "lower":
+        return _astype(numpy.floor(base), numpy.intp)
+    if method == "higher":
+        return _astype(numpy.ceil(base), numpy.intp)
+    if method == "nearest":
+        return _astype(numpy.round(base), numpy.intp)
+    # midpoint
+    return numpy.multiply(0.5, numpy.add(numpy.floor(base), numpy.ceil(base)))
+
+
+def _is_int(x):
+    return x.dtype.kind in "iu"
+
+
+def indexes(v, n, inexact):
+    """NumPy's neighbouring ranks (previous, next) of virtual indexes v among
+    n values: above the last: -1 (the last), below 0: 0, NaN: -1."""
+    w = where if isinstance(v, _DA) else numpy.where
+    prev = numpy.floor(v)
+    nxt = numpy.add(prev, 1)
+    above = numpy.greater_equal(v, _minus_one(n))
+    below = numpy.less(v, 0)
+    prev, nxt = w(above, -1.0, prev), w(above, -1.0, nxt)
+    prev, nxt = w(below, 0.0, prev), w(below, 0.0, nxt)
+    if inexact:
+        bad = numpy.isnan(v)
+        prev, nxt = w(bad, -1.0, prev), w(bad, -1.0, nxt)
+    return _astype(prev, numpy.intp), _astype(nxt, numpy.intp)
+
+
+def gamma_of(method, v, prev):
+    """The interpolation weight between the two ranks, fixed as the method
+    asks, in v's dtype."""
+    w = where if isinstance(v, _DA) or isinstance(prev, _DA) else numpy.where
+    g = numpy.subtract(v, prev)
+    if method == "averaged_inverted_cdf":
+        g = w(numpy.equal(g, 0), 0.5, 1.0)
+    elif method == "midpoint":
+        g = w(numpy.equal(numpy.remainder(v, 1), 0), 0.0, 0.5)
+    return _astype(g, v.dtype) if g.dtype != v.dtype else g
+
+
+def lerp(a, b, t):
+    """NumPy's interpolation a + (b - a) t, from b's side where t >= 0.5."""
+    diff = numpy.subtract(b, a)
+    res = numpy.add(a, numpy.multiply(diff, t))
+    if not isinstance(res, (_DA, numpy.ndarray)):
+        res = numpy.asarray(res)
+    back = numpy.subtract(b, numpy.multiply(diff, numpy.subtract(1, t)))
+    ge = numpy.greater_equal(t, 0.5)
+    if isinstance(res, _DA):
+        copyto(res, back, casting="unsafe", where=ge)
+        return res
+    res = numpy.array(res)
+    numpy.copyto(res, back, casting="unsafe", where=ge)
+    return res
+
+
+# ---- selection ----------------------------------------------------------------------------
+
+def _key_bits(dt):
+    return {1: 8, 2: 16, 4: 32, 8: 64}[dt.itemsize] if dt.kind in "biuf" else 0
+
+
+def _value_of_key(key, dt):
+    """The value whose order key (kernels/dg_order.h) is `key`."""
+    w = _key_bits(dt)
+    mask = (1 << w) - 1
+    sign = 1 << (w - 1)
+    if dt.kind == "f":
+        bits = key ^ sign if key & sign else ~key & mask
+    elif dt.kind == "i":
+        bits = key ^ sign
+    else:
+        bits = key
+    return numpy.array(bits, dtype=f"u{dt.itemsize}").view(dt)[()] if dt.kind != "b" else \
+        numpy.bool_(bits)
+
+
+class _Selector:
+    """The elements of given ranks of x in NumPy's order (NaN last), found by
+    radix passes of counts on the devices; the counts of a pass are kept for
+    the ranks that share its prefix."""
+
+    def __init__(self, x):
+        x = x if x.mode == "replica" else x.change_mode("replica")
+        self.x = x  # overlapping chunks: the count takes each element once
+        self.dt = x.dtype
+        self.w = _key_bits(self.dt)
+        self.d = min(_DIGIT_BITS, self.w)
+        self.cache = {}
+
+    def counts(self, shift, pshift, prefix, bits):
+        k = (shift, pshift, prefix)
+        if k not in self.cache:
+            c = _core._count(self.x, None, 1 << bits, _RADIX, shift, min(pshift, 64), prefix)
+            self.cache[k] = c.get()
+        return self.cache[k]
+
+    def value(self, rank):
+        prefix, rem, done = 0, int(rank), 0
+        while done < self.w:
+            bits = min(self.d, self.w - done)
+            shift = self.w - done - bits
+            c = self.counts(shift, self.w - done, prefix, bits)
+            cum = numpy.cumsum(c)
+            b = int(numpy.searchsorted(cum, rem, side="right"))
+            rem -= int(cum[b - 1]) if b else 0
+            prefix = (prefix << bits) | b
+            done += bits
+        return _value_of_key(prefix, self.dt)
+
+
+def select_ranks(x, ranks):
+    """The values of the given ranks (ints in [0, x.size)) of all of x's
+    elements in NumPy's order, as a host array of x's dtype."""
+    ranks = [int(r) for r in numpy.asarray(ranks).reshape(-1)]
+    uniq = sorted(set(ranks))
+    if (x.dtype.kind == "c" or x.size < _SELECT_MIN or len(uniq) > _SELECT_RANKS or
+            not _key_bits(x.dtype)):
+        s = sort(ravel(x))
+        vals = take(s, numpy.array(uniq, numpy.int64)).get() if uniq else \
+            numpy.empty(0, x.dtype)
+    else:
+        sel = _Selector(x)
+        vals = numpy.array([sel.value(r) for r in uniq], dtype=x.dtype)
+    pos = {r: i for i, r in enumerate(uniq)}
+    return numpy.array([vals[pos[r]] for r in ranks], dtype=x.dtype)
+
+
+def count_nan(x):
+    """How many NaNs x holds (0 for dtypes without): a host int."""
+    if x.dtype.kind not in "fc":
+        return 0
+    return int(count_nonzero(numpy.isnan(x)))
+
+
+# ---- reductions over axes (NumPy's _ureduce) -------------------------------------------
+
+def _rows(a, axis):
+    """a with the reduced axes merged last: (x, axes or None); axis None:
+    x is a flattened (one row)."""
+    if axis is None:
+        return ravel(a), None
+    axes = normalize_axis_tuple(axis, a.ndim)
+    keep = [ax for ax in range(a.ndim) if ax not in axes]
+    t = transpose(a, keep + sorted(axes)) if keep + sorted(axes) != list(range(a.ndim)) else a
+    n = 1
+    for ax in axes:
+        n *= a.shape[ax]
+    x = reshape(t, tuple(a.shape[ax] for ax in keep) + (n,)) if len(axes) != 1 else t
+    return x, axes
+
+
+def _finish(res, a, axes, keepdims, out, lead=0):
+    """keepdims (new axes where a's were reduced) and out=."""
+    if keepdims:
+        kept = [n for i, n in enumerate(a.shape) if axes is not None and i not in axes]
+        shape = list(res.shape[:lead])
+        it = iter(kept)
+        for i in range(a.ndim):
+            shape.append(1 if axes is None or i in axes else next(it))
+        res = reshape(asdist(res), tuple(shape))
+    if out is not None:
+        return _write_out(asdist(res), out)
+    return res
+
+
+def _empty_case(func, a, *args, **kwargs):
+    """An empty input: NumPy's result, warnings and errors, computed by NumPy
+    on an empty host array (nothing to gather)."""
+    out = kwargs.pop("out", None)
+    res = func(numpy.empty(a.shape, a.dtype), *args, **kwargs)
+    res = asarray(res) if isinstance(res, (numpy.ndarray, numpy.generic)) else res
+    if out is not None:
+        return _write_out(asarray(res), out)
+    return res
+
+
+# ---- median -------------------------------------------------------------------------------
+
+def _median_rows(x):
+    """The median of every row of x (reduced axis last) on the devices."""
+    n = x.shape[-1]
+    s = sort(x, axis=-1)
+    mid = n // 2
+    part = view(s, (Ellipsis, slice(mid, mid + 1) if n % 2 else slice(mid - 1, mid + 1)))
+    r = mean(part, axis=-1)
+    if _inexact(x.dtype):
+        last = view(s, (Ellipsis, -1))
+        isn = numpy.isnan(last)
+        if bool(any_(isn)):
+            copyto(r, last, where=isn)
+    return r
+
+
+def _median_all(x, nan_skip=False):
+    """The median of all of x's elements (NaN results as NumPy gives them),
+    from the one or two middle elements found by selection."""
+    nans = count_nan(x)
+    n = x.size - (nans if nan_skip else 0)
+    if n == 0:  # all NaN (nanmedian): NumPy's warning and NaN
+        warnings.warn("All-NaN slice encountered", RuntimeWarning, stacklevel=4)
+        return asarray(numpy.array(numpy.nan, x.dtype))
+    ranks = [(n - 1) // 2] if n % 2 else [n // 2 - 1, n // 2]
+    vals = select_ranks(x, ranks)
+    if nans and not nan_skip:
+        return asarray(numpy.array(numpy.nan, x.dtype))
+    return asarray(numpy.mean(vals))
+
+
+def median(a, axis=None, out=None, overwrite_input=False, keepdims=False):
+    """The median along axes (all by default): selection over the whole
+    array, a sort of each row along an axis."""
+    a = asdist(a)
+    if a.size == 0:
+        return _empty_case(numpy.median, a, axis=axis, out=out, keepdims=keepdims)
+    x, axes = _rows(a, axis)
+    res = _median_all(x) if axes is None or x.ndim == 1 else _median_rows(x)
+    return _finish(res, a, axes, keepdims, out)
+
+
+def _nan_rows_median(x):
+    """The median of the non-NaN elements of every row (NaN and a warning
+    for rows of NaNs only)."""
+    s = sort(x, axis=-1)
+    c = numpy.sum(numpy.logical_not(numpy.isnan(x)), axis=-1, keepdims=True)
+    lo = numpy.maximum(numpy.floor_divide(numpy.subtract(c, 1), 2), 0)
+    hi = numpy.maximum(numpy.minimum(numpy.floor_divide(c, 2), x.shape[-1] - 1), 0)
+    one = mean(take_along_axis(s, lo, -1), axis=-1)
+    two = mean(take_along_axis(s, numpy.concatenate((lo, hi), axis=-1), -1), axis=-1)
+    r = where(numpy.equal(numpy.remainder(view(c, (Ellipsis, 0)), 2), 1), one, two)
+    empty = numpy.equal(view(c, (Ellipsis, 0)), 0)
+    if bool(any_(empty)):
+        warnings.warn("All-NaN slice encountered", RuntimeWarning, stacklevel=4)
+        r = where(empty, numpy.array(numpy.nan, r.dtype), r)
+    return r
+
+
+def nanmedian(a, axis=None, out=None, overwrite_input=False, keepdims=_NOVALUE):
+    """The median of the non-NaN elements along axes."""
+    a = asdist(a)
+    kd = False if keepdims is _NOVALUE else keepdims
+    if a.size == 0:
+        return _empty_case(numpy.nanmedian, a, axis=axis, out=out, keepdims=keepdims)
+    if not _inexact(a.dtype):
+        return median(a, axis, out, overwrite_input, kd)
+    x, axes = _rows(a, axis)
+    res = _median_all(x, True) if axes is None or x.ndim == 1 else _nan_rows_median(x)
+    return _finish(res, a, axes, kd, out)
+
+
+# ---- quantiles ----------------------------------------------------------------------------
+
+def _check_q(q, pct):
+    """q as a host array of quantiles in [0, 1] (NumPy's ValueError else)."""
+    qh = numpy.asanyarray(q.get() if isinstance(q, _DA) else q)
+    if pct:
+        qh = numpy.true_divide(qh, 100, out=...)
+    ok = qh.size == 0 or bool(qh.min() >= 0 and qh.max() <= 1) if not (
+        qh.ndim == 1 and qh.size < 10) else all(0.0 <= v <= 1.0 for v in qh)
+    if not ok:
+        raise ValueError("Percentiles must be in the range [0, 100]" if pct else
+                         "Quantiles must be in the range [0, 1]")
+    return qh
+
+
+def _check_method(method):
+    if method not in _METHODS:
+        raise ValueError(f"{method!r} is not a valid method. Use one of: "
+                         f"{dict.fromkeys(_METHODS).keys()}")
+
+
+def _quantile_all(x, q, method, weak_q, nan_skip):
+    """Quantiles of all of x's elements: the ranks found by selection, the
+    interpolation on the host as NumPy's (host arrays of x's dtype)."""
+    nans = count_nan(x) if _inexact(x.dtype) else 0
+    n = x.size - (nans if nan_skip else 0)
+    if n == 0:
+        warnings.warn("All-NaN slice encountered", RuntimeWarning, stacklevel=4)
+        return asarray(numpy.full(q.shape, numpy.nan, dtype=x.dtype))
+    v = numpy.asanyarray(virtual_index(method, n, q))
+    if method in _INT_METHODS or (method == "linear" and _is_int(v)):
+        res = select_ranks(x, numpy.remainder(v, n)).reshape(v.shape)
+    else:
+        prev, nxt = indexes(v, n, _inexact(x.dtype))
+        vals = select_ranks(x, numpy.concatenate([numpy.remainder(prev, n).reshape(-1),
+                                                  numpy.remainder(nxt, n).reshape(-1)]))
+        a, b = vals[:prev.size].reshape(prev.shape), vals[prev.size:].reshape(prev.shape)
+        g = gamma_of(method, v, prev)
+        res = lerp(a, b, float(g) if weak_q else g)
+    if nans and not nan_skip:
+        if numpy.ndim(res) == 0:  # NumPy's result is then the NaN element itself
+            return asarray(numpy.array(numpy.nan, x.dtype))
+        res = numpy.array(res)
+        numpy.copyto(res, numpy.array(numpy.nan, x.dtype), casting="unsafe")
+    return asarray(numpy.asarray(res))
+
+
+def _nan_rows_to_nan(res, s):
+    """res (rows + (k,)) NaN where the sorted row of s ends in a NaN."""
+    lastv = view(s, (Ellipsis, slice(-1, None)))
+    isn = numpy.isnan(lastv)
+    if bool(any_(isn)):
+        copyto(res, lastv, where=isn)
+
+
+def _quantile_rows(x, q, method, weak_q, nan_skip):
+    """Quantiles of every row of x (reduced axis last) on the devices:
+    shape q.shape + rows."""
+    s = sort(x, axis=-1)
+    nrow = x.shape[-1]
+    rows = x.shape[:-1]
+    inexact = _inexact(x.dtype)
+    qf = q.reshape(-1)
+    if nan_skip and inexact:
+        c = numpy.sum(numpy.logical_not(numpy.isnan(x)), axis=-1, keepdims=True)
+        cq = c.astype(q.dtype) if q.dtype.kind in "fc" else c
+        v = virtual_index(method, cq, qf)          # rows + (nq,)
+        last = numpy.subtract(c, 1)
+    else:
+        c = None
+        v = numpy.asanyarray(virtual_index(method, nrow, qf))  # (nq,)
+        last = nrow - 1
+
+    def gather(idx):
+        if isinstance(idx, _DA):
+            idx = where(numpy.less(idx, 0), numpy.add(idx, numpy.add(last, 1)), idx)
+            return take_along_axis(s, numpy.maximum(idx, 0), -1)
+        return take(s, numpy.remainder(idx, nrow), axis=-1)
+    if method in _INT_METHODS or (method == "linear" and _is_int(v)):
+        res = gather(v)
+    else:
+        prev, nxt = indexes(v, last + 1 if c is not None else nrow, inexact)
+        g = gamma_of(method, v, prev)
+        if weak_q:  # NumPy interpolates each row with a Python float
+            g = g.astype(numpy.result_type(x.dtype, 1.0))
+        res = lerp(gather(prev), gather(nxt), g)
+    if inexact and not nan_skip:
+        _nan_rows_to_nan(res, s)
+    if c is not None:
+        empty = numpy.equal(c, 0)
+        if bool(any_(empty)):
+            warnings.warn("All-NaN slice encountered", RuntimeWarning, stacklevel=4)
+            res = where(empty, numpy.array(numpy.nan, res.dtype), res)
+    res = asdist(res)
+    res = moveaxis(res, -1, 0)
+    return reshape(res, q.shape + rows)
+
+
+def _weighted_rows(x, w, q, nan_skip):
+    """The inverted_cdf quantiles with weights of every row of x: the rows
+    sorted with their weights, cumulative weights normalised, and each
+    quantile's rank the count of cumulative weights below it."""
+    order = argsort(x, axis=-1)
+    s = take_along_axis(x, order, -1)
+    ws = take_along_axis(w, order, -1)
+    if nan_skip and _inexact(x.dtype):
+        ws = numpy.multiply(ws, numpy.logical_not(numpy.isnan(s)))
+    cdf = numpy.cumsum(ws, axis=-1, dtype=numpy.float64)
+    total = view(cdf, (Ellipsis, slice(-1, None)))
+    cdf = numpy.true_divide(cdf, total)
+    if bool(any_(numpy.isnan(view(cdf, (Ellipsis, -1))))):
+        raise ValueError("Weights included NaN, inf or were all zero.")
+    if q.dtype.kind == "f":
+        cdf = cdf.astype(q.dtype)
+    zero0 = numpy.equal(view(cdf, (Ellipsis, slice(0, 1))), 0)
+    if bool(any_(zero0)):
+        copyto(cdf, -1, where=numpy.equal(cdf, 0))
+    n = x.shape[-1]
+    outs = []
+    for qq in q.reshape(-1):
+        k = sum_(numpy.less(cdf, qq), axis=-1, keepdims=True)
+        k = numpy.minimum(k, n - 1)
+        outs.append(take_along_axis(s, k, -1))
+    res = concatenate(outs, axis=-1) if outs else s[..., :0]
+    if _inexact(x.dtype) and not nan_skip:
+        _nan_rows_to_nan(res, s)
+    res = moveaxis(res, -1, 0)
+    return reshape(res, q.shape + x.shape[:-1])
+
+
+def _quantile_impl(a, q, axis, out, method, keepdims, weights, pct, nan_skip, npfunc):
+    a = asdist(a)
+    if a.dtype.kind == "c":
+        raise TypeError("a must be an array of real numbers")
+    weak_q = type(q) in (int, float)
+    qh = _check_q(q, pct)
+    if weights is not None:
+        if method != "inverted_cdf":
+            raise ValueError(f"Only method 'inverted_cdf' supports weights. Got: {method}.")
+        if axis is not None:
+            axis = normalize_axis_tuple(axis, a.ndim, argname="axis")
+        w = weights_valid(weights, a, axis)
+        if bool(numpy.any(numpy.less(w, 0))):
+            raise ValueError("Weights must be non-negative.")
+    _check_method(method)
+    kd = False if keepdims is _NOVALUE else keepdims
+    if a.size == 0:
+        kw = {"axis": axis, "out": out, "method": method, "keepdims": keepdims}
+        if weights is not None:
+            kw["weights"] = numpy.empty(a.shape)
+        return _empty_case(npfunc, a, q, **kw)
+    if qh.ndim > 2:
+        raise ValueError("q must be a scalar or 1d")
+    x, axes = _rows(a, axis)
+    if weights is not None:
+        wx, _ = _rows(_broadcast_weights(w, a), axis)
+        xr = x if x.ndim > 1 else view(x, (None, slice(None)))
+        wr = wx if wx.ndim > 1 else view(wx, (None, slice(None)))
+        res = _weighted_rows(xr, wr, qh, nan_skip)
+        if x.ndim == 1:
+            res = view(res, (Ellipsis, 0))
+    elif axes is None or x.ndim == 1:
+        res = _quantile_all(x, qh, method, weak_q, nan_skip)
+    else:
+        res = _quantile_rows(x, qh, method, weak_q, nan_skip)
+    return _finish(res, a, axes, kd, out, lead=qh.ndim)
+
+
+def _broadcast_weights(w, a):
+    """quantile weights (checked by _stats.weights_valid) broadcast to a's
+    shape."""
+    return w if w.shape == a.shape else broadcast_to(w, a.shape)
+
+
+def quantile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
+             keepdims=False, *, weights=None):
+    """The q-th quantiles along axes, by every method of NumPy's."""
+    return _quantile_impl(a, q, axis, out, method, keepdims, weights, False,
+                          False, numpy.quantile)
+
+
+def percentile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
+               keepdims=False, *, weights=None):
+    """The q-th percentiles along axes."""
+    return _quantile_impl(a, q, axis, out, method, keepdims, weights, True,
+                          False, numpy.percentile)
+
+
+def nanquantile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
+                keepdims=_NOVALUE, *, weights=None):
+    """The q-th quantiles of the non-NaN elements along axes."""
+    return _quantile_impl(a, q, axis, out, method, keepdims, weights, False,
+                          True, numpy.nanquantile)
+
+
+def nanpercentile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
+                  keepdims=_NOVALUE, *, weights=None):
+    """The q-th percentiles of the non-NaN elements along axes."""
+    return _quantile_impl(a, q, axis, out, method, keepdims, weights, True,
+                          True, numpy.nanpercentile)
+
+
+FUNCTIONS = {
+    "median": median, "nanmedian": nanmedian, "quantile": quantile,
+    "percentile": percentile, "nanquantile": nanquantile, "nanpercentile": nanpercentile,
+}

@@ -1,0 +1,74 @@
+/* Searches and counts over distributed arrays: what NumPy's searchsorted,
+ * bincount and histogram, and the order statistics of median, percentile
+ * and quantile, run on (dgarray/_sortsearch.py and _stats.py give them
+ * NumPy's semantics).
+ *
+ * Both work where the data lives and leave the step across devices to the
+ * array's mode: a count is one partial per device (SUM mode), combined when
+ * read; a search adds, for each chunk of values, the positions found in the
+ * sequence's chunks on that chunk's device. */
+#ifndef DG_SURFACE_H
+#define DG_SURFACE_H
+
+#include "dg_array.h"
+
+/* For each element v of `v`, how many elements of the 1-d sorted `seq`
+ * order before it (right 0) or not after it (right 1), in NumPy's order
+ * (dg_search_desc): int64, laid out as v, in `mode` (DG_MODE_REPLICA or
+ * DG_MODE_SUM).  Chunk i of the result holds, for chunk i of v, the sum of
+ * the counts in the chunks of seq on the same device (none: 0); the caller
+ * lays the two out so that this is the answer: seq whole on every device of
+ * v (REPLICA), or seq in disjoint chunks and v whole on each of their
+ * devices (SUM).  seq and v have one dtype, REPLICA mode.  New reference. */
+dg_status dg_array_search(dg_array *seq, dg_array *v, int right, int mode, dg_array **out,
+                          dg_error *err);
+
+/* What a count asks (dg_count_desc): the mode (DG_COUNT_*), the bins, the
+ * radix digit, and for DG_COUNT_EDGES the edges (a 1-d REPLICA array of
+ * nbins + 1 elements of x's dtype, borrowed; fetched to each device). */
+typedef struct dg_count_spec {
+    int64_t nbins;
+    int radix;
+    int shift, pshift;
+    uint64_t prefix;
+    dg_array *edges;
+} dg_count_spec;
+
+/* Counts of the elements of x into spec->nbins bins (dg_count_desc: x holds
+ * int64 bin numbers; values binned by their order keys, or by edges), or the
+ * sums of their float64 weights w (x's shape, any layout: each chunk's
+ * weights are read where that chunk's device holds them, else fetched
+ * there; NULL: counts), or partial sums of their squares (DG_COUNT_SQUARES):
+ * a 1-d int64 (float64 with weights or squares) array of nbins elements, one
+ * chunk of all the bins on each device holding elements, in SUM mode where
+ * they are several.  x's chunks may overlap: each element is counted once,
+ * by one chunk holding it (copies of a block share it out).  x and w
+ * REPLICA.  New reference. */
+dg_status dg_array_count(dg_array *x, dg_array *w, const dg_count_spec *spec, dg_array **out,
+                         dg_error *err);
+
+/* CuPy's rule for an op-mode array made from one value per element (every
+ * chunk holding a copy of its block): the first chunk holding an element
+ * keeps it, each later one gets `value` (the mode's identity, 16 bytes in
+ * a's dtype) there, so that the chunks combine to the values.  In place. */
+dg_status dg_array_keep_first(dg_array *a, const unsigned char value[16], dg_error *err);
+
+/* A new REPLICA array of one chunk on device dev holding a copy of another
+ * library's array at `src` (memory dgarray does not own, addressable on
+ * dev: DLPack's producers), read with `byte_strides` (any sign); waits for
+ * the copy, so that the producer may release src when this returns.  The
+ * producer's writes to src must be complete.  New reference. */
+dg_status dg_array_from_external(dg_backend_i *be, int dev, int dtype, int ndim,
+                                 const int64_t *shape, const char *src,
+                                 const int64_t *byte_strides, dg_array **out, dg_error *err);
+
+/* The memory of a's chunk 0, lent to another library (DLPack's
+ * __dlpack__): its first element and byte strides over a's shape.  a must
+ * be REPLICA with chunk 0 holding all of it (else DG_ERR_VALUE); a's
+ * pending writes are complete on return and, unless readonly, its memory
+ * is its own (copy on write done), so writes through the pointer reach a
+ * alone.  The pointer lives as long as a's chunk 0. */
+dg_status dg_array_lend(dg_array *a, int readonly, char **ptr, int64_t *byte_strides,
+                        dg_error *err);
+
+#endif /* DG_SURFACE_H */

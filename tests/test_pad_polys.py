@@ -1,0 +1,99 @@
+"""numpy.pad (dgarray/_pad.py) and the polynomial functions
+(dgarray/_polys.py) against NumPy: every pad mode and argument form, the
+poly* functions, vander; every dtype and layout, NumPy's errors, no host
+fallback (a callable pad mode, fitting and roots stay on it)."""
+import numpy as np
+import pytest
+
+import dgarray as dg
+from _numpy_check import (DTYPES, layouts, like_numpy, no_fallback, same,  # noqa: F401
+                          same_error, tol, values)
+
+MODES = [("constant", {}), ("constant", {"constant_values": (7, -1)}),
+         ("constant", {"constant_values": ((1, 2), (3, 4))}), ("edge", {}), ("wrap", {}),
+         ("reflect", {}), ("reflect", {"reflect_type": "odd"}), ("symmetric", {}),
+         ("symmetric", {"reflect_type": "odd"}), ("linear_ramp", {}),
+         ("linear_ramp", {"end_values": (5, -3)}), ("maximum", {}), ("minimum", {"stat_length": 2}),
+         ("mean", {}), ("mean", {"stat_length": ((1, 2), (3, 1))}), ("median", {}),
+         ("empty", {})]
+WIDTHS = [1, (2, 3), ((0, 4), (7, 1)), ((5, 0), (0, 9)), {1: (2, 1)}]
+
+
+@pytest.mark.parametrize("dtype", ["?", "i1", "u2", "i8", "f2", "f4", "f8", "c16"])
+def test_pad(dtype, ndev, no_leak):
+    x = values(dtype, (4, 3))
+    for name, d in layouts(x, ndev, ("default", "uneven", "strided", "cols")):
+        for mode, kw in MODES:
+            if dtype == "?" and mode in ("linear_ramp", "mean", "median", "reflect", "symmetric") \
+                    and kw.get("reflect_type") == "odd":
+                continue
+            for w in WIDTHS:
+                msg = f"{name} {mode} {kw} {w}"
+                if mode == "empty":
+                    got = np.pad(d, w, mode)
+                    assert got.shape == np.pad(x, w, mode).shape and got.dtype == x.dtype
+                    continue
+                like_numpy(lambda: np.pad(d, w, mode, **kw), lambda: np.pad(x, w, mode, **kw),
+                           msg, rtol=tol(dtype))
+
+
+def test_pad_1d_0d_and_errors():
+    v = values("f8", (5,))
+    for mode, kw in MODES[:-1]:
+        like_numpy(lambda: np.pad(dg.asarray(v), 12, mode, **kw), lambda: np.pad(v, 12, mode, **kw),
+                   mode, rtol=1e-12)
+        like_numpy(lambda: np.pad(dg.asarray(v[:1]), (3, 2), mode, **kw),
+                   lambda: np.pad(v[:1], (3, 2), mode, **kw), mode, rtol=1e-12)
+    like_numpy(lambda: np.pad(dg.asarray(np.array(3.0)), 2), lambda: np.pad(np.array(3.0), 2))
+    like_numpy(lambda: np.pad(dg.zeros((0, 3)), 1), lambda: np.pad(np.zeros((0, 3)), 1))
+    d, x = dg.asarray(v), v
+    for args, kw in [((-1,), {}), ((1.5,), {}), ((1, "nope"), {}), ((1, "edge"), {"x": 1}),
+                     ((1, "maximum"), {"stat_length": 0}), (((1, 2, 3),), {})]:
+        same_error(lambda: np.pad(d, *args, **kw), lambda: np.pad(x, *args, **kw))
+    same_error(lambda: np.pad(dg.zeros((0, 3)), 1, "edge"), lambda: np.pad(np.zeros((0, 3)), 1, "edge"))
+    with pytest.raises(TypeError, match="numpy.pad"):
+        np.pad(d, 1, lambda v, w, ax, kw: None)
+
+
+@pytest.mark.parametrize("dtype", ["?", "i2", "u1", "i8", "f2", "f4", "f8", "c8", "c16"])
+def test_polyval_and_arithmetic(dtype, ndev):
+    p = values(dtype, (4,), 1)
+    q = values(dtype, (2,), 2)
+    x = values(dtype, (7, 3), 3)
+    for name, d in layouts(x, ndev):
+        like_numpy(lambda: np.polyval(dg.asarray(p), d), lambda: np.polyval(p, x), name,
+                   rtol=tol(dtype) * 10)
+        like_numpy(lambda: np.polyval(p, d), lambda: np.polyval(p, x), name, rtol=tol(dtype) * 10)
+    like_numpy(lambda: dg.polyval(dg.asarray(p), 2), lambda: np.polyval(p, 2), rtol=tol(dtype))
+    dp, dq = dg.asarray(p), dg.asarray(q)
+    if dtype != "?":
+        for f in (np.polyadd, np.polysub, np.polymul):
+            like_numpy(lambda: f(dp, dq), lambda: f(p, q), f.__name__, rtol=tol(dtype))
+            like_numpy(lambda: f(dq, dp), lambda: f(q, p), f.__name__, rtol=tol(dtype))
+        for m in (0, 1, 2, 5):
+            like_numpy(lambda: np.polyder(dp, m), lambda: np.polyder(p, m), str(m), rtol=tol(dtype))
+            like_numpy(lambda: np.polyint(dp, m), lambda: np.polyint(p, m), str(m), rtol=tol(dtype))
+        like_numpy(lambda: np.polyint(dp, 2, k=[1, 2]), lambda: np.polyint(p, 2, k=[1, 2]),
+                   rtol=tol(dtype))
+        like_numpy(lambda: np.polyint(dp, 3, k=4), lambda: np.polyint(p, 3, k=4), rtol=tol(dtype))
+    same_error(lambda: np.polyder(dp, -1), lambda: np.polyder(p, -1))
+    same_error(lambda: np.polyint(dp, -1), lambda: np.polyint(p, -1))
+    same_error(lambda: np.polyint(dp, 3, k=[1, 2]), lambda: np.polyint(p, 3, k=[1, 2]))
+
+
+def test_polydiv_poly_vander(ndev):
+    u = np.array([3.0, 5.0, -2.0, 7.0, 1.0])
+    for v in ([2.0, 1.0], [1.0, -1.0, 2.0], [4.0], np.array([1 + 1j, 2.0])):
+        like_numpy(lambda: np.polydiv(dg.asarray(u), dg.asarray(v)), lambda: np.polydiv(u, v),
+                   rtol=1e-12)
+    for roots in ([1, 2, 3], np.array([0.5, -2.0], np.float32), [1j, -1j], [1 + 1j, 2],
+                  np.array([1, 2], np.int8), []):
+        like_numpy(lambda: dg.poly(roots), lambda: np.poly(roots), str(roots), rtol=1e-6)
+    same_error(lambda: dg.poly(dg.ones((2, 3))), lambda: np.poly(np.ones((2, 3))))
+    for dtype in ("i4", "f8", "c16", "?", "u1"):
+        x = values(dtype, (6,), 4)
+        for name, d in layouts(x, ndev):
+            for kw in ({}, {"N": 3}, {"N": 0}, {"increasing": True}, {"N": 8, "increasing": True}):
+                like_numpy(lambda: np.vander(d, **kw), lambda: np.vander(x, **kw), f"{name} {kw}",
+                           rtol=1e-12)
+    same_error(lambda: np.vander(dg.ones((2, 2))), lambda: np.vander(np.ones((2, 2))))

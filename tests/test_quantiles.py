@@ -1,0 +1,168 @@
+"""Order statistics (dgarray/_quantiles.py: selection by radix counts over
+the whole array, sorts along axes) against NumPy: median, quantile,
+percentile and the nan* forms; every method, dtype, layout, axis argument,
+keepdims, out=, weights, NaNs, empty and 0-d arrays, NumPy's errors; no host
+fallback."""
+import warnings
+
+import numpy as np
+import pytest
+
+import dgarray as dg
+from dgarray import _quantiles
+from _numpy_check import (DTYPES, layouts, like_numpy, no_fallback, same,  # noqa: F401
+                          same_error, tol, values)
+
+REAL = [d for d in DTYPES if d not in ("c8", "c16")]
+METHODS = list(_quantiles._METHODS)
+
+
+@pytest.fixture(params=[True, False], ids=["select", "sort"])
+def selection(request, monkeypatch):
+    """Both ways to the ranks of a whole array: radix selection (from 1
+    element on) and the sort."""
+    monkeypatch.setattr(_quantiles, "_SELECT_MIN", 1 if request.param else 1 << 62)
+    return request.param
+
+
+def data(dtype, shape, seed=0, nan=False):
+    x = values(dtype, shape, seed, nan=nan)
+    if np.dtype(dtype).kind == "f" and x.size > 3:
+        x.flat[1] = np.inf
+        x.flat[2] = -np.inf
+        x.flat[3] = -0.0
+    return x
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_median(dtype, ndev, selection, no_leak):
+    for shape in [(7, 6), (8,), (9,), (1,), (3, 4, 5)]:
+        for nan in (False, True):
+            x = data(dtype, shape, nan=nan)
+            for name, d in layouts(x, ndev):
+                for axis in (None, 0, -1, (0, -1)):
+                    if axis is not None and (x.ndim == 1 and axis == (0, -1)):
+                        continue
+                    for kd in (False, True):
+                        like_numpy(lambda: np.median(d, axis=axis, keepdims=kd),
+                                   lambda: np.median(x, axis=axis, keepdims=kd),
+                                   f"{shape} {nan} {name} {axis} {kd}", rtol=tol(dtype))
+
+
+@pytest.mark.parametrize("dtype", REAL)
+def test_nanmedian(dtype, ndev, selection, no_leak):
+    x = data(dtype, (6, 7), nan=True)
+    if x.dtype.kind == "f":
+        x[2] = np.nan
+    for name, d in layouts(x, ndev):
+        for axis in (None, 0, 1, (0, 1)):
+            like_numpy(lambda: np.nanmedian(d, axis=axis), lambda: np.nanmedian(x, axis=axis),
+                       f"{name} {axis}", rtol=tol(dtype))
+        like_numpy(lambda: np.nanmedian(d, axis=1, keepdims=True),
+                   lambda: np.nanmedian(x, axis=1, keepdims=True), name, rtol=tol(dtype))
+    if x.dtype.kind == "f":
+        with pytest.warns(RuntimeWarning, match="All-NaN slice"):
+            np.nanmedian(dg.asarray(x), axis=1)
+        with pytest.warns(RuntimeWarning, match="All-NaN slice"):
+            np.nanmedian(dg.asarray(x[2]))
+
+
+@pytest.mark.parametrize("method", METHODS)
+@pytest.mark.parametrize("dtype", ["i1", "u2", "i8", "f2", "f4", "f8", "?"])
+def test_quantile_methods(method, dtype, ndev, selection):
+    x = data(dtype, (9, 10), 3)
+    xn = data(dtype, (9, 10), 4, nan=True)
+    for q in (0.5, [0.0, 0.13, 0.77, 1.0], np.array([0.25, 0.75], np.float32),
+              [[0.1, 0.2], [0.3, 0.9]]):
+        for name, d in layouts(x, ndev, ("default", "strided")):
+            for axis in (None, 0, 1):
+                msg = f"{name} {axis} {q}"
+                like_numpy(lambda: np.quantile(d, q, axis=axis, method=method),
+                           lambda: np.quantile(x, q, axis=axis, method=method), msg,
+                           rtol=tol(dtype))
+                if np.ndim(q) == 0:
+                    like_numpy(lambda: np.percentile(d, q * 100, axis=axis, method=method),
+                               lambda: np.percentile(x, q * 100, axis=axis, method=method),
+                               msg, rtol=tol(dtype))
+        dn = dg.asarray(xn)
+        for axis in (None, 1):
+            like_numpy(lambda: np.nanquantile(dn, q, axis=axis, method=method),
+                       lambda: np.nanquantile(xn, q, axis=axis, method=method), f"{axis} {q}",
+                       rtol=tol(dtype))
+            like_numpy(lambda: np.quantile(dn, q, axis=axis, method=method),
+                       lambda: np.quantile(xn, q, axis=axis, method=method), f"{axis} {q}",
+                       rtol=tol(dtype))
+    like_numpy(lambda: np.nanpercentile(dg.asarray(xn), [10, 90], axis=0, method=method,
+                                        keepdims=True),
+               lambda: np.nanpercentile(xn, [10, 90], axis=0, method=method, keepdims=True),
+               rtol=tol(dtype))
+
+
+def test_selection_is_exact_on_large_arrays(ndev):
+    """Arrays past the sort threshold go through the radix passes: every
+    rank asked of every key width is the sorted array's."""
+    rng = np.random.default_rng(5)
+    for dtype in ("i1", "u2", "i4", "u8", "f2", "f4", "f8"):
+        x = values(dtype, (20001,), 9, nan=True)
+        if np.dtype(dtype).kind == "f":
+            x[::97] = x[5]  # many ties
+        d = dg.distributed_array(x, {k: slice(20001 * k // ndev, 20001 * (k + 1) // ndev)
+                                     for k in range(ndev)})
+        ranks = rng.integers(0, x.size, 6)
+        got = _quantiles.select_ranks(d, ranks)
+        want = np.sort(x, kind="stable")[ranks]
+        np.testing.assert_array_equal(got, want)
+        like_numpy(lambda: np.median(d), lambda: np.median(x))
+        like_numpy(lambda: np.nanmedian(d), lambda: np.nanmedian(x))
+        like_numpy(lambda: np.nanpercentile(d, [1, 50, 99.5]),
+                   lambda: np.nanpercentile(x, [1, 50, 99.5]))
+
+
+def test_quantile_weights(ndev):
+    x = data("f8", (6, 8), 1)
+    w = np.abs(values("f8", (6, 8), 2)) + (np.arange(48).reshape(6, 8) % 3 == 0)
+    for name, d in layouts(x, ndev, ("default", "strided", "cols")):
+        for axis, wt in [(None, w), (1, w), (0, w[:, 0]), (1, w[0])]:
+            for q in (0.3, [0.0, 0.5, 1.0]):
+                like_numpy(lambda: np.quantile(d, q, axis=axis, weights=wt,
+                                               method="inverted_cdf"),
+                           lambda: np.quantile(x, q, axis=axis, weights=wt,
+                                               method="inverted_cdf"), f"{name} {axis}")
+    for kw in ({"weights": w, "method": "linear"}, {"weights": w[0], "axis": None},
+               {"weights": -w, "method": "inverted_cdf"}, {"weights": w[:, :2], "axis": 1,
+                                                           "method": "inverted_cdf"}):
+        same_error(lambda: np.quantile(dg.asarray(x), 0.5, **kw),
+                   lambda: np.quantile(x, 0.5, **kw))
+
+
+def test_quantile_out_and_errors():
+    x = data("f4", (5, 6))
+    d = dg.asarray(x)
+    o = dg.zeros(6, np.float32)
+    assert np.median(d, axis=0, out=o) is o
+    same(o, np.median(x, axis=0), rtol=1e-6)
+    o = dg.zeros((2, 5))
+    assert np.quantile(d, [0.2, 0.8], axis=1, out=o) is o
+    same(o, np.quantile(x, [0.2, 0.8], axis=1))
+    for args, kw in [((1.5,), {}), ((-0.1,), {}), (([0.5, 2],), {}), ((0.5,), {"method": "x"}),
+                     ((0.5,), {"axis": 2}), ((np.zeros((1, 1, 1)),), {})]:
+        same_error(lambda: np.quantile(d, *args, **kw), lambda: np.quantile(x, *args, **kw))
+    same_error(lambda: np.percentile(d, 101), lambda: np.percentile(x, 101))
+    same_error(lambda: np.quantile(dg.ones(3, complex), 0.5),
+               lambda: np.quantile(np.ones(3, complex), 0.5))
+    same_error(lambda: np.quantile(d, 0.3, interpolation="lower"),
+               lambda: np.quantile(x, 0.3, interpolation="lower"))
+
+
+def test_empty_and_0d():
+    for f, args in [(np.median, ()), (np.nanmedian, ()), (np.quantile, (0.5,)),
+                    (np.percentile, ([10, 20],)), (np.nanquantile, (0.5,))]:
+        for shape, kw in [((0,), {}), ((0, 3), {"axis": 0}), ((3, 0), {"axis": 1}), ((), {}),
+                          ((0, 3), {})]:
+            x = np.zeros(shape)
+            like_numpy(lambda: f(dg.asarray(x), *args, **kw), lambda: f(x, *args, **kw),
+                       f"{f.__name__} {shape} {kw}")
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        np.median(dg.zeros(0))
+    assert any("Mean of empty slice" in str(x.message) for x in w)
