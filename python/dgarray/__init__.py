@@ -15,7 +15,8 @@ import numpy as _numpy
 
 from . import _core, distributed  # noqa: I001  ([multihost] joins a launcher's job first)
 from . import _dense, _distributions, _fft, _methods, _namespace, _surface, random
-from ._arrayapi import DeviceSet, __array_namespace_info__, add_device_keyword
+from ._arrayapi import DeviceSet, __array_namespace_info__
+from ._arrayapi import add_device_keyword as _add_device_keyword
 from ._config import config
 from ._checkpoint import from_zarr, load, save, to_zarr
 from ._core import DeviceError, DistributedArray, OutOfDeviceMemoryError, backend
@@ -79,4 +80,4 @@ def __dir__():
     return _namespace.module_dir(_sys.modules[__name__])
 
 
-add_device_keyword(_sys.modules[__name__])  # device= on the creation functions
+_add_device_keyword(_sys.modules[__name__])  # device= on the creation functions

@@ -99,6 +99,13 @@ void dg_cpu_fused_run(dg_fused_desc *d, void *scratch)
                                     : dg_dtype_size(d->val[v].dtype);
                     }
                 }
+                /* one element: an output stride of one element, as
+                 * dg_cpu_ew_run gives NumPy's loops (a stride of 0 picks
+                 * another path, with other bits for complex products) */
+                if (n == 1)
+                    for (k = li->nin; k < li->nin + li->nout; k++)
+                        if (ps[k] == 0)
+                            ps[k] = dg_dtype_size(li->dtypes[k]);
                 dg_cpu_loop_inner(fs->loop, p, ps, n);
             }
         }
