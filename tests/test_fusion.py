@@ -70,6 +70,18 @@ def run_chain(xp, seed, a, b, row, ndev_layouts):
     return vals
 
 
+def near_numpy(got, want):
+    """NumPy's bits on the CPU backend (NumPy's own loops); on GPUs, whose
+    sin, sqrt and division round on their own, within a few ulp of NumPy's
+    (scaled by the largest value: chains subtract)."""
+    if dg.backend() == "cpu":
+        np.testing.assert_array_equal(got, want)
+    else:
+        eps = np.finfo(want.dtype).eps
+        scale = max(1.0, float(np.max(np.abs(want)))) if want.size else 1.0
+        np.testing.assert_allclose(got, want, rtol=16 * eps, atol=16 * eps * scale)
+
+
 @pytest.mark.parametrize("seed", range(12))
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_random_chains(ndev, seed, dtype, fusion, no_leak):
@@ -87,8 +99,8 @@ def test_random_chains(ndev, seed, dtype, fusion, no_leak):
         got = run_chain(dg, seed, da, db, dr, None)
         results[on] = [dg.asnumpy(g) for g in got]
     for w, f, u in zip(want, results[True], results[False]):
-        np.testing.assert_array_equal(f, w)
-        np.testing.assert_array_equal(u, w)
+        np.testing.assert_array_equal(f, u)   # fusion changes no bit
+        near_numpy(u, w)
 
 
 def test_chain_is_fused(ndev, fusion):
@@ -106,7 +118,7 @@ def test_chain_is_fused(ndev, fusion):
     nchunks = len(r.index_map) if hasattr(r, "index_map") else ndev
     assert steps - steps0 == 9 * (runs - runs0), "one fused piece per chunk with every step"
     assert runs - runs0 <= max(nchunks, ndev)
-    np.testing.assert_array_equal(got, np.sqrt(a * a + b * b) + 2 * np.sin(a) - b / 3)
+    near_numpy(got, np.sqrt(a * a + b * b) + 2 * np.sin(a) - b / 3)
 
 
 def test_fusion_off_runs_at_once(fusion):

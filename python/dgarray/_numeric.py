@@ -141,9 +141,13 @@ def cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
         raise ValueError("incompatible dimensions for cross product\n"
                          "(dimension must be 2 or 3)")
     if na == 2 or nb == 2:
-        warnings.warn("Arrays of 2-dimensional vectors are deprecated. Use arrays of "
-                      "3-dimensional vectors instead. (deprecated in NumPy 2.0)",
-                      DeprecationWarning, stacklevel=2)
+        # NumPy's own verdict on 2-vectors, from its cross of two stand-ins: a
+        # DeprecationWarning (NumPy 2.0 to 2.4), repeated here, or its error
+        with warnings.catch_warnings(record=True) as said:
+            warnings.simplefilter("always")
+            numpy.cross(numpy.zeros(na), numpy.zeros(nb))
+        for w in said:
+            warnings.warn(w.message, w.category, stacklevel=2)
     shape = numpy.broadcast_shapes(a.shape[:-1], b.shape[:-1])
     three = na == 3 or nb == 3
     if three:
