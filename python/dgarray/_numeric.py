@@ -137,12 +137,10 @@ def cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
     axisb = normalize_axis_index(axisb, b.ndim, msg_prefix="axisb")
     a, b = moveaxis(a, axisa, -1), moveaxis(b, axisb, -1)
     na, nb = a.shape[-1], b.shape[-1]
-    if na not in (2, 3) or nb not in (2, 3):
-        raise ValueError("incompatible dimensions for cross product\n"
-                         "(dimension must be 2 or 3)")
-    if na == 2 or nb == 2:
-        # NumPy's own verdict on 2-vectors, from its cross of two stand-ins: a
-        # DeprecationWarning (NumPy 2.0 to 2.4), repeated here, or its error
+    if na != 3 or nb != 3:
+        # NumPy's own verdict on vectors of other lengths, from its cross of
+        # two stand-ins: its error (its words, which differ between versions)
+        # or, for 2-vectors up to NumPy 2.4, its DeprecationWarning, repeated
         with warnings.catch_warnings(record=True) as said:
             warnings.simplefilter("always")
             numpy.cross(numpy.zeros(na), numpy.zeros(nb))
