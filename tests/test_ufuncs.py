@@ -480,3 +480,17 @@ def test_astype(src, to, ndev):
     d = distribute(x, "uneven", ndev)
     ref, _ = numpy_or_error(lambda a: a.astype(to), x)
     assert_matches(run_dg(lambda a: a.astype(to), d), ref, "cast", approx=False)
+
+
+@pytest.mark.parametrize("dtype_class", [np.dtypes.Float64DType, np.dtypes.Float32DType,
+                                         np.dtypes.Float16DType])
+def test_dtype_given_as_a_dtype_class(dtype_class):
+    """dtype= may name a DType class (NEP 42), as NumPy's histogram passes
+    type(dt) since NumPy 2.5: the result is NumPy's, values and dtype."""
+    x, y = np.arange(6.0), np.arange(6.0)[::-1].copy()
+    want = np.subtract(x, y, dtype=dtype_class)
+    got = np.subtract(dg.asarray(x), dg.asarray(y), dtype=dtype_class)
+    assert got.dtype == want.dtype
+    np.testing.assert_array_equal(got.get(), want)
+    got = np.add(dg.asarray(x), 1, signature=(None, None, dtype_class))
+    np.testing.assert_array_equal(got.get(), np.add(x, 1, signature=(None, None, dtype_class)))

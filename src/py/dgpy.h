@@ -164,6 +164,9 @@ int dgpy_dtype_of_descr(PyObject *descr);
 /* dg dtype of any dtype-like (None -> -1 with no error; unsupported -> -1
  * with TypeError naming it). */
 int dgpy_dtype_from_obj(PyObject *obj, int *out);
+/* dgpy_dtype_from_obj for a ufunc's dtype= or signature=, which also take a
+ * DType class (numpy.dtypes.Float64DType), as NumPy's ufuncs do. */
+int dgpy_ufunc_dtype_from_obj(PyObject *obj, int *out);
 int dgpy_is_ndarray(PyObject *o);
 int dgpy_is_npscalar(PyObject *o);
 /* Whether o is one int as an index-map key takes it: not a bool (Python's

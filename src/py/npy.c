@@ -74,6 +74,24 @@ int dgpy_dtype_from_obj(PyObject *obj, int *out)
     return 0;
 }
 
+int dgpy_ufunc_dtype_from_obj(PyObject *obj, int *out)
+{
+    /* a ufunc's dtype= / signature= may name a DType class (NumPy's NEP 42:
+     * numpy.dtypes.Float64DType; NumPy 2.5's histogram passes type(dt)),
+     * which numpy.dtype() would read as object: its instance is the dtype */
+    if (PyType_Check(obj) && PyType_IsSubtype((PyTypeObject *)obj, &PyArrayDescr_Type) &&
+        (PyTypeObject *)obj != &PyArrayDescr_Type) {
+        PyObject *inst = PyObject_CallNoArgs(obj);
+        int r;
+        if (!inst)
+            return -1;
+        r = dgpy_dtype_from_obj(inst, out);
+        Py_DECREF(inst);
+        return r;
+    }
+    return dgpy_dtype_from_obj(obj, out);
+}
+
 int dgpy_is_ndarray(PyObject *o) { return PyArray_Check(o); }
 int dgpy_is_npscalar(PyObject *o) { return PyArray_IsScalar(o, Generic); }
 

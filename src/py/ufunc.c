@@ -500,13 +500,13 @@ static int parse_kwargs(int id, int nin, int nout, PyObject *const *args, int na
         return -1;
     }
     if (dtypep && dtypep != Py_None) {
-        if (dgpy_dtype_from_obj(dtypep, sig_dt) < 0)
+        if (dgpy_ufunc_dtype_from_obj(dtypep, sig_dt) < 0)
             return -1;
     } else if (signature && signature != Py_None) {
         PyObject *last = signature;
         if (PyTuple_Check(signature) && PyTuple_GET_SIZE(signature) > 0)
             last = PyTuple_GET_ITEM(signature, PyTuple_GET_SIZE(signature) - 1);
-        if (dgpy_dtype_from_obj(last, sig_dt) < 0)
+        if (dgpy_ufunc_dtype_from_obj(last, sig_dt) < 0)
             return -1;
     }
     return 0;
