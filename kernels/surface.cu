@@ -79,14 +79,43 @@ __global__ void __launch_bounds__(DG_CU_THREADS) dg_search_k(const __grid_consta
     }
 }
 
+/* A first guess of the bin of v among nbins equal-looking bins between
+ * e[0] and e[nbins], or -1 where there is none (not a float dtype, NaN,
+ * outside): the edges decide in dg_edge_bin, the guess only saves the
+ * search where it is right (equal bins: almost always). */
+template <int DT> struct dg_edge_guess {
+    template <typename T>
+    static __device__ __forceinline__ int64_t of(T, const T *, int64_t) { return -1; }
+};
+template <> struct dg_edge_guess<DG_FLOAT32> {
+    static __device__ __forceinline__ int64_t of(float v, const float *e, int64_t nbins)
+    {
+        const double lo = e[0], f = ((double)v - lo) / ((double)e[nbins] - lo) * (double)nbins;
+        return f >= 0.0 && f < (double)nbins ? (int64_t)f : -1;
+    }
+};
+template <> struct dg_edge_guess<DG_FLOAT64> {
+    static __device__ __forceinline__ int64_t of(double v, const double *e, int64_t nbins)
+    {
+        const double f = (v - e[0]) / (e[nbins] - e[0]) * (double)nbins;
+        return f >= 0.0 && f < (double)nbins ? (int64_t)f : -1;
+    }
+};
+
 /* The bin among the nbins + 1 increasing edges of the value at src + so
- * (the last bin closed), or -1 outside them (NaN too). */
+ * (the last bin closed), or -1 outside them (NaN too): the bin b with
+ * e[b] <= v < e[b + 1] (v <= e[nbins] for the last), that is, one less than
+ * the number of edges <= v, as a search of the edges finds it. */
 template <int DT>
 __device__ __forceinline__ int64_t dg_edge_bin(const dg_cu_count &a, int64_t so)
 {
     typedef typename dg_ord<DT>::T T;
     const T v = *reinterpret_cast<const T *>(a.src + so);
     const T *e = reinterpret_cast<const T *>(a.edges);
+    const int64_t g = dg_edge_guess<DT>::of(v, e, a.nbins);
+    if (g >= 0 && !dg_ord<DT>::less(v, e[g]) &&
+        (g + 1 < a.nbins ? dg_ord<DT>::less(v, e[g + 1]) : !dg_ord<DT>::less(e[a.nbins], v)))
+        return g;
     int64_t lo = 0, hi = a.nbins + 1;
     while (lo < hi) { /* how many edges are <= v */
         const int64_t mid = lo + (hi - lo) / 2;
@@ -116,6 +145,8 @@ __device__ __forceinline__ int64_t dg_count_bin(const dg_cu_count &a, int64_t so
     return (int64_t)((k >> a.shift) & (uint64_t)(a.nbins - 1));
 }
 
+#define DG_COUNT_UNROLL 4
+
 template <int DT, bool SMEM>
 __global__ void __launch_bounds__(DG_CU_THREADS) dg_count_k(const __grid_constant__ dg_cu_count a)
 {
@@ -132,19 +163,35 @@ __global__ void __launch_bounds__(DG_CU_THREADS) dg_count_k(const __grid_constan
         }
         __syncthreads();
     }
-    for (int64_t i = (int64_t)blockIdx.x * DG_CU_THREADS + threadIdx.x; i < a.total; i += step) {
-        int64_t so, wo;
-        dg_sf_offsets(a.ndim, a.shape, a.sstr, a.wstr, i, so, wo);
-        const int64_t b = dg_count_bin<DT>(a, so);
-        if (b < 0)
-            continue;
-        if (a.weight) {
-            const double w = *reinterpret_cast<const double *>(a.weight + wo);
-            atomicAdd(SMEM ? &wbins[b] : &a.sum[b], w);
-        } else if (SMEM) {
-            atomicAdd(&cbins[b], 1u);
-        } else {
-            atomicAdd(&a.cnt[b], 1ull);
+    /* DG_COUNT_UNROLL elements a step, their bins (and weights) found
+     * before any is added: their loads are in flight together. */
+    for (int64_t i0 = (int64_t)blockIdx.x * DG_CU_THREADS + threadIdx.x; i0 < a.total;
+         i0 += DG_COUNT_UNROLL * step) {
+        int64_t b[DG_COUNT_UNROLL];
+        double w[DG_COUNT_UNROLL];
+#pragma unroll
+        for (int j = 0; j < DG_COUNT_UNROLL; j++) {
+            const int64_t i = i0 + j * step;
+            b[j] = -1;
+            w[j] = 0.0;
+            if (i < a.total) {
+                int64_t so, wo;
+                dg_sf_offsets(a.ndim, a.shape, a.sstr, a.wstr, i, so, wo);
+                b[j] = dg_count_bin<DT>(a, so);
+                if (a.weight && b[j] >= 0)
+                    w[j] = *reinterpret_cast<const double *>(a.weight + wo);
+            }
+        }
+#pragma unroll
+        for (int j = 0; j < DG_COUNT_UNROLL; j++) {
+            if (b[j] < 0)
+                continue;
+            if (a.weight)
+                atomicAdd(SMEM ? &wbins[b[j]] : &a.sum[b[j]], w[j]);
+            else if (SMEM)
+                atomicAdd(&cbins[b[j]], 1u);
+            else
+                atomicAdd(&a.cnt[b[j]], 1ull);
         }
     }
     if (SMEM) {

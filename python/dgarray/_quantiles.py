@@ -209,21 +209,44 @@ class _Selector:
         return _value_of_key(prefix, self.dt)
 
 
-def select_ranks(x, ranks):
+    def first_counts(self):
+        """The counts of the first pass (the top digit of the keys)."""
+        return self.counts(self.w - self.d, self.w, 0, self.d)
+
+
+def selector(x, nranks):
+    """A selector of x for nranks distinct ranks, or None where select_ranks
+    sorts instead (complex dtypes, small arrays, many ranks)."""
+    if (x.dtype.kind == "c" or x.size < _SELECT_MIN or nranks > _SELECT_RANKS or
+            not _key_bits(x.dtype)):
+        return None
+    return _Selector(x)
+
+
+def select_ranks(x, ranks, sel=None):
     """The values of the given ranks (ints in [0, x.size)) of all of x's
-    elements in NumPy's order, as a host array of x's dtype."""
+    elements in NumPy's order, as a host array of x's dtype (sel: a
+    selector of x already made, its counts reused)."""
     ranks = [int(r) for r in numpy.asarray(ranks).reshape(-1)]
     uniq = sorted(set(ranks))
-    if (x.dtype.kind == "c" or x.size < _SELECT_MIN or len(uniq) > _SELECT_RANKS or
-            not _key_bits(x.dtype)):
+    sel = sel if sel is not None and len(uniq) <= _SELECT_RANKS else selector(x, len(uniq))
+    if sel is None:
         s = sort(ravel(x))
         vals = take(s, numpy.array(uniq, numpy.int64)).get() if uniq else \
             numpy.empty(0, x.dtype)
     else:
-        sel = _Selector(x)
         vals = numpy.array([sel.value(r) for r in uniq], dtype=x.dtype)
     pos = {r: i for i, r in enumerate(uniq)}
     return numpy.array([vals[pos[r]] for r in ranks], dtype=x.dtype)
+
+
+def count_nan_with(x, sel):
+    """count_nan(x), without reading x again where the selector's first
+    pass shows nothing in its top bin: every NaN's key is the largest
+    (kernels/dg_order.h), so an empty top bin means no NaN."""
+    if sel is not None and x.dtype.kind == "f" and not sel.first_counts()[-1]:
+        return 0
+    return count_nan(x)
 
 
 def count_nan(x):
@@ -295,13 +318,14 @@ def _median_rows(x):
 def _median_all(x, nan_skip=False):
     """The median of all of x's elements (NaN results as NumPy gives them),
     from the one or two middle elements found by selection."""
-    nans = count_nan(x)
+    sel = selector(x, 2)
+    nans = count_nan_with(x, sel)
     n = x.size - (nans if nan_skip else 0)
     if n == 0:  # all NaN (nanmedian): NumPy's warning and NaN
         warnings.warn("All-NaN slice encountered", RuntimeWarning, stacklevel=4)
         return asarray(numpy.array(numpy.nan, x.dtype))
     ranks = [(n - 1) // 2] if n % 2 else [n // 2 - 1, n // 2]
-    vals = select_ranks(x, ranks)
+    vals = select_ranks(x, ranks, sel)
     if nans and not nan_skip:
         return asarray(numpy.array(numpy.nan, x.dtype))
     return asarray(numpy.mean(vals))
@@ -372,18 +396,19 @@ def _check_method(method):
 def _quantile_all(x, q, method, weak_q, nan_skip):
     """Quantiles of all of x's elements: the ranks found by selection, the
     interpolation on the host as NumPy's (host arrays of x's dtype)."""
-    nans = count_nan(x) if _inexact(x.dtype) else 0
+    sel = selector(x, 2 * numpy.size(q))
+    nans = count_nan_with(x, sel) if _inexact(x.dtype) else 0
     n = x.size - (nans if nan_skip else 0)
     if n == 0:
         warnings.warn("All-NaN slice encountered", RuntimeWarning, stacklevel=4)
         return asarray(numpy.full(q.shape, numpy.nan, dtype=x.dtype))
     v = numpy.asanyarray(virtual_index(method, n, q))
     if method in _INT_METHODS or (method == "linear" and _is_int(v)):
-        res = select_ranks(x, numpy.remainder(v, n)).reshape(v.shape)
+        res = select_ranks(x, numpy.remainder(v, n), sel).reshape(v.shape)
     else:
         prev, nxt = indexes(v, n, _inexact(x.dtype))
         vals = select_ranks(x, numpy.concatenate([numpy.remainder(prev, n).reshape(-1),
-                                                  numpy.remainder(nxt, n).reshape(-1)]))
+                                                  numpy.remainder(nxt, n).reshape(-1)]), sel)
         a, b = vals[:prev.size].reshape(prev.shape), vals[prev.size:].reshape(prev.shape)
         g = gamma_of(method, v, prev)
         res = lerp(a, b, float(g) if weak_q else g)
