@@ -1,0 +1,736 @@
+"""Users' kernels in CuPy's form, run on every chunk where it lives ([fusion]
+item 3): ElementwiseKernel, ReductionKernel and RawKernel.
+
+The CPU backend compiles the kernel's text as C with the compiler that built
+dgarray (_ccompile.py) and calls it once per chunk on the chunk's memory
+(lent by _core._chunk_lend after the chunk's pending writes), the chunks of
+an array on several virtual devices in parallel threads.
+
+What a call does, as a ufunc call does it:
+
+- Array arguments broadcast together (and with given outputs); the output
+  takes the first array input's layout (broadcast to the result's shape), or
+  keeps its own when given.  Each input's part under an output chunk is read
+  where it lies when that chunk's device holds all of it, else copied there
+  first (a view of it when it is already there: no copy).
+- `i` is the element's index in the whole (C-order) output and
+  `_ind.size()` the output's size, on every chunk, as on one device.
+- A `raw` argument is the whole array gathered into one C-order block on
+  each device (read-only: a raw output is refused), indexed by a flat index
+  `x[k]`.
+- Arrays with partial values (mode SUM, PROD, MAX, MIN) are reduced to
+  REPLICA first.
+"""
+import ctypes
+import os
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy
+
+from . import _ccompile, _core
+from . import _ukernel_params as _params
+from ._creation import asarray, empty, empty_like
+from ._reductions import normalize_axes
+from ._shape import broadcast_to
+
+_DA = _core.DistributedArray
+_pool = None
+
+_HEADER = ("#include <stdint.h>\n#include <stdbool.h>\n#include <stddef.h>\n"
+           "#include <math.h>\n#include <complex.h>\n#undef I\n")
+
+# the loop every generated function runs: an odometer over the chunk's
+# box, stepping each memory pointer p[k] by its byte strides and `i`, the
+# element's global index, by the box's steps
+_LOOP = """
+    int64_t _idx[64] = {0}, _n = 1, i = 0;
+    char *p[%(narr)d + 1];
+    int _ax, _k;
+    for (_ax = 0; _ax < ndim; _ax++) {
+        _n *= shape[_ax];
+        i += gstart[_ax] * gmul[_ax];
+    }
+    for (_k = 0; _k < %(narr)d; _k++)
+        p[_k] = ptrs[_k];
+%(setup)s
+    for (int64_t _e = 0; _e < _n; _e++) {
+        {
+%(body)s
+        }
+        for (_ax = ndim - 1; _ax >= 0; _ax--) {
+            if (++_idx[_ax] < shape[_ax]) {
+                for (_k = 0; _k < %(narr)d; _k++)
+                    p[_k] += strides[_k * ndim + _ax];
+                i += gstep[_ax] * gmul[_ax];
+                break;
+            }
+            for (_k = 0; _k < %(narr)d; _k++)
+                p[_k] -= strides[_k * ndim + _ax] * (shape[_ax] - 1);
+            i -= gstep[_ax] * gmul[_ax] * (shape[_ax] - 1);
+            _idx[_ax] = 0;
+        }
+    }
+"""
+
+_SIG = ("int ndim, const int64_t *shape, const int64_t *gstart, const int64_t *gstep, "
+        "const int64_t *gmul, int64_t _ind_size, char *const *ptrs, const int64_t *strides")
+_I64P = ctypes.POINTER(ctypes.c_int64)
+_ARGTYPES = [ctypes.c_int, _I64P, _I64P, _I64P, _I64P, ctypes.c_int64,
+             ctypes.POINTER(ctypes.c_void_p), _I64P]
+
+
+def _cpu_only(what):
+    if _core.backend() != "cpu":
+        raise NotImplementedError(
+            f"{what} runs on the CPU backend only so far: on GPUs (NVRTC, one launch per chunk) "
+            f"it is not yet built (issue [fusion], item 3)")
+
+
+def _operation_text(op):
+    """CuPy's CUDA-only index object in the C the host compiles."""
+    return op.replace("_ind.size()", "_ind_size")
+
+
+def _typedefs(types):
+    return "".join(f"typedef {_params.c_type(dt)} {name};\n" for name, dt in types.items())
+
+
+def _i64(values):
+    return (ctypes.c_int64 * max(len(values), 1))(*values)
+
+
+def _run_parallel(calls):
+    """Runs calls (functions of no argument that release the GIL in ctypes)
+    on threads, one per chunk up to the number of devices; the first error
+    is raised after all have ended."""
+    global _pool
+    if len(calls) <= 1:
+        for c in calls:
+            c()
+        return
+    if _pool is None:
+        _pool = ThreadPoolExecutor(max_workers=max(1, min(_core._ndevices(), os.cpu_count() or 1)),
+                                   thread_name_prefix="dgarray-ukernel")
+    for f in [_pool.submit(c) for c in calls]:
+        f.result()
+
+
+# ---- arguments -----------------------------------------------------------------------
+
+def _as_array(x):
+    if isinstance(x, _DA):
+        return x if x.mode == "replica" else x.change_mode("replica")
+    if isinstance(x, numpy.ndarray) and x.ndim > 0:
+        return asarray(x)
+    return None
+
+
+def _scalar(x, name):
+    if isinstance(x, (bool, int, float, complex, numpy.generic)) or (
+            isinstance(x, numpy.ndarray) and x.ndim == 0):
+        return numpy.asarray(x)
+    raise TypeError(f"argument {name!r} of a user kernel must be a DistributedArray or a scalar, "
+                    f"not {type(x).__name__}")
+
+
+def _slices(box):
+    return tuple(slice(a, b, s) for a, b, s in box)
+
+
+def _box_len(r):
+    return len(range(*r))
+
+
+def _piece(x, shape, box, dev, keep, writable=False):
+    """(address, byte strides, copy) of x (broadcast to shape) under `box`,
+    on device dev: x's own memory where a chunk on dev holds all of that
+    part (copy None), else a copy made there (kept alive in `keep`), which a
+    writer copies back into x.  A writer of an array holding some elements
+    twice (replicated, overlapping) always gets a copy, so that the copy
+    back reaches every chunk."""
+    src = x if x.shape == tuple(shape) else broadcast_to(x, shape)
+    view = src[_slices(box)]
+    size = _box_size(box)
+    if not (writable and _holds_twice(x)):
+        for d, b, addr, strides in _core._chunk_lend(view, writable):
+            if d == dev and _box_size(b) == size:
+                keep.append(view)
+                return addr, strides, None
+    moved = _one_chunk(view, dev)
+    keep.append(moved)
+    d, b, addr, strides = _core._chunk_lend(moved, writable)[0]
+    return addr, strides, moved
+
+
+def _inputs_under(ins, shape, box, dev, keep):
+    """[address], [byte strides] of each input under box on dev (_piece)."""
+    ptrs, strs = [], []
+    for a in ins:
+        ad, st, _ = _piece(a, shape, box, dev, keep)
+        ptrs.append(ad)
+        strs.append(st)
+    return ptrs, strs
+
+
+def _holds_twice(x):
+    return sum(_box_size(b) for _, b in _core._chunk_layout(x)) > x.size
+
+
+def _box_size(box):
+    return int(numpy.prod([_box_len(r) for r in box]))
+
+
+def _one_chunk(view, dev):
+    """A copy of view in one chunk on device dev."""
+    moved = empty(view.shape, dtype=view.dtype, index_map={dev: (slice(None),) * view.ndim})
+    moved[...] = view
+    return moved
+
+
+def _raw_host(x, keep):
+    """A raw argument: the whole array in one C-order block the host's
+    kernels can index (the CPU backend's devices share the host's memory)."""
+    h = numpy.ascontiguousarray(x.get())
+    keep.append(h)
+    return h.ctypes.data
+
+
+def _gmul(shape):
+    m, acc = [0] * len(shape), 1
+    for ax in range(len(shape) - 1, -1, -1):
+        m[ax] = acc
+        acc *= shape[ax]
+    return m
+
+
+def _launch(fn, box, shape, ptrs, strides, extra_ptrs=()):
+    """Calls fn on one chunk's box of the result's shape: ptrs / strides of
+    its memory arguments, then extra_ptrs (scalars, raw arrays)."""
+    nd = len(shape)
+    cshape = [_box_len(r) for r in box]
+    allp = list(ptrs) + list(extra_ptrs)
+    flat = [s for st in strides for s in st]
+    args = (nd, _i64(cshape), _i64([r[0] for r in box]), _i64([r[2] for r in box]),
+            _i64(_gmul(shape)), int(numpy.prod(shape, dtype=numpy.int64)),
+            (ctypes.c_void_p * max(len(allp), 1))(*allp), _i64(flat))
+    return lambda: fn(*args)
+
+
+# ---- ElementwiseKernel ---------------------------------------------------------------
+
+class ElementwiseKernel:
+    """A user's elementwise kernel in CuPy's form, run on every chunk of the
+    output where it lives (see the module's text for layouts, `i`, raw
+    arguments).  On the CPU backend `operation` is C (C11, <math.h> and
+    <complex.h> included; complex dtypes are C's `float _Complex` and
+    `double _Complex`); `_ind.size()` and `i` are CuPy's."""
+
+    def __init__(self, in_params, out_params, operation, name="kernel", reduce_dims=True,
+                 preamble="", no_return=False, return_tuple=False, loop_prep="",
+                 after_loop="", **kwargs):
+        self.in_params = _params.parse(in_params, "in_params")
+        self.out_params = _params.parse(out_params, "out_params")
+        _params.check_names(self.in_params + self.out_params)
+        if not self.out_params:
+            raise ValueError("out_params must name at least one output")
+        for p in self.out_params:
+            if p.raw:
+                raise ValueError(f"raw output {p.name!r}: a raw argument is the whole array "
+                                 f"gathered to each device, which a kernel cannot write; "
+                                 f"write it elementwise")
+        if not isinstance(operation, str):
+            raise TypeError("operation must be a str")
+        self.nin, self.nout = len(self.in_params), len(self.out_params)
+        self.nargs = self.nin + self.nout
+        self.operation, self.name, self.preamble = operation, name, preamble
+        self.loop_prep, self.after_loop = loop_prep, after_loop
+        self.reduce_dims, self.no_return, self.return_tuple = reduce_dims, no_return, return_tuple
+        self.options = tuple(kwargs.get("options", ()))
+        self._fns = {}
+
+    def __repr__(self):
+        return f"<dgarray.ElementwiseKernel {self.name}>"
+
+    def _source(self, types, in_dt, out_dt, memory):
+        narr = [p for p in self.in_params if p.name in memory and not p.raw]
+        body, setup = [], []
+        slots = {}
+        for p in narr:
+            slots[p.name] = len(slots)
+        for p in self.out_params:
+            slots[p.name] = len(slots)
+        nmem = len(slots)
+        extra = nmem
+        for p in self.in_params:
+            t = p.ctype if p.placeholder else _params.c_type(p.dtype)
+            if p.name in slots:
+                src = _params.c_type(in_dt[p.name])
+                body.append(f"const {t} {p.name} = ({t})*(const {src} *)p[{slots[p.name]}];")
+            elif p.raw:
+                setup.append(f"    const {t} *const {p.name} = (const {t} *)ptrs[{extra}];")
+                extra += 1
+            else:
+                src = _params.c_type(in_dt[p.name])
+                setup.append(f"    const {t} {p.name} = ({t})*(const {src} *)ptrs[{extra}];")
+                extra += 1
+        for p in self.out_params:
+            t = p.ctype if p.placeholder else _params.c_type(p.dtype)
+            body.append(f"#define {p.name} (*({t} *)p[{slots[p.name]}])")
+        body.append(_operation_text(self.operation) + ";")
+        body += [f"#undef {p.name}" for p in self.out_params]
+        loop = _LOOP % {"narr": nmem, "setup": "\n".join(setup) + "\n" + self.loop_prep,
+                        "body": "\n".join(body)}
+        return (_HEADER + _typedefs(types) + self.preamble + "\n"
+                + f"void dg_ukernel({_SIG})\n{{{loop}{self.after_loop}\n}}\n")
+
+    def _function(self, types, in_dt, out_dt, memory):
+        key = (tuple(types.items()), tuple(in_dt.items()), tuple(out_dt.items()),
+               tuple(sorted(memory)))
+        fn = self._fns.get(key)
+        if fn is None:
+            lib = _ccompile.load(self._source(types, in_dt, out_dt, memory))
+            fn = lib.dg_ukernel
+            fn.argtypes, fn.restype = _ARGTYPES, None
+            self._fns[key] = fn
+        return fn
+
+    def __call__(self, *args, size=None, block_size=None, **kwargs):
+        if kwargs:
+            raise TypeError(f"Wrong arguments {', '.join(kwargs)}")
+        if len(args) not in (self.nin, self.nargs):
+            raise TypeError(f"Wrong number of arguments for {self.name!r}: {self.nin} or "
+                            f"{self.nargs} expected, {len(args)} given")
+        _cpu_only("ElementwiseKernel")
+        ins, outs = args[:self.nin], args[self.nin:]
+        types, arrays, scalars = {}, {}, {}
+        for p, x in zip(self.in_params, ins):
+            a = _as_array(x)
+            if a is not None:
+                arrays[p.name] = a
+                _params.bind(types, p, a.dtype)
+            elif p.raw:
+                raise TypeError(f"raw argument {p.name!r} must be an array")
+        out_arrays = []
+        for p, o in zip(self.out_params, outs):
+            if not isinstance(o, _DA):
+                raise TypeError(f"output {p.name!r} must be a DistributedArray, not "
+                                f"{type(o).__name__}")
+            if _core._readonly(o):
+                raise ValueError(f"output {p.name!r} is read-only")
+            _params.bind(types, p, o.dtype)
+            out_arrays.append(o)
+        for p, x in zip(self.in_params, ins):
+            if p.name not in arrays:
+                s = _scalar(x, p.name)
+                if p.placeholder and p.ctype not in types:
+                    _params.bind(types, p, s.dtype)
+                scalars[p.name] = s
+        out_dt = {p.name: _params.resolve(types, p) for p in self.out_params}
+        for p, o in zip(self.out_params, out_arrays):
+            if o.dtype != out_dt[p.name]:
+                raise TypeError(f"Type is mismatched: output {p.name} is {o.dtype}, the kernel "
+                                f"writes {out_dt[p.name]}")
+        in_dt = {}
+        for p in self.in_params:
+            in_dt[p.name] = (arrays[p.name].dtype if p.name in arrays
+                             else _params.resolve(types, p))
+        for dt in list(types.values()) + list(in_dt.values()):
+            _params.c_type(dt)
+        elem = [arrays[p.name] for p in self.in_params if p.name in arrays and not p.raw]
+        if elem:
+            if size is not None:
+                raise ValueError("size= is for kernels without array arguments; this call's "
+                                 "size is its arrays' broadcast shape")
+            shape = numpy.broadcast_shapes(*[a.shape for a in elem])
+        elif out_arrays:
+            shape = out_arrays[0].shape
+        elif size is not None:
+            shape = (int(size),)
+        else:
+            raise ValueError(f"Loop size is undecided: {self.name!r} has no array argument "
+                             f"to take it from; pass size=")
+        for p, o in zip(self.out_params, out_arrays):
+            try:
+                full = numpy.broadcast_shapes(shape, o.shape)
+            except ValueError:
+                full = None
+            if full != o.shape:
+                raise ValueError(f"non-broadcastable output operand {p.name!r} with shape "
+                                 f"{o.shape} doesn't match the broadcast shape {shape}")
+            shape = o.shape
+        shape = tuple(shape)
+        if not out_arrays:
+            for p in self.out_params:
+                if elem:
+                    base = elem[0] if elem[0].shape == shape else broadcast_to(elem[0], shape)
+                    out_arrays.append(empty_like(base, dtype=out_dt[p.name]))
+                else:
+                    out_arrays.append(empty(shape, dtype=out_dt[p.name]))
+        fn = self._function(types, in_dt, out_dt, set(arrays))
+        keep = []
+        extra = []
+        for p in self.in_params:
+            if p.name in arrays and p.raw:
+                extra.append(_raw_host(arrays[p.name], keep))
+            elif p.name in scalars:
+                v = numpy.ascontiguousarray(scalars[p.name].astype(in_dt[p.name]))
+                keep.append(v)
+                extra.append(v.ctypes.data)
+        self._run(fn, shape, [arrays[p.name] for p in self.in_params
+                              if p.name in arrays and not p.raw], out_arrays, extra, keep)
+        if self.no_return:
+            return None
+        if self.nout == 1 and not self.return_tuple:
+            return out_arrays[0]
+        return tuple(out_arrays)
+
+    @staticmethod
+    def _run(fn, shape, ins, outs, extra, keep):
+        if 0 in shape:
+            return
+        calls, writeback = [], []
+        for ci, (dev, box, addr, strides) in enumerate(_core._chunk_lend(outs[0], True)):
+            if any(_box_len(r) == 0 for r in box):
+                continue
+            ptrs, strs = _inputs_under(ins, shape, box, dev, keep)
+            ptrs.append(addr)
+            strs.append(strides)
+            for o in outs[1:]:
+                ad, st, moved = _piece(o, shape, box, dev, keep, writable=True)
+                ptrs.append(ad)
+                strs.append(st)
+                if moved is not None:
+                    writeback.append((o, _slices(box), moved))
+            calls.append(_launch(fn, box, shape, ptrs, strs, extra))
+        _run_parallel(calls)
+        for o, sl, piece in writeback:
+            o[sl] = piece
+
+
+# ---- ReductionKernel -----------------------------------------------------------------
+
+class ReductionKernel:
+    """A user's reduction in CuPy's form: map_expr on each element (of
+    reduce_type, by default the first output's type), combined two by two
+    by reduce_expr (`a`, `b`), then post_map_expr (`a`, the outputs) once
+    per output element.  Each chunk is reduced where it lives; the chunks'
+    partial values are combined with reduce_expr, then post-mapped.  With
+    identity None an empty reduction is a ValueError, as NumPy's."""
+
+    def __init__(self, in_params, out_params, map_expr, reduce_expr, post_map_expr="",
+                 identity=None, name="reduce_kernel", reduce_type=None, reduce_dims=True,
+                 preamble="", options=()):
+        self.in_params = _params.parse(in_params, "in_params")
+        self.out_params = _params.parse(out_params, "out_params")
+        _params.check_names(self.in_params + self.out_params)
+        if not self.out_params:
+            raise ValueError("out_params must name at least one output")
+        if any(p.raw for p in self.in_params + self.out_params):
+            raise ValueError("a ReductionKernel takes no raw argument")
+        for what, v in (("map_expr", map_expr), ("reduce_expr", reduce_expr),
+                        ("post_map_expr", post_map_expr)):
+            if not isinstance(v, str):
+                raise TypeError(f"{what} must be a str")
+        self.map_expr, self.reduce_expr = map_expr, reduce_expr
+        self.post_map_expr = post_map_expr or f"{self.out_params[0].name} = a"
+        self.identity = None if identity is None else str(identity)
+        self.name, self.preamble, self.options = name, preamble, tuple(options)
+        self.reduce_type = reduce_type
+        self.nin, self.nout = len(self.in_params), len(self.out_params)
+        self._libs = {}
+
+    def __repr__(self):
+        return f"<dgarray.ReductionKernel {self.name}>"
+
+    def _reduce_dtype(self, types):
+        rt = self.reduce_type
+        if rt is None:
+            return _params.resolve(types, self.out_params[0])
+        if isinstance(rt, str) and rt in types:
+            return types[rt]
+        return numpy.dtype(rt)
+
+    def _source(self, types, in_dt, rdt, memory):
+        rt = _params.c_type(rdt)
+        slots = {p.name: k for k, p in enumerate(q for q in self.in_params if q.name in memory)}
+        nmem = len(slots)
+        body, setup, extra = [], [], nmem + 2
+        for p in self.in_params:
+            t = p.ctype if p.placeholder else _params.c_type(p.dtype)
+            src = _params.c_type(in_dt[p.name])
+            if p.name in slots:
+                body.append(f"const {t} {p.name} = ({t})*(const {src} *)p[{slots[p.name]}];")
+            else:
+                setup.append(f"    const {t} {p.name} = ({t})*(const {src} *)ptrs[{extra}];")
+                extra += 1
+        body.append(f"_type_reduce _m = (_type_reduce)({_operation_text(self.map_expr)});")
+        body.append(f"_type_reduce *_acc = (_type_reduce *)p[{nmem}];")
+        body.append(f"if (*p[{nmem + 1}]) *_acc = dg_ureduce(*_acc, _m); "
+                    f"else {{ *_acc = _m; *p[{nmem + 1}] = 1; }}")
+        loop = _LOOP % {"narr": nmem + 2, "setup": "\n".join(setup), "body": "\n".join(body)}
+        post_defs = "\n".join(
+            f"#define {p.name} (*({p.ctype if p.placeholder else _params.c_type(p.dtype)} *)"
+            f"(outs[{k}] + _e * osize[{k}]))" for k, p in enumerate(self.out_params))
+        post_undefs = "\n".join(f"#undef {p.name}" for p in self.out_params)
+        init = ("for (int64_t _e = 0; _e < n; _e++) { acc[_e] = (_type_reduce)(%s); "
+                "seen[_e] = 1; }" % self.identity) if self.identity is not None else "(void)acc;"
+        return (_HEADER + _typedefs(types) + f"typedef {rt} _type_reduce;\n" + self.preamble
+                + "\nstatic inline _type_reduce dg_ureduce(_type_reduce a, _type_reduce b)\n"
+                f"{{\n    return ({_operation_text(self.reduce_expr)});\n}}\n"
+                f"void dg_ureduce_map({_SIG})\n{{{loop}}}\n"
+                "void dg_ureduce_init(int64_t n, _type_reduce *acc, unsigned char *seen)\n"
+                f"{{\n    {init}\n    (void)seen;\n}}\n"
+                "void dg_ureduce_combine(int64_t n, _type_reduce *acc, unsigned char *seen, "
+                "const _type_reduce *src, const unsigned char *sseen)\n{\n"
+                "    for (int64_t _e = 0; _e < n; _e++) {\n"
+                "        if (!sseen[_e]) continue;\n"
+                "        acc[_e] = seen[_e] ? dg_ureduce(acc[_e], src[_e]) : src[_e];\n"
+                "        seen[_e] = 1;\n    }\n}\n"
+                "void dg_ureduce_post(int64_t n, const _type_reduce *accs, char *const *outs, "
+                "const int64_t *osize)\n{\n"
+                "    for (int64_t _e = 0; _e < n; _e++) {\n"
+                "        _type_reduce a = accs[_e];\n"
+                f"{post_defs}\n{_operation_text(self.post_map_expr)};\n{post_undefs}\n"
+                "    }\n}\n")
+
+    def _lib(self, types, in_dt, rdt, memory):
+        key = (tuple(types.items()), tuple(in_dt.items()), rdt, tuple(sorted(memory)))
+        lib = self._libs.get(key)
+        if lib is None:
+            lib = _ccompile.load(self._source(types, in_dt, rdt, memory))
+            lib.dg_ureduce_map.argtypes = _ARGTYPES
+            for f in ("dg_ureduce_map", "dg_ureduce_init", "dg_ureduce_combine",
+                      "dg_ureduce_post"):
+                getattr(lib, f).restype = None
+            self._libs[key] = lib
+        return lib
+
+    def __call__(self, *args, out=None, axis=None, keepdims=False, stream=None):
+        if len(args) not in (self.nin, self.nin + self.nout):
+            raise TypeError(f"Wrong number of arguments for {self.name!r}: {self.nin} or "
+                            f"{self.nin + self.nout} expected, {len(args)} given")
+        _cpu_only("ReductionKernel")
+        outs = list(args[self.nin:])
+        if out is not None:
+            if outs:
+                raise TypeError("output given both as an argument and as out=")
+            outs = [out]
+            if self.nout != 1:
+                raise TypeError(f"out= names one output; {self.name!r} has {self.nout}")
+        types, arrays, scalars = {}, {}, {}
+        for p, x in zip(self.in_params, args[:self.nin]):
+            a = _as_array(x)
+            if a is not None:
+                arrays[p.name] = a
+                _params.bind(types, p, a.dtype)
+        for p, o in zip(self.out_params, outs):
+            if not isinstance(o, _DA):
+                raise TypeError(f"output {p.name!r} must be a DistributedArray")
+            _params.bind(types, p, o.dtype)
+        for p, x in zip(self.in_params, args[:self.nin]):
+            if p.name not in arrays:
+                s = _scalar(x, p.name)
+                if p.placeholder and p.ctype not in types:
+                    _params.bind(types, p, s.dtype)
+                scalars[p.name] = s
+        if not arrays:
+            raise ValueError(f"{self.name!r} reduces arrays: give at least one array argument")
+        in_dt = {p.name: (arrays[p.name].dtype if p.name in arrays else _params.resolve(types, p))
+                 for p in self.in_params}
+        out_dt = {p.name: _params.resolve(types, p) for p in self.out_params}
+        for p, o in zip(self.out_params, outs):
+            if o.dtype != out_dt[p.name]:
+                raise TypeError(f"Type is mismatched: output {p.name} is {o.dtype}, the kernel "
+                                f"writes {out_dt[p.name]}")
+        rdt = self._reduce_dtype(types)
+        for dt in list(types.values()) + list(in_dt.values()) + [rdt]:
+            _params.c_type(dt)
+        elem = [arrays[p.name] for p in self.in_params if p.name in arrays]
+        shape = tuple(numpy.broadcast_shapes(*[a.shape for a in elem]))
+        axes = normalize_axes(axis, len(shape))
+        kshape = tuple(1 if ax in axes else n for ax, n in enumerate(shape))
+        rshape = kshape if keepdims else tuple(n for ax, n in enumerate(shape) if ax not in axes)
+        for p, o in zip(self.out_params, outs):
+            if o.shape != rshape:
+                raise ValueError(f"output {p.name!r} has shape {o.shape}; the reduction's is "
+                                 f"{rshape}")
+        lib = self._lib(types, in_dt, rdt, set(arrays))
+        acc = numpy.empty(kshape, dtype=rdt)
+        seen = numpy.zeros(kshape, dtype=numpy.uint8)
+        n = acc.size
+        lib.dg_ureduce_init(ctypes.c_int64(n), ctypes.c_void_p(acc.ctypes.data),
+                            ctypes.c_void_p(seen.ctypes.data))
+        keep, extra = [], []
+        for p in self.in_params:
+            if p.name in scalars:
+                v = numpy.ascontiguousarray(scalars[p.name].astype(in_dt[p.name]))
+                keep.append(v)
+                extra.append(v.ctypes.data)
+        first = elem[0] if elem[0].shape == shape else broadcast_to(elem[0], shape)
+        layout = _core._chunk_layout(first)
+        calls, parts = [], []
+        if 0 not in shape:
+            for ci, box in _core._chunk_cover(first):
+                dev = layout[ci][0]
+                if any(_box_len(r) == 0 for r in box):
+                    continue
+                ptrs, strs = _inputs_under(elem, shape, box, dev, keep)
+                pshape = [1 if ax in axes else _box_len(r) for ax, r in enumerate(box)]
+                pacc = numpy.empty(pshape, dtype=rdt)
+                pseen = numpy.zeros(pshape, dtype=numpy.uint8)
+                ptrs += [pacc.ctypes.data, pseen.ctypes.data]
+                strs += [tuple(0 if ax in axes else s for ax, s in enumerate(pacc.strides)),
+                         tuple(0 if ax in axes else s for ax, s in enumerate(pseen.strides))]
+                parts.append((box, pacc, pseen))
+                calls.append(_launch(lib.dg_ureduce_map, box, shape, ptrs, strs, extra))
+        _run_parallel(calls)
+        for box, pacc, pseen in parts:
+            region = tuple(slice(0, 1) if ax in axes else slice(*r) for ax, r in enumerate(box))
+            a, s = numpy.ascontiguousarray(acc[region]), numpy.ascontiguousarray(seen[region])
+            lib.dg_ureduce_combine(ctypes.c_int64(a.size), ctypes.c_void_p(a.ctypes.data),
+                                   ctypes.c_void_p(s.ctypes.data),
+                                   ctypes.c_void_p(pacc.ctypes.data),
+                                   ctypes.c_void_p(pseen.ctypes.data))
+            acc[region], seen[region] = a, s
+        if n and not seen.all():
+            raise ValueError(f"zero-size array to reduction operation {self.name} which has no "
+                             f"identity")
+        hosts = [numpy.empty(kshape, dtype=out_dt[p.name]) for p in self.out_params]
+        optrs = (ctypes.c_void_p * len(hosts))(*[h.ctypes.data for h in hosts])
+        lib.dg_ureduce_post(ctypes.c_int64(n), ctypes.c_void_p(acc.ctypes.data), optrs,
+                            _i64([h.itemsize for h in hosts]))
+        res = []
+        for k, h in enumerate(hosts):
+            h = h.reshape(rshape)
+            if k < len(outs):
+                outs[k][...] = h
+                res.append(outs[k])
+            else:
+                res.append(asarray(h))
+        return res[0] if self.nout == 1 else tuple(res)
+
+
+# ---- RawKernel -----------------------------------------------------------------------
+
+_SCALAR_CTYPES = {
+    "bool": ctypes.c_bool, "int8": ctypes.c_int8, "int16": ctypes.c_int16,
+    "int32": ctypes.c_int32, "int64": ctypes.c_int64, "uint8": ctypes.c_uint8,
+    "uint16": ctypes.c_uint16, "uint32": ctypes.c_uint32, "uint64": ctypes.c_uint64,
+    "float32": ctypes.c_float, "float64": ctypes.c_double,
+}
+
+
+def _raw_scalar(x):
+    """A RawKernel's scalar argument as its C type: a NumPy scalar as its
+    dtype, a Python bool, int or float as bool, int64_t or double."""
+    if isinstance(x, bool):
+        return ctypes.c_bool(x)
+    if isinstance(x, int):
+        return ctypes.c_int64(x)
+    if isinstance(x, float):
+        return ctypes.c_double(x)
+    if isinstance(x, numpy.generic) and x.dtype.name in _SCALAR_CTYPES:
+        return _SCALAR_CTYPES[x.dtype.name](x.item())
+    raise TypeError(f"a RawKernel's argument must be a DistributedArray, a bool, an int, a float "
+                    f"or a NumPy scalar of {', '.join(_SCALAR_CTYPES)}, not {type(x).__name__}")
+
+
+def _host_view(addr, shape, strides, dtype):
+    """The NumPy view of a chunk's memory on the host (the CPU backend)."""
+    dtype = numpy.dtype(dtype)
+    if 0 in shape:
+        return numpy.empty(shape, dtype)
+    span = sum((n - 1) * s for n, s in zip(shape, strides)) + dtype.itemsize
+    buf = (ctypes.c_char * span).from_address(addr)
+    return numpy.lib.stride_tricks.as_strided(numpy.frombuffer(buf, dtype=dtype), shape, strides)
+
+
+class RawKernel:
+    """A user's kernel of its own making, run on every chunk ([fusion]).
+
+    `k(grid, block, args, shared_mem=0)` as CuPy's, where the first
+    DistributedArray in `args` decides the chunks: the kernel runs once for
+    each of its chunks (each copy of a replicated one), where the chunk
+    lives.  Every array argument must have that array's shape; the kernel
+    gets, for each, a pointer to its elements under the chunk's box (dense,
+    C order), and, after the arguments given, one more: a pointer to 3 *
+    ndim int64 values, the box's (start, stop, step) on each axis in the
+    first array's coordinates.  Writes reach the first array, and the others
+    (copied back where their part had to be moved or made dense).
+
+    On the CPU backend `code` is C: `name` is a function
+    `void name(..., const int64_t *box)` called once per chunk (grid, block,
+    shared_mem and options are CUDA's and not used).  Scalars pass as their
+    C types (a Python int as int64_t, a float as double)."""
+
+    def __init__(self, code, name, options=(), backend="nvrtc", translate_cucomplex=False,
+                 enable_cooperative_groups=False, jitify=False):
+        if not isinstance(code, str) or not isinstance(name, str):
+            raise TypeError("RawKernel(code, name): code and name must be str")
+        self.code, self.name, self.options = code, name, tuple(options)
+        self._fn = None
+
+    def __repr__(self):
+        return f"<dgarray.RawKernel {self.name}>"
+
+    def _function(self):
+        if self._fn is None:
+            lib = _ccompile.load(_HEADER + self.code)
+            try:
+                self._fn = getattr(lib, self.name)
+            except AttributeError:
+                raise AttributeError(f"the RawKernel's code defines no function {self.name!r} "
+                                     f"(a non-static C function of that name)") from None
+            self._fn.restype = None
+        return self._fn
+
+    def __call__(self, grid, block, args, *, shared_mem=0):
+        _cpu_only("RawKernel")
+        args = tuple(args)
+        arrays = [k for k, a in enumerate(args) if isinstance(a, _DA)]
+        if not arrays:
+            raise ValueError("a RawKernel runs on the chunks of its first DistributedArray "
+                             "argument: give at least one")
+        for k, a in enumerate(args):
+            if not isinstance(a, _DA):
+                args = args[:k] + (_raw_scalar(a),) + args[k + 1:]
+            elif a.mode != "replica":
+                raise ValueError(f"argument {k} holds partial values (mode {a.mode}): make it "
+                                 f"REPLICA first (a.change_mode('replica'))")
+        first = args[arrays[0]]
+        for k in arrays[1:]:
+            if args[k].shape != first.shape:
+                raise ValueError(f"argument {k} has shape {args[k].shape}; a RawKernel's arrays "
+                                 f"all have its first array's shape {first.shape}")
+        fn = self._function()
+        calls, after = [], []
+        keep = []
+        writable = not _core._readonly(first)
+        for dev, box, addr, strides in _core._chunk_lend(first, writable):
+            if any(_box_len(r) == 0 for r in box):
+                continue
+            cargs = list(args)
+            for k in arrays:
+                a = args[k]
+                if k == arrays[0]:
+                    ad, st, moved = addr, strides, None
+                else:
+                    ad, st, moved = _piece(a, a.shape, box, dev, keep,
+                                           writable=not _core._readonly(a))
+                shape = [_box_len(r) for r in box]
+                view = _host_view(ad, shape, st, a.dtype)
+                if not view.flags.c_contiguous:
+                    dense = numpy.ascontiguousarray(view)
+                    keep.append(dense)
+                    ad = dense.ctypes.data
+                    if not _core._readonly(a):
+                        after.append(lambda v=view, d=dense: v.__setitem__(Ellipsis, d))
+                if moved is not None and not _core._readonly(a):
+                    after.append(lambda a=a, sl=_slices(box), m=moved: a.__setitem__(sl, m))
+                cargs[k] = ctypes.c_void_p(ad)
+            b = _i64([v for r in box for v in r])
+            keep.append(b)
+            calls.append(lambda c=tuple(cargs) + (b,): fn(*c))
+        _run_parallel(calls)
+        for f in after:
+            f()
