@@ -20,6 +20,10 @@ What a call does, as a ufunc call does it:
   `x[k]`.
 - Arrays with partial values (mode SUM, PROD, MAX, MIN) are reduced to
   REPLICA first.
+
+On GPUs (_ukernel_cuda.py) ElementwiseKernel and RawKernel are compiled by
+NVRTC and launched once per chunk on the chunk's GPU; ReductionKernel is
+not yet built there (NotImplementedError).
 """
 import ctypes
 import os
@@ -28,6 +32,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy
 
 from . import _ccompile, _core
+from . import _ukernel_cuda as _cuda
 from . import _ukernel_params as _params
 from ._creation import asarray, empty, empty_like
 from ._reductions import normalize_axes
@@ -82,8 +87,8 @@ _ARGTYPES = [ctypes.c_int, _I64P, _I64P, _I64P, _I64P, ctypes.c_int64,
 def _cpu_only(what):
     if _core.backend() != "cpu":
         raise NotImplementedError(
-            f"{what} runs on the CPU backend only so far: on GPUs (NVRTC, one launch per chunk) "
-            f"it is not yet built (issue [fusion], item 3)")
+            f"{what} runs on the CPU backend only so far: on GPUs it is not yet built (issue "
+            f"[fusion], item 3); ElementwiseKernel and RawKernel run there")
 
 
 def _operation_text(op):
@@ -223,7 +228,11 @@ class ElementwiseKernel:
     output where it lives (see the module's text for layouts, `i`, raw
     arguments).  On the CPU backend `operation` is C (C11, <math.h> and
     <complex.h> included; complex dtypes are C's `float _Complex` and
-    `double _Complex`); `_ind.size()` and `i` are CuPy's."""
+    `double _Complex`); on GPUs it is CUDA C++ (compiled by NVRTC).
+    `_ind.size()` and `i` are CuPy's.  Called as `k(x, y, ..., [outs...],
+    size=None)`: size= gives the length of a call without array
+    arguments.  A raw argument is the whole array gathered on each device,
+    indexed by a flat index; raw outputs are refused."""
 
     def __init__(self, in_params, out_params, operation, name="kernel", reduce_dims=True,
                  preamble="", no_return=False, return_tuple=False, loop_prep="",
@@ -251,44 +260,48 @@ class ElementwiseKernel:
     def __repr__(self):
         return f"<dgarray.ElementwiseKernel {self.name}>"
 
-    def _source(self, types, in_dt, out_dt, memory):
-        narr = [p for p in self.in_params if p.name in memory and not p.raw]
-        body, setup = [], []
+    def _decls(self, types, in_dt, memory, ctype):
+        """(setup lines, body lines, memory values, extra kinds) of the
+        kernel: memory inputs then outputs are p[k]; scalars and raw
+        inputs are _xp[j] (kinds 'scalar', 'raw')."""
         slots = {}
-        for p in narr:
-            slots[p.name] = len(slots)
+        for p in self.in_params:
+            if p.name in memory and not p.raw:
+                slots[p.name] = len(slots)
         for p in self.out_params:
             slots[p.name] = len(slots)
-        nmem = len(slots)
-        extra = nmem
+        body, setup, xkinds = [], [], []
         for p in self.in_params:
-            t = p.ctype if p.placeholder else _params.c_type(p.dtype)
+            t = p.ctype if p.placeholder else ctype(p.dtype)
+            src = ctype(in_dt[p.name])
             if p.name in slots:
-                src = _params.c_type(in_dt[p.name])
                 body.append(f"const {t} {p.name} = ({t})*(const {src} *)p[{slots[p.name]}];")
             elif p.raw:
-                setup.append(f"    const {t} *const {p.name} = (const {t} *)ptrs[{extra}];")
-                extra += 1
+                setup.append(f"    const {t} *const {p.name} = (const {t} *)_xp[{len(xkinds)}];")
+                xkinds.append("raw")
             else:
-                src = _params.c_type(in_dt[p.name])
-                setup.append(f"    const {t} {p.name} = ({t})*(const {src} *)ptrs[{extra}];")
-                extra += 1
+                setup.append(f"    const {t} {p.name} = ({t})*(const {src} *)_xp[{len(xkinds)}];")
+                xkinds.append("scalar")
         for p in self.out_params:
-            t = p.ctype if p.placeholder else _params.c_type(p.dtype)
+            t = p.ctype if p.placeholder else ctype(p.dtype)
             body.append(f"#define {p.name} (*({t} *)p[{slots[p.name]}])")
-        body.append(_operation_text(self.operation) + ";")
+        body.append(self.operation + ";")
         body += [f"#undef {p.name}" for p in self.out_params]
-        loop = _LOOP % {"narr": nmem, "setup": "\n".join(setup) + "\n" + self.loop_prep,
-                        "body": "\n".join(body)}
+        return "\n".join(setup), "\n".join(body), len(slots), xkinds
+
+    def _source(self, types, in_dt, memory):
+        setup, body, nmem, _ = self._decls(types, in_dt, memory, _params.c_type)
+        setup = f"    char *const *_xp = ptrs + {nmem};\n" + setup
+        loop = _LOOP % {"narr": nmem, "setup": setup + "\n" + self.loop_prep,
+                        "body": _operation_text(body)}
         return (_HEADER + _typedefs(types) + self.preamble + "\n"
                 + f"void dg_ukernel({_SIG})\n{{{loop}{self.after_loop}\n}}\n")
 
-    def _function(self, types, in_dt, out_dt, memory):
-        key = (tuple(types.items()), tuple(in_dt.items()), tuple(out_dt.items()),
-               tuple(sorted(memory)))
+    def _function(self, types, in_dt, memory):
+        key = (tuple(types.items()), tuple(in_dt.items()), tuple(sorted(memory)))
         fn = self._fns.get(key)
         if fn is None:
-            lib = _ccompile.load(self._source(types, in_dt, out_dt, memory))
+            lib = _ccompile.load(self._source(types, in_dt, memory))
             fn = lib.dg_ukernel
             fn.argtypes, fn.restype = _ARGTYPES, None
             self._fns[key] = fn
@@ -300,7 +313,8 @@ class ElementwiseKernel:
         if len(args) not in (self.nin, self.nargs):
             raise TypeError(f"Wrong number of arguments for {self.name!r}: {self.nin} or "
                             f"{self.nargs} expected, {len(args)} given")
-        _cpu_only("ElementwiseKernel")
+        gpu = _core.backend() != "cpu"
+        ctype = _cuda.cu_type if gpu else _params.c_type
         ins, outs = args[:self.nin], args[self.nin:]
         types, arrays, scalars = {}, {}, {}
         for p, x in zip(self.in_params, ins):
@@ -335,7 +349,7 @@ class ElementwiseKernel:
             in_dt[p.name] = (arrays[p.name].dtype if p.name in arrays
                              else _params.resolve(types, p))
         for dt in list(types.values()) + list(in_dt.values()):
-            _params.c_type(dt)
+            ctype(dt)
         elem = [arrays[p.name] for p in self.in_params if p.name in arrays and not p.raw]
         if elem:
             if size is not None:
@@ -366,30 +380,89 @@ class ElementwiseKernel:
                     out_arrays.append(empty_like(base, dtype=out_dt[p.name]))
                 else:
                     out_arrays.append(empty(shape, dtype=out_dt[p.name]))
-        fn = self._function(types, in_dt, out_dt, set(arrays))
+        ins = [arrays[p.name] for p in self.in_params if p.name in arrays and not p.raw]
         keep = []
-        extra = []
-        for p in self.in_params:
-            if p.name in arrays and p.raw:
-                extra.append(_raw_host(arrays[p.name], keep))
-            elif p.name in scalars:
-                v = numpy.ascontiguousarray(scalars[p.name].astype(in_dt[p.name]))
-                keep.append(v)
-                extra.append(v.ctypes.data)
-        self._run(fn, shape, [arrays[p.name] for p in self.in_params
-                              if p.name in arrays and not p.raw], out_arrays, extra, keep)
+        if gpu:
+            launch, finish = self._gpu_launcher(types, in_dt, arrays, scalars, shape,
+                                                block_size, keep)
+        else:
+            fn = self._function(types, in_dt, set(arrays))
+            extra = []
+            for p in self.in_params:
+                if p.name in arrays and p.raw:
+                    extra.append(_raw_host(arrays[p.name], keep))
+                elif p.name in scalars:
+                    extra.append(_scalar_value(scalars[p.name], in_dt[p.name], keep))
+            calls = []
+
+            def launch(dev, box, ptrs, strs):
+                calls.append(_launch(fn, box, shape, ptrs, strs, extra))
+
+            def finish():
+                _run_parallel(calls)
+        self._run(launch, finish, shape, ins, out_arrays, keep)
         if self.no_return:
             return None
         if self.nout == 1 and not self.return_tuple:
             return out_arrays[0]
         return tuple(out_arrays)
 
+    def _cuda_source(self, types, in_dt, memory, ndim):
+        """(CUDA source, memory values, extra kinds) of the call on GPUs."""
+        setup, body, nmem, xkinds = self._decls(types, in_dt, memory, _cuda.cu_type)
+        head = "".join(f"typedef {_cuda.cu_type(dt)} {n};\n" for n, dt in types.items())
+        return (_cuda.elementwise_source(head + self.preamble + "\n", ndim, nmem, xkinds, setup,
+                                         body, self.loop_prep, self.after_loop), nmem, xkinds)
+
+    def _gpu_launcher(self, types, in_dt, arrays, scalars, shape, block_size, keep):
+        """(launch, finish) of the call on GPUs: one grid-stride kernel per
+        output chunk, on that chunk's GPU."""
+        src, nmem, xkinds = self._cuda_source(types, in_dt, set(arrays), len(shape))
+        drv = _cuda.driver()
+        Args = _cuda.args_struct(len(shape), nmem, xkinds.count("raw"), xkinds.count("scalar"))
+        raws = [arrays[p.name] for p in self.in_params if p.name in arrays and p.raw]
+        scs = [_scalar_value(scalars[p.name], in_dt[p.name], keep)
+               for p in self.in_params if p.name in scalars]
+        bs = int(block_size or 256)
+        gpus = []
+
+        def launch(dev, box, ptrs, strs):
+            gpu = _cuda.gpu_of(dev)
+            fn = drv.function(src, "dg_ukernel", gpu)
+            a = Args()
+            cshape = [_box_len(r) for r in box]
+            for ax, m in enumerate(_gmul(shape)):
+                a.shape[ax], a.gstart[ax], a.gstep[ax], a.gmul[ax] = (
+                    cshape[ax], box[ax][0], box[ax][2], m)
+            for k, (ad, st) in enumerate(zip(ptrs, strs)):
+                a.ptr[k] = ad
+                for ax, v in enumerate(st):
+                    a.strides[k][ax] = v
+            for k, x in enumerate(raws):
+                whole = _one_chunk(x, dev)
+                keep.append(whole)
+                a.raw[k] = _core._chunk_lend(whole, False)[0][2]
+            for k, addr in enumerate(scs):
+                ctypes.memmove(ctypes.addressof(a.sc) + 16 * k, addr, 16)
+            a.n = _box_size(box)
+            a.ind_size = int(numpy.prod(shape, dtype=numpy.int64))
+            keep.append(a)
+            drv.launch(fn, gpu, (min(-(-a.n // bs), 1 << 20),), (bs,), [a])
+            gpus.append(gpu)
+
+        def finish():
+            drv.synchronize(gpus)
+        return launch, finish
+
     @staticmethod
-    def _run(fn, shape, ins, outs, extra, keep):
+    def _run(launch, finish, shape, ins, outs, keep):
+        """launch(dev, box, addresses, strides) for each output chunk: the
+        inputs' parts under it, then the outputs'; finish() runs them; then
+        the outputs' parts that had to be copied are copied back."""
         if 0 in shape:
             return
-        calls, writeback = [], []
-        for ci, (dev, box, addr, strides) in enumerate(_core._chunk_lend(outs[0], True)):
+        writeback = []
+        for dev, box, addr, strides in _core._chunk_lend(outs[0], True):
             if any(_box_len(r) == 0 for r in box):
                 continue
             ptrs, strs = _inputs_under(ins, shape, box, dev, keep)
@@ -401,10 +474,19 @@ class ElementwiseKernel:
                 strs.append(st)
                 if moved is not None:
                     writeback.append((o, _slices(box), moved))
-            calls.append(_launch(fn, box, shape, ptrs, strs, extra))
-        _run_parallel(calls)
+            launch(dev, box, ptrs, strs)
+        finish()
         for o, sl, piece in writeback:
             o[sl] = piece
+
+
+def _scalar_value(s, dtype, keep):
+    """The address of scalar s as dtype, in 16 bytes kept alive in keep."""
+    v = numpy.zeros(16, numpy.uint8)
+    v[:numpy.dtype(dtype).itemsize] = numpy.frombuffer(
+        numpy.ascontiguousarray(s.astype(dtype)).tobytes(), numpy.uint8)
+    keep.append(v)
+    return v.ctypes.data
 
 
 # ---- ReductionKernel -----------------------------------------------------------------
@@ -563,9 +645,7 @@ class ReductionKernel:
         keep, extra = [], []
         for p in self.in_params:
             if p.name in scalars:
-                v = numpy.ascontiguousarray(scalars[p.name].astype(in_dt[p.name]))
-                keep.append(v)
-                extra.append(v.ctypes.data)
+                extra.append(_scalar_value(scalars[p.name], in_dt[p.name], keep))
         first = elem[0] if elem[0].shape == shape else broadcast_to(elem[0], shape)
         layout = _core._chunk_layout(first)
         calls, parts = [], []
@@ -635,16 +715,6 @@ def _raw_scalar(x):
                     f"or a NumPy scalar of {', '.join(_SCALAR_CTYPES)}, not {type(x).__name__}")
 
 
-def _host_view(addr, shape, strides, dtype):
-    """The NumPy view of a chunk's memory on the host (the CPU backend)."""
-    dtype = numpy.dtype(dtype)
-    if 0 in shape:
-        return numpy.empty(shape, dtype)
-    span = sum((n - 1) * s for n, s in zip(shape, strides)) + dtype.itemsize
-    buf = (ctypes.c_char * span).from_address(addr)
-    return numpy.lib.stride_tricks.as_strided(numpy.frombuffer(buf, dtype=dtype), shape, strides)
-
-
 class RawKernel:
     """A user's kernel of its own making, run on every chunk ([fusion]).
 
@@ -658,10 +728,13 @@ class RawKernel:
     first array's coordinates.  Writes reach the first array, and the others
     (copied back where their part had to be moved or made dense).
 
-    On the CPU backend `code` is C: `name` is a function
+    On GPUs `code` is CUDA C++ with an `extern "C" __global__` function
+    `name`, compiled by NVRTC for each GPU, launched once per chunk on that
+    chunk's GPU with `grid`, `block` and `shared_mem` (the box is in that
+    GPU's memory).  On the CPU backend `code` is C: `name` is a function
     `void name(..., const int64_t *box)` called once per chunk (grid, block,
-    shared_mem and options are CUDA's and not used).  Scalars pass as their
-    C types (a Python int as int64_t, a float as double)."""
+    shared_mem and options are not used).  Scalars pass as their C types (a
+    Python int as int64_t, a float as double)."""
 
     def __init__(self, code, name, options=(), backend="nvrtc", translate_cucomplex=False,
                  enable_cooperative_groups=False, jitify=False):
@@ -685,7 +758,6 @@ class RawKernel:
         return self._fn
 
     def __call__(self, grid, block, args, *, shared_mem=0):
-        _cpu_only("RawKernel")
         args = tuple(args)
         arrays = [k for k, a in enumerate(args) if isinstance(a, _DA)]
         if not arrays:
@@ -702,35 +774,53 @@ class RawKernel:
             if args[k].shape != first.shape:
                 raise ValueError(f"argument {k} has shape {args[k].shape}; a RawKernel's arrays "
                                  f"all have its first array's shape {first.shape}")
-        fn = self._function()
-        calls, after = [], []
-        keep = []
-        writable = not _core._readonly(first)
-        for dev, box, addr, strides in _core._chunk_lend(first, writable):
+        gpu = _core.backend() != "cpu"
+        fn = None if gpu else self._function()
+        drv = _cuda.driver() if gpu else None
+        calls, after, keep, gpus = [], [], [], []
+        for dev, box, addr, strides in _core._chunk_lend(first, not _core._readonly(first)):
             if any(_box_len(r) == 0 for r in box):
                 continue
             cargs = list(args)
             for k in arrays:
                 a = args[k]
+                writes = not _core._readonly(a)
                 if k == arrays[0]:
                     ad, st, moved = addr, strides, None
                 else:
-                    ad, st, moved = _piece(a, a.shape, box, dev, keep,
-                                           writable=not _core._readonly(a))
-                shape = [_box_len(r) for r in box]
-                view = _host_view(ad, shape, st, a.dtype)
-                if not view.flags.c_contiguous:
-                    dense = numpy.ascontiguousarray(view)
-                    keep.append(dense)
-                    ad = dense.ctypes.data
-                    if not _core._readonly(a):
-                        after.append(lambda v=view, d=dense: v.__setitem__(Ellipsis, d))
-                if moved is not None and not _core._readonly(a):
-                    after.append(lambda a=a, sl=_slices(box), m=moved: a.__setitem__(sl, m))
+                    ad, st, moved = _piece(a, a.shape, box, dev, keep, writable=writes)
+                if not _dense(box, st, a.itemsize):
+                    moved = _one_chunk(a[_slices(box)], dev)
+                    keep.append(moved)
+                    ad = _core._chunk_lend(moved, True)[0][2]
+                if moved is not None and writes:
+                    after.append((a, _slices(box), moved))
                 cargs[k] = ctypes.c_void_p(ad)
-            b = _i64([v for r in box for v in r])
+            b = asarray(numpy.array([v for r in box for v in r], numpy.int64),
+                        index_map={dev: slice(None)})
             keep.append(b)
-            calls.append(lambda c=tuple(cargs) + (b,): fn(*c))
-        _run_parallel(calls)
-        for f in after:
-            f()
+            cargs.append(ctypes.c_void_p(_core._chunk_lend(b, False)[0][2]))
+            if gpu:
+                g = _cuda.gpu_of(dev)
+                drv.launch(drv.function(self.code, self.name, g), g, grid, block, cargs,
+                           shared_mem)
+                gpus.append(g)
+            else:
+                calls.append(lambda c=tuple(cargs): fn(*c))
+        if gpu:
+            drv.synchronize(gpus)
+        else:
+            _run_parallel(calls)
+        for a, sl, moved in after:
+            a[sl] = moved
+
+
+def _dense(box, strides, itemsize):
+    """Whether memory with these byte strides over box is dense in C order."""
+    want = itemsize
+    for r, st in zip(box[::-1], strides[::-1]):
+        n = _box_len(r)
+        if n > 1 and st != want:
+            return False
+        want *= n
+    return True
