@@ -48,30 +48,39 @@ _HEADER = ("#include <stdint.h>\n#include <stdbool.h>\n#include <stddef.h>\n"
 # box, stepping each memory pointer p[k] by its byte strides and `i`, the
 # element's global index, by the box's steps
 _LOOP = """
-    int64_t _idx[64] = {0}, _n = 1, i = 0;
-    char *p[%(narr)d + 1];
+    int64_t _idx[64] = {0}, _outer = 1, _inner = shape[ndim - 1], i0 = 0, _di, _j;
+    char *_b[%(narr)d + 1], *p[%(narr)d + 1];
+    int64_t _st[%(narr)d + 1];
     int _ax, _k;
-    for (_ax = 0; _ax < ndim; _ax++) {
-        _n *= shape[_ax];
-        i += gstart[_ax] * gmul[_ax];
+    for (_ax = 0; _ax < ndim; _ax++)
+        i0 += gstart[_ax] * gmul[_ax];
+    for (_ax = 0; _ax < ndim - 1; _ax++)
+        _outer *= shape[_ax];
+    for (_k = 0; _k < %(narr)d; _k++) {
+        _b[_k] = ptrs[_k];
+        _st[_k] = strides[_k * ndim + ndim - 1];
     }
-    for (_k = 0; _k < %(narr)d; _k++)
-        p[_k] = ptrs[_k];
+    _di = gstep[ndim - 1] * gmul[ndim - 1];
 %(setup)s
-    for (int64_t _e = 0; _e < _n; _e++) {
-        {
+    for (int64_t _o = 0; _o < _outer; _o++) {
+        for (_j = 0; _j < _inner; _j++) {
+            const int64_t i = i0 + _j * _di;
+            for (_k = 0; _k < %(narr)d; _k++)
+                p[_k] = _b[_k] + _j * _st[_k];
+            {
 %(body)s
+            }
         }
-        for (_ax = ndim - 1; _ax >= 0; _ax--) {
+        for (_ax = ndim - 2; _ax >= 0; _ax--) {
             if (++_idx[_ax] < shape[_ax]) {
                 for (_k = 0; _k < %(narr)d; _k++)
-                    p[_k] += strides[_k * ndim + _ax];
-                i += gstep[_ax] * gmul[_ax];
+                    _b[_k] += strides[_k * ndim + _ax];
+                i0 += gstep[_ax] * gmul[_ax];
                 break;
             }
             for (_k = 0; _k < %(narr)d; _k++)
-                p[_k] -= strides[_k * ndim + _ax] * (shape[_ax] - 1);
-            i -= gstep[_ax] * gmul[_ax] * (shape[_ax] - 1);
+                _b[_k] -= strides[_k * ndim + _ax] * (shape[_ax] - 1);
+            i0 -= gstep[_ax] * gmul[_ax] * (shape[_ax] - 1);
             _idx[_ax] = 0;
         }
     }
@@ -211,12 +220,15 @@ def _gmul(shape):
 def _launch(fn, box, shape, ptrs, strides, extra_ptrs=()):
     """Calls fn on one chunk's box of the result's shape: ptrs / strides of
     its memory arguments, then extra_ptrs (scalars, raw arrays)."""
-    nd = len(shape)
     cshape = [_box_len(r) for r in box]
+    gmul = _gmul(shape)
+    if not shape:  # one element: the loop's one axis of length 1
+        cshape, box, gmul, strides = [1], [(0, 1, 1)], [1], [(0,) for _ in strides]
+    nd = len(cshape)
     allp = list(ptrs) + list(extra_ptrs)
     flat = [s for st in strides for s in st]
     args = (nd, _i64(cshape), _i64([r[0] for r in box]), _i64([r[2] for r in box]),
-            _i64(_gmul(shape)), int(numpy.prod(shape, dtype=numpy.int64)),
+            _i64(gmul), int(numpy.prod(shape, dtype=numpy.int64)),
             (ctypes.c_void_p * max(len(allp), 1))(*allp), _i64(flat))
     return lambda: fn(*args)
 
