@@ -5,6 +5,7 @@ with broadcasting, scalars, views, `i` and raw arguments; their errors; the
 compiler's disk cache and a missing compiler.  GPU tests run only on the
 CUDA backend."""
 import os
+import shutil
 import subprocess
 import sys
 
@@ -381,6 +382,111 @@ def test_gpu_source_compiles_with_nvrtc(dt):
         assert len(code) > 0
 
 
+# The GPU path run on the host: the CUDA sources compiled by the C++ compiler
+# with stand-ins for CUDA's built-ins (one thread of one block walking every
+# element), "launched" by a stand-in driver on the CPU backend's memory.
+_PRELUDE = """#include <math.h>
+#include <stdint.h>
+#include <algorithm>
+using std::max;
+struct dg_u3 { unsigned x, y, z; };
+static dg_u3 blockIdx, blockDim = {1, 1, 1}, gridDim = {1, 1, 1}, threadIdx;
+#define __global__
+#define __device__
+#define __forceinline__
+#define __shared__ static
+#define __launch_bounds__(x)
+static inline void __syncthreads(void) {}
+"""
+
+
+class _HostDriver:
+    def __init__(self, tmp_path):
+        self.tmp, self.libs, self.launches = tmp_path, {}, 0
+
+    def function(self, src, name, gpu):
+        if src not in self.libs:
+            k = len(self.libs)
+            cpp, so = self.tmp / f"k{k}.cpp", self.tmp / f"k{k}.so"
+            import dgarray._ukernel_cuda as cu
+            cpp.write_text(_PRELUDE + src.replace(cu.HEADER, ""))  # the host has <stdint.h>
+            r = subprocess.run([CXX, "-std=c++17", "-O1", "-shared", "-fPIC", str(cpp), "-o",
+                                str(so)], capture_output=True, text=True)
+            assert r.returncode == 0, r.stderr + src
+            import ctypes
+            self.libs[src] = ctypes.CDLL(str(so))
+        return getattr(self.libs[src], name)
+
+    def launch(self, f, gpu, grid, block, params, shared_mem=0):
+        self.launches += 1
+        f(*params)
+
+    def synchronize(self, gpus):
+        pass
+
+
+CXX = shutil.which("g++") or shutil.which("c++")
+
+
+@pytest.fixture
+def host_gpu(monkeypatch, tmp_path):
+    """The GPU path of dgarray/_user_kernels.py with _HostDriver."""
+    if not CPU or CXX is None:
+        pytest.skip("runs the GPU path on the CPU backend's memory with a C++ compiler")
+    import dgarray._ukernel_cuda as cu
+    import dgarray._user_kernels as uk
+
+    class Core:
+        def __getattr__(self, name):
+            return getattr(dg._core, name)
+
+        def backend(self):
+            return "cuda"
+    drv = _HostDriver(tmp_path)
+    monkeypatch.setattr(uk, "_core", Core())
+    monkeypatch.setattr(cu, "driver", lambda: drv)
+    monkeypatch.setattr(cu, "gpu_of", lambda dev: dev)
+    return drv
+
+
+def test_gpu_path_on_the_host(ndev, host_gpu):
+    sq = dg.ElementwiseKernel(**GENERIC)
+    gi = dg.ElementwiseKernel("T x, raw T r, float32 c", "int64 j, T y",
+                              "j = i; y = x * c + r[_ind.size() - i - 1]", "gi")
+    l2 = dg.ReductionKernel("T x, T c", "T y", "x * x * c", "a + b", "y = sqrt(a)", "0", "l2")
+    mx = dg.ReductionKernel("T x", "T y", "x", "max(a, b)", "y = a", None, "mx")
+    h = np.arange(60.0).reshape(12, 5) - 17
+    row = np.arange(5.0)
+    for m in layouts(h.shape, ndev):
+        x = dist(h, m)
+        np.testing.assert_array_equal(sq(x, dg.asarray(row)).get(), (h - row) ** 2)
+        np.testing.assert_array_equal(sq(x[1::3, ::2], 1.0).get(), (h[1::3, ::2] - 1) ** 2)
+        j, y = gi(x, x, 2.5)
+        np.testing.assert_array_equal(j.get(), np.arange(60).reshape(12, 5))
+        np.testing.assert_array_equal(y.get(), h * 2.5 + h.ravel()[::-1].reshape(12, 5))
+        for axis in (None, 0, 1):
+            np.testing.assert_allclose(l2(x, 2.0, axis=axis).get(),
+                                       np.sqrt((h * h * 2).sum(axis=axis)), rtol=1e-13)
+            np.testing.assert_array_equal(mx(x, axis=axis, keepdims=True).get(),
+                                          h.max(axis=axis, keepdims=True))
+    with pytest.raises(ValueError, match="no identity"):
+        mx(dg.zeros((0, 3)), axis=0)
+    np.testing.assert_array_equal(l2(dg.zeros((0, 3)), 1.0, axis=0).get(), np.zeros(3))
+    add = dg.RawKernel("""
+extern "C" __global__ void my_add(const double *x, double *y, long long n, const long long *box)
+{
+    long long rows = (box[1] - box[0] + box[2] - 1) / box[2];
+    long long cols = (box[4] - box[3] + box[5] - 1) / box[5];
+    for (long long k = 0; k < rows * cols; k++)
+        y[k] += x[k] * n;
+}""", "my_add")
+    for m in layouts(h.shape, ndev):
+        out = dist(np.ones((12, 5)), layouts(h.shape, ndev)[0])
+        add((1,), (1,), (dist(h, m)[:, :], out, 3))
+        np.testing.assert_array_equal(out.get(), h * 3 + 1)
+    assert host_gpu.launches > 0
+
+
 _GPU_CHILD = r'''
 import dgarray as dg, numpy as np
 sq = dg.ElementwiseKernel("float32 x, float32 y", "float32 z", "z = (x - y) * (x - y)", "sq")
@@ -413,20 +519,23 @@ x2 = dg.arange(25, dtype=np.float32)
 out = dg.zeros(25, dtype=np.float32)
 add((4,), (32,), (x1, x2, out, 25))
 assert np.array_equal(out.get(), np.arange(25, dtype=np.float32) * 2)
-try:
-    dg.ReductionKernel("T x", "T y", "x", "a + b", "y = a", "0", "s")(dg.arange(4.0))
-    raise SystemExit("ReductionKernel ran on GPUs")
-except NotImplementedError:
-    pass
+l2 = dg.ReductionKernel("T x", "T y", "x * x", "a + b", "y = sqrt(a)", "0", "l2norm")
+mx = dg.ReductionKernel("T x", "T y", "x", "max(a, b)", "y = a", None, "mx")
+big = np.random.default_rng(0).random((300, 2000))
+bx = dg.asarray(big)
+for axis in (None, 0, 1):
+    assert np.allclose(l2(bx, axis=axis).get(), np.sqrt((big * big).sum(axis=axis)),
+                       rtol=1e-12), axis
+    assert np.array_equal(mx(bx, axis=axis).get(), big.max(axis=axis)), axis
 print("ok")
 '''
 
 
 @gpu_only
 def test_gpu_user_kernels():
-    """ElementwiseKernel and RawKernel on GPUs against NumPy, in a child
-    process (a fault in a user's kernel must not end the test session);
-    ReductionKernel is not built there yet."""
+    """ElementwiseKernel, ReductionKernel and RawKernel on GPUs against
+    NumPy, in a child process (a fault in a user's kernel must not end the
+    test session)."""
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([os.path.dirname(os.path.dirname(dg.__file__))]
                                         + [p for p in env.get("PYTHONPATH", "").split(os.pathsep)

@@ -198,3 +198,104 @@ def driver():
 def gpu_of(dev):
     """The GPU number of dgarray device dev."""
     return device_gpus()[dev]
+
+
+# ---- reductions ----------------------------------------------------------------------
+
+BLOCK_REDUCE = 256  # threads of a reduction's block (a power of 2)
+
+
+def reduce_struct(ndim, nmem, nscalar):
+    """The ctypes twin of reduction_source's dg_ur_args."""
+    nd = _dims(ndim)
+    i64 = ctypes.c_int64
+
+    class Args(ctypes.Structure):
+        _fields_ = [("kshape", i64 * nd), ("rshape", i64 * nd), ("gstart", i64 * nd),
+                    ("gstep", i64 * nd), ("gmul", i64 * nd),
+                    ("ptr", ctypes.c_void_p * _dims(nmem)), ("strides", (i64 * nd) * _dims(nmem)),
+                    ("sc", i64 * (2 * _dims(nscalar))), ("pacc", ctypes.c_void_p),
+                    ("pseen", ctypes.c_void_p), ("nkept", i64), ("nred", i64), ("groups", i64)]
+    return Args
+
+
+def final_struct(nout):
+    """The ctypes twin of reduction_source's dg_uf_args."""
+    i64 = ctypes.c_int64
+
+    class Args(ctypes.Structure):
+        _fields_ = [("acc", ctypes.c_void_p), ("seen", ctypes.c_void_p), ("rows", i64),
+                    ("n", i64), ("out", ctypes.c_void_p * _dims(nout)),
+                    ("osize", i64 * _dims(nout)), ("fseen", ctypes.c_void_p)]
+    return Args
+
+
+def reduction_source(head, ndim, nmem, nscalar, setup, body, reduce_expr, post_defs, post_map,
+                     post_undefs, identity):
+    """Two kernels.  dg_ureduce_map: block (g, kept element) of a chunk maps
+    and reduces the chunk's reduced elements r with r % groups == g (its
+    threads striding over them, then a tree in shared memory) into
+    pacc/pseen[g * nkept + kept].  dg_ureduce_final: thread per output
+    element combines `rows` partial rows (acc, seen: rows x n) with
+    reduce_expr, then runs post_map into the outputs; fseen says whether
+    any value was seen."""
+    nd = _dims(ndim)
+    nm = _dims(nmem)
+    return (HEADER + head
+            + f"struct dg_ur_args {{\n    long long kshape[{nd}], rshape[{nd}], gstart[{nd}], "
+            f"gstep[{nd}], gmul[{nd}];\n    char *ptr[{nm}];\n    long long strides[{nm}][{nd}];\n"
+            f"    long long sc[{2 * _dims(nscalar)}];\n    char *pacc;\n    unsigned char *pseen;\n"
+            "    long long nkept, nred, groups;\n};\n"
+            "struct dg_uf_args {\n    const char *acc;\n    const unsigned char *seen;\n"
+            f"    long long rows, n;\n    char *out[{nm}];\n    long long osize[{nm}];\n"
+            "    unsigned char *fseen;\n};\n"
+            "__device__ __forceinline__ _type_reduce dg_ureduce(_type_reduce a, _type_reduce b)\n"
+            f"{{\n    return ({reduce_expr});\n}}\n"
+            f"extern \"C\" __global__ void __launch_bounds__({BLOCK_REDUCE}) "
+            "dg_ureduce_map(const dg_ur_args A)\n{\n"
+            f"    __shared__ _type_reduce _sa[{BLOCK_REDUCE}];\n"
+            f"    __shared__ unsigned char _ss[{BLOCK_REDUCE}];\n"
+            f"    const char *const _xp[{_dims(nscalar)}] = {{"
+            + (", ".join(f"(const char *)&A.sc[{2 * k}]" for k in range(nscalar)) or "0") + "};\n"
+            + setup + "\n"
+            "    for (long long _blk = blockIdx.x; _blk < A.nkept * A.groups; _blk += gridDim.x) {\n"
+            "        long long _kk = _blk % A.nkept, _g = _blk / A.nkept;\n"
+            "        _type_reduce _acc = _type_reduce();\n        unsigned char _seen = 0;\n"
+            "        for (long long _rr = _g * blockDim.x + threadIdx.x; _rr < A.nred;\n"
+            "             _rr += A.groups * blockDim.x) {\n"
+            f"            char *p[{nm}];\n            long long _a = _kk, _b = _rr, i = 0;\n"
+            f"            for (int _k = 0; _k < {nmem}; _k++) p[_k] = A.ptr[_k];\n"
+            f"            for (int _ax = {ndim} - 1; _ax >= 0; _ax--) {{\n"
+            "                long long _c = _a % A.kshape[_ax] + _b % A.rshape[_ax];\n"
+            "                _a /= A.kshape[_ax];\n                _b /= A.rshape[_ax];\n"
+            "                i += (A.gstart[_ax] + _c * A.gstep[_ax]) * A.gmul[_ax];\n"
+            f"                for (int _k = 0; _k < {nmem}; _k++) p[_k] += _c * A.strides[_k][_ax];\n"
+            "            }\n            {\n" + body + "\n"
+            "                _acc = _seen ? dg_ureduce(_acc, _m) : _m;\n                _seen = 1;\n"
+            "            }\n        }\n"
+            "        _sa[threadIdx.x] = _acc;\n        _ss[threadIdx.x] = _seen;\n"
+            "        __syncthreads();\n"
+            "        for (int _s = blockDim.x / 2; _s > 0; _s /= 2) {\n"
+            "            if (threadIdx.x < _s && _ss[threadIdx.x + _s]) {\n"
+            "                _sa[threadIdx.x] = _ss[threadIdx.x] ? dg_ureduce(_sa[threadIdx.x], "
+            "_sa[threadIdx.x + _s]) : _sa[threadIdx.x + _s];\n"
+            "                _ss[threadIdx.x] = 1;\n            }\n            __syncthreads();\n"
+            "        }\n"
+            "        if (threadIdx.x == 0) {\n"
+            "            ((_type_reduce *)A.pacc)[_g * A.nkept + _kk] = _sa[0];\n"
+            "            A.pseen[_g * A.nkept + _kk] = _ss[0];\n        }\n"
+            "        __syncthreads();\n    }\n}\n"
+            "extern \"C\" __global__ void dg_ureduce_final(const dg_uf_args F)\n{\n"
+            "    for (long long _e = blockIdx.x * (long long)blockDim.x + threadIdx.x; _e < F.n;\n"
+            "         _e += (long long)blockDim.x * gridDim.x) {\n"
+            "        _type_reduce a = _type_reduce();\n        unsigned char _seen = 0;\n"
+            "        for (long long _r = 0; _r < F.rows; _r++) {\n"
+            "            if (!F.seen[_r * F.n + _e]) continue;\n"
+            "            _type_reduce _v = ((const _type_reduce *)F.acc)[_r * F.n + _e];\n"
+            "            a = _seen ? dg_ureduce(a, _v) : _v;\n            _seen = 1;\n        }\n"
+            + ("        if (!_seen) { a = (_type_reduce)(%s); _seen = 1; }\n" % identity
+               if identity is not None else "")
+            + "        F.fseen[_e] = _seen;\n"
+            "        if (!_seen) continue;\n"
+            f"{post_defs}\n{post_map};\n{post_undefs}\n"
+            "    }\n}\n")

@@ -21,9 +21,9 @@ What a call does, as a ufunc call does it:
 - Arrays with partial values (mode SUM, PROD, MAX, MIN) are reduced to
   REPLICA first.
 
-On GPUs (_ukernel_cuda.py) ElementwiseKernel and RawKernel are compiled by
-NVRTC and launched once per chunk on the chunk's GPU; ReductionKernel is
-not yet built there (NotImplementedError).
+On GPUs (_ukernel_cuda.py) the kernels are CUDA C++ compiled by NVRTC and
+launched once per chunk on the chunk's GPU; a reduction's partial rows are
+copied to the first chunk's device and combined there by one more kernel.
 """
 import ctypes
 import os
@@ -91,13 +91,6 @@ _SIG = ("int ndim, const int64_t *shape, const int64_t *gstart, const int64_t *g
 _I64P = ctypes.POINTER(ctypes.c_int64)
 _ARGTYPES = [ctypes.c_int, _I64P, _I64P, _I64P, _I64P, ctypes.c_int64,
              ctypes.POINTER(ctypes.c_void_p), _I64P]
-
-
-def _cpu_only(what):
-    if _core.backend() != "cpu":
-        raise NotImplementedError(
-            f"{what} runs on the CPU backend only so far: on GPUs it is not yet built (issue "
-            f"[fusion], item 3); ElementwiseKernel and RawKernel run there")
 
 
 def _operation_text(op):
@@ -544,28 +537,38 @@ class ReductionKernel:
             return types[rt]
         return numpy.dtype(rt)
 
-    def _source(self, types, in_dt, rdt, memory):
-        rt = _params.c_type(rdt)
+    def _map_decls(self, in_dt, memory, ctype):
+        """(setup lines, body lines ending in _m, the mapped value; memory
+        inputs p[k]; scalars _xp[j]; memory values, scalars)."""
         slots = {p.name: k for k, p in enumerate(q for q in self.in_params if q.name in memory)}
-        nmem = len(slots)
-        body, setup, extra = [], [], nmem + 2
+        body, setup, nsc = [], [], 0
         for p in self.in_params:
-            t = p.ctype if p.placeholder else _params.c_type(p.dtype)
-            src = _params.c_type(in_dt[p.name])
+            t = p.ctype if p.placeholder else ctype(p.dtype)
+            src = ctype(in_dt[p.name])
             if p.name in slots:
                 body.append(f"const {t} {p.name} = ({t})*(const {src} *)p[{slots[p.name]}];")
             else:
-                setup.append(f"    const {t} {p.name} = ({t})*(const {src} *)ptrs[{extra}];")
-                extra += 1
-        body.append(f"_type_reduce _m = (_type_reduce)({_operation_text(self.map_expr)});")
+                setup.append(f"    const {t} {p.name} = ({t})*(const {src} *)_xp[{nsc}];")
+                nsc += 1
+        body.append(f"_type_reduce _m = (_type_reduce)({self.map_expr});")
+        return "\n".join(setup), "\n".join(body), len(slots), nsc
+
+    def _post_defs(self, ctype):
+        defs = "\n".join(
+            f"#define {p.name} (*({p.ctype if p.placeholder else ctype(p.dtype)} *)"
+            f"(_outs[{k}] + _e * _osize[{k}]))" for k, p in enumerate(self.out_params))
+        return defs, "\n".join(f"#undef {p.name}" for p in self.out_params)
+
+    def _source(self, types, in_dt, rdt, memory):
+        rt = _params.c_type(rdt)
+        setup, decl, nmem, _ = self._map_decls(in_dt, memory, _params.c_type)
+        setup = f"    char *const *_xp = ptrs + {nmem + 2};\n" + setup
+        body = [_operation_text(decl)]
         body.append(f"_type_reduce *_acc = (_type_reduce *)p[{nmem}];")
         body.append(f"if (*p[{nmem + 1}]) *_acc = dg_ureduce(*_acc, _m); "
                     f"else {{ *_acc = _m; *p[{nmem + 1}] = 1; }}")
-        loop = _LOOP % {"narr": nmem + 2, "setup": "\n".join(setup), "body": "\n".join(body)}
-        post_defs = "\n".join(
-            f"#define {p.name} (*({p.ctype if p.placeholder else _params.c_type(p.dtype)} *)"
-            f"(outs[{k}] + _e * osize[{k}]))" for k, p in enumerate(self.out_params))
-        post_undefs = "\n".join(f"#undef {p.name}" for p in self.out_params)
+        loop = _LOOP % {"narr": nmem + 2, "setup": setup, "body": "\n".join(body)}
+        post_defs, post_undefs = self._post_defs(_params.c_type)
         init = ("for (int64_t _e = 0; _e < n; _e++) { acc[_e] = (_type_reduce)(%s); "
                 "seen[_e] = 1; }" % self.identity) if self.identity is not None else "(void)acc;"
         return (_HEADER + _typedefs(types) + f"typedef {rt} _type_reduce;\n" + self.preamble
@@ -580,8 +583,8 @@ class ReductionKernel:
                 "        if (!sseen[_e]) continue;\n"
                 "        acc[_e] = seen[_e] ? dg_ureduce(acc[_e], src[_e]) : src[_e];\n"
                 "        seen[_e] = 1;\n    }\n}\n"
-                "void dg_ureduce_post(int64_t n, const _type_reduce *accs, char *const *outs, "
-                "const int64_t *osize)\n{\n"
+                "void dg_ureduce_post(int64_t n, const _type_reduce *accs, char *const *_outs, "
+                "const int64_t *_osize)\n{\n"
                 "    for (int64_t _e = 0; _e < n; _e++) {\n"
                 "        _type_reduce a = accs[_e];\n"
                 f"{post_defs}\n{_operation_text(self.post_map_expr)};\n{post_undefs}\n"
@@ -599,11 +602,106 @@ class ReductionKernel:
             self._libs[key] = lib
         return lib
 
+    def _cuda_source(self, types, in_dt, rdt, memory, ndim):
+        """(CUDA source, memory values, scalars) of the call on GPUs."""
+        setup, decl, nmem, nsc = self._map_decls(in_dt, memory, _cuda.cu_type)
+        head = "".join(f"typedef {_cuda.cu_type(dt)} {n};\n" for n, dt in types.items())
+        head += f"typedef {_cuda.cu_type(rdt)} _type_reduce;\n" + self.preamble + "\n"
+        defs, undefs = self._post_defs(_cuda.cu_type)
+        defs = ("char *const *_outs = F.out;\nconst long long *_osize = F.osize;\n" + defs)
+        return (_cuda.reduction_source(head, ndim, nmem, nsc, setup, decl, self.reduce_expr, defs,
+                                       self.post_map_expr, undefs, self.identity), nmem, nsc)
+
+    def _gpu_reduce(self, types, in_dt, rdt, out_dt, arrays, scalars, elem, shape, axes, kshape):
+        """The outputs (kshape, on the first chunk's device) of the call on
+        GPUs: each chunk of a disjoint cover reduced on its GPU into partial
+        rows, the rows copied to one device and combined there, then
+        post-mapped."""
+        src, nmem, nsc = self._cuda_source(types, in_dt, rdt, set(arrays), len(shape))
+        drv = _cuda.driver()
+        Args = _cuda.reduce_struct(len(shape), nmem, nsc)
+        keep = []
+        scs = [_scalar_value(scalars[p.name], in_dt[p.name], keep)
+               for p in self.in_params if p.name in scalars]
+        first = elem[0] if elem[0].shape == shape else broadcast_to(elem[0], shape)
+        layout = _core._chunk_layout(first)
+        cover = [(layout[ci][0], box) for ci, box in _core._chunk_cover(first)
+                 if 0 not in shape and all(_box_len(r) for r in box)]
+        dev0 = cover[0][0] if cover else layout[0][0]
+        nout = int(numpy.prod(kshape, dtype=numpy.int64))
+        bs = _cuda.BLOCK_REDUCE
+        plans, rows = [], 0
+        for dev, box in cover:
+            nkept = int(numpy.prod([1 if ax in axes else _box_len(r)
+                                    for ax, r in enumerate(box)], dtype=numpy.int64))
+            nred = _box_size(box) // max(nkept, 1)
+            groups = max(1, min(1024, nred // (8 * bs), 65536 // max(nkept, 1)))
+            plans.append((dev, box, nkept, nred, groups, rows))
+            rows += groups
+        whole = {dev0: (slice(None),) * (len(kshape) + 1)}
+        pall = empty((max(rows, 1),) + kshape, dtype=rdt, index_map=whole)
+        sall = empty((max(rows, 1),) + kshape, dtype=numpy.uint8, index_map=whole)
+        sall[...] = 0
+        gpus, parts = [], []
+        for dev, box, nkept, nred, groups, row in plans:
+            pshape = tuple(1 if ax in axes else _box_len(r) for ax, r in enumerate(box))
+            one = {dev: (slice(None),) * (len(pshape) + 1)}
+            pacc = empty((groups,) + pshape, dtype=rdt, index_map=one)
+            pseen = empty((groups,) + pshape, dtype=numpy.uint8, index_map=one)
+            ptrs, strs = _inputs_under(elem, shape, box, dev, keep)
+            a = Args()
+            for ax, m in enumerate(_gmul(shape)):
+                n = _box_len(box[ax])
+                a.kshape[ax], a.rshape[ax] = (1, n) if ax in axes else (n, 1)
+                a.gstart[ax], a.gstep[ax], a.gmul[ax] = box[ax][0], box[ax][2], m
+            for k, (ad, st) in enumerate(zip(ptrs, strs)):
+                a.ptr[k] = ad
+                for ax, v in enumerate(st):
+                    a.strides[k][ax] = v
+            for k, addr in enumerate(scs):
+                ctypes.memmove(ctypes.addressof(a.sc) + 16 * k, addr, 16)
+            a.pacc = _core._chunk_lend(pacc, True)[0][2]
+            a.pseen = _core._chunk_lend(pseen, True)[0][2]
+            a.nkept, a.nred, a.groups = nkept, nred, groups
+            keep.append(a)
+            parts.append((pacc, pseen))
+            gpu = _cuda.gpu_of(dev)
+            drv.launch(drv.function(src, "dg_ureduce_map", gpu), gpu,
+                       (min(nkept * groups, 1 << 20),), (bs,), [a])
+            gpus.append(gpu)
+        drv.synchronize(gpus)
+        for (dev, box, nkept, nred, groups, row), (pacc, pseen) in zip(plans, parts):
+            region = (slice(row, row + groups),) + tuple(
+                slice(0, 1) if ax in axes else slice(*r) for ax, r in enumerate(box))
+            pall[region] = pacc
+            sall[region] = pseen
+        outs = [empty(kshape, dtype=out_dt[p.name], index_map={dev0: (slice(None),) * len(kshape)})
+                for p in self.out_params]
+        fseen = empty(kshape, dtype=numpy.uint8, index_map={dev0: (slice(None),) * len(kshape)})
+        if nout:
+            F = _cuda.final_struct(len(outs))()
+            F.acc = _core._chunk_lend(pall, False)[0][2]
+            F.seen = _core._chunk_lend(sall, False)[0][2]
+            F.rows, F.n = rows, nout
+            for k, o in enumerate(outs):
+                F.out[k] = _core._chunk_lend(o, True)[0][2]
+                F.osize[k] = o.itemsize
+            F.fseen = _core._chunk_lend(fseen, True)[0][2]
+            gpu = _cuda.gpu_of(dev0)
+            drv.launch(drv.function(src, "dg_ureduce_final", gpu), gpu,
+                       (min(-(-nout // 256), 1 << 20),), (256,), [F])
+            drv.synchronize([gpu])
+            if not fseen.get().all():
+                raise ValueError(f"zero-size array to reduction operation {self.name} which has "
+                                 f"no identity")
+        return outs
+
     def __call__(self, *args, out=None, axis=None, keepdims=False, stream=None):
         if len(args) not in (self.nin, self.nin + self.nout):
             raise TypeError(f"Wrong number of arguments for {self.name!r}: {self.nin} or "
                             f"{self.nin + self.nout} expected, {len(args)} given")
-        _cpu_only("ReductionKernel")
+        gpu = _core.backend() != "cpu"
+        ctype = _cuda.cu_type if gpu else _params.c_type
         outs = list(args[self.nin:])
         if out is not None:
             if outs:
@@ -638,7 +736,7 @@ class ReductionKernel:
                                 f"writes {out_dt[p.name]}")
         rdt = self._reduce_dtype(types)
         for dt in list(types.values()) + list(in_dt.values()) + [rdt]:
-            _params.c_type(dt)
+            ctype(dt)
         elem = [arrays[p.name] for p in self.in_params if p.name in arrays]
         shape = tuple(numpy.broadcast_shapes(*[a.shape for a in elem]))
         axes = normalize_axes(axis, len(shape))
@@ -648,6 +746,14 @@ class ReductionKernel:
             if o.shape != rshape:
                 raise ValueError(f"output {p.name!r} has shape {o.shape}; the reduction's is "
                                  f"{rshape}")
+        if gpu:
+            res = self._gpu_reduce(types, in_dt, rdt, out_dt, arrays, scalars, elem, shape, axes,
+                                   kshape)
+            res = [r.reshape(rshape) for r in res]
+            for k, o in enumerate(outs):
+                o[...] = res[k]
+                res[k] = o
+            return res[0] if self.nout == 1 else tuple(res)
         lib = self._lib(types, in_dt, rdt, set(arrays))
         acc = numpy.empty(kshape, dtype=rdt)
         seen = numpy.zeros(kshape, dtype=numpy.uint8)
