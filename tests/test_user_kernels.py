@@ -143,6 +143,21 @@ def test_math_preamble_and_multiple_outputs(ndev):
 
 
 @cpu_only
+def test_queued_work_sees_the_values_before_the_kernel(ndev):
+    """A read of the output recorded (fused, queued) before the kernel
+    overwrites it sees the old values; one after it sees the new ones."""
+    k = dg.ElementwiseKernel("T x", "T y", "y = x * 3", "triple")
+    h = np.arange(40.0).reshape(8, 5)
+    for m in layouts(h.shape, ndev)[:4]:
+        out = dist(h + 1, m)
+        before = out * 2 + 1
+        k(dist(h, m), out)
+        after = out + 1
+        np.testing.assert_array_equal(before.get(), (h + 1) * 2 + 1)
+        np.testing.assert_array_equal(after.get(), h * 3 + 1)
+
+
+@cpu_only
 def test_empty_and_zero_size():
     k = dg.ElementwiseKernel(**GENERIC)
     r = k(dg.zeros((0, 3)), dg.zeros(3))

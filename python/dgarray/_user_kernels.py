@@ -93,6 +93,14 @@ _ARGTYPES = [ctypes.c_int, _I64P, _I64P, _I64P, _I64P, ctypes.c_int64,
              ctypes.POINTER(ctypes.c_void_p), _I64P]
 
 
+def _quiesce():
+    """Runs the pending fused chain and waits for all queued work: a user's
+    kernel writes memory directly, so nothing queued may still read (or
+    write) what it is about to write."""
+    _core._fusion_flush()
+    _core._sync_all()
+
+
 def _operation_text(op):
     """CuPy's CUDA-only index object in the C the host compiles."""
     return op.replace("_ind.size()", "_ind_size")
@@ -466,6 +474,7 @@ class ElementwiseKernel:
         the outputs' parts that had to be copied are copied back."""
         if 0 in shape:
             return
+        _quiesce()
         writeback = []
         for dev, box, addr, strides in _core._chunk_lend(outs[0], True):
             if any(_box_len(r) == 0 for r in box):
@@ -746,6 +755,7 @@ class ReductionKernel:
             if o.shape != rshape:
                 raise ValueError(f"output {p.name!r} has shape {o.shape}; the reduction's is "
                                  f"{rshape}")
+        _quiesce()
         if gpu:
             res = self._gpu_reduce(types, in_dt, rdt, out_dt, arrays, scalars, elem, shape, axes,
                                    kshape)
@@ -896,6 +906,7 @@ class RawKernel:
         fn = None if gpu else self._function()
         drv = _cuda.driver() if gpu else None
         calls, after, keep, gpus = [], [], [], []
+        _quiesce()
         for dev, box, addr, strides in _core._chunk_lend(first, not _core._readonly(first)):
             if any(_box_len(r) == 0 for r in box):
                 continue
