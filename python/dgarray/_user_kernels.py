@@ -574,8 +574,11 @@ class ReductionKernel:
         setup = f"    char *const *_xp = ptrs + {nmem + 2};\n" + setup
         body = [_operation_text(decl)]
         body.append(f"_type_reduce *_acc = (_type_reduce *)p[{nmem}];")
-        body.append(f"if (*p[{nmem + 1}]) *_acc = dg_ureduce(*_acc, _m); "
-                    f"else {{ *_acc = _m; *p[{nmem + 1}] = 1; }}")
+        if self.identity is not None:  # partials start at the identity: no flag to test
+            body.append("*_acc = dg_ureduce(*_acc, _m);")
+        else:
+            body.append(f"if (*p[{nmem + 1}]) *_acc = dg_ureduce(*_acc, _m); "
+                        f"else {{ *_acc = _m; *p[{nmem + 1}] = 1; }}")
         loop = _LOOP % {"narr": nmem + 2, "setup": setup, "body": "\n".join(body)}
         post_defs, post_undefs = self._post_defs(_params.c_type)
         init = ("for (int64_t _e = 0; _e < n; _e++) { acc[_e] = (_type_reduce)(%s); "
@@ -786,6 +789,8 @@ class ReductionKernel:
                 pshape = [1 if ax in axes else _box_len(r) for ax, r in enumerate(box)]
                 pacc = numpy.empty(pshape, dtype=rdt)
                 pseen = numpy.zeros(pshape, dtype=numpy.uint8)
+                lib.dg_ureduce_init(ctypes.c_int64(pacc.size), ctypes.c_void_p(pacc.ctypes.data),
+                                    ctypes.c_void_p(pseen.ctypes.data))
                 ptrs += [pacc.ctypes.data, pseen.ctypes.data]
                 strs += [tuple(0 if ax in axes else s for ax, s in enumerate(pacc.strides)),
                          tuple(0 if ax in axes else s for ax, s in enumerate(pseen.strides))]
