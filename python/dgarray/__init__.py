@@ -28,6 +28,8 @@ from .distributed import process_count, process_index
 from ._display import show_layout
 from ._fallback import FallbackWarning
 from ._fusion import fuse
+from ._ccompile import CompilerNotFoundError
+from ._user_kernels import ElementwiseKernel, RawKernel, ReductionKernel
 # reductions
 from ._reductions import (all, amax, amin, any, argmax, argmin, cumprod, cumsum, max, mean,
                           min, nanmax, nanmean, nanmin, nanprod, nansum, prod, ptp, std, sum,

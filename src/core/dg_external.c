@@ -53,16 +53,25 @@ fail:
 dg_status dg_array_lend(dg_array *a, int readonly, char **ptr, int64_t *byte_strides,
                         dg_error *err)
 {
-    dg_chunk *c;
     if (a->mode != DG_MODE_REPLICA || a->nchunks < 1 ||
         dg_box_size(&a->chunks[0].box) != dg_shape_size(a->ndim, a->shape))
         return dg_error_set(err, DG_ERR_VALUE, -1,
                             "only a REPLICA array whose first chunk holds all of it can be "
                             "lent");
+    return dg_array_lend_chunk(a, 0, readonly, ptr, byte_strides, err);
+}
+
+dg_status dg_array_lend_chunk(dg_array *a, int i, int readonly, char **ptr,
+                              int64_t *byte_strides, dg_error *err)
+{
+    dg_chunk *c;
+    if (i < 0 || i >= a->nchunks)
+        return dg_error_set(err, DG_ERR_INDEX, -1, "chunk %d of an array of %d chunks", i,
+                            a->nchunks);
     if (!readonly)
         DG_CHECK(dg_array_unshare(a, err));
     DG_CHECK(dg_array_sync(a, err));
-    c = &a->chunks[0];
+    c = &a->chunks[i];
     dg_chunk_view(c, &c->box, ptr, byte_strides);
     return DG_OK;
 }

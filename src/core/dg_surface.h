@@ -71,4 +71,12 @@ dg_status dg_array_from_external(dg_backend_i *be, int dev, int dtype, int ndim,
 dg_status dg_array_lend(dg_array *a, int readonly, char **ptr, int64_t *byte_strides,
                         dg_error *err);
 
+/* The memory of a's chunk i (any mode), lent to code that runs on it where
+ * it lives (users' kernels, dgarray/_user_kernels.py): its first element and
+ * byte strides over the chunk's box.  a's pending writes are complete on
+ * return and, unless readonly, its memory is its own (copy on write done).
+ * The pointer lives as long as a's chunk i.  DG_ERR_INDEX for no chunk i. */
+dg_status dg_array_lend_chunk(dg_array *a, int i, int readonly, char **ptr,
+                              int64_t *byte_strides, dg_error *err);
+
 #endif /* DG_SURFACE_H */

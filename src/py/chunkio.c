@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "dg_chunkio.h"
+#include "dg_surface.h"
 #include "dgpy.h"
 
 /* ---- arguments ---------------------------------------------------------------- */
@@ -124,6 +125,61 @@ static PyObject *f_chunk_get(PyObject *mod, PyObject *args)
         Py_CLEAR(host);
     free(used);
     return host;
+}
+
+/* _chunk_lend(a, writable): [(device, box, address, byte_strides), ...] of
+ * every chunk of a, in a's chunk order, after a's pending writes (and, when
+ * writable, copy on write), for users' kernels run on each chunk where it
+ * lives.  The addresses live as long as a's chunks: the caller keeps a. */
+static PyObject *f_chunk_lend(PyObject *mod, PyObject *args)
+{
+    PyObject *arr, *res;
+    dg_array *a;
+    dg_plan_chunk *l = NULL;
+    dg_error err = DG_ERROR_INIT;
+    dg_status st = DG_OK;
+    int writable, i, ax;
+    (void)mod;
+    if (!PyArg_ParseTuple(args, "O!p", dgpy_st->array_type, &arr, &writable))
+        return NULL;
+    a = ((DgArrayObject *)arr)->arr;
+    if (dg_array_layout(a, &l, &err) != DG_OK)
+        return dgpy_raise(&err);
+    res = PyList_New(a->nchunks);
+    for (i = 0; res && i < a->nchunks; i++) {
+        char *ptr;
+        int64_t strides[DG_MAXDIM];
+        PyObject *box, *strs, *item = NULL;
+        Py_BEGIN_ALLOW_THREADS
+        st = dg_array_lend_chunk(a, i, !writable, &ptr, strides, &err);
+        Py_END_ALLOW_THREADS
+        if (st != DG_OK) {
+            Py_CLEAR(res);
+            dgpy_raise(&err);
+            break;
+        }
+        box = dgpy_box_to_py(&l[i].box);
+        strs = box ? PyTuple_New(a->ndim) : NULL;
+        for (ax = 0; strs && ax < a->ndim; ax++) {
+            PyObject *v = PyLong_FromLongLong(strides[ax]);
+            if (!v) {
+                Py_CLEAR(strs);
+                break;
+            }
+            PyTuple_SET_ITEM(strs, ax, v);
+        }
+        if (strs)
+            item = Py_BuildValue("(iNKN)", l[i].device, box,
+                                 (unsigned long long)(uintptr_t)ptr, strs);
+        else
+            Py_XDECREF(box);
+        if (!item)
+            Py_CLEAR(res);
+        else
+            PyList_SET_ITEM(res, i, item);
+    }
+    free(l);
+    return res;
 }
 
 static PyObject *f_chunk_put(PyObject *mod, PyObject *args)
@@ -697,6 +753,8 @@ PyMethodDef dgpy_chunkio_methods[] = {
      "_default_layout(shape, dtype) -> the layout of a new array"},
     {"_chunk_layout", f_chunk_layout, METH_O, "[(device, box), ...] of the chunks as they are"},
     {"_chunk_get", f_chunk_get, METH_VARARGS, "_chunk_get(a, i, box=None) -> ndarray"},
+    {"_chunk_lend", f_chunk_lend, METH_VARARGS,
+     "_chunk_lend(a, writable) -> [(device, box, address, byte_strides), ...]"},
     {"_chunk_put", f_chunk_put, METH_VARARGS, "_chunk_put(a, i, host, box=None)"},
     {"_chunk_cover", f_chunk_cover, METH_O, "[(chunk, box), ...]: disjoint, covering a"},
     {"_npy_write", f_npy_write, METH_VARARGS, "_npy_write(a, fd, offset)"},
