@@ -36,6 +36,22 @@ static int cuda_backend(dgpy_state *st, PyObject *mod)
     return 0;
 }
 
+/* Hands hostmem.c the CUDA module's page-locking function (its capsule
+ * host_pin) for the backend just made; without it (a module of another
+ * build) host blocks stay pageable. */
+static void cuda_host_pin(dgpy_state *st, PyObject *mod)
+{
+    PyObject *cap = PyObject_GetAttrString(mod, "host_pin");
+    dgpy_pin_fn fn = cap ? (dgpy_pin_fn)PyCapsule_GetPointer(cap, "dgarray._cuda.host_pin")
+                         : NULL;
+    Py_XDECREF(cap);
+    if (fn == NULL) {
+        PyErr_Clear();
+        return;
+    }
+    dgpy_hostmem_set_pin(fn, st->be);
+}
+
 /* The CUDA backend where dgarray._cuda loads and sees a GPU: 1 (st->be and
  * st->cuda_module set), 0 where it does not and `force` is 0 (no exception
  * set), -1 with an exception (that failure, when `force`). */
@@ -65,6 +81,7 @@ static int try_cuda(dgpy_state *st, int force)
         dgpy_dist_share_gpus((int)ngpu); /* [multihost] one share of the GPUs per process */
     if (ngpu > 0 && cuda_backend(st, mod) == 0) {
         st->cuda_module = mod;
+        cuda_host_pin(st, mod);
         return 1;
     }
     Py_DECREF(mod);
