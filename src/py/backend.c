@@ -36,6 +36,26 @@ static int cuda_backend(dgpy_state *st, PyObject *mod)
     return 0;
 }
 
+/* The CUDA backend made at set-up (never destroyed), for trim_at_exit. */
+static dg_backend_i *exit_be;
+
+/* At the very end of the interpreter's finalization (Py_AtExit: every
+ * Python object that is going to be freed has been, and no Python API may
+ * be called): the blocks the CUDA backend keeps for reuse and its reduction
+ * scratch go back to the pools and the pools to the devices (dg_be_trim of
+ * each device), so that compute-sanitizer's leak check at exit sees only
+ * memory still held by objects Python never freed.  Errors are ignored: the
+ * process is ending. */
+static void trim_at_exit(void)
+{
+    dg_error err = DG_ERROR_INIT;
+    int i;
+    if (exit_be == NULL)
+        return;
+    for (i = 0; i < exit_be->ndevices; i++)
+        (void)dg_be_trim(exit_be, i, &err);
+}
+
 /* Hands hostmem.c the CUDA module's page-locking function (its capsule
  * host_pin) for the backend just made; without it (a module of another
  * build) host blocks stay pageable. */
@@ -82,6 +102,8 @@ static int try_cuda(dgpy_state *st, int force)
     if (ngpu > 0 && cuda_backend(st, mod) == 0) {
         st->cuda_module = mod;
         cuda_host_pin(st, mod);
+        exit_be = st->be; /* a job wraps it later (dist.c); this stays local */
+        (void)Py_AtExit(trim_at_exit);
         return 1;
     }
     Py_DECREF(mod);
