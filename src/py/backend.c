@@ -56,6 +56,11 @@ static void trim_at_exit(void)
         (void)dg_be_trim(exit_be, i, &err);
 }
 
+void dgpy_backend_no_exit_trim(void)
+{
+    exit_be = NULL;
+}
+
 /* Hands hostmem.c the CUDA module's page-locking function (its capsule
  * host_pin) for the backend just made; without it (a module of another
  * build) host blocks stay pageable. */

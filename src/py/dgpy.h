@@ -259,6 +259,9 @@ static inline PyObject *dgpy_py(int id)
  * where dgarray._cuda sees a GPU, else the CPU backend): 0, or -1 with an
  * exception set. */
 int dgpy_backend_choose(dgpy_state *st);
+/* No trim of the CUDA backend at exit (a job's devices may be left in
+ * transfers that wait on other processes); dist.c calls it on joining. */
+void dgpy_backend_no_exit_trim(void);
 
 /* ---- create.c ---- */
 /* An int or a sequence of ints -> (ndim, shape); -1 with ValueError for
