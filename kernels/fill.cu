@@ -220,14 +220,20 @@ __device__ __forceinline__ void dg_rr_unit(const dg_fill_random *r, uint64_t u,
 
 /* The units wholly inside an aligned run, [w0, w1), take one 16-byte store
  * each; the partial units at its ends (or every unit of a run that is not
- * aligned) are stored element by element. */
-template <int DIST, int ISZ>
+ * aligned) are stored element by element.  UNIT: uniforms of [0, 1) (a 0,
+ * b 1), computed as -0.0 + 1 * u, which the compiler folds to u: the same
+ * bits as 0 + 1 * u for every u >= +0, without the two operations. */
+template <int DIST, int ISZ, bool UNIT = false>
 __global__ void __launch_bounds__(DG_CU_THREADS)
 dg_random_run_k(const __grid_constant__ dg_cu_rand_run a)
 {
     typedef dg_rr_geom<DIST, ISZ> G;
     dg_fill_random r = a.r; /* in registers; the distribution a constant */
     r.dist = DIST;
+    if (UNIT) {
+        r.a = -0.0;
+        r.b = 1.0;
+    }
     const uint64_t first = a.first, end = a.first + (uint64_t)a.n;
     const uint64_t u1 = (end + G::UE - 1) / G::UE;
     uint64_t w0 = (first + G::UE - 1) / G::UE, w1 = end / G::UE;
@@ -254,12 +260,16 @@ dg_random_run_k(const __grid_constant__ dg_cu_rand_run a)
 extern "C" cudaError_t dg_cu_random_run(const dg_cu_rand_run *a, int nsm, cudaStream_t s)
 {
     const int isz = dg_dtype_size(a->dtype), dist = a->r.dist;
+    const bool unit = a->r.a == 0.0 && a->r.b == 1.0; /* random(): see dg_random_run_k */
     const void *k = NULL;
     int64_t units, blocks;
     void *args[] = {(void *)a};
-    if (dist == DG_RAND_UNIFORM && (isz == 4 || isz == 8))
-        k = isz == 4 ? (const void *)dg_random_run_k<DG_RAND_UNIFORM, 4>
-                     : (const void *)dg_random_run_k<DG_RAND_UNIFORM, 8>;
+    if (dist == DG_RAND_UNIFORM && isz == 4)
+        k = unit ? (const void *)dg_random_run_k<DG_RAND_UNIFORM, 4, true>
+                 : (const void *)dg_random_run_k<DG_RAND_UNIFORM, 4>;
+    else if (dist == DG_RAND_UNIFORM && isz == 8)
+        k = unit ? (const void *)dg_random_run_k<DG_RAND_UNIFORM, 8, true>
+                 : (const void *)dg_random_run_k<DG_RAND_UNIFORM, 8>;
     else if (dist == DG_RAND_NORMAL && (isz == 4 || isz == 8))
         k = isz == 4 ? (const void *)dg_random_run_k<DG_RAND_NORMAL, 4>
                      : (const void *)dg_random_run_k<DG_RAND_NORMAL, 8>;
