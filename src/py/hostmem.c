@@ -40,7 +40,8 @@
 #define HM_CAP_MAX ((size_t)16 << 30)
 #define HM_HEAD ((size_t)64)         /* header bytes before the data (its alignment) */
 #define HM_MAGIC ((size_t)0x6467686dULL)
-/* header words: the mapping size, HM_MAGIC, 1 if page-locked */
+/* header words: the mapping size, HM_MAGIC, and 1 if page-locked (0 not
+ * tried yet, 2 refused) */
 #define HM_W_SIZE 0
 #define HM_W_MAGIC 1
 #define HM_W_PINNED 2
@@ -107,8 +108,8 @@ void *dgpy_hostmem_take(size_t n, int zero)
         size_t *h = (size_t *)p;
         if (zero)
             memset((char *)p + HM_HEAD, 0, n);
-        if (hm_pin != NULL && !h[HM_W_PINNED] && hm_pin(hm_pin_be, p, m, 1))
-            h[HM_W_PINNED] = 1;
+        if (hm_pin != NULL && h[HM_W_PINNED] == 0) /* tried once: 2 if refused */
+            h[HM_W_PINNED] = hm_pin(hm_pin_be, p, m, 1) ? 1 : 2;
     } else {
         p = mmap(NULL, m, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
         if (p == MAP_FAILED)
@@ -169,7 +170,7 @@ void dgpy_hostmem_give(void *q)
     }
     pthread_mutex_unlock(&hm_mu);
     for (i = 0; i < nd; i++) {
-        if (((size_t *)drop[i])[HM_W_PINNED] && hm_pin != NULL)
+        if (((size_t *)drop[i])[HM_W_PINNED] == 1 && hm_pin != NULL)
             (void)hm_pin(hm_pin_be, drop[i], dsz[i], 0);
         (void)munmap(drop[i], dsz[i]);
     }
