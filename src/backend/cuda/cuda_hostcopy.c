@@ -661,11 +661,20 @@ dg_status cu_hc_copy(cu_be *b, int dev, int stream, int ndim, const int64_t *sha
     if (j->chunk < 1)
         j->chunk = 1;
     j->nchunks = (j->n + j->chunk - 1) / j->chunk;
-    if (!j->small && j->host_dense && j->dev_dense &&
-        hc_pinned(j->host, (size_t)(j->n * isz))) {
-        rc = hc_direct(b, dev, j->s, dst, src, (size_t)(j->n * isz), h2d, err);
-        free(j);
-        return rc;
+    if (!j->small && j->host_dense && j->dev_dense) {
+        /* dev's context current first: the query must not start another */
+        int direct = 1;
+        rc = cu_set_device(b, dev, err);
+        if (rc == DG_OK) {
+            direct = hc_pinned(j->host, (size_t)(j->n * isz));
+            if (direct)
+                rc = hc_direct(b, dev, j->s, dst, src, (size_t)(j->n * isz), h2d, err);
+        }
+        if (direct) {
+            free(j);
+            return rc;
+        }
+        /* else pageable: through the staging buffers below */
     }
     atomic_init(&j->next, 0);
     atomic_init(&j->failed, 0);
