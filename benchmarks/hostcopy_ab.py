@@ -4,8 +4,10 @@ setting of the host copies, in alternating rounds, each in a fresh process
 of arrays read from the devices are kept for the next read of their size, so
 `a.get()` again reads into touched memory; 0: every read into fresh memory),
 DGARRAY_D2H_TOUCH (1: a device-to-host copy faults its fresh destination in
-beside the DMAs; 0, the default: inside the unpack) and DGARRAY_COPY_THREADS
-(threads sharing a copy; default one a core, at most 16).
+beside the DMAs; 0, the default: inside the unpack), DGARRAY_COPY_THREADS
+(threads sharing a copy; default one a core, at most 16) and DGARRAY_HOST_PIN
+(default 1: a kept block taken again is page-locked, and reads into it are one
+DMA; 0: kept blocks stay pageable and reads go through the staging buffers).
 
     python benchmarks/hostcopy_ab.py [--rounds 2] [--mib 1024]
 
@@ -17,9 +19,9 @@ import os
 import subprocess
 import sys
 
-# (DGARRAY_HOST_CACHE_BYTES or None for the default, touch, threads)
-SETTINGS = [(None, "1", "8"), (None, "1", "16"), ("0", "1", "8"), ("0", "0", "8"),
-            ("0", "1", "16"), ("0", "0", "16")]
+# (DGARRAY_HOST_CACHE_BYTES or None for the default, touch, threads, pin)
+SETTINGS = [(None, "0", "16", "1"), (None, "0", "16", "0"), (None, "1", "16", "0"),
+            ("0", "0", "16", "1"), ("0", "0", "8", "1"), ("0", "1", "16", "1")]
 
 
 def rows(mib):
@@ -45,15 +47,16 @@ def main():
         rows(args.mib)
         return
     for r in range(args.rounds):
-        for cache, touch, threads in SETTINGS:
-            env = dict(os.environ, DGARRAY_D2H_TOUCH=touch, DGARRAY_COPY_THREADS=threads)
+        for cache, touch, threads, pin in SETTINGS:
+            env = dict(os.environ, DGARRAY_D2H_TOUCH=touch, DGARRAY_COPY_THREADS=threads,
+                       DGARRAY_HOST_PIN=pin)
             if cache is not None:
                 env["DGARRAY_HOST_CACHE_BYTES"] = cache
             p = subprocess.run([sys.executable, __file__, "--child", "--mib", str(args.mib)],
                                env=env, capture_output=True, text=True, timeout=300)
             out = p.stdout.strip() or p.stderr.strip().splitlines()[-1:]
-            print(f"round {r} cache={cache or 'default'} touch={touch} threads={threads:>2}: "
-                  f"{out}", flush=True)
+            print(f"round {r} cache={cache or 'default'} touch={touch} threads={threads:>2} "
+                  f"pin={pin}: {out}", flush=True)
 
 
 if __name__ == "__main__":

@@ -199,38 +199,60 @@ __device__ __forceinline__ uint4 dg_rr_pack(const uint64_t (&v)[UE])
     return make_uint4(w[0], w[1], w[2], w[3]);
 }
 
+/* The bits of the UE elements of unit u (flat indices u * UE on). */
 template <int DIST, int ISZ>
+__device__ __forceinline__ void dg_rr_unit(const dg_fill_random *r, uint64_t u,
+                                           uint64_t (&v)[dg_rr_geom<DIST, ISZ>::UE])
+{
+    typedef dg_rr_geom<DIST, ISZ> G;
+    const uint64_t f0 = u * G::UE;
+#pragma unroll
+    for (int j = 0; j < G::UB; j++) {
+        const dg_u32x4 w = dg_rand_block(r, u * G::UB + (uint64_t)j, 0);
+        dg_rand_polar pr = {0.0, 0.0, 0.0};
+        if (DIST == DG_RAND_NORMAL)
+            pr = dg_rand_normal_pair(w);
+#pragma unroll
+        for (int k = 0; k < G::E; k++)
+            v[j * G::E + k] = dg_rand_bits(r, ISZ, f0 + (uint64_t)(j * G::E + k), w, pr);
+    }
+}
+
+/* The units wholly inside an aligned run, [w0, w1), take one 16-byte store
+ * each; the partial units at its ends (or every unit of a run that is not
+ * aligned) are stored element by element.  UNIT: uniforms of [0, 1) (a 0,
+ * b 1), computed as -0.0 + 1 * u, which the compiler folds to u: the same
+ * bits as 0 + 1 * u for every u >= +0, without the two operations. */
+template <int DIST, int ISZ, bool UNIT = false>
 __global__ void __launch_bounds__(DG_CU_THREADS)
 dg_random_run_k(const __grid_constant__ dg_cu_rand_run a)
 {
     typedef dg_rr_geom<DIST, ISZ> G;
     dg_fill_random r = a.r; /* in registers; the distribution a constant */
     r.dist = DIST;
+    if (UNIT) {
+        r.a = -0.0;
+        r.b = 1.0;
+    }
     const uint64_t first = a.first, end = a.first + (uint64_t)a.n;
-    const uint64_t u0 = first / G::UE;
-    const int64_t nunits = (int64_t)((end + G::UE - 1) / G::UE - u0);
-    const int64_t step = (int64_t)gridDim.x * DG_CU_THREADS;
-    for (int64_t t = (int64_t)blockIdx.x * DG_CU_THREADS + threadIdx.x; t < nunits; t += step) {
-        const uint64_t f0 = (u0 + (uint64_t)t) * G::UE;
-        uint64_t v[G::UE];
-#pragma unroll
-        for (int j = 0; j < G::UB; j++) {
-            const dg_u32x4 w = dg_rand_block(&r, (f0 >> G::SHIFT) + (uint64_t)j, 0);
-            dg_rand_polar pr = {0.0, 0.0, 0.0};
-            if (DIST == DG_RAND_NORMAL)
-                pr = dg_rand_normal_pair(w);
-#pragma unroll
-            for (int k = 0; k < G::E; k++)
-                v[j * G::E + k] = dg_rand_bits(&r, ISZ, f0 + (uint64_t)(j * G::E + k), w, pr);
-        }
+    const uint64_t u1 = (end + G::UE - 1) / G::UE;
+    uint64_t w0 = (first + G::UE - 1) / G::UE, w1 = end / G::UE;
+    const uint64_t step = (uint64_t)gridDim.x * DG_CU_THREADS;
+    if (!a.aligned)
+        w0 = w1 = 0;
+    for (uint64_t u = first / G::UE + (uint64_t)blockIdx.x * DG_CU_THREADS + threadIdx.x;
+         u < u1; u += step) {
+        const uint64_t f0 = u * G::UE;
         char *p = a.dst + (int64_t)(f0 - first) * ISZ;
-        if (a.aligned && f0 >= first && f0 + G::UE <= end) {
+        uint64_t v[G::UE];
+        dg_rr_unit<DIST, ISZ>(&r, u, v);
+        if (u >= w0 && u < w1) {
             *reinterpret_cast<uint4 *>(p) = dg_rr_pack<ISZ, G::UE>(v);
         } else {
 #pragma unroll
-            for (int e = 0; e < G::UE; e++)
-                if (f0 + (uint64_t)e >= first && f0 + (uint64_t)e < end)
-                    dg_rand_put(ISZ, v[e], p + e * ISZ);
+            for (int q = 0; q < G::UE; q++)
+                if (f0 + (uint64_t)q >= first && f0 + (uint64_t)q < end)
+                    dg_rand_put(ISZ, v[q], p + q * ISZ);
         }
     }
 }
@@ -238,12 +260,16 @@ dg_random_run_k(const __grid_constant__ dg_cu_rand_run a)
 extern "C" cudaError_t dg_cu_random_run(const dg_cu_rand_run *a, int nsm, cudaStream_t s)
 {
     const int isz = dg_dtype_size(a->dtype), dist = a->r.dist;
+    const bool unit = a->r.a == 0.0 && a->r.b == 1.0; /* random(): see dg_random_run_k */
     const void *k = NULL;
     int64_t units, blocks;
     void *args[] = {(void *)a};
-    if (dist == DG_RAND_UNIFORM && (isz == 4 || isz == 8))
-        k = isz == 4 ? (const void *)dg_random_run_k<DG_RAND_UNIFORM, 4>
-                     : (const void *)dg_random_run_k<DG_RAND_UNIFORM, 8>;
+    if (dist == DG_RAND_UNIFORM && isz == 4)
+        k = unit ? (const void *)dg_random_run_k<DG_RAND_UNIFORM, 4, true>
+                 : (const void *)dg_random_run_k<DG_RAND_UNIFORM, 4>;
+    else if (dist == DG_RAND_UNIFORM && isz == 8)
+        k = unit ? (const void *)dg_random_run_k<DG_RAND_UNIFORM, 8, true>
+                 : (const void *)dg_random_run_k<DG_RAND_UNIFORM, 8>;
     else if (dist == DG_RAND_NORMAL && (isz == 4 || isz == 8))
         k = isz == 4 ? (const void *)dg_random_run_k<DG_RAND_NORMAL, 4>
                      : (const void *)dg_random_run_k<DG_RAND_NORMAL, 8>;

@@ -293,6 +293,23 @@ template <class T> struct alignas(sizeof(T) * DG_ROWS_V) dg_rows_vec {
     T v[DG_ROWS_V];
 };
 
+/* A gather's vector of items stored marked as streaming (written once, not
+ * read again by the kernel: it should not push the rows out of L2 either),
+ * 16 bytes at a time where it is a multiple of 16 bytes. */
+template <class T>
+__device__ __forceinline__ void dg_rows_st(dg_rows_vec<T> *p, const dg_rows_vec<T> &v)
+{
+    if constexpr (sizeof(dg_rows_vec<T>) % 16 == 0) {
+        const uint4 *s = reinterpret_cast<const uint4 *>(&v);
+        uint4 *d = reinterpret_cast<uint4 *>(p);
+#pragma unroll
+        for (int i = 0; i < (int)(sizeof(dg_rows_vec<T>) / 16); i++)
+            __stcs(d + i, s[i]);
+    } else {
+        *p = v;
+    }
+}
+
 template <class T>
 __global__ void __launch_bounds__(DG_CU_THREADS) dg_rows1_k(const __grid_constant__ dg_cu_rows a)
 {
@@ -336,7 +353,8 @@ __global__ void __launch_bounds__(DG_CU_THREADS) dg_rows1_k(const __grid_constan
                 if (ok[q])
                     v.v[q] = dg_rows_ld<T>(a.src + k[q] * a.src_rstride);
             if (dvec && all) {
-                *reinterpret_cast<dg_rows_vec<T> *>(a.dst + j0 * (int64_t)sizeof(T)) = v;
+                dg_rows_st<T>(
+                    reinterpret_cast<dg_rows_vec<T> *>(a.dst + j0 * (int64_t)sizeof(T)), v);
             } else {
 #pragma unroll
                 for (int q = 0; q < DG_ROWS_V; q++)

@@ -5,6 +5,7 @@ indexing (masks, integer arrays, take, put, where, nonzero, argwhere,
 compress) gathers and scatters across devices; NumPy's errors; no leaks; the
 Jacobi stencil over views of one grid, and the bytes its halo exchange moves.
 """
+import re
 import sys
 
 import numpy as np
@@ -331,6 +332,24 @@ def test_integer_array_assignment(ndev, no_leak):
         a[dg.asarray(np.array([0, 4]))] = 1
     with pytest.raises(IndexError, match="index -5 is out of bounds"):
         a[dg.asarray(np.array([-5]))]
+
+
+@pytest.mark.parametrize("idx", [[3, 0, 6], [-1, -7, 2], [4, 7], [-8, 1], [2 ** 62, 0],
+                                 [-2 ** 63, 0], [2 ** 63 - 1]], ids=str)
+def test_take_checks_device_indices_as_numpy(idx, ndev, no_leak):
+    """Indices on the devices: in range, negative, past either end, the
+    int64 extremes (an unsigned reading of them must not pass the check)."""
+    x = sample((7,)).astype(np.float64)
+    i = np.array(idx, dtype=np.int64)
+    for name, m in layouts(i.shape, ndev):
+        di = dg.distributed_array(i, m)
+        try:
+            want = np.take(x, i)
+        except IndexError as e:
+            with pytest.raises(IndexError, match=re.escape(str(e))):
+                dg.take(dg.asarray(x), di)
+            continue
+        np.testing.assert_array_equal(dg.take(dg.asarray(x), di).get(), want, err_msg=name)
 
 
 def test_take_put_where_nonzero(ndev, no_leak):

@@ -179,11 +179,15 @@ def _bounds_error(i, ax, n):
     return IndexError(f"index {i} is out of bounds for axis {ax} with size {n}")
 
 
+_UINT64 = numpy.dtype(numpy.uint64)
+
+
 def wrap_indices(idx, n, ax, mode="raise"):
     """Integer indices into an axis of size n as int64 in [0, n): NumPy's
     IndexError for one out of bounds (mode 'raise'), or wrapped / clipped.
     Host arrays stay on the host, DistributedArrays on the devices (checking
-    them reads their minimum and maximum)."""
+    them reads their largest value read as unsigned, one pass, and only
+    where that is not below n their minimum and maximum)."""
     if isinstance(idx, _DA):
         if idx.dtype != numpy.int64:
             idx = idx.astype(numpy.int64)
@@ -196,6 +200,11 @@ def wrap_indices(idx, n, ax, mode="raise"):
                 raise IndexError("cannot do a non-empty take from an empty axes.")
             return numpy.minimum(numpy.maximum(idx, 0), n - 1)
         if idx.size:
+            # one pass where all are in [0, n): read as unsigned, negative
+            # indices lie above every n
+            top = _reductions.max(_core._view_dtype(_replica(idx), _UINT64, 0))
+            if int(top) < n:
+                return idx
             lo, hi = _reductions.min(idx), _reductions.max(idx)  # both enqueued,
             lo, hi = int(lo), int(hi)                            # then one wait
             if hi >= n:

@@ -36,6 +36,47 @@ static int cuda_backend(dgpy_state *st, PyObject *mod)
     return 0;
 }
 
+/* The CUDA backend made at set-up (never destroyed), for trim_at_exit. */
+static dg_backend_i *exit_be;
+
+/* At the very end of the interpreter's finalization (Py_AtExit: every
+ * Python object that is going to be freed has been, and no Python API may
+ * be called): the blocks the CUDA backend keeps for reuse and its reduction
+ * scratch go back to the pools and the pools to the devices (dg_be_trim of
+ * each device), so that compute-sanitizer's leak check at exit sees only
+ * memory still held by objects Python never freed.  Errors are ignored: the
+ * process is ending. */
+static void trim_at_exit(void)
+{
+    dg_error err = DG_ERROR_INIT;
+    int i;
+    if (exit_be == NULL)
+        return;
+    for (i = 0; i < exit_be->ndevices; i++)
+        (void)dg_be_trim(exit_be, i, &err);
+}
+
+void dgpy_backend_no_exit_trim(void)
+{
+    exit_be = NULL;
+}
+
+/* Hands hostmem.c the CUDA module's page-locking function (its capsule
+ * host_pin) for the backend just made; without it (a module of another
+ * build) host blocks stay pageable. */
+static void cuda_host_pin(dgpy_state *st, PyObject *mod)
+{
+    PyObject *cap = PyObject_GetAttrString(mod, "host_pin");
+    dgpy_pin_fn fn = cap ? (dgpy_pin_fn)PyCapsule_GetPointer(cap, "dgarray._cuda.host_pin")
+                         : NULL;
+    Py_XDECREF(cap);
+    if (fn == NULL) {
+        PyErr_Clear();
+        return;
+    }
+    dgpy_hostmem_set_pin(fn, st->be);
+}
+
 /* The CUDA backend where dgarray._cuda loads and sees a GPU: 1 (st->be and
  * st->cuda_module set), 0 where it does not and `force` is 0 (no exception
  * set), -1 with an exception (that failure, when `force`). */
@@ -65,6 +106,9 @@ static int try_cuda(dgpy_state *st, int force)
         dgpy_dist_share_gpus((int)ngpu); /* [multihost] one share of the GPUs per process */
     if (ngpu > 0 && cuda_backend(st, mod) == 0) {
         st->cuda_module = mod;
+        cuda_host_pin(st, mod);
+        exit_be = st->be; /* a job wraps it later (dist.c); this stays local */
+        (void)Py_AtExit(trim_at_exit);
         return 1;
     }
     Py_DECREF(mod);

@@ -193,6 +193,13 @@ void *dgpy_hostmem_take(size_t n, int zero);
 void *dgpy_hostmem_resize(void *q, size_t n);
 /* Gives back a block of dgpy_hostmem_take: kept for reuse, or unmapped. */
 void dgpy_hostmem_give(void *q);
+/* Page-locks (pin 1) or unlocks (pin 0) n bytes at p; 1 on success, 0 if
+ * refused (the CUDA backend's dg_cuda_host_pin). */
+typedef int (*dgpy_pin_fn)(dg_backend_i *be, void *p, size_t n, int pin);
+/* From now on kept blocks taken again are page-locked by fn (with be, which
+ * lives as long as the process), unless DGARRAY_HOST_PIN=0.  Called once,
+ * when the CUDA backend is made. */
+void dgpy_hostmem_set_pin(dgpy_pin_fn fn, dg_backend_i *be);
 /* Converts a scalar or 0-d array to one value of dtype dt, NumPy's way
  * (OverflowError for an out-of-range Python int). */
 int dgpy_scalar_bytes(PyObject *o, int dt, unsigned char out[16]);
@@ -252,6 +259,9 @@ static inline PyObject *dgpy_py(int id)
  * where dgarray._cuda sees a GPU, else the CPU backend): 0, or -1 with an
  * exception set. */
 int dgpy_backend_choose(dgpy_state *st);
+/* No trim of the CUDA backend at exit (a job's devices may be left in
+ * transfers that wait on other processes); dist.c calls it on joining. */
+void dgpy_backend_no_exit_trim(void);
 
 /* ---- create.c ---- */
 /* An int or a sequence of ints -> (ndim, shape); -1 with ValueError for

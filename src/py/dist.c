@@ -191,6 +191,7 @@ static PyObject *f_dist_join(PyObject *mod, PyObject *args)
         }
     }
     dgpy_st->be = job;
+    dgpy_backend_no_exit_trim();
     job_comm = comm;
     res = Py_NewRef(Py_None);
 done:

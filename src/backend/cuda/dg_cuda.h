@@ -17,4 +17,15 @@ dg_status dg_cuda_backend_create(int ndevices, dg_backend_i **out, dg_error *err
 
 typedef dg_status (*dg_backend_create_fn)(int ndevices, dg_backend_i **out, dg_error *err);
 
+/* Page-locks (pin 1: cudaHostRegister, portable) or unlocks (pin 0) the n
+ * bytes at p, host memory the caller owns, so that host copies to and from
+ * it run as one DMA (cuda_hostcopy.c); be is a CUDA backend of
+ * dg_cuda_backend_create that outlives every call (a registration is made
+ * in a context of its first device).  1 on success, 0 if the driver
+ * refused (nothing changed, no error left pending).  Handed to the binding
+ * as the PyCapsule "dgarray._cuda.host_pin" (src/py/hostmem.c). */
+int dg_cuda_host_pin(dg_backend_i *be, void *p, size_t n, int pin);
+
+typedef int (*dg_host_pin_fn)(dg_backend_i *be, void *p, size_t n, int pin);
+
 #endif /* DG_CUDA_H */

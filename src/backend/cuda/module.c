@@ -2,7 +2,8 @@
  *
  * The module only hands the backend to the core: `backend_create` is a
  * PyCapsule named "dgarray._cuda.backend_create" holding a pointer to
- * dg_cuda_backend_create (a dg_backend_create_fn, see dg_cuda.h), and
+ * dg_cuda_backend_create (a dg_backend_create_fn, see dg_cuda.h), `host_pin`
+ * a PyCapsule "dgarray._cuda.host_pin" holding dg_cuda_host_pin, and
  * `device_count()` says how many GPUs the driver shows.  Importing it makes no
  * CUDA call, so that it imports on a machine without a GPU or a driver; the
  * core keeps cudart, cuBLAS and NCCL out of `import dgarray` by importing this
@@ -19,6 +20,7 @@
 #include "dg_cuda.h"
 
 #define DG_CUDA_CAPSULE "dgarray._cuda.backend_create"
+#define DG_CUDA_PIN_CAPSULE "dgarray._cuda.host_pin"
 
 /* device_count() -> int: usable GPUs, 0 (never an exception) when there is
  * no driver, no device, or the driver cannot start. */
@@ -92,18 +94,25 @@ static PyMethodDef cuda_methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
+/* Adds the capsule `name` (named "dgarray._cuda.<name>") holding fn. */
+static int add_capsule(PyObject *module, const char *name, const char *full, void *fn)
+{
+    PyObject *cap = PyCapsule_New(fn, full, NULL);
+    int rc;
+    if (cap == NULL)
+        return -1;
+    rc = PyModule_AddObjectRef(module, name, cap);
+    Py_DECREF(cap);
+    return rc;
+}
+
 static int cuda_exec(PyObject *module)
 {
     dg_backend_create_fn fn = dg_cuda_backend_create;
-    PyObject *cap = PyCapsule_New((void *)fn, DG_CUDA_CAPSULE, NULL);
-    if (cap == NULL)
+    dg_host_pin_fn pin = dg_cuda_host_pin;
+    if (add_capsule(module, "backend_create", DG_CUDA_CAPSULE, (void *)fn) < 0)
         return -1;
-    if (PyModule_AddObjectRef(module, "backend_create", cap) < 0) {
-        Py_DECREF(cap);
-        return -1;
-    }
-    Py_DECREF(cap);
-    return 0;
+    return add_capsule(module, "host_pin", DG_CUDA_PIN_CAPSULE, (void *)pin);
 }
 
 static PyModuleDef_Slot cuda_slots[] = {
