@@ -494,3 +494,75 @@ def test_cpu_loops_without_blas_match_numpy(dtype, ndev):
               np.tensordot(a, a, ([0], [0])), 9)
     finally:
         dg._linalg.use_numpy_blas(True)
+
+
+# ---- the CPU backend: one BLAS call over the whole machine ------------------------------------
+
+# matrices of at least 2^21 multiply-adds (dg_matmul.c's MM_WIDE_MIN_MNK): on
+# the CPU backend with NumPy's BLAS, one call over every core
+WIDE_A, WIDE_B = (160, 96), (96, 144)
+
+
+@pytest.mark.parametrize("la", LAYOUTS)
+@pytest.mark.parametrize("lb", ["default", "rows", "cols", "replicated", "strided", "blocks"])
+@pytest.mark.parametrize("dtype", ["f4", "f8", "c8", "c16"])
+def test_products_of_whole_machine_size(la, lb, dtype, ndev):
+    """Products big enough to run as one call over the machine where the
+    devices share one memory (issue [cpu-speed]), on every layout: operands
+    read in place or assembled from their chunks, the result copied into its
+    chunks."""
+    a, b = data(dtype, WIDE_A), data(dtype, WIDE_B, 3)
+    A, B = distribute(a, la, ndev), distribute(b, lb, ndev)
+    check(A @ B, a @ b, WIDE_A[1])
+    check(A @ A.T, a @ a.T, WIDE_A[1])
+
+
+@pytest.mark.parametrize("layout", ["rows", "cols", "replicated", "strided"])
+def test_batched_and_tensordot_of_whole_machine_size(layout, ndev):
+    a, b = data("f8", (3, 130, 128)), data("f8", (3, 128, 130), 5)
+    A, B = distribute(a, layout, ndev), distribute(b, "rows", ndev)
+    check(A @ B, a @ b, 128)
+    check(A @ distribute(b[0], layout, ndev), a @ b[0], 128)  # b broadcast
+    check(dg.tensordot(A, B, ([0, 2], [0, 1])), np.tensordot(a, b, ([0, 2], [0, 1])), 3 * 128)
+    c = data("c16", (130, 128), 6)
+    check(distribute(c, layout, ndev) @ distribute(c.T.copy(), "rows", ndev), c @ c.T, 128)
+
+
+def test_out_and_ints_of_whole_machine_size(ndev):
+    a, b = data("f8", WIDE_A), data("f8", WIDE_B, 1)
+    A, B = distribute(a, "rows", ndev), distribute(b, "cols", ndev)
+    out = dg.asarray(np.zeros((WIDE_A[0], WIDE_B[1])))
+    r = dg.matmul(A, B, out=out)
+    assert r is out
+    check(out, a @ b, WIDE_A[1])
+    ai, bi = data("i8", WIDE_A), data("i8", WIDE_B, 1)  # no BLAS: on the devices
+    check(distribute(ai, "rows", ndev) @ distribute(bi, "cols", ndev), ai @ bi)
+
+
+def test_k_split_of_whole_machine_size(ndev):
+    """Operands split along k: the devices' products leave partial sums (SUM
+    mode); one call over the machine leaves the whole result."""
+    if ndev < 2:
+        pytest.skip("needs 2 devices")
+    a, b = data("f8", (160, 200)), data("f8", (200, 144), 6)
+    A = dg.distributed_array(a, {0: (slice(None), slice(0, 100)),
+                                 1: (slice(None), slice(100, None))})
+    B = dg.distributed_array(b, {0: slice(0, 100), 1: slice(100, None)})
+    C = A @ B
+    shared = dg.backend() == "cpu" and dg._linalg.use_numpy_blas(True)
+    assert C.mode == ("replica" if shared else "sum")
+    check(C, a @ b, 200)
+
+
+def test_products_of_whole_machine_size_leak_nothing(ndev):
+    a, b = data("f8", WIDE_A), data("f8", WIDE_B, 1)
+    (distribute(a, "rows", ndev) @ distribute(b, "rows", ndev)).get()
+    gc.collect()
+    before = dg._core._bytes_in_use()
+    for la, lb in [("rows", "rows"), ("cols", "rows"), ("strided", "overlap"),
+                   ("blocks", "sum_mode"), ("replicated", "replicated")]:
+        X, Y = distribute(a, la, ndev), distribute(b, lb, ndev)
+        (X @ Y).get()
+        del X, Y
+    gc.collect()
+    assert dg._core._bytes_in_use() == before

@@ -63,6 +63,13 @@ dg_status dg_move_run(dg_move *m, dg_error *err);
 /* 1 if dg_move_run sends copy i of m through the backend's exchange group
  * (a copy between devices not small enough for a peer copy). */
 int dg_move_by_exchange(const dg_move *m, int i);
+/* Runs m's copies (phase 0 only) as one group, each on the compute stream of
+ * its source device (on_src) or of its destination, reading and writing the
+ * other device's memory in place: for devices that share one memory
+ * (dg_be_gemm_wide), where the copies from many devices (or into many) run
+ * at once, each on its own device's worker, and none goes through the
+ * exchange.  Accesses recorded as dg_move_run records them. */
+dg_status dg_move_run_shared(dg_move *m, int on_src, dg_error *err);
 void dg_move_free(dg_move *m);
 
 /* Counts a loop on dev reading `region` of x in place from chunk c. */

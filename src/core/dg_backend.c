@@ -58,6 +58,7 @@ int dg_be_has(const dg_backend_i *be, dg_be_slot s)
         [DG_SLOT_FUSED] = be->fused != NULL,
         [DG_SLOT_SEARCH] = be->search != NULL,
         [DG_SLOT_COUNT] = be->count != NULL,
+        [DG_SLOT_GEMM_WIDE] = be->gemm_wide != NULL,
     };
     return (unsigned)s < DG_NSLOTS_OPTIONAL && filled[s];
 }
@@ -282,6 +283,11 @@ dg_status dg_be_allreduce(dg_backend_i *be, int stream, const dg_allreduce_desc 
 int dg_be_can_access(dg_backend_i *be, int dev, int other)
 {
     return be->can_access ? be->can_access(be, dev, other) : 0;
+}
+
+int dg_be_gemm_wide(dg_backend_i *be, int dtype)
+{
+    return be->gemm_wide ? be->gemm_wide(be, dtype) : 0;
 }
 
 dg_status dg_be_join(dg_backend_i *be, dg_comm_i *comm, int first_gdev, int ngdev,

@@ -581,6 +581,13 @@ struct dg_backend_i {
     /* Counts into bins (dg_count_desc). */
     dg_status (*count)(dg_backend_i *be, int dev, int stream, const dg_count_desc *d,
                        dg_error *err);
+    /* OPTIONAL ([cpu-speed]; NULL: 0 for every dtype).  1 if a gemm of
+     * `dtype` with dg_gemm_desc.wide set runs over every core of the machine
+     * (one threaded BLAS call) and may read and write memory of every device
+     * in place: devices that share one memory and one pool of cores (the CPU
+     * backend's virtual devices, where NumPy's BLAS is found).  The core then
+     * runs a product as one such call instead of one call per device. */
+    int (*gemm_wide)(dg_backend_i *be, int dtype);
 };
 
 /* ---- calls into the table (dg_backend.c) -----------------------------------
@@ -613,6 +620,7 @@ typedef enum dg_be_slot {
     DG_SLOT_FUSED,
     DG_SLOT_SEARCH,
     DG_SLOT_COUNT,
+    DG_SLOT_GEMM_WIDE,
     DG_NSLOTS_OPTIONAL
 } dg_be_slot;
 
@@ -689,6 +697,8 @@ dg_status dg_be_allreduce(dg_backend_i *be, int stream, const dg_allreduce_desc 
                           dg_error *err);
 /* NULL can_access: 0 for every pair. */
 int dg_be_can_access(dg_backend_i *be, int dev, int other);
+/* NULL gemm_wide: 0 for every dtype. */
+int dg_be_gemm_wide(dg_backend_i *be, int dtype);
 /* NULL join, transport: DG_ERR_NOTIMPL, nothing done. */
 dg_status dg_be_join(dg_backend_i *be, dg_comm_i *comm, int first_gdev, int ngdev,
                      dg_error *err);

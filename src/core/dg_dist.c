@@ -463,6 +463,8 @@ dg_status dg_dist_backend_create(dg_backend_i *inner, dg_comm_i *comm, const dg_
     d->iface.name = inner->name;
     d->iface.ndevices = ngdev;
     d->iface.flags = inner->flags;
+    /* gemm_wide stays NULL: across processes memory is not shared, so each
+     * device computes its products (dg_matmul.c's per-device plan) */
     d->iface.impl = d;
     d->iface.device_info = dist_device_info;
     d->iface.alloc = dist_alloc;

@@ -25,6 +25,9 @@
  * NumPy rounds at every step, so results agree to float16 rounding), float
  * and complex dtypes in their own precision (through BLAS where there is
  * one).  allow_tf32: float32 products may use TF32 tensor cores.
+ * wide: the product runs alone over the whole machine (dg_be_gemm_wide
+ * said so for its dtype): the backend gives it every core it has, and its
+ * operands may lie in other devices' memory.
  * share_sms: a transfer between devices whose kernels take processors
  * (DG_BE_XCHG_SMS) runs on this device while these products do (a
  * product's operands being fetched for later products); a backend may
@@ -37,6 +40,7 @@ typedef struct dg_gemm_desc {
     int beta;
     int allow_tf32;
     int share_sms;
+    int wide;
     int nbatch;
     int64_t m, n, k;
     int64_t batch[DG_MAXDIM];

@@ -1042,6 +1042,70 @@ static dg_status run_products(dg_backend_i *be, int dev, int stream, void *ctx, 
     return dg_be_gemm(be, dev, stream, w->d, err);
 }
 
+/* The gemm descriptor *d of iteration box T computed on dev from the operand
+ * blocks *ra and *rb (boxes ba and bb of the operands) into the result at
+ * (cptr, byte strides sc per iteration axis): an operand BLAS cannot take
+ * as it lies is packed on dev first, *ra or *rb then holding the packed
+ * block (the reference to the old one dropped). */
+static dg_status build_packed(const dg_contract_call *c, const mm_src *A, const mm_src *B,
+                              const dg_box *T, int dev, const dg_box *ba, dg_region_src *ra,
+                              const dg_box *bb, dg_region_src *rb, char *cptr,
+                              const int64_t *sc, dg_gemm_desc *d, dg_error *err)
+{
+    dg_backend_i *be = A->x->be;
+    const int isz = dg_dtype_size(A->x->dtype);
+    int64_t sa[DG_MAXDIM], sb[DG_MAXDIM];
+    dg_region_src tmp;
+    int bad, round;
+    for (round = 0;; round++) {
+        iter_strides(c, A->x->ndim, A->x->shape, A->map, ra->strides, sa);
+        iter_strides(c, B->x->ndim, B->x->shape, B->map, rb->strides, sb);
+        bad = gemm_build(c, T, A->in, B->in, ra->ptr, sa, rb->ptr, sb, cptr, sc, A->x->dtype, d);
+        if (!bad)
+            return DG_OK;
+        if (round > 0 || (bad & MM_BAD_C))
+            return dg_error_set(err, DG_ERR_INTERNAL, dev,
+                                "no BLAS layout for a product block (case %d)", bad);
+        if (bad & MM_PACK_A) {
+            DG_CHECK(pack_block(be, c, isz, dev, A->x->ndim, A->x->shape, A->map, B->in, 0, ba,
+                                ra, &tmp, err));
+            dg_buffer_decref(be, ra->buf);
+            *ra = tmp;
+        }
+        if (bad & MM_PACK_B) {
+            DG_CHECK(pack_block(be, c, isz, dev, B->x->ndim, B->x->shape, B->map, A->in, 1, bb,
+                                rb, &tmp, err));
+            dg_buffer_decref(be, rb->buf);
+            *rb = tmp;
+        }
+    }
+}
+
+/* Enqueues the products d on dev's compute stream, reading abuf and bbuf
+ * and writing cbuf (as a whole: wide, the whole of it; else the chunk's
+ * product, first or added). */
+static dg_status enqueue_products(dg_backend_i *be, int dev, const dg_gemm_desc *d,
+                                  dg_buffer *abuf, dg_buffer *bbuf, dg_buffer *cbuf,
+                                  dg_error *err)
+{
+    const int isz = dg_dtype_size(d->dtype);
+    mm_work work = {NULL, NULL};
+    const dg_work w = {run_products, &work};
+    dg_access acc[4];
+    dg_status st;
+    work.d = d;
+    if (dot_by_loops(d))
+        DG_CHECK(dg_buffer_new(be, dev, (size_t)(d->k + 1) * (size_t)isz, &work.tmp, err));
+    acc[0] = dg_read(abuf);
+    acc[1] = dg_read(bbuf);
+    acc[2] = dg_write(cbuf);
+    acc[3] = dg_acc(work.tmp, DG_ACC_READ | DG_ACC_WRITE);
+    st = dg_enqueue(be, dev, DG_STREAM_COMPUTE, acc, 4, w, err);
+    if (work.tmp)
+        dg_buffer_decref(be, work.tmp);
+    return st;
+}
+
 /* Runs task t into chunk oc of the result; share: fetches run on its device
  * meanwhile (dg_gemm_desc.share_sms). */
 static dg_status run_task(const dg_contract_call *c, const mm_src *A, const mm_src *B,
@@ -1049,16 +1113,12 @@ static dg_status run_task(const dg_contract_call *c, const mm_src *A, const mm_s
                           const dg_region_src *pb, dg_chunk *oc, int share, dg_error *err)
 {
     dg_backend_i *be = A->x->be;
-    const int dev = t->device, isz = dg_dtype_size(A->x->dtype);
-    dg_region_src ra = {NULL, NULL, {0}}, rb = {NULL, NULL, {0}}, tmp;
-    int64_t sa[DG_MAXDIM], sb[DG_MAXDIM], sc[DG_MAXDIM], cs[DG_MAXDIM];
+    const int dev = t->device;
+    dg_region_src ra = {NULL, NULL, {0}}, rb = {NULL, NULL, {0}};
+    int64_t sc[DG_MAXDIM], cs[DG_MAXDIM];
     dg_box ba, bb, ob;
     dg_gemm_desc d;
-    mm_work work = {NULL, NULL};
-    const dg_work w = {run_products, &work};
-    dg_access acc[4];
     char *cptr;
-    int bad, round;
     dg_status st;
 
     DG_CHECK_GOTO(task_block(c, A, t, pa, &ba, &ra, err), st, done);
@@ -1068,45 +1128,137 @@ static dg_status run_task(const dg_contract_call *c, const mm_src *A, const mm_s
     dg_chunk_view(oc, &ob, &cptr, cs);
     memset(sc, 0, sizeof(sc));
     memcpy(sc, cs, sizeof(int64_t) * (size_t)c->ndim);
-    for (round = 0;; round++) {
-        iter_strides(c, A->x->ndim, A->x->shape, A->map, ra.strides, sa);
-        iter_strides(c, B->x->ndim, B->x->shape, B->map, rb.strides, sb);
-        bad = gemm_build(c, &t->box, A->in, B->in, ra.ptr, sa, rb.ptr, sb, cptr, sc,
-                         A->x->dtype, &d);
-        if (!bad)
-            break;
-        if (round > 0 || (bad & MM_BAD_C)) {
-            st = dg_error_set(err, DG_ERR_INTERNAL, dev,
-                              "no BLAS layout for a product block (case %d)", bad);
-            goto done;
-        }
-        if (bad & MM_PACK_A) {
-            DG_CHECK_GOTO(pack_block(be, c, isz, dev, A->x->ndim, A->x->shape, A->map, B->in,
-                                     0, &ba, &ra, &tmp, err), st, done);
-            dg_buffer_decref(be, ra.buf);
-            ra = tmp;
-        }
-        if (bad & MM_PACK_B) {
-            DG_CHECK_GOTO(pack_block(be, c, isz, dev, B->x->ndim, B->x->shape, B->map, A->in,
-                                     1, &bb, &rb, &tmp, err), st, done);
-            dg_buffer_decref(be, rb.buf);
-            rb = tmp;
-        }
-    }
+    DG_CHECK_GOTO(build_packed(c, A, B, &t->box, dev, &ba, &ra, &bb, &rb, cptr, sc, &d, err),
+                  st, done);
     d.beta = !t->first;
     d.share_sms = share;
-    work.d = &d;
-    if (dot_by_loops(&d))
-        DG_CHECK_GOTO(dg_buffer_new(be, dev, (size_t)(d.k + 1) * (size_t)isz, &work.tmp, err),
-                      st, done);
-    acc[0] = dg_read(ra.buf);
-    acc[1] = dg_read(rb.buf);
-    acc[2] = dg_write(oc->buf);
-    acc[3] = dg_acc(work.tmp, DG_ACC_READ | DG_ACC_WRITE);
-    st = dg_enqueue(be, dev, DG_STREAM_COMPUTE, acc, 4, w, err);
+    st = enqueue_products(be, dev, &d, ra.buf, rb.buf, oc->buf, err);
 done:
-    if (work.tmp)
-        dg_buffer_decref(be, work.tmp);
+    if (ra.buf)
+        dg_buffer_decref(be, ra.buf);
+    if (rb.buf)
+        dg_buffer_decref(be, rb.buf);
+    return st;
+}
+
+/* ---- one product over the whole machine ------------------------------------------ */
+
+/* Products whose matrices (one of a batch) have fewer multiply-adds than
+ * this stay one per device: a stack of small matrices runs faster spread
+ * over the devices' workers than one matrix after another in one call. */
+#define MM_WIDE_MIN_MNK ((double)(1 << 21))
+
+/* 1 if the product runs as one call over the whole machine: devices that
+ * share one memory and one pool of cores (dg_be_gemm_wide), where one BLAS
+ * call threaded over every core is the fastest way to a product (issue
+ * [cpu-speed]: on 16 cores, a call per virtual device with cores / devices
+ * threads each ran m @ m (4096, float64) at 0.19 of NumPy's speed on 8
+ * devices and 0.52 on 16, OpenBLAS serialising threaded calls made at
+ * once).  Not for dots (one output element per matrix: the devices' loops
+ * split k) nor small matrices. */
+static int use_wide(dg_backend_i *be, const dg_contract_call *c, const mm_src *A,
+                    const mm_src *B, int dtype, int ntasks)
+{
+    double mn = 1, k = 1;
+    int i;
+    if (be->ndevices < 2 || ntasks == 0 || !dg_be_gemm_wide(be, dtype))
+        return 0;
+    for (i = 0; i < c->ndim; i++)
+        if (!(A->in[i] && B->in[i]))
+            mn *= (double)c->shape[i];
+    for (i = 0; i < c->nk; i++)
+        k *= (double)c->kshape[i];
+    return mn >= 2 && mn * k >= MM_WIDE_MIN_MNK;
+}
+
+/* Operand x's block `box` for the one call on dev: a view of a chunk that
+ * holds it all, on whichever device (the memory is shared), else a dense
+ * temporary on dev whose copies join mv. */
+static dg_status wide_block(dg_array *x, const dg_box *box, int dev, dg_move *mv,
+                            dg_region_src *out, dg_error *err)
+{
+    int i;
+    for (i = 0; i < x->nchunks; i++) {
+        const dg_chunk *ch = &x->chunks[i];
+        if (dg_box_contains(&ch->box, box)) {
+            dg_chunk_view(ch, box, &out->ptr, out->strides);
+            out->buf = ch->buf;
+            ch->buf->refcnt++;
+            return DG_OK;
+        }
+    }
+    return dg_fetch_region_batch(x, box, dev, mv, out, err);
+}
+
+/* The contraction as one product on the device of r's first chunk, over
+ * every core (dg_gemm_desc.wide): the operands' blocks read in place where
+ * one chunk holds them, else assembled there by copies that run on their
+ * source devices at once; the result written into r's chunk when it has
+ * one, else into a temporary copied into every chunk by its own device. */
+static dg_status contract_wide(const dg_contract_call *c, const mm_src *A, const mm_src *B,
+                               dg_array *r, dg_error *err)
+{
+    dg_backend_i *be = r->be;
+    const int dev = r->chunks[0].device, isz = dg_dtype_size(r->dtype);
+    dg_region_src ra = {NULL, NULL, {0}}, rb = {NULL, NULL, {0}};
+    int64_t sc[DG_MAXDIM], cs[DG_MAXDIM], stride = isz;
+    dg_box T, ba, bb;
+    dg_chunk whole;
+    dg_gemm_desc d;
+    dg_move mv;
+    char *cptr;
+    dg_status st;
+    int i;
+
+    memset(&whole, 0, sizeof(whole));
+    dg_move_init(&mv, be);
+    T.ndim = c->ndim + c->nk;
+    for (i = 0; i < T.ndim; i++)
+        T.r[i] = dg_range_make(0, i < c->ndim ? c->shape[i] : c->kshape[i - c->ndim], 1);
+    project(c, A->x->ndim, A->x->shape, A->map, &T, &ba);
+    project(c, B->x->ndim, B->x->shape, B->map, &T, &bb);
+    DG_CHECK_GOTO(wide_block(A->x, &ba, dev, &mv, &ra, err), st, done);
+    if (B->x == A->x && dg_box_equal(&ba, &bb)) { /* a @ a: assembled once */
+        rb = ra;
+        rb.buf->refcnt++;
+    } else {
+        DG_CHECK_GOTO(wide_block(B->x, &bb, dev, &mv, &rb, err), st, done);
+    }
+    DG_CHECK_GOTO(dg_move_run_shared(&mv, 1, err), st, done);
+    dg_move_free(&mv);
+    dg_move_init(&mv, be);
+    /* the result: r's one chunk, or a dense temporary */
+    if (r->nchunks == 1) {
+        whole = r->chunks[0];
+        whole.buf->refcnt++;
+    } else {
+        whole.device = dev;
+        dg_box_full(&whole.box, c->ndim, c->shape);
+        for (i = c->ndim - 1; i >= 0; i--) {
+            whole.strides[i] = stride;
+            stride *= c->shape[i];
+        }
+        DG_CHECK_GOTO(dg_buffer_new(be, dev, (size_t)stride, &whole.buf, err), st, done);
+    }
+    dg_chunk_view(&whole, &whole.box, &cptr, cs);
+    memset(sc, 0, sizeof(sc));
+    memcpy(sc, cs, sizeof(int64_t) * (size_t)c->ndim);
+    DG_CHECK_GOTO(build_packed(c, A, B, &T, dev, &ba, &ra, &bb, &rb, cptr, sc, &d, err), st,
+                  done);
+    d.wide = 1;
+    DG_CHECK_GOTO(enqueue_products(be, dev, &d, ra.buf, rb.buf, whole.buf, err), st, done);
+    if (r->nchunks > 1) {
+        for (i = 0; i < r->nchunks; i++) {
+            dg_move_item it;
+            dg_move_item_view(&it, isz, &whole, &r->chunks[i].box, &r->chunks[i]);
+            DG_CHECK_GOTO(dg_move_add(&mv, &it, err), st, done);
+        }
+        st = dg_move_run_shared(&mv, 0, err);
+    }
+done:
+    dg_move_free(&mv);
+    if (whole.buf)
+        dg_buffer_decref(be, whole.buf);
     if (ra.buf)
         dg_buffer_decref(be, ra.buf);
     if (rb.buf)
@@ -1200,7 +1352,7 @@ dg_status dg_array_contract(dg_array *a, dg_array *b, const dg_contract_call *c,
     unsigned char *busy = NULL;
     mm_src A, B;
     dg_status st;
-    int t, j;
+    int t, j, wide;
 
     memset(&pl, 0, sizeof(pl));
     DG_CHECK(dg_be_need(be, DG_SLOT_GEMM, err));
@@ -1225,8 +1377,21 @@ dg_status dg_array_contract(dg_array *a, dg_array *b, const dg_contract_call *c,
     DG_CHECK_GOTO(dg_mm_plan_build(c, be->ndevices, dg_dtype_size(a->dtype), al, a->nchunks,
                                    a->ndim, a->shape, bl, b->nchunks, b->ndim, b->shape, NULL,
                                    &pl, err), st, done);
+    wide = use_wide(be, c, &A, &B, a->dtype, pl.ntasks);
+    if (wide && pl.mode != DG_MODE_REPLICA) { /* partial sums: not in one call */
+        free(pl.chunks);
+        pl.chunks = NULL;
+        pl.mode = DG_MODE_REPLICA;
+        DG_CHECK_GOTO(dg_layout_default(be->ndevices, c->ndim, c->shape,
+                                        (size_t)dg_dtype_size(a->dtype), c->min_split_bytes,
+                                        &pl.chunks, &pl.nchunks, err), st, done);
+    }
     DG_CHECK_GOTO(dg_array_empty(be, a->dtype, c->ndim, c->shape, pl.chunks, pl.nchunks,
                                  pl.mode, &r, err), st, done);
+    if (wide) {
+        st = contract_wide(c, &A, &B, r, err);
+        goto done;
+    }
     pa = (dg_region_src *)calloc((size_t)(pl.ntasks ? pl.ntasks : 1), sizeof(dg_region_src));
     pb = (dg_region_src *)calloc((size_t)(pl.ntasks ? pl.ntasks : 1), sizeof(dg_region_src));
     busy = (unsigned char *)calloc((size_t)be->ndevices, 1);

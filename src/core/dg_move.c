@@ -310,6 +310,58 @@ done:
     return st;
 }
 
+/* What dg_move_run_shared's group enqueues. */
+typedef struct shared_run {
+    dg_move *m;
+    int on_src;
+} shared_run;
+
+static int shared_dev(const shared_run *g, const dg_move_item *it)
+{
+    return g->on_src ? it->src_dev : it->dst_dev;
+}
+
+static dg_status shared_phase(dg_backend_i *be, void *ctx, dg_error *err)
+{
+    const shared_run *g = (const shared_run *)ctx;
+    int i;
+    for (i = 0; i < g->m->n; i++) {
+        const dg_move_item *it = &g->m->items[i];
+        DG_CHECK(enqueue_copy(be, shared_dev(g, it), DG_STREAM_COMPUTE, it, it->src_dev,
+                              it->src, it->src_strides, it->dst_dev, it->dst,
+                              it->dst_strides, err));
+    }
+    return DG_OK;
+}
+
+dg_status dg_move_run_shared(dg_move *m, int on_src, dg_error *err)
+{
+    shared_run g;
+    dg_access *acc;
+    dg_status st;
+    int i;
+    if (m->n <= 0)
+        return DG_OK;
+    for (i = 0; i < m->n; i++)
+        if (m->items[i].phase != 0)
+            return dg_error_set(err, DG_ERR_INTERNAL, -1,
+                                "a move of two phases run in shared memory");
+    acc = (dg_access *)malloc((size_t)m->n * 2 * sizeof(dg_access));
+    if (!acc)
+        return dg_error_set(err, DG_ERR_NOMEM, -1, "out of host memory running a move");
+    g.m = m;
+    g.on_src = on_src;
+    for (i = 0; i < m->n; i++) {
+        const dg_move_item *it = &m->items[i];
+        const int dev = shared_dev(&g, it);
+        acc[2 * i] = dg_acc_on(it->src_buf, DG_ACC_READ, dev, DG_STREAM_COMPUTE);
+        acc[2 * i + 1] = dg_acc_on(it->dst_buf, DG_ACC_WRITE_PART, dev, DG_STREAM_COMPUTE);
+    }
+    st = dg_enqueue_group(m->be, acc, 2 * m->n, shared_phase, &g, err);
+    free(acc);
+    return st;
+}
+
 /* ---- regions ------------------------------------------------------------------ */
 
 /* Regions up to this many bytes on a device that `dev` can access in place

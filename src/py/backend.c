@@ -126,7 +126,7 @@ static int try_cuda(dgpy_state *st, int force)
 }
 
 /* The CPU backend with DGARRAY_CPU_DEVICES virtual devices (default: the
- * cores, at most 8) in st->be: 0, or -1 with an exception set. */
+ * cores, at most 16: dg_cpu_default_devices) in st->be: 0, or -1 with an exception set. */
 static int cpu_backend(dgpy_state *st)
 {
     const char *nd = getenv("DGARRAY_CPU_DEVICES");

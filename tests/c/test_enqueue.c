@@ -213,6 +213,7 @@ static dg_backend_i bare_of(const dg_backend_i *be)
     b.fft = NULL;
     b.join = NULL;
     b.transport = NULL;
+    b.gemm_wide = NULL;
     b.fused = NULL;
     b.search = NULL;
     b.count = NULL;
@@ -240,6 +241,7 @@ static void test_dispatch_defaults(void)
                (s != DG_SLOT_BYTES_HELD && s != DG_SLOT_TRIM)); /* the CPU backend's */
     }
     EXPECT(dg_be_can_access(&bare, 0, g_be->ndevices - 1) == 0);
+    EXPECT(dg_be_gemm_wide(&bare, DG_FLOAT64) == 0);
     CHECK_OK(dg_be_sync_for(&bare, dg_be_pos(&bare, 0, DG_STREAM_COMPUTE), 0, &done, err));
     EXPECT(done == 1);
     memset(&rd, 0, sizeof rd);

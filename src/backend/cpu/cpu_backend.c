@@ -992,6 +992,15 @@ static int cpu_can_access(dg_backend_i *be, int dev, int other)
     return 1; /* the virtual devices share the host's memory */
 }
 
+/* The virtual devices share the host's memory and cores: one BLAS call
+ * (threaded over every core) can compute a product whose operands lie on
+ * several of them. */
+static int cpu_gemm_wide(dg_backend_i *be, int dtype)
+{
+    (void)be;
+    return dg_cpu_gemm_wide(dtype);
+}
+
 static dg_status cpu_gemm(dg_backend_i *be, int dev, int stream, const dg_gemm_desc *g,
                           dg_error *err)
 {
@@ -1306,6 +1315,7 @@ dg_status dg_cpu_backend_create(int ndevices, dg_backend_i **out, dg_error *err)
     cb->iface.exchange = cpu_exchange;
     cb->iface.allreduce = cpu_allreduce;
     cb->iface.can_access = cpu_can_access;
+    cb->iface.gemm_wide = cpu_gemm_wide;
     cb->iface.gemm = cpu_gemm;
     cb->iface.select = cpu_select;
     cb->iface.rows = cpu_rows;

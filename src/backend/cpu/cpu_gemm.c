@@ -86,9 +86,11 @@ static int blas_saved;            /* the count before the first of them */
 
 void dg_cpu_gemm_set_threads(int per_device) { blas_threads = per_device; }
 
-static void blas_enter(void)
+/* wide: the product runs alone over the machine (dg_gemm_desc.wide), with
+ * the count the user left the BLAS, as NumPy's own products do. */
+static void blas_enter(int wide)
 {
-    if (!have_blas || !cpu_blas.set_threads || blas_threads <= 0)
+    if (wide || !have_blas || !cpu_blas.set_threads || blas_threads <= 0)
         return;
     pthread_mutex_lock(&blas_mu);
     if (blas_inside++ == 0) {
@@ -101,9 +103,9 @@ static void blas_enter(void)
     pthread_mutex_unlock(&blas_mu);
 }
 
-static void blas_leave(void)
+static void blas_leave(int wide)
 {
-    if (!have_blas || !cpu_blas.set_threads || blas_threads <= 0)
+    if (wide || !have_blas || !cpu_blas.set_threads || blas_threads <= 0)
         return;
     pthread_mutex_lock(&blas_mu);
     if (--blas_inside == 0 && blas_saved > 0)
@@ -116,6 +118,12 @@ void dg_cpu_gemm_set_blas(const dg_cpu_blas *fns)
     have_blas = fns && fns->sgemm && fns->dgemm && fns->cgemm && fns->zgemm;
     if (fns)
         cpu_blas = *fns;
+}
+
+int dg_cpu_gemm_wide(int dtype)
+{
+    return have_blas && (dtype == DG_FLOAT32 || dtype == DG_FLOAT64 || dtype == DG_COMPLEX64 ||
+                         dtype == DG_COMPLEX128);
 }
 
 /* One product through the BLAS: 1 if done, 0 if this dtype or layout has no
@@ -168,7 +176,7 @@ void dg_cpu_gemm_run(const dg_gemm_desc *d)
     for (ax = 0; ax < d->nbatch; ax++)
         if (d->batch[ax] <= 0)
             return;
-    blas_enter();
+    blas_enter(d->wide);
     for (;;) {
         const char *a = d->a, *b = d->b;
         char *c = d->c;
@@ -187,5 +195,5 @@ void dg_cpu_gemm_run(const dg_gemm_desc *d)
         if (ax < 0)
             break;
     }
-    blas_leave();
+    blas_leave(d->wide);
 }

@@ -35,6 +35,11 @@ void dg_cpu_gemm_set_blas(const dg_cpu_blas *fns);
  * backend when it starts; process-wide like the BLAS. */
 void dg_cpu_gemm_set_threads(int per_device);
 
+/* 1 if products of `dtype` go through the BLAS (dg_cpu_gemm_set_blas): a
+ * product with dg_gemm_desc.wide then runs with the BLAS's own thread count,
+ * over every core (the backend's gemm_wide). */
+int dg_cpu_gemm_wide(int dtype);
+
 /* Runs the products of `d` (dg_gemm_desc in dg_gemm.h) synchronously on the
  * calling thread (a virtual device's worker).  Cannot fail: the core
  * validated the descriptor.  `d` is borrowed. */

@@ -10,16 +10,21 @@
 #include "cpu_place.h"
 
 /* The default number of virtual devices is the number of cores, up to this.
- * Measured (issue [cpu-speed], one process per setting, 2^25 elements,
- * NumPy time / dgarray time): on 16 cores, 16 devices beat 8 on every row
- * but the product (a + b 11.45 against 8.29, sin 1.93 against 1.10, a sum
- * 2.97 against 2.07), whose BLAS threads are now shared out so that the
- * device count no longer matters to it; on 2 cores (a shared, loaded
- * machine), 2 devices beat 1 and 4 on a + b (1.72 against 1.51 and 1.53),
- * sin float32 (2.47 against 1.77 and 1.71) and the chain (1.47 against 1.34
- * and 1.20): benchmarks/results/2026-11-25-cpu-speed.md.  Beyond 16 cores
- * nothing was measured, and
- * each device adds a task per operation to the host's work, so the default
+ * Measured (issue [cpu-speed], bench_cpu.py, one process per setting, 2^25
+ * elements, NumPy time / dgarray time, best of 2 rounds): on a 16-core Xeon
+ * (one NUMA node, idle), 16 devices beat 8 on every elementwise and
+ * reduction row: a + b 11.34 against 7.67 (109 GB/s against 74), sin
+ * float32 14.35 against 9.28, exp 10.08 against 6.97, the chain 14.93
+ * against 7.65, a sum 10.01 against 5.34, argmax 8.52 against 5.52, the
+ * Jacobi step 5.54 against 3.84
+ * (benchmarks/results/2026-11-25-cpu-speed-16core-before.md); products,
+ * the one row where 8 beat 16 then, now run as one BLAS call over every
+ * core whatever the device count (dg_matmul.c, use_wide).  On 2 cores (a
+ * shared, loaded machine), 2 devices beat 1 and 4 on a + b (1.72 against
+ * 1.51 and 1.53), sin float32 (2.47 against 1.77 and 1.71) and the chain
+ * (1.47 against 1.34 and 1.20): benchmarks/results/2026-11-25-cpu-speed.md.
+ * So one device per core.  Beyond 16 cores nothing was measured, and each
+ * device adds a task per operation to the host's work, so the default
  * stops there; DGARRAY_CPU_DEVICES sets any count. */
 #define DG_CPU_MAX_DEFAULT_DEVICES 16
 
