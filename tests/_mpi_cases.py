@@ -256,6 +256,165 @@ def random_chains():
             eq(d, ref, f"seed {seed} step {step}")
 
 
+def hexes(v):
+    """The bits of a host value (float, int, bool, complex) as text."""
+    v = complex(v)
+    return (v.real.hex(), v.imag.hex())
+
+
+@case(quick=True)
+def full_reductions_combine_everywhere():
+    """A full reduction's partials are combined by one exchange (the job's
+    all-reduce): every process gets the same bits, the same on a repeat,
+    NumPy's value (exact on integers), and the fold in chunk order of the
+    chunks' own partials (the fixed order of one process's fold)."""
+    rng = np.random.default_rng(11)
+    xi = rng.integers(-40, 40, (203, 3)).astype(np.float64)
+    xf = rng.standard_normal((203, 3))
+    for name, m in maps_for(xi.shape, ndev()):
+        a, f = dg.distributed_array(xi, m), dg.distributed_array(xf, m)
+        for what, got, ref in [
+                ("sum", a.sum(), xi.sum()), ("prod", (a / 40 + 1).prod(), (xi / 40 + 1).prod()),
+                ("max", a.max(), xi.max()), ("min", a.min(), xi.min()),
+                ("any", (a > 38).any(), (xi > 38).any()), ("all", (a > -41).all(), True),
+                ("argmax", np.argmax(a), np.argmax(xi)), ("argmin", np.argmin(a), np.argmin(xi)),
+                ("mean", a.mean(), xi.mean()), ("int sum", a.astype(np.int32).sum(),
+                                                 xi.astype(np.int32).sum())]:
+            value = got.item()
+            same_on_every_process(hexes(value), f"{name} {what}")
+            if what == "prod":
+                np.testing.assert_allclose(value, ref, rtol=1e-12, err_msg=f"{name} {what}")
+            else:
+                assert value == ref, (name, what, value, ref)
+        total = float(f.sum())
+        same_on_every_process(total.hex(), f"{name} float sum")
+        assert float(f.sum()).hex() == total.hex(), name  # the same bits on a repeat
+        np.testing.assert_allclose(total, xf.sum(), rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(float(np.abs(f).max()), np.abs(xf).max())
+    # the fixed order: chunk 0's partial + chunk 1's + ... (each one chunk's
+    # sum on one device), as one process folds them
+    x = rng.standard_normal(100_003)
+    a = dg.asarray(x)
+    acc = None
+    for dev, box in dg._core._chunk_layout(a):
+        (lo, hi, step), = box
+        part = float(dg.distributed_array(x[lo:hi:step], {0: slice(None)}).sum())
+        acc = part if acc is None else acc + part
+    assert float(a.sum()).hex() == acc.hex(), (float(a.sum()), acc)
+
+
+@case(quick=True)
+def checkpoints_each_process_writes_its_chunks():
+    """dgarray.save / load in a job: one file (header once, renamed once),
+    each process writing and reading only its own chunks (its bytes written
+    counted by the kernel: /proc/self/io), the same values as numpy.save /
+    numpy.load; a failure on one process raises on every process and leaves
+    no file."""
+    import tempfile
+    import dgarray._checkpoint as ckpt
+    d = dist.allgather(tempfile.mkdtemp(prefix="dg_mpi_") if dist.process_index() == 0
+                       else None)[0]
+    rng = np.random.default_rng(12)
+    for dt in (np.float64, np.int16, np.complex64, np.bool_):
+        x = (rng.standard_normal((37, 5)) * 9).astype(dt)
+        for name, m in maps_for(x.shape, ndev()):
+            path = os.path.join(d, f"{name}.npy")
+            a = dg.distributed_array(x, m)
+            dg.save(path, a)
+            dist.barrier()
+            ref = np.load(path)
+            assert ref.dtype == x.dtype and np.array_equal(ref, x), (name, dt)
+            eq(dg.load(path), x, f"load {name} {dt}")
+            eq(dg.load(path, index_map=m), x, f"load with the map {name} {dt}")
+            if dist.process_index() == 0:
+                np.save(os.path.join(d, "np.npy"), x)
+            dist.barrier()
+            eq(dg.load(os.path.join(d, "np.npy"), index_map=m), x, f"numpy's file {name}")
+    assert sorted(f for f in os.listdir(d) if f.startswith(".")) == []  # no temporary left
+    # the bytes each process writes: its own chunks (half of them on 2 processes)
+    x = np.arange(1 << 19, dtype=np.float64)
+    a = dg.asarray(x)
+    path = os.path.join(d, "big.npy")
+    dist.barrier()
+
+    def wchar():
+        with open("/proc/self/io") as f:
+            return int(next(line for line in f if line.startswith("wchar")).split()[1])
+    before = wchar()
+    dg.save(path, a)
+    written = wchar() - before
+    mine = sum(len(range(*box[0])) * 8 for dev, box in dg._core._chunk_layout(a)
+               if dev in dist.local_device_range())
+    assert mine <= written < mine + 64 * 1024, (written, mine, x.nbytes)
+    eq(np.load(path), x)
+    # a failure on one process: every process raises, nothing under the name
+    bad = os.path.join(d, "bad.npy")
+    real = ckpt._core
+
+    class Failing:
+        def __getattr__(self, name):
+            return getattr(real, name)
+
+        @staticmethod
+        def _npy_write(*args):
+            raise OSError(28, "No space left on device (made to fail)")
+    if dist.process_index() == dist.process_count() - 1:
+        ckpt._core = Failing()
+    try:
+        dg.save(bad, a)
+        raised = None
+    except OSError as e:
+        raised = str(e)
+    finally:
+        ckpt._core = real
+    assert raised is not None, "no error"
+    dist.barrier()
+    assert not os.path.exists(bad) and not [f for f in os.listdir(d) if f.startswith(".")]
+    # a directory that does not exist, a truncated file: every process raises
+    for fn, exc in [(lambda: dg.save(os.path.join(d, "no", "x.npy"), a), OSError),
+                    (lambda: dg.load(os.path.join(d, "cut.npy")), ValueError)]:
+        if dist.process_index() == 0:
+            with open(path, "rb") as f:
+                head = f.read(4096)
+            with open(os.path.join(d, "cut.npy"), "wb") as f:
+                f.write(head)
+        dist.barrier()
+        try:
+            fn()
+            raised = None
+        except exc as e:
+            raised = e
+        assert raised is not None, fn
+        same_on_every_process(True, "raised")
+
+
+@case()
+def zarr_each_process_writes_its_chunks():
+    """to_zarr / from_zarr in a job (if zarr is installed): Zarr chunks of
+    one process's elements written by it; Zarr chunks that two processes'
+    chunks share read by all and written by process 0; the same values as
+    NumPy's."""
+    try:
+        import zarr
+    except ImportError:
+        return
+    import tempfile
+    d = dist.allgather(tempfile.mkdtemp(prefix="dg_mpi_z") if dist.process_index() == 0
+                       else None)[0]
+    rng = np.random.default_rng(13)
+    x = rng.standard_normal((41, 6)).astype(np.float32)
+    for name, m in maps_for(x.shape, ndev()):
+        a = dg.distributed_array(x, m)
+        for chunks in (None, (7, 4)):
+            store = os.path.join(d, f"{name}-{chunks}")
+            dg.to_zarr(a, store, chunks=chunks)
+            dist.barrier()
+            got = zarr.open_array(store, mode="r")[...]
+            assert np.array_equal(got, x), (name, chunks)
+            eq(dg.from_zarr(store, index_map=m), x, f"from_zarr {name} {chunks}")
+            eq(dg.from_zarr(store), x, f"from_zarr default {name}")
+
+
 @case()
 def no_memory_left_behind():
     before = dg._core._bytes_in_use()

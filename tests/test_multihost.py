@@ -93,7 +93,7 @@ def test_single_process_program_unchanged_in_a_job():
 
 
 @pytest.mark.parametrize("module", ["test_reshard.py", "test_random_chains.py",
-                                    "test_arrays.py", "test_shape.py"])
+                                    "test_arrays.py", "test_shape.py", "test_fusion.py"])
 def test_existing_test_modules_pass_unchanged_in_a_job(module):
     """Existing single-process test modules, unchanged, run by pytest in each
     process of a job of 2 (4 devices in all): every test compares with

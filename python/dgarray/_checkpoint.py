@@ -27,6 +27,7 @@ one piece at a time.
 ``zarr`` package, as dask and xarray use it): each chunk's pieces are
 written to and read from the Zarr array's region that the chunk holds.
 """
+import itertools
 import math
 import os
 import tempfile
@@ -170,16 +171,116 @@ def _umask():
     return mask  # pragma: no cover
 
 
+def _sized_with_header(fd, a):
+    """NumPy's header for a written at the start of file fd, the file sized
+    for a's data after it; the data's offset."""
+    with os.fdopen(fd, "wb", closefd=False) as f:
+        _write_header(f, a.dtype, a.shape)
+        f.flush()
+        offset = f.tell()
+    os.ftruncate(fd, offset + a.size * a.itemsize)
+    return offset
+
+
+def _job():
+    """dgarray.distributed where this process is one of a job, else None."""
+    from . import distributed
+    return distributed if distributed.process_count() > 1 else None
+
+
+def _agree(job, failure, what):
+    """Every process's failure (an exception or None) gathered: raises on
+    every process where any failed (the failed process its own exception,
+    the others OSError naming it), so that all take the same path."""
+    every = job.allgather(None if failure is None else f"{type(failure).__name__}: {failure}")
+    if failure is not None:
+        raise failure
+    bad = [(p, why) for p, why in enumerate(every) if why is not None]
+    if bad:
+        p, why = bad[0]
+        raise OSError(f"{what} failed on process {p} of the job ({why}); nothing was written "
+                      "under the final name")
+
+
+def _save_path_job(path, a, job):
+    """save in a job ([multihost]): process 0 creates the temporary file,
+    writes the header and sizes it; every process writes its own chunks at
+    their offsets and syncs; after every process is done (a barrier: the
+    gather of their outcomes), process 0 renames.  The processes must share
+    the file system of path's directory."""
+    d, name = os.path.split(os.path.abspath(path))
+    failure, made = None, None
+    if job.process_index() == 0:
+        try:
+            fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=d)
+            try:
+                offset = _sized_with_header(fd, a)
+                os.fchmod(fd, 0o666 & ~_umask())
+            finally:
+                os.close(fd)
+            made = (tmp, offset)
+        except BaseException as e:  # noqa: BLE001 (raised on every process below)
+            failure = e
+    tmp, offset = job.allgather(made)[0] or (None, 0)
+    _agree(job, failure, f"creating the file {path!r}")
+    try:
+        fd = os.open(tmp, os.O_WRONLY)
+    except OSError as e:
+        failure = OSError(f"{tmp!r}, made by process 0 of the job, cannot be opened here "
+                          f"({e.strerror}): dgarray.save in a job needs a directory every "
+                          "process shares")
+    else:
+        try:
+            _core._npy_write(a, fd, offset)
+            os.fsync(fd)
+        except BaseException as e:  # noqa: BLE001 (raised on every process below)
+            failure = e
+        finally:
+            os.close(fd)
+    try:
+        _agree(job, failure, f"writing {path!r}")
+    except BaseException:
+        if job.process_index() == 0:
+            os.unlink(tmp)
+        raise
+    failure = None
+    if job.process_index() == 0:
+        try:
+            os.replace(tmp, path)
+            _sync_dir(d)
+        except BaseException as e:  # noqa: BLE001
+            failure = e
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+    _agree(job, failure, f"renaming the file to {path!r}")
+
+
+def _sync_dir(d):
+    """The rename in directory d made durable (where the file system can)."""
+    try:
+        dfd = os.open(d, os.O_RDONLY)
+    except OSError:  # pragma: no cover - a directory that cannot be opened
+        return
+    try:
+        os.fsync(dfd)
+    except OSError:  # pragma: no cover - file systems that refuse it
+        pass
+    finally:
+        os.close(dfd)
+
+
 def _save_path(path, a):
     """Writes under a temporary name in path's directory, syncs, renames."""
+    job = _job()
+    if job is not None:
+        _save_path_job(path, a, job)
+        return
     d, name = os.path.split(os.path.abspath(path))
     fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=d)
     try:
-        with os.fdopen(fd, "wb", closefd=False) as f:
-            _write_header(f, a.dtype, a.shape)
-            f.flush()
-            offset = f.tell()
-        os.ftruncate(fd, offset + a.size * a.itemsize)
+        offset = _sized_with_header(fd, a)
         _core._npy_write(a, fd, offset)
         os.fchmod(fd, 0o666 & ~_umask())
         os.fsync(fd)
@@ -191,16 +292,7 @@ def _save_path(path, a):
             os.close(fd)
         os.unlink(tmp)
         raise
-    try:  # the rename itself durable
-        dfd = os.open(d, os.O_RDONLY)
-    except OSError:  # pragma: no cover - a directory that cannot be opened
-        return
-    try:
-        os.fsync(dfd)
-    except OSError:  # pragma: no cover - file systems that refuse it
-        pass
-    finally:
-        os.close(dfd)
+    _sync_dir(d)  # the rename itself durable
 
 
 def _save_stream(f, a):
@@ -224,16 +316,57 @@ def load(file, mmap_mode=None, allow_pickle=False, fix_imports=True, encoding="A
     if hasattr(file, "read"):
         return _load_stream(file, allow_pickle, max_header_size, index_map)
     path = os.fspath(file)
+    job = _job()
+    if job is not None:
+        return _load_path_job(path, allow_pickle, max_header_size, index_map, job)
     with open(path, "rb") as fp:
-        shape, fortran, dtype = _read_header(fp, max_header_size)
-        native = _check_dtype(dtype, allow_pickle, path)
-        offset = fp.tell()
-        count = math.prod(shape)
-        size = os.fstat(fp.fileno()).st_size
-        if size < offset + count * dtype.itemsize:
-            raise _truncated(shape, count, max(0, size - offset) // dtype.itemsize)
+        shape, fortran, dtype, native, offset = _open_npy(fp, path, allow_pickle,
+                                                          max_header_size)
         a = _empty(shape, native, index_map)
         _core._npy_read(a, fp.fileno(), offset, bool(fortran), not dtype.isnative)
+    return a
+
+
+def _open_npy(fp, path, allow_pickle, max_header_size):
+    """(shape, fortran, dtype, native dtype, data offset) of the .npy file fp,
+    checked: NumPy's errors for bad or truncated files."""
+    shape, fortran, dtype = _read_header(fp, max_header_size)
+    native = _check_dtype(dtype, allow_pickle, path)
+    offset = fp.tell()
+    count = math.prod(shape)
+    size = os.fstat(fp.fileno()).st_size
+    if size < offset + count * dtype.itemsize:
+        raise _truncated(shape, count, max(0, size - offset) // dtype.itemsize)
+    return shape, fortran, dtype, native, offset
+
+
+def _load_path_job(path, allow_pickle, max_header_size, index_map, job):
+    """load in a job ([multihost]): every process reads and checks the
+    header (a bad file raises on every process), makes the array, and reads
+    its own chunks from their offsets."""
+    failure, fp, head = None, None, None
+    try:
+        fp = open(path, "rb")
+        head = _open_npy(fp, path, allow_pickle, max_header_size)
+    except BaseException as e:  # noqa: BLE001 (raised on every process below)
+        failure = e
+    try:
+        _agree(job, failure, f"reading the header of {path!r}")
+        shape, fortran, dtype, native, offset = head
+        heads = job.allgather((tuple(shape), bool(fortran), dtype.str, offset))
+        if any(h != heads[0] for h in heads):
+            raise ValueError(f"the processes of the job read different headers in {path!r} "
+                             f"({heads}): dgarray.load in a job needs a file every process "
+                             "shares")
+        a = _empty(shape, native, index_map)
+        try:
+            _core._npy_read(a, fp.fileno(), offset, bool(fortran), not dtype.isnative)
+        except BaseException as e:  # noqa: BLE001
+            failure = e
+        _agree(job, failure, f"reading {path!r}")
+    finally:
+        if fp is not None:
+            fp.close()
     return a
 
 
@@ -321,20 +454,90 @@ def to_zarr(a, store, *, chunks=None, overwrite=True, **kwargs):
         a = asarray(a)
     if a.mode != "replica":
         a = a.change_mode("replica")
+    chunks = chunks or _default_zarr_chunks(a)
+    job = _job()
+    if job is not None and isinstance(store, (str, os.PathLike)):
+        return _to_zarr_job(a, store, chunks, overwrite, kwargs, job, zarr)
     z = zarr.open_array(store, mode="w" if overwrite else "w-", shape=a.shape,
-                        dtype=a.dtype, chunks=chunks or _default_zarr_chunks(a), **kwargs)
+                        dtype=a.dtype, chunks=chunks, **kwargs)
     if a.ndim == 0:
         z[()] = a.get()
         return z
+    _write_zarr(a, z, lambda dev: True, True)
+    return z
+
+
+def _write_zarr(a, z, mine, writer, private=False):
+    """Writes the pieces of a's chunks on devices where mine(device) into z
+    (where `writer`: reading a chunk is a step of every process of a job,
+    which only the writer stores; `private`: this process's own chunks,
+    read by it alone)."""
     piece = _core._get_piece_bytes()
+    devices = [dev for dev, _ in _core._chunk_layout(a)]
     for i, box in _core._chunk_cover(a):
+        if not mine(devices[i]):
+            continue
         for sub in _slabs_of(box, a.itemsize, piece):
-            values = _core._chunk_get(a, i, _as_box(sub))
+            values = _core._chunk_get(a, i, _as_box(sub), private)
+            if not writer:
+                continue
             orth, key = _zarr_key(sub)
             if orth:
                 z.oindex[key] = values
             else:
                 z[key] = values
+
+
+def _zarr_shared(a, chunks, job):
+    """1 if a Zarr chunk of shape `chunks` would hold elements of two
+    processes' chunks (so that their writes would meet in one object)."""
+    first = {}
+    devices = [dev for dev, _ in _core._chunk_layout(a)]
+    owner = {}
+    for p, n in enumerate(job.allgather(len(job.local_device_range()))):
+        for k in range(n):
+            owner[len(owner)] = p
+    for i, box in _core._chunk_cover(a):
+        spans = []
+        for (lo, hi, step), c in zip(box, chunks):
+            last = lo + (len(range(lo, hi, step)) - 1) * step
+            spans.append(range(lo // c, last // c + 1))
+        for key in itertools.product(*spans):
+            if first.setdefault(key, owner[devices[i]]) != owner[devices[i]]:
+                return True
+    return False
+
+
+def _to_zarr_job(a, store, chunks, overwrite, kwargs, job, zarr):
+    """to_zarr in a job ([multihost]), `store` a path every process shares:
+    process 0 creates the array; each process writes its own chunks'
+    pieces, where no Zarr chunk holds two processes' elements (else every
+    piece is read by every process and written by process 0); failures
+    raise on every process."""
+    failure = None
+    if job.process_index() == 0:
+        try:
+            zarr.open_array(store, mode="w" if overwrite else "w-", shape=a.shape,
+                            dtype=a.dtype, chunks=chunks, **kwargs)
+        except BaseException as e:  # noqa: BLE001 (raised on every process below)
+            failure = e
+    _agree(job, failure, f"creating the Zarr array {store!r}")
+    shared = a.ndim == 0 or _zarr_shared(a, chunks, job)
+    first = job.local_device_range()
+    z = None
+    try:
+        z = zarr.open_array(store, mode="r+")
+        if a.ndim == 0:
+            value = a.get()
+            if job.process_index() == 0:
+                z[()] = value
+        elif shared:
+            _write_zarr(a, z, lambda dev: True, job.process_index() == 0)
+        else:
+            _write_zarr(a, z, lambda dev: dev in first, True, True)
+    except BaseException as e:  # noqa: BLE001
+        failure = e
+    _agree(job, failure, f"writing the Zarr array {store!r}")
     return z
 
 
@@ -351,7 +554,11 @@ def from_zarr(store, index_map=None, **kwargs):
         a[()] = numpy.asarray(z[()])
         return a
     piece = _core._get_piece_bytes()
-    for i, (_, box) in enumerate(_core._chunk_layout(a)):
+    job = _job()
+    mine = job.local_device_range() if job is not None else None
+    for i, (dev, box) in enumerate(_core._chunk_layout(a)):
+        if mine is not None and dev not in mine:
+            continue  # another process reads it (a job's processes share the store)
         for sub in _slabs_of(box, a.itemsize, piece):
             orth, key = _zarr_key(sub)
             values = z.oindex[key] if orth else z[key]

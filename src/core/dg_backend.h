@@ -272,8 +272,11 @@ typedef struct dg_pxfer {
 /* An all-reduce (dg_backend_i.allreduce): on each of the n distinct devices
  * devs[i], dst[i][e] = src[0][e] op src[1][e] op ... op src[n-1][e] for the
  * `count` elements of `dtype`, op being DG_ALLRED_SUM, PROD, MAX or MIN
- * (NumPy's add, multiply, maximum, minimum).  dst[i] may be src[i]. */
-enum { DG_ALLRED_SUM, DG_ALLRED_PROD, DG_ALLRED_MAX, DG_ALLRED_MIN };
+ * (NumPy's add, multiply, maximum, minimum), or DG_ALLRED_LOOP: any binary
+ * loop (dtype, dtype) -> dtype, `loop` (a job's backend folds any loop; the
+ * others return DG_ERR_NOTIMPL for it).  `loop` is op's loop for the four
+ * ops too.  dst[i] may be src[i]. */
+enum { DG_ALLRED_SUM, DG_ALLRED_PROD, DG_ALLRED_MAX, DG_ALLRED_MIN, DG_ALLRED_LOOP };
 typedef struct dg_allreduce_desc {
     int n;
     const int *devs;
@@ -282,6 +285,7 @@ typedef struct dg_allreduce_desc {
     int64_t count;
     int dtype;
     int op;
+    int loop;
 } dg_allreduce_desc;
 
 /* Compaction (dg_backend_i.select): the elements of an N-d strided block

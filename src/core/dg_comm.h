@@ -40,6 +40,13 @@ struct dg_comm_i {
     void (*drop)(dg_comm_i *c, dg_comm_req *req);
     /* n bytes at buf from process root to every process, bounded by timeout_s. */
     dg_status (*bcast)(dg_comm_i *c, void *buf, size_t n, int root, dg_error *err);
+    /* Every process's bytes, gathered on every process in process order:
+     * this process's n bytes at send go to recv + displs[rank] on every
+     * process, and process p's counts[p] bytes to recv + displs[p] here
+     * (counts[] and displs[] the same on every process), bounded by
+     * timeout_s.  One exchange (MPI's allgather), not size broadcasts. */
+    dg_status (*allgatherv)(dg_comm_i *c, const void *send, size_t n, void *recv,
+                            const size_t *counts, const size_t *displs, dg_error *err);
     /* Marks the job failed (message kept for the next callers); returns
      * DG_ERR_DEVICE.  Thread-safe. */
     dg_status (*fail)(dg_comm_i *c, const char *why, dg_error *err);

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "dg_dist.h"
+#include "dg_ufunc.h"
 
 typedef struct dist_be {
     dg_backend_i iface;
@@ -17,6 +18,7 @@ typedef struct dist_be {
     char *names;
     size_t *totals;
     unsigned char *access;
+    int private_reads; /* dg_dist_private_reads */
 } dist_be;
 
 /* Where another process's device memory "is": never read or written here
@@ -289,7 +291,11 @@ static dg_status dist_copy(dg_backend_i *be, int dev, int stream, const dg_copy_
     dg_copy_desc t = *c;
     const int hs = c->src_dev == DG_HOST, hd = c->dst_dev == DG_HOST;
     const int ls = hs ? DG_HOST : loc(d, c->src_dev), ld = hd ? DG_HOST : loc(d, c->dst_dev);
-    if (hd && !hs)
+    if (hd && !hs && d->private_reads && ls < 0)
+        return dg_error_set(err, DG_ERR_INTERNAL, -1,
+                            "a read for this process alone of another process's device %d",
+                            c->src_dev);
+    if (hd && !hs && !d->private_reads)
         return host_read(d, stream, c, err);
     if (!hs && !hd && (ls < 0) != (ld < 0))
         return cross_copy(d, stream, c, err);
@@ -323,6 +329,7 @@ DIST_ON_DEVICE(dense, dg_dense_desc)
 DIST_ON_DEVICE(fft, dg_fft_desc)
 DIST_ON_DEVICE(search, dg_search_desc)
 DIST_ON_DEVICE(count, dg_count_desc)
+DIST_ON_DEVICE(fused, dg_fused_desc)
 #undef DIST_ON_DEVICE
 
 /* A question, not work: every process must get the owner's answer, so another
@@ -384,6 +391,183 @@ static dg_status dist_exchange(dg_backend_i *be, const dg_xfer *x, int n, dg_err
     return st;
 }
 
+/* ---- all-reduce: one exchange of the partials, the same fold everywhere ---- */
+
+/* The fold of an all-reduce on this process: n rows of `count` elements
+ * (row i of device r->devs[i], in r's order) at host memory `rows`, copied
+ * to local device `l` (the process's first device in r), folded there in
+ * row order, row 0 op row 1 op ... (the order of every backend's
+ * all-reduce and of the core's own fold, so the bits are the same as in one
+ * process), into dst of that device, then copied to the other local dst.
+ * Waits for all of it (rows may go once this returns). */
+static dg_status fold_rows(dist_be *d, int stream, const dg_allreduce_desc *r, int l, int first,
+                           const char *rows, dg_error *err)
+{
+    const int isz = dg_dtype_size(r->dtype);
+    const size_t row = (size_t)r->count * (size_t)isz;
+    void *stack = NULL;
+    char *acc = (char *)r->dst[first];
+    dg_copy_desc c;
+    dg_status st;
+    int i;
+    DG_CHECK(dg_be_alloc(d->in, l, row * (size_t)r->n, &stack, err));
+    memset(&c, 0, sizeof c);
+    c.ndim = 1;
+    c.shape[0] = (int64_t)row * r->n;
+    c.itemsize = 1;
+    c.src_dev = DG_HOST;
+    c.src = rows;
+    c.src_strides[0] = 1;
+    c.dst_dev = l;
+    c.dst = (char *)stack;
+    c.dst_strides[0] = 1;
+    st = dg_be_copy(d->in, l, stream, &c, err);
+    for (i = 1; i < r->n && st == DG_OK; i++) {
+        dg_ew_desc e;
+        memset(&e, 0, sizeof e);
+        e.loop = r->loop;
+        e.nop = 3;
+        e.ndim = 1;
+        e.shape[0] = r->count;
+        e.data[0] = i == 1 ? (char *)stack : acc;
+        e.data[1] = (char *)stack + (size_t)i * row;
+        e.data[2] = acc;
+        e.strides[0][0] = e.strides[1][0] = e.strides[2][0] = isz;
+        st = dg_be_elementwise(d->in, l, stream, &e, err);
+    }
+    if (st == DG_OK && r->n == 1) { /* one row: a copy */
+        c.shape[0] = (int64_t)row;
+        c.src_dev = l;
+        c.src = (const char *)stack;
+        c.dst = acc;
+        st = dg_be_copy(d->in, l, stream, &c, err);
+    }
+    /* the other local devices copy the result */
+    for (i = first + 1; i < r->n && st == DG_OK; i++) {
+        const int li = loc(d, r->devs[i]);
+        if (li < 0)
+            continue;
+        st = dg_be_wait(d->in, li, stream, dg_be_pos(d->in, l, stream), err);
+        c.shape[0] = (int64_t)row;
+        c.src_dev = l;
+        c.src = acc;
+        c.dst_dev = li;
+        c.dst = (char *)r->dst[i];
+        if (st == DG_OK)
+            st = dg_be_copy(d->in, li, stream, &c, err);
+    }
+    {
+        dg_error e2 = DG_ERROR_INIT;
+        const dg_status s2 = dg_be_sync_all(d->in, st == DG_OK ? err : &e2);
+        if (st == DG_OK)
+            st = s2;
+    }
+    dg_be_release(d->in, l, stack);
+    return st;
+}
+
+/* The all-reduce of a job (dg_backend_i.allreduce): every process copies
+ * its devices' partials to the host, one allgather of the comm gives every
+ * process every partial (n rows in r's order), and each process folds them
+ * in that order on its first device of r and copies the result to its other
+ * devices of r (fold_rows).  So every device gets the same bits, whichever
+ * process it is on, with one exchange of n * count elements for the job
+ * (log P steps of MPI's allgather) instead of a transfer for each pair of
+ * devices.  Synchronous: it returns with dst written.  Any binary loop. */
+static dg_status dist_allreduce(dg_backend_i *be, int stream, const dg_allreduce_desc *r,
+                                dg_error *err)
+{
+    dist_be *d = dist_of(be);
+    const int np = d->comm->size, isz = dg_dtype_size(r->dtype);
+    const size_t row = (size_t)r->count * (size_t)isz;
+    size_t *counts = (size_t *)calloc(2 * (size_t)np, sizeof(size_t)), *displs;
+    char *mine = NULL, *all = NULL;
+    int *order = NULL, i, p, first = -1, l = -1, nmine = 0;
+    dg_status st = DG_OK;
+    if (r->loop < 0 || r->loop >= dg_nloops || r->n < 1) {
+        free(counts);
+        return dg_error_set(err, DG_ERR_NOTIMPL, -1, "no all-reduce of loop %d", r->loop);
+    }
+    if (!counts)
+        return dg_error_set(err, DG_ERR_NOMEM, -1, "out of host memory");
+    displs = counts + np;
+    if (r->count == 0) {
+        free(counts);
+        return DG_OK;
+    }
+    /* rows grouped by process (the allgather's order), each group in r's order */
+    for (i = 0; i < r->n; i++)
+        counts[d->proc_of[r->devs[i]]] += row;
+    for (p = 1; p < np; p++)
+        displs[p] = displs[p - 1] + counts[p - 1];
+    mine = (char *)malloc(counts[d->comm->rank] + 1);
+    all = (char *)malloc(row * (size_t)r->n + 1);
+    order = (int *)malloc((size_t)r->n * sizeof(int));
+    if (!mine || !all || !order) {
+        st = dg_error_set(err, DG_ERR_NOMEM, -1, "out of host memory");
+        goto done;
+    }
+    {
+        size_t *at = (size_t *)calloc((size_t)np, sizeof(size_t));
+        if (!at) {
+            st = dg_error_set(err, DG_ERR_NOMEM, -1, "out of host memory");
+            goto done;
+        }
+        for (i = 0; i < r->n; i++) { /* row i's place in the gathered buffer */
+            p = d->proc_of[r->devs[i]];
+            order[i] = (int)((displs[p] + at[p]) / row);
+            at[p] += row;
+        }
+        free(at);
+    }
+    /* this process's partials to the host */
+    for (i = 0; i < r->n && st == DG_OK; i++) {
+        const int li = loc(d, r->devs[i]);
+        dg_copy_desc c;
+        if (li < 0)
+            continue;
+        if (first < 0) {
+            first = i;
+            l = li;
+        }
+        memset(&c, 0, sizeof c);
+        c.ndim = 1;
+        c.shape[0] = (int64_t)row;
+        c.itemsize = 1;
+        c.src_dev = li;
+        c.src = (const char *)r->src[i];
+        c.src_strides[0] = 1;
+        c.dst_dev = DG_HOST;
+        c.dst = mine + (size_t)nmine++ * row;
+        c.dst_strides[0] = 1;
+        st = dg_be_copy(d->in, li, stream, &c, err);
+        if (st == DG_OK)
+            st = dg_be_sync(d->in, dg_be_pos(d->in, li, stream), err);
+    }
+    if (st != DG_OK) /* the others must not wait for this process's rows */
+        d->comm->fail(d->comm, "a process could not read its partials of an all-reduce", NULL);
+    else
+        st = d->comm->allgatherv(d->comm, mine, counts[d->comm->rank], all, counts, displs, err);
+    if (st == DG_OK && first >= 0) {
+        /* back into r's order, then folded */
+        char *rows = (char *)malloc(row * (size_t)r->n + 1);
+        if (!rows) {
+            st = dg_error_set(err, DG_ERR_NOMEM, -1, "out of host memory");
+            goto done;
+        }
+        for (i = 0; i < r->n; i++)
+            memcpy(rows + (size_t)i * row, all + (size_t)order[i] * row, row);
+        st = fold_rows(d, stream, r, l, first, rows, err);
+        free(rows);
+    }
+done:
+    free(counts);
+    free(mine);
+    free(all);
+    free(order);
+    return job_check(d, st, err);
+}
+
 /* Frees d and its tables (not the inner backend). */
 static void dist_free(dist_be *d)
 {
@@ -412,6 +596,17 @@ void dg_dist_local_range(const dg_backend_i *be, int *first, int *n)
         *first = 0;
         *n = be->ndevices;
     }
+}
+
+int dg_dist_private_reads(dg_backend_i *be, int on)
+{
+    int was = 0;
+    if (be->destroy == dist_destroy) {
+        dist_be *d = (dist_be *)be->impl;
+        was = d->private_reads;
+        d->private_reads = on != 0;
+    }
+    return was;
 }
 
 dg_status dg_dist_backend_create(dg_backend_i *inner, dg_comm_i *comm, const dg_dist_info *info,
@@ -494,11 +689,18 @@ dg_status dg_dist_backend_create(dg_backend_i *inner, dg_comm_i *comm, const dg_
     d->iface.search = dg_be_has(inner, DG_SLOT_SEARCH) ? dist_search : NULL;
     d->iface.count = dg_be_has(inner, DG_SLOT_COUNT) ? dist_count : NULL;
     d->iface.reduce_parts = dg_be_has(inner, DG_SLOT_REDUCE_PARTS) ? dist_reduce_parts : NULL;
+    /* fusion: every process records the same chain (the same calls, and
+     * joins decided by buffers and by views within one buffer, which the
+     * placeholder of another process's memory keeps apart by offset); a
+     * chain's pieces are work on one device each, no transfer, so each
+     * process runs its own devices' pieces whenever it flushes */
+    d->iface.fused = dg_be_has(inner, DG_SLOT_FUSED) ? dist_fused : NULL;
     d->iface.exchange = dist_exchange;
     d->iface.can_access = dist_can_access;
-    /* no all-reduce: the core folds chunks by loops over exchanges, the same
-     * choice on every process whichever devices the chunks are on */
-    d->iface.allreduce = NULL;
+    /* the all-reduce of the job, whatever the inner backend has: one
+     * exchange of the partials (dist_allreduce); the core calls it on every
+     * process alike, since can_access says no across processes */
+    d->iface.allreduce = dist_allreduce;
     d->iface.destroy = dist_destroy;
     *out = &d->iface;
     return DG_OK;

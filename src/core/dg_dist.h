@@ -38,4 +38,13 @@ dg_status dg_dist_backend_create(dg_backend_i *inner, dg_comm_i *comm, const dg_
  * for a backend that is not a job's). */
 void dg_dist_local_range(const dg_backend_i *be, int *first, int *n);
 
+/* Host reads for this process alone (on 1) or for every process (0, the
+ * default: a read of a device is a step of every process, the owner's
+ * bytes broadcast).  While on, a copy from one of this process's devices to
+ * the host is an ordinary copy (no other process takes part: checkpoints
+ * write each process's own chunks) and one from another process's device is
+ * DG_ERR_INTERNAL.  Returns the previous setting; 0 and nothing done for a
+ * backend that is not a job's. */
+int dg_dist_private_reads(dg_backend_i *be, int on);
+
 #endif /* DG_DIST_H */

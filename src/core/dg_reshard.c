@@ -543,6 +543,17 @@ static int same_dense_boxes(const dg_array *a, int distinct)
     return ok;
 }
 
+/* 1 if the device of a's first chunk reads every other chunk's device in
+ * place (0 across the processes of a job). */
+static int all_read_first(const dg_array *a)
+{
+    int i;
+    for (i = 1; i < a->nchunks; i++)
+        if (!dg_be_can_access(a->be, a->chunks[0].device, a->chunks[i].device))
+            return 0;
+    return 1;
+}
+
 /* The backend's all-reduce d as a group; DG_ERR_NOTIMPL (err untouched)
  * where it has none for d's dtype and op. */
 static dg_status run_allreduce(dg_backend_i *be, void *ctx, dg_error *err)
@@ -588,7 +599,8 @@ static dg_status combine_allreduce(dg_array *a, int loop, dg_array *r, dg_error 
     d.dst = (void *const *)dst;
     d.count = dg_box_size(&a->chunks[0].box);
     d.dtype = a->dtype;
-    d.op = allreduce_op(loop);
+    d.op = allreduce_op(loop) >= 0 ? allreduce_op(loop) : DG_ALLRED_LOOP;
+    d.loop = loop;
     st = dg_enqueue_group(be, acc, 2 * n, run_allreduce, &d, err);
 done:
     free(devs);
@@ -674,8 +686,13 @@ dg_status dg_array_combine(dg_array *a, int loop, dg_array **out, dg_error *err)
                              (size_t)dg_dtype_size(a->dtype);
         DG_CHECK(empty_like_chunks(a, DG_MODE_REPLICA, &r, err));
         st = DG_ERR_NOTIMPL;
-        if (dg_be_has(be, DG_SLOT_ALLREDUCE) && allreduce_op(loop) >= 0 &&
-            (bytes > dg_get_peer_read_bytes() || !dg_be_has(be, DG_SLOT_CAN_ACCESS)))
+        /* the backend's all-reduce where it is cheaper than reads in place:
+         * large partials, or devices that cannot read one another (a job's
+         * processes: one exchange instead of a fetch per pair of devices;
+         * any binary loop there, the others' backends returning NOTIMPL) */
+        if (dg_be_has(be, DG_SLOT_ALLREDUCE) &&
+            (bytes > dg_get_peer_read_bytes() || !dg_be_has(be, DG_SLOT_CAN_ACCESS) ||
+             !all_read_first(a)))
             st = combine_allreduce(a, loop, r, err);
         if (st == DG_ERR_NOTIMPL)
             st = combine_same_boxes(a, loop, r, err);

@@ -4,14 +4,18 @@
  *
  *   _chunk_layout(a)          [(device, box), ...]: a's chunks as they are
  *                             (not its logical layout)
- *   _chunk_get(a, i, box=None)   ndarray (C order) of box (default: all) of chunk i
+ *   _chunk_get(a, i, box=None, private=False)   ndarray (C order) of box
+ *                             (default: all) of chunk i (private: read by
+ *                             this process alone, its own chunk: [multihost])
  *   _chunk_put(a, i, host, box=None)   host's values into box of chunk i
  *   _chunk_cover(a)           [(i, box), ...]: disjoint boxes, each inside chunk
  *                             i, whose union is the array (the planner's)
  *   _npy_write(a, fd, offset)     a's values in C order into file fd from byte
  *                             offset on, each piece of a chunk at its offset
+ *                             (in a job: the pieces of this process's chunks)
  *   _npy_read(a, fd, offset, fortran_order, byteswap)   every chunk of a
- *                             from its elements in the file
+ *                             from its elements in the file (in a job: this
+ *                             process's chunks)
  *
  * The file functions run as host copies do (hostcopy.c): in steps of at most
  * one piece (`_core._piece_bytes`), without the GIL, with Ctrl-C and
@@ -30,8 +34,19 @@
 #include <unistd.h>
 
 #include "dg_chunkio.h"
+#include "dg_dist.h"
 #include "dg_surface.h"
 #include "dgpy.h"
+
+/* 1 if device dev is this process's ([multihost]: in a job, each process
+ * writes and reads the file for its own devices' chunks only; alone, every
+ * device is). */
+static int local_dev(dg_backend_i *be, int dev)
+{
+    int first, n;
+    dg_dist_local_range(be, &first, &n);
+    return dev >= first && dev < first + n;
+}
 
 /* ---- arguments ---------------------------------------------------------------- */
 
@@ -104,7 +119,8 @@ static PyObject *f_chunk_get(PyObject *mod, PyObject *args)
     dg_error err = DG_ERROR_INIT;
     dg_status st;
     (void)mod;
-    if (!PyArg_ParseTuple(args, "O!i|O", dgpy_st->array_type, &arr, &i, &boxo))
+    int private_ = 0, was;
+    if (!PyArg_ParseTuple(args, "O!i|Op", dgpy_st->array_type, &arr, &i, &boxo, &private_))
         return NULL;
     a = ((DgArrayObject *)arr)->arr;
     if (box_arg(a, i, boxo, &box) < 0)
@@ -120,7 +136,14 @@ static PyObject *f_chunk_get(PyObject *mod, PyObject *args)
         Py_DECREF(host);
         return PyErr_NoMemory();
     }
+    if (private_ && !local_dev(a->be, a->chunks[i].device)) {
+        free(used);
+        Py_DECREF(host);
+        return PyErr_Format(PyExc_ValueError, "chunk %d is on another process's device", i);
+    }
+    was = dg_dist_private_reads(a->be, private_);
     st = dg_chunk_to_host(a, i, &box, data, strides, used, &err);
+    dg_dist_private_reads(a->be, was);
     if (sync_used(a->be, used, st, &err) < 0)
         Py_CLEAR(host);
     free(used);
@@ -635,22 +658,28 @@ static PyObject *f_npy_write(PyObject *mod, PyObject *args)
         r = -1;
         PyErr_NoMemory();
     } else {
-        int64_t total;
+        int64_t total = 0;
+        int n = 0;
         for (k = 0; k < plan.ncopies; k++) {
-            src[k] = plan.copies[k].src;
-            boxes[k] = plan.copies[k].box;
+            if (!local_dev(a->be, a->chunks[plan.copies[k].src].device))
+                continue; /* another process writes it */
+            src[n] = plan.copies[k].src;
+            boxes[n] = plan.copies[k].box;
+            total += dg_box_size(&boxes[n++]);
         }
         io.a = a;
         io.offset = offset;
         io.writing = 1;
         io.isz = dg_dtype_size(a->dtype);
-        io.n = plan.ncopies;
+        io.n = n;
         io.src = src;
         io.boxes = boxes;
         io.piece = dgpy_piece_bytes();
+        int was;
         file_strides(&io);
-        total = dg_shape_size(a->ndim, a->shape) * io.isz;
-        r = npy_run(&io, "devices to file", total);
+        was = dg_dist_private_reads(a->be, 1); /* this process's chunks, read here alone */
+        r = npy_run(&io, "devices to file", total * io.isz);
+        dg_dist_private_reads(a->be, was);
     }
     free(src);
     free(boxes);
@@ -689,10 +718,13 @@ static PyObject *f_npy_read(PyObject *mod, PyObject *args)
         int64_t total = 0;
         int ndev = 0;
         char *seen = (char *)calloc((size_t)a->be->ndevices, 1);
+        int n = 0;
         for (k = 0; k < a->nchunks; k++) {
-            src[k] = k;
-            boxes[k] = a->chunks[k].box;
-            total += dg_box_size(&boxes[k]);
+            if (!local_dev(a->be, a->chunks[k].device))
+                continue; /* another process reads it */
+            src[n] = k;
+            boxes[n] = a->chunks[k].box;
+            total += dg_box_size(&boxes[n++]);
             if (seen && !seen[a->chunks[k].device]) {
                 seen[a->chunks[k].device] = 1;
                 ndev++;
@@ -704,7 +736,7 @@ static PyObject *f_npy_read(PyObject *mod, PyObject *args)
         io.fortran = fortran;
         io.swap = swap;
         io.isz = dg_dtype_size(a->dtype);
-        io.n = a->nchunks;
+        io.n = n;
         io.src = src;
         io.boxes = boxes;
         io.piece = dgpy_piece_bytes();
@@ -752,7 +784,7 @@ PyMethodDef dgpy_chunkio_methods[] = {
     {"_default_layout", f_default_layout, METH_VARARGS,
      "_default_layout(shape, dtype) -> the layout of a new array"},
     {"_chunk_layout", f_chunk_layout, METH_O, "[(device, box), ...] of the chunks as they are"},
-    {"_chunk_get", f_chunk_get, METH_VARARGS, "_chunk_get(a, i, box=None) -> ndarray"},
+    {"_chunk_get", f_chunk_get, METH_VARARGS, "_chunk_get(a, i, box=None, private=False) -> ndarray"},
     {"_chunk_lend", f_chunk_lend, METH_VARARGS,
      "_chunk_lend(a, writable) -> [(device, box, address, byte_strides), ...]"},
     {"_chunk_put", f_chunk_put, METH_VARARGS, "_chunk_put(a, i, host, box=None)"},

@@ -24,6 +24,9 @@ typedef int (*mpi_test_fn)(intptr_t *req, int *flag, void *status);
 typedef int (*mpi_req_fn)(intptr_t *req);
 typedef int (*mpi_ibcast_fn)(void *buf, int count, intptr_t type, int root, intptr_t comm,
                              intptr_t *req);
+typedef int (*mpi_iallgatherv_fn)(const void *send, int count, intptr_t stype, void *recv,
+                                  const int *counts, const int *displs, intptr_t rtype,
+                                  intptr_t comm, intptr_t *req);
 
 typedef struct mpi_comm {
     dg_comm_i iface;
@@ -33,6 +36,7 @@ typedef struct mpi_comm {
     mpi_test_fn test;
     mpi_req_fn cancel, req_free;
     mpi_ibcast_fn ibcast;
+    mpi_iallgatherv_fn iallgatherv;
     pthread_mutex_t mu;
     int failed;    /* [mu] */
     char why[256]; /* [mu] */
@@ -163,6 +167,52 @@ static dg_status mpi_bcast(dg_comm_i *c, void *buf, size_t n, int root, dg_error
     return DG_OK;
 }
 
+/* Iallgatherv of bytes, then the bounded wait; where a count or offset
+ * exceeds MPI's int, one broadcast from each process instead. */
+static dg_status mpi_allgatherv(dg_comm_i *c, const void *send, size_t n, void *recv,
+                                const size_t *counts, const size_t *displs, dg_error *err)
+{
+    mpi_comm *m = impl(c);
+    int *ic = (int *)malloc(2 * (size_t)c->size * sizeof(int)), p, rc, big = 0;
+    dg_comm_req *q;
+    DG_CHECK(mpi_check(c, err));
+    if (!ic)
+        return mpi_fail(c, "out of host memory", err);
+    for (p = 0; p < c->size; p++) {
+        big |= counts[p] > (size_t)0x7fffffff || displs[p] > (size_t)0x7fffffff;
+        ic[p] = (int)counts[p];
+        ic[c->size + p] = (int)displs[p];
+    }
+    if (big) {
+        dg_status st = DG_OK;
+        free(ic);
+        if (n)
+            memmove((char *)recv + displs[c->rank], send, n);
+        for (p = 0; p < c->size && st == DG_OK; p++)
+            st = mpi_bcast(c, (char *)recv + displs[p], counts[p], p, err);
+        return st;
+    }
+    q = (dg_comm_req *)calloc(1, sizeof(*q) + sizeof(intptr_t));
+    if (!q) {
+        free(ic);
+        return mpi_fail(c, "out of host memory", err);
+    }
+    q->n = 1;
+    rc = m->iallgatherv(send, (int)n, m->byte, recv, ic, ic + c->size, m->byte, m->coll,
+                        &q->r[0]);
+    if (rc != 0) {
+        free(q);
+        free(ic);
+        return mpi_err(c, "MPI_Iallgatherv", rc, err);
+    }
+    {
+        const dg_status st = dg_comm_wait_all(c, &q, 1, "an exchange of every process's values",
+                                              err);
+        free(ic);
+        return st;
+    }
+}
+
 dg_comm_i *dgpy_mpi_comm_new(const char *lib_path, intptr_t xfer, intptr_t coll, intptr_t byte,
                              int rank, int size, double timeout_s, char *why, size_t cap)
 {
@@ -185,7 +235,9 @@ dg_comm_i *dgpy_mpi_comm_new(const char *lib_path, intptr_t xfer, intptr_t coll,
     *(void **)&m->cancel = dlsym(lib, "MPI_Cancel");
     *(void **)&m->req_free = dlsym(lib, "MPI_Request_free");
     *(void **)&m->ibcast = dlsym(lib, "MPI_Ibcast");
-    if (!m->isend || !m->irecv || !m->test || !m->cancel || !m->req_free || !m->ibcast) {
+    *(void **)&m->iallgatherv = dlsym(lib, "MPI_Iallgatherv");
+    if (!m->isend || !m->irecv || !m->test || !m->cancel || !m->req_free || !m->ibcast ||
+        !m->iallgatherv) {
         snprintf(why, cap, "%s lacks MPI-3's non-blocking functions", lib_path);
         dlclose(lib);
         free(m);
@@ -203,6 +255,7 @@ dg_comm_i *dgpy_mpi_comm_new(const char *lib_path, intptr_t xfer, intptr_t coll,
     m->iface.test = mpi_test;
     m->iface.drop = mpi_drop;
     m->iface.bcast = mpi_bcast;
+    m->iface.allgatherv = mpi_allgatherv;
     m->iface.fail = mpi_fail;
     m->iface.check = mpi_check;
     return &m->iface;
