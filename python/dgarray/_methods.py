@@ -10,8 +10,8 @@ import operator
 
 import numpy
 
-from . import (_core, _dispatch, _display, _index_map, _indexing, _linalg, _namespace,
-               _pickle, _printing, _reductions, _shape, _surface)
+from . import (_core, _dispatch, _display, _errstate, _index_map, _indexing, _linalg,
+               _namespace, _pickle, _printing, _reductions, _shape, _surface)
 
 
 # ---- scalars --------------------------------------------------------------------------
@@ -88,6 +88,8 @@ CALLS = {
     "array_str": _printing.array_str,
     "copy_into_host": copy_into_host, "check_astype_casting": check_astype_casting,
     "ufunc_method": _dispatch.ufunc_method, "any_negative": any_negative,
+    "fpe_contextvar": lambda: _errstate.CONTEXTVAR, "fpe_actions": _errstate.actions,
+    "fpe_report": _errstate.report,
     # methods, called as f(self, *args, **kwargs)
     **{name: _reductions.FUNCTIONS[name] for name in _REDUCTION_METHODS},
     **_shape.METHODS, **_linalg.METHODS,

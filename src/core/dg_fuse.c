@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "dg_array_impl.h"
+#include "dg_fpe.h"
 #include "dg_fuse.h"
 #include "dg_ufunc.h"
 
@@ -34,6 +35,7 @@ typedef struct fz_chain {
     dg_backend_i *be;
     int npiece;
     int nstep;
+    uint32_t fpe; /* the action word of its calls (dg_fpe.h): one per chain */
     fz_piece *pieces; /* [FZ_MAXPIECES], allocated at the first record */
 } fz_chain;
 
@@ -377,8 +379,12 @@ static dg_status flush_locked(dg_error *err)
     dg_status st = DG_OK;
     dg_error e2 = DG_ERROR_INIT;
     int i, k;
+    uint32_t fpe_was;
     if (!g_chain.nstep)
         return DG_OK;
+    /* the chain's work runs under its calls' errstate, whichever thread
+     * runs it and whatever errstate that thread has now */
+    fpe_was = dg_fpe_set_actions(g_chain.fpe);
     for (i = 0; i < g_chain.npiece; i++) {
         fz_piece *f = &g_chain.pieces[i];
         dg_status s2 = run_piece(g_chain.be, f, st == DG_OK ? err : &e2);
@@ -391,6 +397,7 @@ static dg_status flush_locked(dg_error *err)
         f->d.nval = f->d.nstep = f->nheld = 0;
     }
     dg_error_clear(&e2);
+    dg_fpe_set_actions(fpe_was);
     g_chain.nstep = 0;
     g_chain.npiece = 0;
     atomic_store_explicit(&g_pending, 0, memory_order_release);
@@ -455,7 +462,7 @@ dg_status dg_fuse_record(dg_backend_i *be, const dg_fuse_piece *p, int n, int *r
     int i;
     *recorded = 0;
     if (t_inside || n <= 0 || n > FZ_MAXPIECES || !dg_fuse_enabled() ||
-        !dg_be_has(be, DG_SLOT_FUSED))
+        !dg_be_has(be, DG_SLOT_FUSED) || dg_fpe_strict(dg_fpe_actions()))
         return DG_OK;
     {
         int64_t total = 0;
@@ -475,11 +482,13 @@ dg_status dg_fuse_record(dg_backend_i *be, const dg_fuse_piece *p, int n, int *r
             return DG_OK; /* not recorded: the caller enqueues the call */
         }
     }
-    if (g_chain.nstep && !joinable(be, p, n))
+    /* a call under another errstate starts a chain of its own */
+    if (g_chain.nstep && (!joinable(be, p, n) || g_chain.fpe != dg_fpe_actions()))
         st = flush_locked(err);
     if (st == DG_OK) {
         const int first = g_chain.nstep == 0;
         if (first) {
+            g_chain.fpe = dg_fpe_actions();
             g_chain.be = be;
             g_chain.npiece = n;
         }

@@ -24,7 +24,11 @@
  *
  * Shapes, dtypes and errors of the calls are resolved when they are called,
  * before they are recorded: only device failures can surface later, at the
- * call that runs the chain.
+ * call that runs the chain.  Floating-point errors (dg_fpe.h): a chain holds
+ * calls of one errstate only (a call under another runs the chain first),
+ * runs under it, and its warnings come at the host read or call that waits
+ * for it; a call whose errstate asks more than a warning (raise, call,
+ * print, log) is never recorded, so that it raises at the call as NumPy's.
  *
  * Thread safety: one pending chain per process, guarded by a mutex; the
  * calls below may come from any thread (a host read without the GIL). */

@@ -397,11 +397,20 @@ static PyObject *m_astype(DgArrayObject *self, PyObject *args, PyObject *kw)
     }
     {
         dg_array *src = NULL;
-        dg_status st = dgpy_replica(self, &src, &err);
+        uint32_t fpe_was;
+        dg_status st;
+        /* NumPy's casts report "invalid value encountered in cast" */
+        if (dgpy_fpe_begin(&fpe_was) < 0)
+            return NULL;
+        st = dgpy_replica(self, &src, &err);
         if (st == DG_OK)
             st = dg_array_cast(src, dt, &out, &err);
         if (src)
             dg_array_decref(src);
+        if (dgpy_fpe_end(fpe_was, st == DG_OK, &out, 1, "cast") < 0 && st == DG_OK) {
+            dg_array_decref(out);
+            return NULL;
+        }
         if (st != DG_OK)
             return dgpy_raise(&err);
     }

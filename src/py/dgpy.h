@@ -39,7 +39,10 @@ typedef struct {
     X(copy_into_host, "out= a NumPy array: numpy.copyto(out, host, where)")               \
     X(check_astype_casting, "a.astype(dtype, casting=...): NumPy's can_cast")             \
     X(ufunc_method, "__array_ufunc__ other than a ufunc call with dgarray loops")          \
-    X(any_negative, "integer ** integer array: is any exponent negative")
+    X(any_negative, "integer ** integer array: is any exponent negative")                 \
+    X(fpe_contextvar, "NumPy's errstate context variable (None without one)")             \
+    X(fpe_actions, "the action word of numpy.errstate (src/core/dg_fpe.h)")               \
+    X(fpe_report, "report(noted, name): floating-point errors as numpy.errstate says")
 
 /* DistributedArray methods written in Python, called as f(self, *args, **kw)
  * (vectorcall, self prepended): name, docstring. */
@@ -294,6 +297,21 @@ PyObject *dgpy_array_ufunc(PyObject *self, PyObject *args, PyObject *kwargs);
 int dgpy_wait_ready(const dg_array *a);
 /* The same for all work on all devices. */
 int dgpy_wait_all(void);
+
+/* ---- fpe.c ---- */
+/* Hands the calling thread's work NumPy's errstate (dg_fpe_set_actions);
+ * *was the word to give dgpy_fpe_end.  0, or -1 with an exception set. */
+int dgpy_fpe_begin(uint32_t *was);
+/* Ends a call begun with dgpy_fpe_begin: restores `was`; where the call
+ * succeeded (ok) and errstate watched anything, waits for its results
+ * res[0..nres) (NULLs skipped; not where a fused chain is pending) and
+ * reports what its work noted, named `name` in NumPy's message ("reduce";
+ * NULL: by the ufunc whose loop noted it).  0, or -1 (nothing set where
+ * !ok; else an exception set: FloatingPointError, a callback's). */
+int dgpy_fpe_end(uint32_t was, int ok, dg_array *const *res, int nres, const char *name);
+/* Reports what device work noted since the last report (host reads call
+ * it after their wait).  0, or -1 with an exception set. */
+int dgpy_fpe_report(void);
 
 /* ---- hostcopy.c ---- */
 /* Copies the host array (`host`, byte strides `strides`, a's shape) into

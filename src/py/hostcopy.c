@@ -223,8 +223,12 @@ static dg_status gather_part(void *ctx, int64_t part, int64_t nparts, int64_t *n
 int dgpy_gather_into(dg_array *a, const dg_box *region, char *host, const int64_t *strides)
 {
     gather_ctx c = {a, region, host, strides};
-    return copy_in_parts("devices to host array", dg_box_size(region) * dg_dtype_size(a->dtype),
-                         gather_part, &c);
+    /* the values read may come from a fused chain that ran for this read:
+     * its floating-point errors are reported here (dgpy_fpe_end) */
+    if (copy_in_parts("devices to host array", dg_box_size(region) * dg_dtype_size(a->dtype),
+                      gather_part, &c) < 0)
+        return -1;
+    return dgpy_fpe_report();
 }
 
 /* ---- settings ----------------------------------------------------------------- */

@@ -89,6 +89,7 @@ static PyObject *f_reduce(PyObject *mod, PyObject *args)
     dg_array *a = NULL, *w = NULL, *out = NULL, *idx = NULL;
     dg_error err = DG_ERROR_INIT;
     dg_status st;
+    uint32_t fpe_was;
     (void)mod;
     if (!PyArg_ParseTuple(args, "O!iOO!pOOO", dgpy_st->array_type, &ao, &kind, &uf,
                           &PyTuple_Type, &axes, &keepdims, &initial, &whereo, &lazyo))
@@ -117,9 +118,17 @@ static PyObject *f_reduce(PyObject *mod, PyObject *args)
         goto done;
     }
     c.where = w;
+    if (dgpy_fpe_begin(&fpe_was) < 0)
+        goto done;
     Py_BEGIN_ALLOW_THREADS
     st = dg_array_reduce(a, &c, &out, kind == DG_RED_LOOP ? NULL : &idx, &err);
     Py_END_ALLOW_THREADS
+    if (dgpy_fpe_end(fpe_was, st == DG_OK, &out, 1, "reduce") < 0 && st == DG_OK) {
+        dg_array_decref(out);
+        if (idx)
+            dg_array_decref(idx);
+        goto done;
+    }
     res = st == DG_OK ? wrap_result(out, idx) : dgpy_raise(&err);
 done:
     dg_array_decref(a);
@@ -134,6 +143,7 @@ static PyObject *f_scan(PyObject *mod, PyObject *args)
 {
     PyObject *ao, *uf;
     int axis, loop;
+    uint32_t fpe_was;
     dg_array *a = NULL, *out = NULL;
     dg_error err = DG_ERROR_INIT;
     dg_status st;
@@ -149,10 +159,18 @@ static PyObject *f_scan(PyObject *mod, PyObject *args)
         dg_array_decref(a);
         return NULL;
     }
+    if (dgpy_fpe_begin(&fpe_was) < 0) {
+        dg_array_decref(a);
+        return NULL;
+    }
     Py_BEGIN_ALLOW_THREADS
     st = dg_array_scan(a, axis, loop, &out, &err);
     Py_END_ALLOW_THREADS
     dg_array_decref(a);
+    if (dgpy_fpe_end(fpe_was, st == DG_OK, &out, 1, "accumulate") < 0 && st == DG_OK) {
+        dg_array_decref(out);
+        return NULL;
+    }
     if (st != DG_OK)
         return dgpy_raise(&err);
     return dgpy_wrap(out);

@@ -698,7 +698,8 @@ static PyObject *ufunc_apply(int id, PyObject *ufunc, PyObject *const *args, int
     dg_ufunc_call c;
     dg_error err = DG_ERROR_INIT;
     PyObject *ret = NULL;
-    int where_false = 0;
+    int where_false = 0, fpe_on = 0;
+    uint32_t fpe_was = 0;
 
     dg_ufunc_call_init(&c);
     if (nargs < nin || nargs > nin + nout) {
@@ -745,6 +746,11 @@ static PyObject *ufunc_apply(int id, PyObject *ufunc, PyObject *const *args, int
     if (parse_where(&wherep, &where_false, ops, nin, &bnd, bsh) < 0 ||
         check_out_shapes(nout, outs, &bnd, bsh) < 0)
         goto done;
+
+    /* the work from here on runs under NumPy's errstate (dgpy_fpe_end) */
+    if (dgpy_fpe_begin(&fpe_was) < 0)
+        goto done;
+    fpe_on = 1;
 
     /* the results (the core's: out= or new arrays laid out like it or an input) */
     c.be = dgpy_st->be;
@@ -835,6 +841,15 @@ static PyObject *ufunc_apply(int id, PyObject *ufunc, PyObject *const *args, int
         }
     }
 done:
+    if (fpe_on) {
+        dg_array *res[2] = {NULL, NULL};
+        for (i = 0; ret && i < nout; i++) {
+            PyObject *o = nout == 1 ? ret : PyTuple_GET_ITEM(ret, i);
+            res[i] = DgArray_Check(o) ? ((DgArrayObject *)o)->arr : NULL;
+        }
+        if (dgpy_fpe_end(fpe_was, ret != NULL, res, nout, NULL) < 0 && ret)
+            Py_CLEAR(ret);
+    }
     dg_ufunc_call_clear(&c);
     operands_clear(ops, nops);
     return ret;

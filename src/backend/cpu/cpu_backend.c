@@ -23,6 +23,7 @@
  * can read and use the parent's arrays, as a NumPy child can. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fenv.h>
 #include <pthread.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -42,6 +43,8 @@
 #include "cpu_place.h"
 #include "cpu_transport.h"
 #include "dg_backend.h"
+#include "dg_fpe.h"
+#include "dg_loops.h"
 #include "dg_ufunc.h"
 
 /* Work below this many elements runs inline when the device is idle. */
@@ -62,6 +65,7 @@ typedef enum {
 typedef struct cpu_task {
     struct cpu_task *next;
     task_kind kind;
+    uint32_t fpe; /* the action word of the thread that queued it (dg_fpe.h) */
     union {
         dg_ew_desc ew;
         dg_copy_desc copy;
@@ -327,7 +331,63 @@ static void run_copy(const dg_copy_desc *c)
 
 /* ---- queue --------------------------------------------------------------- */
 
+static void run_task_body(cpu_be *cb, cpu_dev *d, cpu_task *t);
+
+/* The action word a task runs under: the queuing thread's, for the work whose
+ * loops NumPy checks (elementwise, fused, reductions, scans); 0 for the rest. */
+static uint32_t task_fpe(const cpu_task *t)
+{
+    switch (t->kind) {
+    case T_EW: case T_FUSED: case T_REDUCE: case T_SCAN: return t->fpe;
+    default: return 0;
+    }
+}
+
+/* The name NumPy's message gives t's work: its ufunc's ("cast" for a cast),
+ * a fused chain's by its last step, "reduce", "accumulate". */
+static const char *task_where(const cpu_task *t)
+{
+    switch (t->kind) {
+    case T_EW:
+        return t->u.ew.loop >= 0 && t->u.ew.loop < DG_NLOOPS
+                   ? dg_ufunc_name(dg_loops[t->u.ew.loop].ufunc)
+                   : "a device loop";
+    case T_FUSED:
+        return t->u.fused->nstep > 0
+                   ? dg_ufunc_name(dg_loops[t->u.fused->step[t->u.fused->nstep - 1].loop].ufunc)
+                   : "a fused chain";
+    case T_REDUCE: return "reduce";
+    case T_SCAN: return "accumulate";
+    default: return "a device loop";
+    }
+}
+
+/* Kinds (1 << DG_FPE_*) raised in the floating-point status of this thread. */
+static unsigned fpe_kinds(void)
+{
+    const int f = fetestexcept(FE_DIVBYZERO | FE_OVERFLOW | FE_UNDERFLOW | FE_INVALID);
+    return (f & FE_DIVBYZERO ? 1u << DG_FPE_DIVIDE : 0) | (f & FE_OVERFLOW ? 1u << DG_FPE_OVER : 0) |
+           (f & FE_UNDERFLOW ? 1u << DG_FPE_UNDER : 0) | (f & FE_INVALID ? 1u << DG_FPE_INVALID : 0);
+}
+
+/* Runs t; where its action word watches anything, the status is cleared
+ * before (as NumPy's ufunc call clears it) and what the loops raised is
+ * noted after (dg_fpe_note): one feclearexcept and one fetestexcept per task. */
 static void run_task(cpu_be *cb, cpu_dev *d, cpu_task *t)
+{
+    const uint32_t fpe = task_fpe(t);
+    const char *where = fpe ? task_where(t) : NULL; /* before: a fused task frees its descriptor */
+    if (fpe)
+        feclearexcept(FE_ALL_EXCEPT);
+    run_task_body(cb, d, t);
+    if (fpe) {
+        const unsigned k = fpe_kinds();
+        if (k)
+            dg_fpe_note(fpe, k, where);
+    }
+}
+
+static void run_task_body(cpu_be *cb, cpu_dev *d, cpu_task *t)
 {
     switch (t->kind) {
     case T_EW: dg_cpu_ew_run(&t->u.ew); break;
@@ -438,6 +498,7 @@ static dg_status submit(cpu_be *cb, int dev, const cpu_task *proto, size_t size,
         d->inline_running = 1;
         pthread_mutex_unlock(&d->mu);
         memcpy(&local, proto, size);
+        local.fpe = dg_fpe_actions();
         run_task(cb, d, &local);
         pthread_mutex_lock(&d->mu);
         d->completed = seq;
@@ -460,6 +521,7 @@ static dg_status submit(cpu_be *cb, int dev, const cpu_task *proto, size_t size,
     }
     memcpy(t, proto, size);
     t->next = NULL;
+    t->fpe = dg_fpe_actions();
     if (d->tail)
         d->tail->next = t;
     else
