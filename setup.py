@@ -5,7 +5,12 @@ dgarray._core  (always): src/core, src/backend/cpu and src/py, C11, against
 dgarray._cuda  (when nvcc is found): src/backend/cuda and kernels/, linked with
                cudart, cuBLAS, cuSOLVER, cuFFT and NCCL.  DGARRAY_CUDA=0 skips it, DGARRAY_CUDA=1
                makes a missing nvcc an error; DGARRAY_CUDA_ARCHS chooses the
-               targets ("80;90" by default).
+               targets (cuda_targets: by default machine code for the GPUs
+               that nvidia-smi finds, else sm_90, plus PTX of compute_80).
+
+Every compile (nvcc's and the C compiler's, of both extensions) runs in one
+pool of DGARRAY_BUILD_JOBS (default: the cores) workers, the longest first,
+whether or not pip passes -j.
 """
 import os
 import re
@@ -13,14 +18,22 @@ import shutil
 import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
+from functools import partial
 from glob import glob
 
 import numpy
 from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
+try:
+    from setuptools.modified import newer_group
+except ImportError:  # setuptools < 69
+    from distutils.dep_util import newer_group
 
+# -g0: no debug sections (Python's own CFLAGS bring -g, which made _core's
+# library four times its code's size); DGARRAY_DEBUG=1 keeps them.
 C_FLAGS = ["-std=c11", "-O3", "-Wall", "-Wextra", "-fvisibility=hidden",
-           "-ffp-contract=off", "-fno-math-errno", "-pthread"]
+           "-ffp-contract=off", "-fno-math-errno", "-pthread"] + (
+               [] if os.environ.get("DGARRAY_DEBUG") == "1" else ["-g0"])
 
 def write_rtc_text():
     """build/gen/dg_rtc_text.h: the headers a run-time compiled kernel
@@ -104,41 +117,115 @@ def local_includes(src, include_dirs):
     return seen
 
 
-class BuildExt(build_ext):
-    """Compiles .cu sources of an extension with nvcc, in parallel."""
+def gpu_archs_present():
+    """The compute capabilities (e.g. 90) of the GPUs nvidia-smi lists, or []."""
+    smi = shutil.which("nvidia-smi")
+    if smi is None:
+        return []
+    try:
+        out = subprocess.run([smi, "--query-gpu=compute_cap", "--format=csv,noheader"],
+                             capture_output=True, text=True, timeout=30).stdout
+    except (OSError, subprocess.SubprocessError):
+        return []
+    caps = set()
+    for line in out.split():
+        m = re.fullmatch(r"(\d+)\.(\d)", line.strip())
+        if m:
+            caps.add(int(m.group(1)) * 10 + int(m.group(2)))
+    return sorted(caps)
 
-    def build_extension(self, ext):
-        cu = [s for s in ext.sources if s.endswith(".cu")]
-        if not cu:
-            return super().build_extension(ext)
+
+# The PTX every default build carries: GPUs without their own machine code in
+# the build (A100s when built on an H100, newer models) run it, compiled by the
+# driver when a kernel is first loaded (cached in ~/.nv/ComputeCache).
+PTX_ARCH = 80
+
+
+def cuda_targets():
+    """nvcc's -gencode options.
+
+    DGARRAY_CUDA_ARCHS="80;90" (or "90", ...): machine code (SASS) for each
+    listed architecture, from PTX of the same one, as before.  Unset: machine
+    code for the GPUs of this machine (sm_90 if it has none) and PTX of
+    compute_80, all from one PTX of compute_80: one front-end pass (cicc) per
+    file instead of one per architecture.  The kernels' source has no
+    __CUDA_ARCH__-dependent arithmetic, so each architecture's code computes
+    the same values either way."""
+    env = os.environ.get("DGARRAY_CUDA_ARCHS", "").replace(",", ";")
+    archs = [a.strip() for a in env.split(";") if a.strip()]
+    if archs:
+        gencode = []
+        for a in archs:
+            gencode += ["-gencode", f"arch=compute_{a},code=sm_{a}"]
+        return gencode
+    present = gpu_archs_present() or [90]
+    base = min([PTX_ARCH] + present)
+    codes = [f"compute_{base}"] + [f"sm_{a}" for a in present]
+    return ["-gencode", f"arch=compute_{base},code=[{','.join(codes)}]"]
+
+
+def compile_weight(src, include_dirs):
+    """A rough cost of compiling src: the bytes it includes (nvcc's kernels
+    count ten times), so that the pool starts the longest compiles first."""
+    size = sum(os.path.getsize(p) for p in local_includes(src, include_dirs))
+    return size * (10 if src.endswith(".cu") else 1)
+
+
+class BuildExt(build_ext):
+    """Compiles every source of every extension (.cu with nvcc, .c with the C
+    compiler) in one pool, the longest first, then links each extension."""
+
+    def nvcc_compile(self, ext, src):
+        """The object of one .cu file of ext (kept if newer than what it includes)."""
         home = ext.cuda_home
         nvcc = os.path.join(home, "bin", "nvcc")
-        archs = os.environ.get("DGARRAY_CUDA_ARCHS", "80;90").replace(",", ";").split(";")
-        gencode = []
-        for a in (x.strip() for x in archs if x.strip()):
-            gencode += ["-gencode", f"arch=compute_{a},code=sm_{a}"]
         objdir = os.path.join(self.build_temp, "cuda")
         os.makedirs(objdir, exist_ok=True)
-        incs = [f"-I{d}" for d in ext.include_dirs]
+        obj = os.path.join(objdir, src.replace("/", "_") + ".o")
+        if (os.path.exists(obj) and os.path.getmtime(obj) >= max(
+                os.path.getmtime(p) for p in local_includes(src, ext.include_dirs))):
+            return [obj]
+        # -O1 is the host compiler's level only (the launch stubs and tables):
+        # cicc and ptxas optimise device code fully whatever it is; --threads
+        # lets nvcc run the architectures' ptxas in parallel.
+        cmd = [nvcc, "-c", src, "-o", obj, "-O1", "-std=c++17", "--threads", "0",
+               "-Xcompiler", "-fPIC,-fvisibility=hidden", "--fmad=false",
+               "-DNDEBUG"] + cuda_targets() + [f"-I{d}" for d in ext.include_dirs]
+        print(" ".join(cmd), flush=True)
+        subprocess.check_call(cmd)
+        return [obj]
 
-        def compile_one(src):
-            obj = os.path.join(objdir, src.replace("/", "_") + ".o")
-            if (os.path.exists(obj) and os.path.getmtime(obj) >= max(
-                    os.path.getmtime(p) for p in local_includes(src, ext.include_dirs))):
-                return obj
-            cmd = [nvcc, "-c", src, "-o", obj, "-O3", "-std=c++17",
-                   "-Xcompiler", "-fPIC,-fvisibility=hidden", "--fmad=false",
-                   "-DNDEBUG"] + gencode + incs
-            print(" ".join(cmd), flush=True)
-            subprocess.check_call(cmd)
-            return obj
+    def c_compile(self, ext, src):
+        """The object of one C file of ext (as build_ext.build_extension compiles it)."""
+        macros = list(ext.define_macros or []) + [(u,) for u in ext.undef_macros or []]
+        return self.compiler.compile([src], output_dir=self.build_temp, macros=macros,
+                                     include_dirs=ext.include_dirs, debug=self.debug,
+                                     extra_postargs=ext.extra_compile_args or [],
+                                     depends=ext.depends)
 
-        jobs = int(os.environ.get("DGARRAY_BUILD_JOBS", os.cpu_count() or 2))
-        with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-            objs = list(pool.map(compile_one, cu))
-        ext.sources = [s for s in ext.sources if not s.endswith(".cu")]
-        ext.extra_objects = list(ext.extra_objects or []) + objs
-        super().build_extension(ext)
+    def build_extensions(self):
+        self.check_extensions_list(self.extensions)
+        tasks = []
+        for ext in self.extensions:
+            if self.force or newer_group(list(ext.sources) + list(ext.depends),
+                                         self.get_ext_fullpath(ext.name), "newer"):
+                for src in ext.sources:
+                    job = self.nvcc_compile if src.endswith(".cu") else self.c_compile
+                    tasks.append((compile_weight(src, ext.include_dirs), ext, partial(job, ext, src)))
+        tasks.sort(key=lambda t: -t[0])
+        jobs = int(os.environ.get("DGARRAY_BUILD_JOBS", 0) or os.cpu_count() or 2)
+        objs = {ext.name: [] for ext in self.extensions}
+        with ThreadPoolExecutor(max_workers=max(1, min(jobs, len(tasks) or 1))) as pool:
+            futs = [(ext, pool.submit(fn)) for _, ext, fn in tasks]
+            for ext, fut in futs:
+                objs[ext.name] += fut.result()
+        for ext in self.extensions:
+            # linking only: the sources are compiled; they stay the link's
+            # dependencies so that an unchanged tree is not linked again
+            ext.depends = list(ext.sources) + list(ext.depends)
+            ext.sources = []
+            ext.extra_objects = objs[ext.name] + list(ext.extra_objects or [])
+            self.build_extension(ext)
 
 
 def cuda_extension(home):

@@ -55,6 +55,20 @@
 #include "../src/core/dg_dtype.h"
 #include "../src/core/dg_loops.h"
 
+/* The parts of this file a includer can do without.  A kernel compiled at run
+ * time (dg_fused_src.c) defines DG_SCALAR_PARTS, the DG_SP_* parts its loops
+ * call, because parsing the others is most of NVRTC's time; everything else
+ * gets every part.  float32/float64, bool and the helpers are always there. */
+#define DG_SP_INT 1  /* integer loops */
+#define DG_SP_HALF 2 /* float16 loops */
+#define DG_SP_CPX 4  /* complex loops */
+#define DG_SP_CAST 8 /* casts between any two dtypes (need every other part) */
+#define DG_SP_ARG 16 /* argmax / argmin orders */
+#ifndef DG_SCALAR_PARTS
+#define DG_SCALAR_PARTS 31
+#endif
+#define DG_SP(part) ((DG_SCALAR_PARTS) & DG_SP_##part)
+
 /* Always inlined: a struct-returning complex function left out of line costs
  * several times its arithmetic in the CPU loops. */
 #if defined(__CUDACC__)
@@ -473,6 +487,7 @@ DG_INT_CLASSIFY(b1, dg_bool)
     DG_HD T dg_right_shift_##S(T a, T b) { return b < BITS ? (T)(a >> b) : (T)0; } \
     DG_INT_COMMON(S, T, W, D2T)
 
+#if DG_SP(INT)
 DG_SINT(i1, int8_t, uint32_t, 8, dg_i1_of_d)
 DG_UINT(u1, uint8_t, uint32_t, 8, dg_u1_of_d)
 DG_SINT(i2, int16_t, uint32_t, 16, dg_i2_of_d)
@@ -481,6 +496,7 @@ DG_SINT(i4, int32_t, uint32_t, 32, dg_i4_of_d)
 DG_UINT(u4, uint32_t, uint32_t, 32, dg_u4_of_d)
 DG_SINT(i8, int64_t, uint64_t, 64, dg_i8_of_d)
 DG_UINT(u8, uint64_t, uint64_t, 64, dg_u8_of_d)
+#endif
 
 /* NumPy's mixed int64/uint64 comparison loops: exact, no conversion. */
 #define DG_MIXED_CMP(NAME, OP)                                                  \
@@ -492,12 +508,14 @@ DG_UINT(u8, uint64_t, uint64_t, 64, dg_u8_of_d)
     {                                                                           \
         return (dg_bool)(b < 0 ? (0 OP b) : (a OP (uint64_t)b));                \
     }
+#if DG_SP(INT)
 DG_MIXED_CMP(greater, >)
 DG_MIXED_CMP(greater_equal, >=)
 DG_MIXED_CMP(less, <)
 DG_MIXED_CMP(less_equal, <=)
 DG_MIXED_CMP(equal, ==)
 DG_MIXED_CMP(not_equal, !=)
+#endif
 
 /* =========================================================================
  * float32 / float64 loops.  S suffix, T type, F libm suffix (f or nothing),
@@ -768,6 +786,7 @@ DG_HD double dg_float_power_f8(double a, double b) { return pow(a, b); }
  * loops); sign, copysign, nextafter, spacing, classification on the bits.
  * ========================================================================= */
 
+#if DG_SP(HALF)
 #define DG_HALF_VIA_F4_1(NAME)                                                  \
     DG_HD dg_half dg_##NAME##_f2(dg_half a)                                     \
     { return dg_float_to_half(dg_##NAME##_f4(dg_half_to_float(a))); }
@@ -928,7 +947,9 @@ DG_HD dg_half dg_ldexp_f2i8(dg_half a, int64_t e)
 {
     return dg_float_to_half(dg_ldexp_f4i8(dg_half_to_float(a), e));
 }
+#endif /* DG_SP(HALF) */
 
+#if DG_SP(CPX)
 /* =========================================================================
  * Complex transcendental functions, written on real libm calls.
  *
@@ -1769,7 +1790,9 @@ DG_CPX(c8, dg_c64, float, f, f, dg_c8_mk, dg_c8_widen, dg_c16_narrow, dg_cf_)
 DG_CPX(c16, dg_c128, double, , d, dg_c16_mk, DG_C16_ID_, DG_C16_ID_, dg_cd_)
 
 DG_HD dg_c128 dg_float_power_c16(dg_c128 a, dg_c128 b) { return dg_power_c16(a, b); }
+#endif /* DG_SP(CPX) */
 
+#if DG_SP(CAST)
 /* =========================================================================
  * Casts (NumPy's astype with casting='unsafe'): to bool is != 0 (complex:
  * either part); complex to real takes the real part; bool is 0/1; float to
@@ -1846,7 +1869,9 @@ DG_CAST_ROW(f4, R)
 DG_CAST_ROW(f8, R)
 DG_CAST_ROW(c8, C)
 DG_CAST_ROW(c16, C)
+#endif /* DG_SP(CAST) */
 
+#if DG_SP(ARG)
 /* =========================================================================
  * argmax / argmin order (NumPy's): a NaN beats every number (so the first
  * NaN wins), else the larger / smaller; complex lexicographically, a NaN in
@@ -1897,5 +1922,6 @@ static inline dg_arg_better_fn dg_arg_better(int dtype, int is_min)
     }
 }
 #endif
+#endif /* DG_SP(ARG) */
 
 #endif /* DG_SCALAR_H */

@@ -9,6 +9,7 @@ What it cannot check is NVRTC's code and the launch (tests/test_rtc.py
 compiles the same sources with NVRTC)."""
 import ctypes
 import os
+import re
 import shutil
 import subprocess
 
@@ -125,3 +126,35 @@ def test_complex_and_bool(tmp_path):
     run(tmp_path, (10,), vals, steps)
     np.testing.assert_allclose(o, z * (1 - 2j), rtol=1e-15)
     np.testing.assert_array_equal(m, np.abs(z * (1 - 2j)) > 1.0)
+
+
+def _header_functions(parts):
+    """The dg_* functions kernels/dg_scalar.h defines for device code when
+    DG_SCALAR_PARTS is `parts` (the preprocessor's text, checked to compile)."""
+    src = f'#define DG_SCALAR_PARTS {parts}\n#include "dg_scalar.h"\n'
+    inc = ["-I" + os.path.join(ROOT, "kernels"), "-I" + os.path.join(ROOT, "src", "core")]
+    subprocess.run([CXX, "-std=c++17", "-fsyntax-only", "-x", "c++", "-"] + inc, input=src,
+                   text=True, check=True, capture_output=True)
+    pp = subprocess.run([CXX, "-E", "-P", "-x", "c++", "-D__CUDACC__", "-D__CUDA_ARCH__=900", "-"]
+                        + inc, input=src, text=True, check=True, capture_output=True).stdout
+    return set(re.findall(r"\b(dg_\w+)\s*\(", pp))
+
+
+def test_every_loop_finds_its_functions_in_the_parts_it_asks_for():
+    """A generated source includes only the parts of dg_scalar.h its loops
+    need (DG_SCALAR_PARTS): every loop, alone in a chain, calls functions that
+    those parts define (and every choice of parts compiles on its own)."""
+    defined = {}
+    n = 0
+    while True:
+        try:
+            src, _ = core._fused_loops_source(n, 1, 1)
+        except ValueError:
+            break
+        parts = int(re.search(r"#define DG_SCALAR_PARTS (\d+)\n", src).group(1))
+        if parts not in defined:
+            defined[parts] = _header_functions(parts)
+        calls = set(re.findall(r"\b(dg_\w+)\(", src.split("dg_fused(", 1)[1]))
+        assert calls and calls <= defined[parts], (n, parts, calls - defined[parts])
+        n += 1
+    assert n > 0 and len(defined) >= 5  # casts, none, integers, float16, complex at least

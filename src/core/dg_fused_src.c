@@ -104,6 +104,30 @@ static void step_fn(const dg_fused_desc *d, const dg_fused_step *s, char *out, s
         snprintf(out, cap, "%s", loop_fn[s->loop]);
 }
 
+/* The parts of kernels/dg_scalar.h (DG_SP_* there) that the chain's loops
+ * call: the dtypes of their operands, every part for a cast.  Fewer parts are
+ * less for NVRTC to parse; the functions themselves are the same. */
+static int scalar_parts(const dg_fused_desc *d)
+{
+    enum { SP_INT = 1, SP_HALF = 2, SP_CPX = 4, SP_CAST = 8 };
+    int parts = 0, s, k;
+    for (s = 0; s < d->nstep; s++) {
+        const dg_loop_info *li = &dg_loops[d->step[s].loop];
+        if (li->ufunc == DG_UF_cast)
+            parts |= SP_INT | SP_HALF | SP_CPX | SP_CAST;
+        for (k = 0; k < li->nin + li->nout; k++) {
+            char kind = dg_dtype_kind(li->dtypes[k]);
+            if (kind == 'i' || kind == 'u')
+                parts |= SP_INT;
+            else if (li->dtypes[k] == DG_FLOAT16)
+                parts |= SP_HALF;
+            else if (kind == 'c')
+                parts |= SP_CPX;
+        }
+    }
+    return parts;
+}
+
 dg_status dg_fused_cuda_source(const dg_fused_desc *d, char *buf, size_t cap,
                                dg_fused_args *args, dg_error *err)
 {
@@ -138,14 +162,15 @@ dg_status dg_fused_cuda_source(const dg_fused_desc *d, char *buf, size_t cap,
     }
     args->nwords = nw;
 
-    put(&b, "#include \"dg_scalar.h\"\n"
+    put(&b, "#define DG_SCALAR_PARTS %d\n"
+            "#include \"dg_scalar.h\"\n"
             "struct dg_fused_args { unsigned long long w[%d]; };\n"
             "extern \"C\" __global__ void __launch_bounds__(256)\n"
             "dg_fused(const __grid_constant__ dg_fused_args b)\n{\n"
             "    const long long n = (long long)b.w[0];\n"
             "    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n;\n"
             "         i += (long long)gridDim.x * blockDim.x) {\n",
-        nw);
+        scalar_parts(d), nw);
     /* byte offsets of the memory values */
     for (k = 0; k < d->nval; k++)
         if (word[k] >= 0 && in_memory(&d->val[k]))
