@@ -95,4 +95,17 @@ typedef struct dg_dense_desc {
     int64_t info_bs[DG_MAXDIM];
 } dg_dense_desc;
 
+/* Steps idx (d->nbatch indices) to the next batch index of d in C order;
+ * 0 after the last.  The backends walk a batch with it. */
+static inline int dg_dense_next_index(const dg_dense_desc *d, int64_t *idx)
+{
+    int ax;
+    for (ax = d->nbatch - 1; ax >= 0; ax--) {
+        if (++idx[ax] < d->batch[ax])
+            return 1;
+        idx[ax] = 0;
+    }
+    return 0;
+}
+
 #endif /* DG_DENSE_H */

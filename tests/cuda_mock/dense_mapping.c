@@ -778,18 +778,6 @@ static char *matrix_at(const operand *o, const dg_dense_desc *d, const int64_t *
     return p;
 }
 
-/* Steps idx to the next batch index of d; 0 after the last. */
-static int next_index(const dg_dense_desc *d, int64_t *idx)
-{
-    int q;
-    for (q = d->nbatch - 1; q >= 0; q--) {
-        if (++idx[q] < d->batch[q])
-            return 1;
-        idx[q] = 0;
-    }
-    return 0;
-}
-
 /* Makes each n x n matrix of the operand Hermitian positive definite
  * (a + a^H + 2n I) or, without hpd, adds 4 to its diagonal (a triangle of
  * it then solves without overflow). */
@@ -832,7 +820,7 @@ static void shape_matrices(operand *o, const dg_dense_desc *d, int64_t n, int dt
                     }
                 }
             }
-    } while (next_index(d, idx));
+    } while (dg_dense_next_index(d, idx));
 }
 
 /* One element of each m x n matrix of the operand (anywhere) made a NaN or
@@ -850,7 +838,7 @@ static void spoil(operand *o, const dg_dense_desc *d, int64_t m, int64_t n, int 
             *(float *)x = (float)v;
         else
             *(double *)x = v;
-    } while (next_index(d, idx));
+    } while (dg_dense_next_index(d, idx));
 }
 
 /* Valid pivots (row i swapped with a row at or below it) in every vector. */
@@ -861,7 +849,7 @@ static void make_pivots(operand *o, const dg_dense_desc *d, int64_t n)
         int64_t *p = (int64_t *)matrix_at(o, d, idx);
         for (i = 0; i < n; i++)
             p[i] = i + 1 + mock_rnd(n - i);
-    } while (next_index(d, idx));
+    } while (dg_dense_next_index(d, idx));
 }
 
 static void set_mat(dg_dense_mat *m, const operand *o, int which_cpu)

@@ -271,18 +271,6 @@ static li run_one(const dg_dense_desc *d, int t, const int64_t *idx, work *w)
     return info;
 }
 
-/* Steps idx to the next batch index of d in C order; 0 after the last. */
-static int next_index(const dg_dense_desc *d, int64_t *idx)
-{
-    int ax;
-    for (ax = d->nbatch - 1; ax >= 0; ax--) {
-        if (++idx[ax] < d->batch[ax])
-            return 1;
-        idx[ax] = 0;
-    }
-    return 0;
-}
-
 /* Writes v to every info of the batch. */
 static void fill_info(const dg_dense_desc *d, int32_t v)
 {
@@ -291,7 +279,7 @@ static void fill_info(const dg_dense_desc *d, int32_t v)
         return;
     do
         *(int32_t *)at((char *)d->info, d->info_bs, idx, d->nbatch) = v;
-    while (next_index(d, idx));
+    while (dg_dense_next_index(d, idx));
 }
 
 void dg_cpu_dense_run(const dg_dense_desc *d)
@@ -312,6 +300,6 @@ void dg_cpu_dense_run(const dg_dense_desc *d)
         if (d->info)
             *(int32_t *)at((char *)d->info, d->info_bs, idx, d->nbatch) =
                 info > INT32_MAX ? INT32_MAX : info < -INT32_MAX ? -INT32_MAX : (int32_t)info;
-    } while (next_index(d, idx));
+    } while (dg_dense_next_index(d, idx));
     work_free(&w);
 }

@@ -705,18 +705,6 @@ done:
     return st;
 }
 
-/* Steps idx to the next batch index of d; 0 after the last. */
-static int next_index(const dg_dense_desc *d, int64_t *idx)
-{
-    int k;
-    for (k = d->nbatch - 1; k >= 0; k--) {
-        if (++idx[k] < d->batch[k])
-            return 1;
-        idx[k] = 0;
-    }
-    return 0;
-}
-
 /* The whole batch, under the solver lock, on stream s of the current dev. */
 static dg_status run_batch(cu_be *b, int dev, cudaStream_t s, const dg_dense_desc *d,
                            int *scratch, dg_error *err)
@@ -753,7 +741,7 @@ static dg_status run_batch(cu_be *b, int dev, cudaStream_t s, const dg_dense_des
             break;
         default: st = run_x(b, dev, sd, d, &o, err); break;
         }
-        if (!next_index(d, idx))
+        if (!dg_dense_next_index(d, idx))
             break;
     }
     pthread_mutex_unlock(&sv->mu);
@@ -780,7 +768,7 @@ static dg_status run_trizero(cu_be *b, int dev, cudaStream_t s, const dg_dense_d
                                        dg_dtype_size(d->dtype), cplx, info, ibs, s);
         if (ce != cudaSuccess)
             return cu_fail(err, ce, dev, 0, "the triangle kernel");
-        if (!next_index(&outer, idx))
+        if (!dg_dense_next_index(&outer, idx))
             return DG_OK;
     }
 }
