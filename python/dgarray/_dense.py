@@ -66,7 +66,7 @@ def cholesky(a, /, *, upper=False):
     found from the factorisation's own outcome, with no pass over the input
     first: a non-finite value in the triangle potrf reads reaches a diagonal
     element of the factor (L(i, j) = (a(i, j) - sum) / L(j, j) carries it,
-    and L(i, i)^2 = a(i, i) - sum |L(i, k)|^2 takes every element of row i,
+    and L(i, i)^2 = a(i, i) - sum abs(L(i, k))^2 takes every element of row i,
     with no cancellation) or stops potrf (info); one in the other triangle
     is seen by the kernel that zeroes it (TRIZERO's info).  All three are
     read in the one host read that the info needs anyway; only where one of
