@@ -300,12 +300,29 @@ def _as_host(r):
 def test_nonfinite_input_is_numpys(ndev, dt, bad, monkeypatch, capfd):
     """A NaN or an infinity in a matrix (or a right-hand side) gives NumPy's
     own answer, bit for bit, or NumPy's LinAlgError, on every backend and
-    layout: such input never reaches the backend's dense slot, whose LAPACK
-    (cuSOLVER on GPUs) handles it its own way.  Square, tall, wide and
-    stacked matrices, the bad value on and off the read triangle."""
-    asked = []
+    layout: every call takes NumPy's path (_lapack.numpy_answer), and such
+    input never reaches the backend's dense slot, whose LAPACK (cuSOLVER on
+    GPUs) handles it its own way, but in cholesky, which factors first and
+    learns of it from its outcome (potrf's info, the factor's diagonal,
+    TRIZERO's info).  Square, tall, wide and stacked matrices, the bad value
+    on and off the read triangle."""
+    asked, took_numpy = [], []
     real = dg._core._dense
     monkeypatch.setattr(dg._core, "_dense", lambda *a: asked.append(a[0][0]) or real(*a))
+    answer = dg._lapack.numpy_answer
+    monkeypatch.setattr(dg._lapack, "numpy_answer",
+                        lambda *a, **k: took_numpy.append(1) or answer(*a, **k))
+
+    def routed(name, answered=True):
+        """This call's answer came from NumPy (an error may be dgarray's own
+        check of the arguments), and its input reached the dense slot only
+        in cholesky."""
+        assert took_numpy or not answered, \
+            f"{name}: non-finite input not answered by NumPy's path"
+        assert asked == [] or name.startswith("cholesky"), \
+            f"{name}: non-finite input reached the backend's dense slot"
+        asked.clear()
+        took_numpy.clear()
     sq = hpd(6, dt, 10.0, seed=30)
     cases = []
     # (an infinity on the diagonal makes NumPy's own SVD loop for ever)
@@ -336,10 +353,12 @@ def test_nonfinite_input_is_numpys(ndev, dt, bad, monkeypatch, capfd):
             except (np.linalg.LinAlgError, ValueError) as e:
                 with pytest.raises(type(e), match=re.escape(str(e))):
                     dgf(*(dg.asarray(t) for t in args))
+                routed(name, answered=False)
                 continue
             for lname, m in [("default", None)] + maps_for(a.shape, ndev)[:2]:
                 dargs = (dg.distributed_array(a, m),) + tuple(dg.asarray(t) for t in args[1:])
                 got = _as_host(dgf(*dargs))
+                routed(f"{name} {lname}")
                 ws = want if isinstance(want, tuple) else (want,)
                 gs = got if isinstance(got, tuple) else (got,)
                 assert len(gs) == len(ws), name
@@ -349,7 +368,6 @@ def test_nonfinite_input_is_numpys(ndev, dt, bad, monkeypatch, capfd):
                     if not (name == "lstsq" and i == 2):  # dgarray's rank is an int
                         assert np.asarray(g).dtype == np.asarray(w).dtype, name
     capfd.readouterr()  # LAPACK's own complaints about the bad input (NumPy's too)
-    assert asked == [], "non-finite input reached the backend's dense slot"
 
 
 @pytest.mark.parametrize("dt", DTYPES)
@@ -581,6 +599,30 @@ def test_empty_and_one_by_one(ndev, shape):
             np.testing.assert_allclose(np.abs(g), np.abs(w), atol=1e-14)
     b = np.ones(shape[:-1] + (2,))
     np.testing.assert_allclose(dg.linalg.solve(d, dg.asarray(b)).get(), np.linalg.solve(a, b))
+
+
+@pytest.mark.parametrize("op", ["potrf", "getrf", "getrs", "syevd", "gesvd"])
+def test_dense_slot_answers_empty_matrices(ndev, op):
+    """A stack of matrices with no element given to the dense slot: every
+    info 0 (answered by the core, src/core/dg_dense_run.c, before any
+    backend), the stack split over the devices."""
+    L = dg._lapack
+    st = L.Stack.split((5,))
+    info = st.copy(dg.asarray(np.full(5, 7, np.int32)), (), np.int32)
+    f64 = np.float64
+    if op == "potrf":
+        L.run(L.POTRF, st.empty((0, 0), f64), info=info, n=0)
+    elif op == "getrf":
+        L.run(L.GETRF, st.empty((0, 3), f64), ipiv=st.empty((0,), np.int64), info=info,
+              m=3, n=0)
+    elif op == "getrs":
+        L.run(L.GETRS, st.empty((3, 3), f64), b=st.empty((0, 3), f64),
+              ipiv=st.copy(dg.arange(1, 4), (3,), np.int64), info=info, n=3, k=0)
+    elif op == "syevd":
+        L.run(L.SYEVD, st.empty((0, 0), f64), w=st.empty((0,), f64), info=info, n=0)
+    else:
+        L.run(L.GESVD, st.empty((0, 4), f64), w=st.empty((0,), f64), info=info, m=4, n=0)
+    np.testing.assert_array_equal(info.get(), np.zeros(5, np.int32))
 
 
 def test_numpy_functions_dispatch_to_the_devices():

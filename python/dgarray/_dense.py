@@ -24,7 +24,7 @@ reduction and one host read per call, no gather).  Input holding a NaN or
 an infinity is NumPy's on host copies (_lapack.numpy_if_nonfinite: what
 LAPACK makes of such values is the implementation's, and cuSOLVER's is not
 OpenBLAS's); finite input pays one more reduction and host read for that
-check.  Float32 and complex64
+check (cholesky excepted: it learns of such values from its own outcome).  Float32 and complex64
 inputs are factored in their own precision (as CuPy does; NumPy factors in
 double and rounds the result), so their results agree with NumPy's to that
 precision.  Integer and bool inputs become float64, float16 is NumPy's
@@ -35,13 +35,14 @@ import operator
 import numpy
 from numpy.linalg import LinAlgError
 
-from . import _blocked, _core, _linalg, _shape
+from . import _blocked, _core, _lapack, _linalg, _shape
 from ._creation import arange, asarray, eye
 from ._indexing import where
-from ._lapack import (GETRF, GETRS, POTRF, SYEVD, TRIZERO, Stack, assert_stacked_2d,
-                      assert_stacked_square, blocked, check, conj_swap, diagonal,
-                      matrices_whole, numpy_if_nonfinite, on_host, operand, qr_local,
-                      real_dtype, run, stack_for, svd_local, swap, to_device, work_dtype)
+from ._lapack import (GETRF, GETRS, POTRF, SYEVD, TRIZERO, Stack, all_finite,
+                      assert_stacked_2d, assert_stacked_square, blocked, check, conj_swap,
+                      diagonal, matrices_whole, numpy_if_nonfinite, on_host, operand,
+                      outcome_clean, qr_local, real_dtype, run, stack_for, svd_local, swap,
+                      to_device, work_dtype)
 # where the backend has the dense slot, its settings and NumPy's LAPACK for the
 # CPU backend, as dgarray._dense offered them before _lapack was cut out of it
 from ._lapack import available, settings, use_numpy_lapack  # noqa: F401
@@ -50,7 +51,6 @@ _DA = _core.DistributedArray
 
 # ---- cholesky -----------------------------------------------------------------------------------
 
-@numpy_if_nonfinite(numpy.linalg.cholesky)
 def cholesky(a, /, *, upper=False):
     """The Cholesky factor of each Hermitian positive-definite matrix of a:
     L with a = L L^H (lower, the default), or U with a = U^H U (upper=True);
@@ -60,7 +60,18 @@ def cholesky(a, /, *, upper=False):
     On the devices: each chunk's matrices in one batch of the backend's
     potrf (a row-major matrix is LAPACK's transpose, so LAPACK's upper
     factor of it is the lower factor wanted); a single matrix split over
-    devices runs the blocked right-looking algorithm (dgarray._blocked)."""
+    devices runs the blocked right-looking algorithm (dgarray._blocked).
+
+    NaN and infinities (NumPy's answer, as the other functions give it) are
+    found from the factorisation's own outcome, with no pass over the input
+    first: a non-finite value in the triangle potrf reads reaches a diagonal
+    element of the factor (L(i, j) = (a(i, j) - sum) / L(j, j) carries it,
+    and L(i, i)^2 = a(i, i) - sum abs(L(i, k))^2 takes every element of row i,
+    with no cancellation) or stops potrf (info); one in the other triangle
+    is seen by the kernel that zeroes it (TRIZERO's info).  All three are
+    read in the one host read that the info needs anyway; only where one of
+    them is off is the input checked, and NumPy's answer taken if it holds
+    such a value."""
     x = operand(a)
     assert_stacked_square(x)
     dt = work_dtype(x)
@@ -68,14 +79,21 @@ def cholesky(a, /, *, upper=False):
     if x.size == 0:
         return on_host(lambda h: numpy.linalg.cholesky(h, upper=upper), x.astype(dt))
     if blocked(x):
+        if not all_finite(x):
+            return _lapack.numpy_answer(numpy.linalg.cholesky, (x,), {"upper": upper})
         return _blocked.cholesky(x, dt, upper)
     st = stack_for(x)
     w = st.copy(x, (n, n), dt)
     info = st.empty((), numpy.int32)
     run(POTRF, w, info=info, lower=upper, n=n)
+    zeroed = st.empty((), numpy.int32)
+    run(TRIZERO, w, info=zeroed, lower=upper, m=n, n=n, k=0)
+    if outcome_clean((info, zeroed), (diagonal(w),)):
+        return w
+    if not all_finite(x):
+        return _lapack.numpy_answer(numpy.linalg.cholesky, (x,), {"upper": upper})
     check(info, "Matrix is not positive definite")
-    run(TRIZERO, w, lower=upper, m=n, n=n, k=0)
-    return w
+    return w  # finite input whose factor overflowed: the devices' answer
 
 
 # ---- LU: solve, inv, det, slogdet ---------------------------------------------------------------

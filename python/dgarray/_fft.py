@@ -24,6 +24,7 @@ in single precision (as cuFFT and CuPy do); NumPy's loop selection runs them
 in double and rounds the result, so those agree with NumPy's to float32
 rounding (about 1 ulp of the largest output), not bit for bit.
 """
+import functools
 import operator
 
 import numpy
@@ -97,17 +98,26 @@ def _fit(a, axis, m):
 
 def _dtypes(a, kind):
     """(input dtype the transform reads, output dtype) for a of a's dtype."""
-    dt = numpy.dtype(a.dtype)
+    return _dtypes_of(numpy.dtype(a.dtype), kind)[:2]
+
+
+@functools.lru_cache(maxsize=64)
+def _dtypes_of(dt, kind):
+    """(input dtype, output dtype, the output's real dtype) of a transform
+    `kind` of dtype dt, computed once per pair (NumPy's result_type takes
+    microseconds, a fair part of a small transform's call)."""
     rdt = numpy.result_type(dt.type(0).real.dtype, 1.0)
     cdt = numpy.result_type(dt, 1j)
     if kind == C2C:
-        return cdt, cdt
-    if kind == R2C:
+        idt, odt = cdt, cdt
+    elif kind == R2C:
         if dt.kind == "c":
             raise TypeError(f"ufunc 'rfft_n_even' did not contain a loop with signature "
                             f"matching types ({dt!r}, dtype('float64')) -> None")
-        return rdt, cdt
-    return cdt, rdt
+        idt, odt = rdt, cdt
+    else:
+        idt, odt = cdt, rdt
+    return idt, odt, numpy.dtype(odt).type(0).real.dtype
 
 
 def _transform(a, kind, forward, axes, ns, norm, out=None):
@@ -124,8 +134,7 @@ def _transform(a, kind, forward, axes, ns, norm, out=None):
     for n in ns:
         if n < 1:
             raise ValueError(f"Invalid number of FFT data points ({n}) specified.")
-    idt, odt = _dtypes(a, kind)
-    rdt = numpy.dtype(odt).type(0).real.dtype
+    idt, odt, rdt = _dtypes_of(numpy.dtype(a.dtype), kind)
     is_forward = forward if kind == C2C else kind == R2C
     if a.size == 0 or any(a.shape[ax] == 0 for ax in axes):
         return _on_host_empty(a, kind, forward, axes, ns, norm, out)

@@ -194,11 +194,17 @@ def _result_to_device(res):
     return res
 
 
+def numpy_answer(host, args, kw, post=None):
+    """NumPy's `host` on host copies of the arguments: its result (post(result)
+    first, where given) as dgarray's, or its error."""
+    res = host(*(_host(a) for a in args), **{k: _host(v) for k, v in kw.items()})
+    return _result_to_device(post(res) if post is not None else res)
+
+
 def numpy_if_nonfinite(host, narrays=1, post=None):
     """Decorator of the linalg functions: where one of the first `narrays`
     arguments holds a NaN or an infinity, the call is NumPy's `host` on host
-    copies of the arguments, its result (or error) returned as dgarray's
-    (post(result) first, where given).
+    copies of the arguments (numpy_answer).
 
     Why: what LAPACK makes of NaN and infinities is the implementation's
     (which elements of a solve come out NaN, whether a factorisation
@@ -206,16 +212,30 @@ def numpy_if_nonfinite(host, narrays=1, post=None):
     NumPy's wheel: on GPUs a solve with a NaN gave finite numbers where
     NumPy gives NaN.  Such input is rare and its answer is NumPy's exactly
     this way; the price for finite input is one reduction per array and one
-    host read per call."""
+    host read per call.  (cholesky needs no such check first: it learns of
+    such input from its own outcome, see outcome_clean.)"""
     def wrap(func):
         @functools.wraps(func)
         def call(*args, **kw):
             if all_finite(*args[:narrays]):
                 return func(*args, **kw)
-            res = host(*(_host(a) for a in args), **{k: _host(v) for k, v in kw.items()})
-            return _result_to_device(post(res) if post is not None else res)
+            return numpy_answer(host, args, kw, post)
         return call
     return wrap
+
+
+def outcome_clean(infos, probes=()):
+    """True if every info (int32 arrays on the devices) is 0 and every value
+    of the probes (arrays on the devices) is finite: reductions on the
+    devices and one host read for all of them."""
+    flag = None
+    for x in infos:
+        f = (x == 0).all()
+        flag = f if flag is None else flag & f
+    for x in probes:
+        f = numpy.isfinite(x).all()
+        flag = f if flag is None else flag & f
+    return True if flag is None else bool(flag)
 
 
 def on_host(func, *arrays, **kw):

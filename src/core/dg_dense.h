@@ -52,7 +52,10 @@ typedef enum dg_dense_op { /* the order is the binding's (dgarray/_dense.py) */
     DG_DENSE_TRIZERO, /* a: m x n: the elements (i, j) with j - i > k (lower:
                          what is left is on and below diagonal k) or j - i < k
                          (!lower: on and above it) set to zero (k may be
-                         negative) */
+                         negative).  info (optional; then the chunks hold
+                         whole matrices): 1 if an element set to zero was a
+                         NaN or an infinity, else 0 (what a Cholesky factor's
+                         caller learns of the triangle LAPACK did not read) */
     DG_DENSE_NOPS
 } dg_dense_op;
 
@@ -67,8 +70,10 @@ typedef struct dg_dense_mat {
 
 /* A batch of one dense op on one device, all data there, in one dtype of
  * float32, float64, complex64, complex128.  The batch is every index over
- * batch[0..nbatch) (nbatch 0: one matrix); m, n, k as the op says, each
- * >= 0 (an empty matrix is a no-op with info 0); vectors (w, ipiv) and info
+ * batch[0..nbatch) (nbatch 0: one matrix); m, n, k as the op says.  The
+ * matrices are never empty: the core answers those itself, info 0 for each
+ * (dg_dense_run.c), so the sizes that make a matrix (POTRF and SYEVD's n,
+ * GETRS's n and k, every other op's m and n) are >= 1; vectors (w, ipiv) and info
  * are dense within a matrix, at their own batch strides (bytes). */
 typedef struct dg_dense_desc {
     int op;
@@ -89,5 +94,18 @@ typedef struct dg_dense_desc {
     int32_t *info;
     int64_t info_bs[DG_MAXDIM];
 } dg_dense_desc;
+
+/* Steps idx (d->nbatch indices) to the next batch index of d in C order;
+ * 0 after the last.  The backends walk a batch with it. */
+static inline int dg_dense_next_index(const dg_dense_desc *d, int64_t *idx)
+{
+    int ax;
+    for (ax = d->nbatch - 1; ax >= 0; ax--) {
+        if (++idx[ax] < d->batch[ax])
+            return 1;
+        idx[ax] = 0;
+    }
+    return 0;
+}
 
 #endif /* DG_DENSE_H */

@@ -5,7 +5,8 @@
  * the chunks of the operands are matched by device and batch box, and one
  * descriptor per chunk of A is enqueued (dg_enqueue) on its device's compute
  * stream with its buffers' accesses.  Every operand is written in place (copy on
- * write first), so the caller passes arrays it made for the result. */
+ * write first), so the caller passes arrays it made for the result.  Empty
+ * matrices are answered here (info 0 for each), so no backend sees them. */
 #include <stdint.h>
 #include <string.h>
 
@@ -105,12 +106,12 @@ static int role_need(const dg_dense_call *c, int r, int *nt, int64_t *rows, int6
 
 /* The trailing axes of role r a chunk must hold whole: 2, or for the
  * operand written chunk by chunk at its own size (TRSM's b from the left:
- * any part of its columns, the second to last axis; TRIZERO's a: any box)
- * fewer. */
-static int whole_axes(const dg_dense_call *c, int r, int nt)
+ * any part of its columns, the second to last axis; TRIZERO's a without an
+ * info: any box) fewer. */
+static int whole_axes(const dg_dense_call *c, dg_array *const ops[DG_DR_N], int r, int nt)
 {
     if (c->op == DG_DENSE_TRIZERO)
-        return 0;
+        return ops[DG_DR_INFO] ? nt : 0;
     if (c->op == DG_DENSE_TRSM && !c->right && r == DG_DR_B)
         return 1;
     return nt;
@@ -126,6 +127,21 @@ static int role_dtype(const dg_dense_call *c, int r, int dt)
     if (r == DG_DR_W && (c->op == DG_DENSE_SYEVD || c->op == DG_DENSE_GESVD))
         return dt == DG_COMPLEX64 ? DG_FLOAT32 : dt == DG_COMPLEX128 ? DG_FLOAT64 : dt;
     return dt;
+}
+
+/* 1 if the matrices of call c have no element to compute (LAPACK's quick
+ * return): then every info is 0 and nothing else is written. */
+static int empty_matrices(const dg_dense_call *c)
+{
+    switch (c->op) {
+    case DG_DENSE_POTRF:
+    case DG_DENSE_SYEVD:
+        return c->n == 0;
+    case DG_DENSE_GETRS:
+        return c->n == 0 || c->k == 0;
+    default:
+        return c->m == 0 || c->n == 0;
+    }
 }
 
 static const char *role_name[DG_DR_N] = {"a", "b", "u", "vt", "w", "ipiv", "info"};
@@ -272,6 +288,12 @@ dg_status dg_array_dense(const dg_dense_call *c, dg_array *const ops[DG_DR_N], d
     for (r = 0; r < DG_DR_N; r++)
         if (ops[r] && (r != DG_DR_A || c->op != DG_DENSE_TRSM))
             DG_CHECK(dg_array_unshare(ops[r], err));
+    if (empty_matrices(c)) {
+        dg_fill_desc zero;
+        memset(&zero, 0, sizeof zero);
+        zero.kind = DG_FILL_CONST;
+        return ops[DG_DR_INFO] ? dg_array_fill(ops[DG_DR_INFO], &zero, NULL, err) : DG_OK;
+    }
     for (i = 0; i < ops[prim]->nchunks; i++) {
         const dg_chunk *ca = &ops[prim]->chunks[i];
         const dg_chunk *cs[DG_DR_N] = {0};
@@ -302,7 +324,7 @@ dg_status dg_array_dense(const dg_dense_call *c, dg_array *const ops[DG_DR_N], d
                 continue;
             role_need(c, r, &nt, &rows, &cols);
             cs[r] = r == prim ? ca : match_chunk(ops[r], dev, &ca->box, nb);
-            if (!cs[r] || !trailing_whole(ops[r], cs[r], whole_axes(c, r, nt)))
+            if (!cs[r] || !trailing_whole(ops[r], cs[r], whole_axes(c, ops, r, nt)))
                 return dg_error_set(err, DG_ERR_INTERNAL, dev, "the %s of a dense op has no "
                                     "chunk of whole matrices beside the matrix's chunk %d on "
                                     "device %d", role_name[r], i, dev);

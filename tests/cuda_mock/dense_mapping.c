@@ -12,14 +12,17 @@
  * GPU beyond its documentation: it reads and writes U and V even when it
  * computes no vectors (a NULL one faulted an H200 and lost its context):
  * their m x ucols and n x vcols parts are written.
- * Random batches of every op and dtype (tall, wide, square and empty
- * matrices, padded leading dimensions, gaps between matrices, 0 to 2 batch
+ * Random batches of every op and dtype (tall, wide and square matrices;
+ * empty ones never reach a backend: the core answers them; TRIZERO with and
+ * without its info, some matrices holding a NaN or an infinity; padded
+ * leading dimensions, gaps between matrices, 0 to 2 batch
  * axes, stacks that take the batched routines) then go through cu_dense and
  * through dg_cpu_dense_run on copies of the same operands; every byte of
  * every operand must agree.  Run by tests/test_cusolver_mapping.py with the
  * path of NumPy's scipy-openblas as its argument. */
 #define _POSIX_C_SOURCE 200809L /* dlopen */
 #include <dlfcn.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -128,13 +131,16 @@ cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t n, enum cudaMemcp
 }
 
 cudaError_t dg_cu_trizero(char *a, int64_t lda, int64_t bs, int64_t batch, int64_t m,
-                          int64_t n, int64_t k, int lower, int itemsize, cudaStream_t s)
+                          int64_t n, int64_t k, int lower, int itemsize, int cplx, char *info,
+                          int64_t ibs, cudaStream_t s)
 {
-    dg_dense_desc d = one(DG_DENSE_TRIZERO, itemsize == 4    ? DG_FLOAT32
-                                            : itemsize == 8 ? DG_FLOAT64
-                                                            : DG_COMPLEX128);
+    dg_dense_desc d = one(DG_DENSE_TRIZERO, itemsize == 4   ? DG_FLOAT32
+                                            : itemsize == 16 ? DG_COMPLEX128
+                                            : cplx          ? DG_COMPLEX64
+                                                            : DG_FLOAT64);
     (void)s;
-    if (itemsize != 4 && itemsize != 8 && itemsize != 16)
+    if ((itemsize != 4 && itemsize != 8 && itemsize != 16) || (itemsize == 4 && cplx) ||
+        (itemsize == 16 && !cplx))
         return cudaErrorInvalidValue;
     d.nbatch = 1;
     d.batch[0] = batch;
@@ -145,6 +151,8 @@ cudaError_t dg_cu_trizero(char *a, int64_t lda, int64_t bs, int64_t batch, int64
     d.n = n;
     d.k = k;
     d.lower = lower;
+    d.info = (int32_t *)info;
+    d.info_bs[0] = ibs;
     dg_cpu_dense_run(&d);
     return cudaSuccess;
 }
@@ -770,18 +778,6 @@ static char *matrix_at(const operand *o, const dg_dense_desc *d, const int64_t *
     return p;
 }
 
-/* Steps idx to the next batch index of d; 0 after the last. */
-static int next_index(const dg_dense_desc *d, int64_t *idx)
-{
-    int q;
-    for (q = d->nbatch - 1; q >= 0; q--) {
-        if (++idx[q] < d->batch[q])
-            return 1;
-        idx[q] = 0;
-    }
-    return 0;
-}
-
 /* Makes each n x n matrix of the operand Hermitian positive definite
  * (a + a^H + 2n I) or, without hpd, adds 4 to its diagonal (a triangle of
  * it then solves without overflow). */
@@ -824,7 +820,25 @@ static void shape_matrices(operand *o, const dg_dense_desc *d, int64_t n, int dt
                     }
                 }
             }
-    } while (next_index(d, idx));
+    } while (dg_dense_next_index(d, idx));
+}
+
+/* One element of each m x n matrix of the operand (anywhere) made a NaN or
+ * an infinity: what TRIZERO's info reports where it zeroes it. */
+static void spoil(operand *o, const dg_dense_desc *d, int64_t m, int64_t n, int dtype)
+{
+    const int64_t esz = dg_dtype_size(dtype);
+    const int single = dtype == DG_FLOAT32 || dtype == DG_COMPLEX64;
+    int64_t idx[DG_MAXDIM] = {0};
+    do {
+        const int64_t i = mock_rnd(m), j = mock_rnd(n);
+        const double v = mock_rnd(2) ? NAN : -INFINITY;
+        char *x = matrix_at(o, d, idx) + (i + j * o->ld) * esz;
+        if (single)
+            *(float *)x = (float)v;
+        else
+            *(double *)x = v;
+    } while (dg_dense_next_index(d, idx));
 }
 
 /* Valid pivots (row i swapped with a row at or below it) in every vector. */
@@ -835,7 +849,7 @@ static void make_pivots(operand *o, const dg_dense_desc *d, int64_t n)
         int64_t *p = (int64_t *)matrix_at(o, d, idx);
         for (i = 0; i < n; i++)
             p[i] = i + 1 + mock_rnd(n - i);
-    } while (next_index(d, idx));
+    } while (dg_dense_next_index(d, idx));
 }
 
 static void set_mat(dg_dense_mat *m, const operand *o, int which_cpu)
@@ -868,11 +882,9 @@ static int one_case(dg_backend_i *be, int trial)
     d.nbatch = stacked ? 1 : (int)mock_rnd(3);
     for (q = 0; q < d.nbatch; q++)
         d.batch[q] = stacked ? 4 + mock_rnd(3) : 1 + mock_rnd(3);
-    m = mock_rnd(8);
-    n = mock_rnd(8);
+    m = 1 + mock_rnd(7);
+    n = 1 + mock_rnd(7);
     k = mock_rnd(5);
-    if (mock_rnd(6) == 0)
-        m = 0;
     d.lower = (int)mock_rnd(2);
     d.trans = (int)mock_rnd(3);
     d.right = (int)mock_rnd(2);
@@ -889,6 +901,7 @@ static int one_case(dg_backend_i *be, int trial)
         break;
     case DG_DENSE_GETRS:
         m = n;
+        k = 1 + k % 4;
         break;
     case DG_DENSE_ORGQR:
         if (m < n) {
@@ -964,12 +977,14 @@ static int one_case(dg_backend_i *be, int trial)
         break;
     default: /* TRIZERO */
         make_operand(&ops[0], &d, m, n, esz, dtype);
+        if (mock_rnd(2))
+            spoil(&ops[0], &d, m, n, dtype);
         used[0] = 1;
         break;
     }
     /* info: required by POTRF, GETRF, SYEVD, GESVD, optional for the rest */
     if (op == DG_DENSE_POTRF || op == DG_DENSE_GETRF || op == DG_DENSE_SYEVD ||
-        op == DG_DENSE_GESVD || (op != DG_DENSE_TRIZERO && op != DG_DENSE_TRSM && mock_rnd(2))) {
+        op == DG_DENSE_GESVD || (op != DG_DENSE_TRSM && mock_rnd(2))) {
         make_operand(&ops[6], &d, 0, 0, 4, -1);
         used[6] = 1;
     }

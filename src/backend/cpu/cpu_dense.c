@@ -5,6 +5,7 @@
  * (NumPy's linalg calls the same routines, except gesv, whose getrf + getrs
  * this is).  Workspace sizes are queried once per call and the workspace
  * malloc'ed on the worker for the whole batch. */
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -242,8 +243,11 @@ static li run_one(const dg_dense_desc *d, int t, const int64_t *idx, work *w)
         break;
     }
     case DG_DENSE_TRIZERO: {
+        /* info 1 where an element set to zero was not finite */
         const int64_t esz = dg_dtype_size(d->dtype);
-        int64_t i, j;
+        const int single = d->dtype == DG_FLOAT32 || d->dtype == DG_COMPLEX64;
+        const int64_t parts = esz / (single ? 4 : 8);
+        int64_t i, j, q;
         for (j = 0; j < n; j++) {
             char *col = a + j * lda * esz;
             /* rows i of column j that go: j - i > k (lower) or j - i < k */
@@ -252,8 +256,12 @@ static li run_one(const dg_dense_desc *d, int t, const int64_t *idx, work *w)
                 lo = 0;
             if (hi > m)
                 hi = m;
-            for (i = lo; i < hi; i++)
+            for (i = lo; i < hi; i++) {
+                for (q = 0; q < parts && !info; q++)
+                    info = single ? !isfinite(((const float *)(col + i * esz))[q])
+                                  : !isfinite(((const double *)(col + i * esz))[q]);
                 memset(col + i * esz, 0, (size_t)esz);
+            }
         }
         break;
     }
@@ -261,34 +269,6 @@ static li run_one(const dg_dense_desc *d, int t, const int64_t *idx, work *w)
         break;
     }
     return info;
-}
-
-/* 1 if d's matrices are empty (nothing to compute). */
-static int empty_op(const dg_dense_desc *d)
-{
-    switch (d->op) {
-    case DG_DENSE_POTRF:
-    case DG_DENSE_SYEVD:
-        return d->n == 0;
-    case DG_DENSE_GETRS:
-        return d->n == 0 || d->k == 0;
-    case DG_DENSE_ORGQR:
-        return d->m == 0 || d->n == 0;
-    default:
-        return d->m == 0 || d->n == 0;
-    }
-}
-
-/* Steps idx to the next batch index of d in C order; 0 after the last. */
-static int next_index(const dg_dense_desc *d, int64_t *idx)
-{
-    int ax;
-    for (ax = d->nbatch - 1; ax >= 0; ax--) {
-        if (++idx[ax] < d->batch[ax])
-            return 1;
-        idx[ax] = 0;
-    }
-    return 0;
 }
 
 /* Writes v to every info of the batch. */
@@ -299,7 +279,7 @@ static void fill_info(const dg_dense_desc *d, int32_t v)
         return;
     do
         *(int32_t *)at((char *)d->info, d->info_bs, idx, d->nbatch) = v;
-    while (next_index(d, idx));
+    while (dg_dense_next_index(d, idx));
 }
 
 void dg_cpu_dense_run(const dg_dense_desc *d)
@@ -311,11 +291,7 @@ void dg_cpu_dense_run(const dg_dense_desc *d)
     for (ax = 0; ax < d->nbatch; ax++)
         if (d->batch[ax] <= 0)
             return;
-    if (t < 0 || !have_lapack || empty_op(d)) {
-        fill_info(d, t < 0 || !have_lapack ? INT32_MIN : 0);
-        return;
-    }
-    if (!work_get(d, t, &w)) {
+    if (t < 0 || !have_lapack || !work_get(d, t, &w)) {
         fill_info(d, INT32_MIN);
         return;
     }
@@ -324,6 +300,6 @@ void dg_cpu_dense_run(const dg_dense_desc *d)
         if (d->info)
             *(int32_t *)at((char *)d->info, d->info_bs, idx, d->nbatch) =
                 info > INT32_MAX ? INT32_MAX : info < -INT32_MAX ? -INT32_MAX : (int32_t)info;
-    } while (next_index(d, idx));
+    } while (dg_dense_next_index(d, idx));
     work_free(&w);
 }

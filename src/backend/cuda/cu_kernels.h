@@ -290,11 +290,14 @@ cudaError_t dg_cu_sort_run(const dg_cu_sort *a, int nsm, cudaMemPool_t pool, cud
 /* ---- dense linear algebra (kernels/dense.cu) ------------------------------ */
 
 /* DG_DENSE_TRIZERO (dg_dense.h) on `batch` column-major m x n matrices of
- * itemsize-byte elements (4, 8 or 16), lda elements between columns, bs
- * bytes between matrices: element (i, j) set to zero where j - i > k
- * (lower) or j - i < k (!lower). */
+ * itemsize-byte elements (4 or 8 real, 8 or 16 complex: cplx), lda elements
+ * between columns, bs bytes between matrices: element (i, j) set to zero
+ * where j - i > k (lower) or j - i < k (!lower).  info (NULL: none): one
+ * int32 per matrix, ibs bytes apart, set to 1 if an element set to zero was
+ * a NaN or an infinity, else 0. */
 cudaError_t dg_cu_trizero(char *a, int64_t lda, int64_t bs, int64_t batch, int64_t m,
-                          int64_t n, int64_t k, int lower, int itemsize, cudaStream_t s);
+                          int64_t n, int64_t k, int lower, int itemsize, int cplx, char *info,
+                          int64_t ibs, cudaStream_t s);
 
 /* Copies `per` integers of each of `batch` rows from src (int32, or int64
  * when src64) to dst (int32 or int64), rows src_bs and dst_bs elements

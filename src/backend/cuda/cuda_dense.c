@@ -705,32 +705,6 @@ done:
     return st;
 }
 
-/* 1 if d's matrices are empty (nothing to compute; info 0). */
-static int empty_op(const dg_dense_desc *d)
-{
-    switch (d->op) {
-    case DG_DENSE_POTRF:
-    case DG_DENSE_SYEVD:
-        return d->n == 0;
-    case DG_DENSE_GETRS:
-        return d->n == 0 || d->k == 0;
-    default:
-        return d->m == 0 || d->n == 0;
-    }
-}
-
-/* Steps idx to the next batch index of d; 0 after the last. */
-static int next_index(const dg_dense_desc *d, int64_t *idx)
-{
-    int k;
-    for (k = d->nbatch - 1; k >= 0; k--) {
-        if (++idx[k] < d->batch[k])
-            return 1;
-        idx[k] = 0;
-    }
-    return 0;
-}
-
 /* The whole batch, under the solver lock, on stream s of the current dev. */
 static dg_status run_batch(cu_be *b, int dev, cudaStream_t s, const dg_dense_desc *d,
                            int *scratch, dg_error *err)
@@ -767,30 +741,34 @@ static dg_status run_batch(cu_be *b, int dev, cudaStream_t s, const dg_dense_des
             break;
         default: st = run_x(b, dev, sd, d, &o, err); break;
         }
-        if (!next_index(d, idx))
+        if (!dg_dense_next_index(d, idx))
             break;
     }
     pthread_mutex_unlock(&sv->mu);
     return st;
 }
 
-/* TRIZERO over the batch: the last batch axis in one launch. */
+/* TRIZERO over the batch: the last batch axis in one launch (with its
+ * infos, where asked). */
 static dg_status run_trizero(cu_be *b, int dev, cudaStream_t s, const dg_dense_desc *d,
                              dg_error *err)
 {
     int64_t idx[DG_MAXDIM] = {0};
     const int nb = d->nbatch;
     const int64_t last = nb ? d->batch[nb - 1] : 1, lbs = nb ? d->a.bs[nb - 1] : 0;
+    const int64_t ibs = nb ? d->info_bs[nb - 1] : 0;
+    const int cplx = d->dtype == DG_COMPLEX64 || d->dtype == DG_COMPLEX128;
     dg_dense_desc outer = *d;
     (void)b;
     outer.nbatch = nb ? nb - 1 : 0;
     for (;;) {
+        char *info = d->info ? at((char *)d->info, d->info_bs, idx, outer.nbatch) : NULL;
         cudaError_t ce = dg_cu_trizero(at(d->a.p, d->a.bs, idx, outer.nbatch), d->a.ld, lbs,
                                        last, d->m, d->n, d->k, d->lower,
-                                       dg_dtype_size(d->dtype), s);
+                                       dg_dtype_size(d->dtype), cplx, info, ibs, s);
         if (ce != cudaSuccess)
             return cu_fail(err, ce, dev, 0, "the triangle kernel");
-        if (!next_index(&outer, idx))
+        if (!dg_dense_next_index(&outer, idx))
             return DG_OK;
     }
 }
@@ -817,19 +795,6 @@ dg_status cu_dense(dg_backend_i *be, int dev, int stream, const dg_dense_desc *d
             return DG_OK;
     DG_CHECK(cu_set_device(b, dev, err));
     s = b->devs[dev].st[stream].s;
-    if (empty_op(d)) {
-        /* info 0 for every matrix */
-        int64_t idx[DG_MAXDIM] = {0};
-        if (d->info)
-            do {
-                cudaError_t ce = cudaMemsetAsync(at((char *)d->info, d->info_bs, idx, d->nbatch),
-                                                 0, sizeof(int32_t), s);
-                if (ce != cudaSuccess)
-                    return cu_fail(err, ce, dev, 0, "cudaMemsetAsync (info)");
-            } while (next_index(d, idx));
-        cu_bump(b, dev, stream);
-        return DG_OK;
-    }
     if (d->op == DG_DENSE_TRIZERO) {
         st = run_trizero(b, dev, s, d, err);
         cu_bump(b, dev, stream);
