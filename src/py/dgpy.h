@@ -193,6 +193,12 @@ void *dgpy_hostmem_take(size_t n, int zero);
 void *dgpy_hostmem_resize(void *q, size_t n);
 /* Gives back a block of dgpy_hostmem_take: kept for reuse, or unmapped. */
 void dgpy_hostmem_give(void *q);
+
+/* ---- mallocpolicy.c ---- */
+/* Raises glibc's mmap and trim thresholds so that the large tables of layouts
+ * of many chunks are reused from the heap, not mapped afresh on each call
+ * (mallocpolicy.c says why and how to change it).  At module load. */
+void dgpy_malloc_policy(void);
 /* Converts a scalar or 0-d array to one value of dtype dt, NumPy's way
  * (OverflowError for an out-of-range Python int). */
 int dgpy_scalar_bytes(PyObject *o, int dt, unsigned char out[16]);
