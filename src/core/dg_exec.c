@@ -104,10 +104,12 @@ static void loop_strides(const dg_array *x, const int *bcast, const int64_t *rst
 #define EW_MAX_PIECES 64
 
 /* A chunk a piece reads one operand from: one of the operand's own chunks
- * (borrowed) or a temporary on the output chunk's device (owned). */
+ * (borrowed) or a temporary on the output chunk's device (owned).  A
+ * pointer, not a copy: a chunk record is 1 KiB, and a call over 10^5 chunks
+ * would copy 100-200 MB of them. */
 typedef struct ew_src {
-    dg_chunk c;
-    int temp;
+    const dg_chunk *c; /* the operand's chunk, or temp */
+    dg_chunk *temp;    /* owned (malloc'ed, with its buffer's reference), or NULL */
 } ew_src;
 
 typedef struct ew_piece {
@@ -125,10 +127,13 @@ typedef struct ew_work {
     int npieces, cappieces;
 } ew_work;
 
-static dg_status ew_push_src(ew_work *w, const dg_chunk *c, int temp, int *idx, dg_error *err)
+/* Adds source c (borrowed), or temp when c is NULL (w owns it from
+ * success on; the caller keeps it on failure); its index in *idx. */
+static dg_status ew_push_src(ew_work *w, const dg_chunk *c, dg_chunk *temp, int *idx,
+                             dg_error *err)
 {
     DG_CHECK(dg_grow((void **)&w->srcs, &w->capsrcs, w->nsrcs + 1, sizeof(ew_src), 8, err));
-    w->srcs[w->nsrcs].c = *c;
+    w->srcs[w->nsrcs].c = temp ? temp : c;
     w->srcs[w->nsrcs].temp = temp;
     *idx = w->nsrcs++;
     return DG_OK;
@@ -157,8 +162,10 @@ static void ew_work_free(dg_backend_i *be, ew_work *w)
 {
     int i;
     for (i = 0; i < w->nsrcs; i++)
-        if (w->srcs[i].temp)
-            dg_buffer_decref(be, w->srcs[i].c.buf);
+        if (w->srcs[i].temp) {
+            dg_buffer_decref(be, w->srcs[i].temp->buf);
+            free(w->srcs[i].temp);
+        }
     free(w->srcs);
     free(w->pieces);
 }
@@ -168,21 +175,26 @@ static void ew_work_free(dg_backend_i *be, ew_work *w)
 static dg_status ew_temp(dg_backend_i *be, ew_work *w, int dev, const dg_box *box, int isz,
                          int *idx, dg_error *err)
 {
-    dg_chunk t;
+    dg_chunk *t = (dg_chunk *)calloc(1, sizeof(dg_chunk));
     int64_t stride = isz;
     int ax;
     dg_status st;
-    memset(&t, 0, sizeof(t));
-    t.device = dev;
-    t.box = *box;
+    if (!t)
+        return dg_error_set(err, DG_ERR_NOMEM, -1, "out of host memory");
+    t->device = dev;
+    t->box = *box;
     for (ax = box->ndim - 1; ax >= 0; ax--) {
-        t.strides[ax] = stride;
+        t->strides[ax] = stride;
         stride *= dg_range_len(box->r[ax]);
     }
-    DG_CHECK(dg_buffer_new(be, dev, (size_t)dg_box_size(box) * (size_t)isz, &t.buf, err));
-    st = ew_push_src(w, &t, 1, idx, err);
-    if (st != DG_OK)
-        dg_buffer_decref(be, t.buf);
+    st = dg_buffer_new(be, dev, (size_t)dg_box_size(box) * (size_t)isz, &t->buf, err);
+    if (st == DG_OK)
+        st = ew_push_src(w, NULL, t, idx, err);
+    if (st != DG_OK) {
+        if (t->buf)
+            dg_buffer_decref(be, t->buf);
+        free(t);
+    }
     return st;
 }
 
@@ -234,7 +246,7 @@ static dg_status ew_operand(dg_backend_i *be, ew_work *w, dg_move *mv, dg_array 
     DG_CHECK(ew_find_source(x, ci, &R, dev, &in));
     if (in) {
         dg_count_peer_read(x, in, &R, dev);
-        DG_CHECK(ew_push_src(w, in, 0, &si, err));
+        DG_CHECK(ew_push_src(w, in, NULL, &si, err));
         for (i = first; i < w->npieces; i++)
             w->pieces[i].src[op] = si;
         return DG_OK;
@@ -256,7 +268,7 @@ static dg_status ew_operand(dg_backend_i *be, ew_work *w, dg_move *mv, dg_array 
         for (j = 0; j < plan.ncopies; j++) {
             dg_move_item it;
             dg_move_item_view(&it, isz, &x->chunks[plan.copies[j].src], &plan.copies[j].box,
-                              &w->srcs[si].c);
+                              w->srcs[si].c);
             DG_CHECK_GOTO(dg_move_add(mv, &it, err), st, done);
         }
         for (i = first; i < w->npieces; i++) {
@@ -274,11 +286,11 @@ static dg_status ew_operand(dg_backend_i *be, ew_work *w, dg_move *mv, dg_array 
             (dg_be_can_access(be, dev, c->device) &&
              (size_t)dg_box_size(&pc->box) * (size_t)isz <= dg_get_peer_read_bytes())) {
             dg_count_peer_read(x, c, &pc->box, dev);
-            DG_CHECK_GOTO(ew_push_src(w, c, 0, &cidx[j], err), st, done);
+            DG_CHECK_GOTO(ew_push_src(w, c, NULL, &cidx[j], err), st, done);
         } else {
             dg_move_item it;
             DG_CHECK_GOTO(ew_temp(be, w, dev, &pc->box, isz, &cidx[j], err), st, done);
-            dg_move_item_view(&it, isz, c, &pc->box, &w->srcs[cidx[j]].c);
+            dg_move_item_view(&it, isz, c, &pc->box, w->srcs[cidx[j]].c);
             DG_CHECK_GOTO(dg_move_add(mv, &it, err), st, done);
         }
     }
@@ -292,7 +304,7 @@ static dg_status ew_operand(dg_backend_i *be, ew_work *w, dg_move *mv, dg_array 
             if (!dg_box_intersect(&w->pieces[i].box, &ob, &q.box))
                 continue;
             q.src[op] = cidx[j];
-            q.late |= w->srcs[cidx[j]].temp;
+            q.late |= w->srcs[cidx[j]].temp != NULL;
             q.chunk = ci;
             st = ew_push_piece(w, &q, err);
         }
@@ -338,18 +350,18 @@ static void ew_piece_desc(const dg_ew_call *call, ew_work *w, const ew_piece *p,
             continue;
         }
         input_region(x, &p->box, call->ndim, &R, bcast);
-        dg_chunk_view(&w->srcs[p->src[i]].c, &R, &d->data[i], rs);
+        dg_chunk_view(w->srcs[p->src[i]].c, &R, &d->data[i], rs);
         loop_strides(x, bcast, rs, call->ndim, d->strides[i]);
-        bufs[i] = w->srcs[p->src[i]].c.buf;
+        bufs[i] = w->srcs[p->src[i]].c->buf;
         acc[(*na)++] = dg_read(bufs[i]);
     }
     if (call->where) {
         char *wp;
         input_region(call->where, &p->box, call->ndim, &R, bcast);
-        dg_chunk_view(&w->srcs[p->src[nin]].c, &R, &wp, rs);
+        dg_chunk_view(w->srcs[p->src[nin]].c, &R, &wp, rs);
         d->where = (const dg_bool *)wp;
         loop_strides(call->where, bcast, rs, call->ndim, d->where_strides);
-        acc[(*na)++] = dg_read(w->srcs[p->src[nin]].c.buf);
+        acc[(*na)++] = dg_read(w->srcs[p->src[nin]].c->buf);
     }
     for (i = 0; i < nout; i++) {
         dg_chunk *c = &call->out[i]->chunks[p->chunk];
@@ -458,7 +470,7 @@ static int ew_piece_waits(const ew_work *w, const ew_piece *p, int nops, int dev
     int i;
     for (i = 0; i < nops; i++)
         if (p->src[i] >= 0 &&
-            dg_mem_read_waits(w->srcs[p->src[i]].c.buf->mem, dev, DG_STREAM_COMPUTE))
+            dg_mem_read_waits(w->srcs[p->src[i]].c->buf->mem, dev, DG_STREAM_COMPUTE))
             return 1;
     return 0;
 }
@@ -478,7 +490,12 @@ dg_status dg_ew_apply(const dg_ew_call *call, dg_error *err)
     memset(&w, 0, sizeof(w));
     dg_move_init(&mv, be);
     if (ew_all_in_place(call)) {
-        /* the common case: one piece per output chunk, nothing moves */
+        /* the common case: one piece per output chunk, nothing moves (the
+         * lists sized once: no copies of them as they grow) */
+        st = dg_grow((void **)&w.pieces, &w.cappieces, o0->nchunks, sizeof(ew_piece), 16, err);
+        if (st == DG_OK)
+            st = dg_grow((void **)&w.srcs, &w.capsrcs, o0->nchunks * nops, sizeof(ew_src), 8,
+                         err);
         for (ci = 0; ci < o0->nchunks && st == DG_OK; ci++) {
             const dg_chunk *oc = &o0->chunks[ci];
             ew_piece p;
@@ -495,7 +512,7 @@ dg_status dg_ew_apply(const dg_ew_call *call, dg_error *err)
                 st = ew_find_source(ops[i], ci, &R, oc->device, &in);
                 if (st == DG_OK) {
                     dg_count_peer_read(ops[i], in, &R, oc->device);
-                    st = ew_push_src(&w, in, 0, &p.src[i], err);
+                    st = ew_push_src(&w, in, NULL, &p.src[i], err);
                 }
             }
             if (st == DG_OK)

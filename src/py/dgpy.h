@@ -203,6 +203,12 @@ typedef int (*dgpy_pin_fn)(dg_backend_i *be, void *p, size_t n, int pin);
  * lives as long as the process), unless DGARRAY_HOST_PIN=0.  Called once,
  * when the CUDA backend is made. */
 void dgpy_hostmem_set_pin(dgpy_pin_fn fn, dg_backend_i *be);
+
+/* ---- mallocpolicy.c ---- */
+/* Raises glibc's mmap and trim thresholds so that the large tables of layouts
+ * of many chunks are reused from the heap, not mapped afresh on each call
+ * (mallocpolicy.c says why and how to change it).  At module load. */
+void dgpy_malloc_policy(void);
 /* Converts a scalar or 0-d array to one value of dtype dt, NumPy's way
  * (OverflowError for an out-of-range Python int). */
 int dgpy_scalar_bytes(PyObject *o, int dt, unsigned char out[16]);

@@ -115,6 +115,7 @@ static int module_exec(PyObject *m)
         return -1;
     dgpy_st = st;
     read_environment(st);
+    dgpy_malloc_policy();
     for (i = 0; i < sizeof method_tables / sizeof method_tables[0]; i++)
         if (PyModule_AddFunctions(m, method_tables[i]) < 0)
             goto fail;
