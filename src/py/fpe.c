@@ -3,7 +3,6 @@
  * reports its loops' errors (src/core/dg_fpe.h, python/dgarray/_errstate.py). */
 #include "dgpy.h"
 #include "dg_fpe.h"
-#include "dg_fuse.h"
 
 /* NumPy's errstate context variable, the value it held at the last look and
  * the action word of that value: errstate is read from Python only when the
@@ -94,13 +93,19 @@ int dgpy_fpe_end(uint32_t was, int ok, dg_array *const *res, int nres, const cha
     int i;
     if (!ok || !word)
         return ok ? 0 : -1;
-    /* The call's work is waited for, unless errstate only warns and a
-     * pending chain may hold it: a chain's warnings come where it runs (a
-     * host read, or the end of a later call), as its other device errors do;
-     * a call asking more than a warning was not deferred (dg_fpe_strict). */
-    if (dg_fpe_strict(word) || !dg_fuse_pending())
-        for (i = 0; i < nres; i++)
-            if (res[i] && dgpy_wait_ready(res[i]) < 0)
-                return -1;
+    /* A call asking more than a warning of some kind (raise, call, print,
+     * log: dg_fpe_strict) waits for its work and reports at the call, as
+     * NumPy does; its work was not deferred.  A call that only warns does not
+     * wait (waiting would end the overlap of the caller with the devices
+     * that every call relies on): its warnings come, named by the work that
+     * raised them, at the end of a later call or at a host read, when the
+     * work has run -- as a fused chain's do.  Reductions, scans and casts
+     * (`name` given) still wait: their work includes elementwise steps
+     * under other names, and NumPy names the call. */
+    if (!dg_fpe_strict(word) && name == NULL)
+        return report_as(NULL);
+    for (i = 0; i < nres; i++)
+        if (res[i] && dgpy_wait_ready(res[i]) < 0)
+            return -1;
     return report_as(name);
 }
