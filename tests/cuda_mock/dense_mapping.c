@@ -254,6 +254,34 @@ cusolverStatus_t cusolverDnXpotrf(cusolverDnHandle_t h, cusolverDnParams_t p,
     return x_run(&d, A, lda, info, dws, wd, hws, wh);
 }
 
+/* The typed 32-bit potrf (cholesky of sizes below 2^31): its workspace size
+ * in elements, then the run, as CuPy calls them. */
+#define TYPED_POTRF(S, T, DT)                                                               \
+    cusolverStatus_t cusolverDn##S##potrf_bufferSize(cusolverDnHandle_t h,                 \
+                                                     cublasFillMode_t uplo, int n, T *A,   \
+                                                     int lda, int *lw)                     \
+    {                                                                                       \
+        (void)h, (void)uplo, (void)A;                                                       \
+        SOLVER_RULE(n >= 0 && lda >= max1(n), "n %d lda %d", n, lda);                      \
+        *lw = WS_DEVICE;                                                                    \
+        return CUSOLVER_STATUS_SUCCESS;                                                     \
+    }                                                                                       \
+    cusolverStatus_t cusolverDn##S##potrf(cusolverDnHandle_t h, cublasFillMode_t uplo,     \
+                                          int n, T *A, int lda, T *ws, int lw, int *info)   \
+    {                                                                                       \
+        dg_dense_desc d = one(DG_DENSE_POTRF, DT);                                          \
+        (void)h;                                                                            \
+        SOLVER_RULE(n >= 0 && lda >= max1(n) && info && ws && lw >= WS_DEVICE, "arguments"); \
+        memset(ws, 0xab, (size_t)lw * sizeof(T));                                           \
+        d.lower = uplo == CUBLAS_FILL_MODE_LOWER;                                           \
+        d.n = n;                                                                            \
+        return (cusolverStatus_t)run_one(&d, A, lda, info);                                 \
+    }
+TYPED_POTRF(S, float, DG_FLOAT32)
+TYPED_POTRF(D, double, DG_FLOAT64)
+TYPED_POTRF(C, cuComplex, DG_COMPLEX64)
+TYPED_POTRF(Z, cuDoubleComplex, DG_COMPLEX128)
+
 cusolverStatus_t cusolverDnXgetrf_bufferSize(cusolverDnHandle_t h, cusolverDnParams_t p,
                                              int64_t m, int64_t n, cudaDataType t,
                                              const void *A, int64_t lda, cudaDataType ct,

@@ -313,6 +313,56 @@ static dg_status run_x(cu_be *b, int dev, cu_solver_dev *sd, const dg_dense_desc
     return st;
 }
 
+/* potrf through cuSOLVER's typed 32-bit routines (sizes below 2^31; the
+ * routine CuPy's cholesky calls), its device workspace from the pool. */
+static dg_status run_potrf32(cu_be *b, int dev, cu_solver_dev *sd, const dg_dense_desc *d,
+                             one *o, dg_error *err)
+{
+    const cublasFillMode_t uplo = d->lower ? CUBLAS_FILL_MODE_LOWER : CUBLAS_FILL_MODE_UPPER;
+    const int n = (int)d->n, lda = (int)d->a.ld;
+    int lw = 0;
+    void *ws = NULL;
+    cusolverStatus_t s;
+    switch (d->dtype) {
+    case DG_FLOAT32:
+        SOL_CHECK(cusolverDnSpotrf_bufferSize(sd->h, uplo, n, (float *)o->a, lda, &lw),
+                  "cusolverDnSpotrf_bufferSize");
+        break;
+    case DG_FLOAT64:
+        SOL_CHECK(cusolverDnDpotrf_bufferSize(sd->h, uplo, n, (double *)o->a, lda, &lw),
+                  "cusolverDnDpotrf_bufferSize");
+        break;
+    case DG_COMPLEX64:
+        SOL_CHECK(cusolverDnCpotrf_bufferSize(sd->h, uplo, n, (cuComplex *)o->a, lda, &lw),
+                  "cusolverDnCpotrf_bufferSize");
+        break;
+    default:
+        SOL_CHECK(cusolverDnZpotrf_bufferSize(sd->h, uplo, n, (cuDoubleComplex *)o->a, lda, &lw),
+                  "cusolverDnZpotrf_bufferSize");
+        break;
+    }
+    DG_CHECK(ws_get(b, dev, (size_t)(lw > 0 ? lw : 1) * (size_t)dg_dtype_size(d->dtype), &ws,
+                    err));
+    switch (d->dtype) {
+    case DG_FLOAT32:
+        s = cusolverDnSpotrf(sd->h, uplo, n, (float *)o->a, lda, (float *)ws, lw, o->info);
+        break;
+    case DG_FLOAT64:
+        s = cusolverDnDpotrf(sd->h, uplo, n, (double *)o->a, lda, (double *)ws, lw, o->info);
+        break;
+    case DG_COMPLEX64:
+        s = cusolverDnCpotrf(sd->h, uplo, n, (cuComplex *)o->a, lda, (cuComplex *)ws, lw,
+                             o->info);
+        break;
+    default:
+        s = cusolverDnZpotrf(sd->h, uplo, n, (cuDoubleComplex *)o->a, lda, (cuDoubleComplex *)ws,
+                             lw, o->info);
+        break;
+    }
+    ws_put(b, dev, ws);
+    return s == CUSOLVER_STATUS_SUCCESS ? DG_OK : sol_fail(err, s, dev, "cusolverDn?potrf");
+}
+
 /* orgqr / ungqr (cuSOLVER's 32-bit API: sizes below 2^31). */
 static dg_status run_orgqr(cu_be *b, int dev, cu_solver_dev *sd, const dg_dense_desc *d, one *o,
                            dg_error *err)
@@ -738,6 +788,10 @@ static dg_status run_batch(cu_be *b, int dev, cudaStream_t s, const dg_dense_des
         case DG_DENSE_GESVD:
             st = d->m >= d->n ? run_x(b, dev, sd, d, &o, err)
                               : run_gesvdj(b, dev, sd, d, &o, err);
+            break;
+        case DG_DENSE_POTRF:
+            st = d->n < INT32_MAX && d->a.ld < INT32_MAX ? run_potrf32(b, dev, sd, d, &o, err)
+                                                         : run_x(b, dev, sd, d, &o, err);
             break;
         default: st = run_x(b, dev, sd, d, &o, err); break;
         }
