@@ -5,7 +5,7 @@
 #
 #   bash benchmarks/gpu_check.sh [build] [test] [test4] [chains] [sanitize] [selftest] [bench]
 #                                [scaling] [profile] [gemm] [alloc] [transfer] [reduce] [redpass]
-#                                [hostcopy] [take] [treeab]
+#                                [hostcopy] [take] [treeab] [mh]
 #   (default: build test chains bench)
 #
 # TEST_ARGS: more pytest arguments for test and test4 (e.g. --ignore=FILE).
@@ -194,6 +194,33 @@ if [[ " $steps " == *" take "* ]]; then
   # take_f32_2p26 apart: the whole take, its bounds check, the row copy, CuPy's,
   # under the driver's L2 fetch size and 32-byte fetches
   timeout 120 python3 benchmarks/take_ab.py --rounds "${TAKE_ROUNDS:-1}" 2>&1 | tee "$OUT/take_ab.log"
+fi
+if [[ " $steps " == *" mh "* ]]; then
+  # [multihost] a job of 2 processes of one GPU each (NCCL across processes):
+  # the MPI cases against NumPy, then the rows in the job beside the same rows
+  # in one process over both GPUs (peers left out: MH_ROWS), then the quick
+  # cases as two processes made to look like two hosts (NCCL_HOSTID, sockets
+  # over loopback)
+  export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+  mpi=(mpirun --oversubscribe --bind-to none -n 2 -x NCCL_NVLS_ENABLE=0 -x DGARRAY_BACKEND=cuda
+       -x DGARRAY_DISTRIBUTED_TIMEOUT=60 -x PYTHONUNBUFFERED=1)
+  timeout "${MH_TIMEOUT:-180}" "${mpi[@]}" python3 tests/_mpi_cases.py > "$OUT/mh_cases.log" 2>&1
+  [[ $? == 0 ]] || rc=1
+  echo "mh cases (2 processes, 1 GPU each): $(grep '^RANK .* passed' "$OUT/mh_cases.log" | tr '\n' ' ')" \
+      | tee -a "$OUT/summary.log"
+  rows="${MH_ROWS:-reshard_128MiB,add_f32_2p28,sum_argmax_f32_2p28,matmul_f64_8192}"
+  timeout 240 "${mpi[@]}" python3 benchmarks/run.py --machine "${BENCH_MACHINE:-nvidia-h200-x2}" \
+      --only "$rows" --out /tmp/mh_rows > "$OUT/mh_rows.log" 2>&1 || rc=1
+  DGARRAY_BENCH_PEERS=none DGARRAY_BACKEND=cuda timeout 240 python3 benchmarks/run.py \
+      --machine "${BENCH_MACHINE:-nvidia-h200-x2}-one" --only "$rows" --out /tmp/mh_rows >> "$OUT/mh_rows.log" 2>&1 || rc=1
+  grep "^|" "$OUT/mh_rows.log"
+  cat /tmp/mh_rows/*.json >> "$OUT/mh_rows.log"  # $OUT brings back 8 files at most
+  timeout 120 "${mpi[@]}" -x NCCL_SOCKET_IFNAME=lo -x NCCL_IB_DISABLE=1 bash -c \
+      'NCCL_HOSTID=host$OMPI_COMM_WORLD_RANK exec python3 tests/_mpi_cases.py --quick' \
+      > /tmp/mh_hosts.log 2>&1 || rc=1
+  cat /tmp/mh_hosts.log >> "$OUT/mh_cases.log"
+  echo "mh cases as two hosts: $(grep '^RANK .* passed' /tmp/mh_hosts.log | tr '\n' ' ')" \
+      | tee -a "$OUT/summary.log"
 fi
 if [[ " $steps " == *" bench "* ]]; then
   timeout 400 python3 benchmarks/run.py --machine "${BENCH_MACHINE:-nvidia-h200-x2}" --out "$OUT" ${BENCH_ONLY:+--only $BENCH_ONLY} 2>&1 | tee "$OUT/bench.log" | tail -20

@@ -67,11 +67,14 @@ except Exception:  # noqa: BLE001
 
 
 # [multihost] in a job of several processes every process runs the rows
-# (SPMD); the peers would each see one process's GPUs: left out
+# (SPMD); the peers would each see one process's GPUs: left out.
+# DGARRAY_BENCH_PEERS=none leaves them out in one process too (the
+# one-process side of a job's rows, timed in the same device session)
 JOB = dg.process_count() > 1
-if JOB:
+if JOB or os.environ.get("DGARRAY_BENCH_PEERS") == "none":
     cp = jax = cda = None
     NGPU = len(dg.devices())
+if JOB:
     _best_of = best_of
 
     def best_of(f, *args, **kwargs):
