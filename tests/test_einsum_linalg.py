@@ -203,3 +203,36 @@ def test_array_api_linalg(ndev):
     like_numpy(lambda: np.linalg.cross(dg.asarray(a3), dg.asarray(b3)),
                lambda: np.linalg.cross(a3, b3))
     same_error(lambda: np.linalg.cross(d, e), lambda: np.linalg.cross(x, y))
+
+
+@pytest.mark.parametrize("dtype", ["i4", "f4", "f8", "c16"])
+def test_tensorsolve_tensorinv(dtype, ndev, no_leak):
+    a = values(dtype, (6, 2, 3), 3) + 8 * np.eye(6).reshape(6, 2, 3).astype(dtype)
+    b = values(dtype, (2, 3), 4)
+    a4 = values(dtype, (4, 6, 8, 3), 5) + 9 * np.eye(24).reshape(4, 6, 8, 3).astype(dtype)
+    rtol = 1e-3 if dtype == "f4" else 1e-10
+    for name, d in layouts(a, ndev):
+        like_numpy(lambda: np.linalg.tensorsolve(d, dg.asarray(b.ravel())),
+                   lambda: np.linalg.tensorsolve(a, b.ravel()), name, rtol=rtol, atol=rtol)
+        like_numpy(lambda: np.linalg.tensorsolve(d.reshape(2, 3, 6), dg.asarray(b.ravel()),
+                                                 axes=(0, 1)),
+                   lambda: np.linalg.tensorsolve(a.reshape(2, 3, 6), b.ravel(), axes=(0, 1)),
+                   name, rtol=rtol, atol=rtol)
+        like_numpy(lambda: np.linalg.tensorinv(d, 1), lambda: np.linalg.tensorinv(a, 1), name,
+                   rtol=rtol, atol=rtol)
+    for name, d in layouts(a4, ndev):
+        like_numpy(lambda: np.linalg.tensorinv(d, 2), lambda: np.linalg.tensorinv(a4, 2), name,
+                   rtol=rtol, atol=rtol)
+        like_numpy(lambda: np.linalg.tensorsolve(d, dg.asarray(b.reshape(-1)[:6].reshape(2, 3)
+                                                                 .repeat(4, 0)[:4])),
+                   lambda: np.linalg.tensorsolve(a4, b.reshape(-1)[:6].reshape(2, 3)
+                                                 .repeat(4, 0)[:4]), name, rtol=rtol, atol=rtol)
+    for args in [(np.ones((2, 3)), np.ones(2)), (np.ones((3, 3, 2)), np.ones(3))]:
+        same_error(lambda: np.linalg.tensorsolve(*map(dg.asarray, args)),
+                   lambda: np.linalg.tensorsolve(*args))
+    for a0, ind in [(np.ones((2, 3)), 1), (np.ones((4, 4)), 0), (np.ones((0, 2)), 1),
+                    (np.ones((2, 0)), 1), (np.eye(4).reshape(2, 2, 4), 3)]:
+        same_error(lambda: np.linalg.tensorinv(dg.asarray(a0), ind),
+                   lambda: np.linalg.tensorinv(a0, ind))
+    sing = np.zeros((2, 2, 4))
+    same_error(lambda: np.linalg.tensorinv(dg.asarray(sing), 2), lambda: np.linalg.tensorinv(sing, 2))

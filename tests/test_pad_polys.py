@@ -1,7 +1,7 @@
 """numpy.pad (dgarray/_pad.py) and the polynomial functions
 (dgarray/_polys.py) against NumPy: every pad mode and argument form, the
-poly* functions, vander; every dtype and layout, NumPy's errors, no host
-fallback (a callable pad mode, fitting and roots stay on it)."""
+poly* functions, vander, polyfit; every dtype and layout, NumPy's errors, no
+host fallback (a callable pad mode and roots stay on it)."""
 import numpy as np
 import pytest
 
@@ -97,3 +97,48 @@ def test_polydiv_poly_vander(ndev):
                 like_numpy(lambda: np.vander(d, **kw), lambda: np.vander(x, **kw), f"{name} {kw}",
                            rtol=1e-12)
     same_error(lambda: np.vander(dg.ones((2, 2))), lambda: np.vander(np.ones((2, 2))))
+
+
+def _fit(*args, **kwargs):
+    """polyfit's result, full=True's rank and rcond as Python numbers
+    (NumPy's lstsq gives NumPy scalars, dgarray's Python numbers)."""
+    r = np.polyfit(*args, **kwargs)
+    return r[:2] + (int(r[2]), r[3], float(r[4])) if kwargs.get("full") else r
+
+
+@pytest.mark.parametrize("dtype", ["i4", "f4", "f8", "c16"])
+def test_polyfit(dtype, ndev, no_leak):
+    x = values(dtype, (23,), 5) + np.arange(23).astype(dtype)  # distinct points
+    y = values(dtype, (23,), 6)
+    w = np.abs(values("f8", (23,), 7)) + 0.5
+    y2 = values("f8", (23, 3), 8)
+    rtol = 2e-3 if dtype == "f4" else 1e-8
+    for name, d in layouts(x, ndev, ("default", "uneven", "strided", "replicated")):
+        dy = dg.asarray(y)
+        for deg in (0, 1, 3):
+            for kw in ({}, {"full": True}, {"cov": True}, {"cov": "unscaled"}, {"w": w},
+                       {"w": dg.asarray(w), "cov": True}, {"rcond": 1e-3, "full": True}):
+                npkw = {k: (w if k == "w" else v) for k, v in kw.items()}
+                like_numpy(lambda: _fit(d, dy, deg, **kw), lambda: _fit(x, y, deg, **npkw),
+                           f"{name} {deg} {kw}", rtol=rtol, atol=rtol)
+        if dtype != "c16":
+            like_numpy(lambda: np.polyfit(d, dg.asarray(y2), 2, cov=True),
+                       lambda: np.polyfit(x, y2, 2, cov=True), f"{name} 2-d y", rtol=rtol,
+                       atol=rtol)
+
+
+def test_polyfit_rank_warning_and_errors():
+    x = dg.asarray(np.ones(5))
+    with pytest.warns(np.exceptions.RankWarning, match="poorly conditioned"):
+        np.polyfit(x, dg.arange(5.0), 3)
+    # full=True reports the rank instead of warning
+    _, _, rank, _, _ = np.polyfit(x, dg.arange(5.0), 3, full=True)
+    assert rank == 1
+    v = np.arange(4.0)
+    for args, kw in [((np.ones((2, 2)), np.ones(2), 1), {}), ((np.ones(0), np.ones(0), 1), {}),
+                     ((v, np.ones(3), 1), {}), ((v, v, -1), {}), ((v, np.ones((4, 1, 1)), 1), {}),
+                     ((v, v, 1), {"w": np.ones((4, 1))}), ((v, v, 1), {"w": np.ones(3)}),
+                     ((v, v, 3), {"cov": True})]:
+        dargs = [dg.asarray(a) if isinstance(a, np.ndarray) else a for a in args]
+        dkw = {k: dg.asarray(a) for k, a in kw.items()}
+        same_error(lambda: np.polyfit(*dargs, **dkw), lambda: np.polyfit(*args, **kw))

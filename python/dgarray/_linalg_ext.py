@@ -3,7 +3,8 @@ devices: norm (vector norms of every order; Frobenius, 1, -1, inf and -inf
 matrix norms in one pass over the data; 2, -2 and nuclear norms from the
 singular values, _dense.svd_norm), vector_norm, matrix_norm, multi_dot
 (NumPy's chain order), and the array API's matmul, outer, vecdot,
-tensordot, trace, diagonal, matrix_transpose, cross.  matrix_power and the
+tensordot, trace, diagonal, matrix_transpose, cross; tensorsolve and
+tensorinv (solve and inv of the array seen as a matrix).  matrix_power and the
 factorisations are _dense's; install() puts these beside them in
 dgarray.linalg.
 """
@@ -229,6 +230,48 @@ def multi_dot(arrays, *, out=None):
     return res
 
 
+# ---- tensorsolve, tensorinv: solve and inv of the array seen as a matrix ------------------
+
+def tensorsolve(a, b, axes=None):
+    """x with tensordot(a, x, x.ndim) == b: a's trailing axes (after moving
+    `axes` to the end) are x's shape, a seen as a square matrix of
+    prod(b.shape) rows and solved on the devices (linalg.solve)."""
+    x, y = asdist(a), asdist(b)
+    if axes is not None:
+        order = list(range(x.ndim))
+        for k in axes:
+            order.remove(k)
+            order.append(k)
+        x = transpose(x, order)
+    xshape = x.shape[y.ndim:]
+    n = 1
+    for k in xshape:
+        n *= k
+    if x.size != n * n:
+        # NumPy's message, its line continuation's spaces included
+        raise numpy.linalg.LinAlgError(
+            "Input arrays must satisfy the requirement" + " " * 13 +
+            "prod(a.shape[b.ndim:]) == prod(a.shape[:b.ndim])")
+    return reshape(_dense.solve(reshape(x, (n, n)), ravel(y)), xshape)
+
+
+def tensorinv(a, ind=2):
+    """The inverse of a with respect to tensordot over its first `ind`
+    axes: a seen as a matrix of prod(a.shape[:ind]) rows, inverted on the
+    devices (linalg.inv), reshaped to a.shape[ind:] + a.shape[:ind]."""
+    x = asdist(a)
+    ind = operator.index(ind)
+    if ind <= 0:
+        raise ValueError("Invalid ind argument.")
+    rows = 1
+    for k in x.shape[ind:]:
+        rows *= k
+    if rows == 0:
+        raise ValueError(f"cannot reshape array of size {x.size} into shape ({rows},newaxis)")
+    inverse = _dense.inv(reshape(x, (rows, x.size // rows)))
+    return reshape(inverse, x.shape[ind:] + x.shape[:ind])
+
+
 # ---- the array API's linalg functions ------------------------------------------------------
 
 def linalg_matmul(x1, x2, /):
@@ -285,4 +328,5 @@ FUNCTIONS = {
     "linalg.tensordot": linalg_tensordot, "linalg.trace": linalg_trace,
     "linalg.diagonal": linalg_diagonal, "linalg.matrix_transpose": linalg_matrix_transpose,
     "linalg.cross": linalg_cross,
+    "linalg.tensorsolve": tensorsolve, "linalg.tensorinv": tensorinv,
 }

@@ -2,9 +2,10 @@
 the devices: polyval (Horner's rule, elementwise where x lives), polyadd,
 polysub, polymul (a convolution), polyder, polyint, polydiv, poly (from
 roots: a chain of convolutions), vander (a running product along the
-columns).  NumPy's dtypes follow from the same operations in the same
-order.  Fitting and root finding need least squares and eigenvalues (the
-factorisations' issue) and stay on NumPy's fallback.
+columns), polyfit (least squares on the column-scaled Vandermonde matrix,
+linalg.lstsq on the devices).  NumPy's dtypes follow from the same
+operations in the same order.  Root finding needs the eigenvalues of a
+general matrix and stays on NumPy's fallback.
 """
 import operator
 
@@ -183,8 +184,68 @@ def vander(x, N=None, increasing=False):
     return v
 
 
+def polyfit(x, y, deg, rcond=None, full=False, w=None, cov=False):
+    """The least-squares polynomial of degree deg through the points (x, y)
+    (y 1-d, or 2-d: one fit per column), as NumPy: the Vandermonde matrix's
+    columns (weighted by w) scaled to unit 2-norm, solved by linalg.lstsq on
+    the devices, the coefficients scaled back; full gives (c, residuals,
+    rank, singular values, rcond), cov the covariance matrix (scaled by the
+    residuals over the degrees of freedom, or cov="unscaled")."""
+    from ._dense import inv, lstsq
+    from ._linalg import dot, outer
+
+    order = int(deg) + 1
+    xs = asdist(x) + 0.0
+    ys = asdist(y) + 0.0
+    if deg < 0:
+        raise ValueError("expected deg >= 0")
+    if xs.ndim != 1:
+        raise TypeError("expected 1D vector for x")
+    if xs.size == 0:
+        raise TypeError("expected non-empty vector for x")
+    if ys.ndim < 1 or ys.ndim > 2:
+        raise TypeError("expected 1D or 2D array for y")
+    if xs.shape[0] != ys.shape[0]:
+        raise TypeError("expected x and y to have same length")
+    if rcond is None:
+        rcond = xs.shape[0] * numpy.finfo(xs.dtype).eps
+    lhs = vander(xs, order)
+    rhs = ys
+    if w is not None:
+        ws = asdist(w) + 0.0
+        if ws.ndim != 1:
+            raise TypeError("expected a 1-d array for weights")
+        if ws.shape[0] != ys.shape[0]:
+            raise TypeError("expected w and y to have the same length")
+        # in place, as NumPy: lhs and rhs keep their dtypes
+        lhs *= view(ws, (slice(None), None))
+        rhs *= view(ws, (slice(None), None)) if rhs.ndim == 2 else ws
+    scale = numpy.sqrt((lhs * lhs).sum(axis=0))
+    lhs /= scale
+    c, resids, rank, s = lstsq(lhs, rhs, rcond)
+    c = (c.T / scale).T
+    if rank != order and not full:
+        import warnings
+        warnings.warn("Polyfit may be poorly conditioned", numpy.exceptions.RankWarning,
+                      stacklevel=2)
+    if full:
+        return c, resids, rank, s, rcond
+    if not cov:
+        return c
+    vbase = inv(dot(lhs.T, lhs))
+    vbase /= outer(scale, scale)
+    if cov == "unscaled":
+        fac = 1
+    else:
+        if xs.shape[0] <= order:
+            raise ValueError("the number of data points must exceed order to scale the "
+                             "covariance matrix")
+        fac = resids / (xs.shape[0] - order)
+    return c, (vbase * fac if ys.ndim == 1 else view(vbase, (Ellipsis, None)) * fac)
+
+
 FUNCTIONS = {
     "polyval": polyval, "polyadd": polyadd, "polysub": polysub, "polymul": polymul,
     "polyder": polyder, "polyint": polyint, "polydiv": polydiv, "poly": poly,
-    "vander": vander,
+    "vander": vander, "polyfit": polyfit,
 }
