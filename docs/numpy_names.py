@@ -20,8 +20,11 @@ def own_names():
     for name, obj in vars(dgarray).items():
         if name.startswith("_"):
             continue
-        if getattr(numpy, name, None) is obj:
+        np_obj = getattr(numpy, name, None)
+        if np_obj is obj:
             continue
+        if np_obj is not None and getattr(obj, "__wrapped__", None) is np_obj:
+            continue  # NumPy's function that __getattr__ wrapped and kept in the module
         out.append(name)
     return sorted(out)
 

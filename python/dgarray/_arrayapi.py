@@ -6,15 +6,17 @@ A dgarray array lives on a set of devices, so its device is a
 :class:`DeviceSet` (the devices holding its chunks); ``dgarray.DeviceSet(0)``
 is one device, and the default device is the set of all of them (the
 default layout splits arrays over every device).  Creating an array with
-``device=`` lays it out over that set (its first axis split among them);
-``to_device`` moves an array to a set by one reshard.
+``device=`` lays it out over that set (its first axis split among them,
+every device of the set holding some of it); ``to_device`` copies an array
+to a set, one chunk per device.
 """
 import functools
+import inspect
 
 import numpy
 
 from . import _core
-from ._creation import DL_CPU, device_gpus, device_kind
+from ._creation import DL_CPU, REPLICA, device_gpus, device_kind, empty_like
 
 _DA = _core.DistributedArray
 
@@ -64,15 +66,19 @@ def as_device_set(device):
                      "sequence of them")
 
 
-def layout_map(shape, devices):
-    """An index map splitting the first axis of shape over the devices (one
-    device: all of it there)."""
+def device_layout(shape, devices):
+    """[(device, box)]: the first axis of shape split over the devices, each
+    device holding at least one element (rows repeat on the devices beyond
+    the number of rows; a 0-d or empty array whole on every device), so that
+    the array's device is `devices`."""
     devs = list(devices)
-    if not shape or len(devs) == 1 or shape[0] < 2:
-        return {devs[0]: tuple(slice(None) for _ in shape) if shape else ()}
-    n = shape[0]
-    k = min(len(devs), n)
-    return {devs[i]: slice(n * i // k, n * (i + 1) // k) for i in range(k)}
+    whole = tuple((0, s, 1) for s in shape)
+    if not shape or 0 in shape or len(devs) == 1:
+        return [(d, whole) for d in devs]
+    n, k = shape[0], len(devs)
+    rows = ([(n * i // k, n * (i + 1) // k) for i in range(k)] if n >= k else
+            [(i % n, i % n + 1) for i in range(k)])
+    return [(d, ((r0, r1, 1),) + whole[1:]) for d, (r0, r1) in zip(devs, rows)]
 
 
 def get_device(a):
@@ -81,14 +87,20 @@ def get_device(a):
 
 
 def to_device(a, device, /, *, stream=None):
-    """The array on the devices of `device` (one reshard; the array itself
-    when it is there already)."""
+    """A copy of the array on the devices of `device`, one chunk per device
+    (the array itself when it is there already).  An array in an op mode
+    (SUM, ...) is resharded, its mode kept."""
     if stream is not None:
         raise ValueError("dgarray has no streams to name: stream must be None")
     dev = as_device_set(device)
     if dev == get_device(a):
         return a
-    return a.reshard(layout_map(a.shape, dev))
+    layout = device_layout(a.shape, dev)
+    if a.mode != REPLICA:
+        return a._reshard_layout(layout)
+    out = _core._empty(a.shape, a.dtype, layout, 0)
+    _core._copyto(out, a)
+    return out
 
 
 def with_device(func):
@@ -102,7 +114,24 @@ def with_device(func):
         if isinstance(res, tuple):
             return tuple(r if not isinstance(r, _DA) else to_device(r, dev) for r in res)
         return to_device(res, dev) if isinstance(res, _DA) else res
+    run.__signature__ = _signature_with_device(func)
     return run
+
+
+def _signature_with_device(func):
+    """func's signature with a keyword-only device=None (before **kwargs),
+    what inspect.signature shows of the with_device wrapper; None where func
+    has no signature to read."""
+    try:
+        sig = inspect.signature(func)
+    except (TypeError, ValueError):
+        return None
+    params = list(sig.parameters.values())
+    if "device" in sig.parameters:
+        return sig
+    at = len(params) - (bool(params) and params[-1].kind == inspect.Parameter.VAR_KEYWORD)
+    params.insert(at, inspect.Parameter("device", inspect.Parameter.KEYWORD_ONLY, default=None))
+    return sig.replace(parameters=params)
 
 
 _CREATION = ("asarray", "array", "empty", "zeros", "ones", "full", "empty_like", "zeros_like",
@@ -172,7 +201,9 @@ def dlpack(a, /, *, stream=None, max_version=None, dl_device=None, copy=None):
     one device first).  The array's pending work is complete when it
     returns, so any consumer stream may read it.  copy=True lends a copy;
     dl_device=(1, 0) (the host) of an array on GPUs hands a host copy
-    (refused with copy=False).  A read-only array needs max_version >= (1, 0)
+    (refused with copy=False).  An array that one device holds in pieces
+    (after a reshard) is lent as a copy in one chunk (BufferError with
+    copy=False).  A read-only array needs max_version >= (1, 0)
     (DLPack 1.0 marks it read-only), as NumPy's."""
     if stream is not None and device_kind() == DL_CPU:
         raise BufferError("the CPU backend's devices have no streams: stream must be None")
@@ -195,7 +226,21 @@ def dlpack(a, /, *, stream=None, max_version=None, dl_device=None, copy=None):
         raise BufferError("Cannot export readonly array since signalling readonly is "
                           "unsupported by DLPack (supported by DLPack 1.0)")
     kind, dev_id = dlpack_device(a)
-    return _core._dlpack(a, versioned, kind, dev_id, readonly)
+    try:
+        return _core._dlpack(a, versioned, kind, dev_id, readonly)
+    except BufferError:
+        # one device holding the array in pieces (what a reshard such as
+        # to_device leaves): lent as a copy in one chunk, unless copy=False
+        if copy is False or a.mode != "replica" or len(get_device(a)) != 1:
+            raise
+    return _core._dlpack(_one_chunk(a), versioned, kind, dev_id, readonly)
+
+
+def _one_chunk(a):
+    """A copy of a in one chunk on a's one device."""
+    out = empty_like(a)
+    _core._copyto(out, a)
+    return out
 
 
 ATTRIBUTES = {"get_device": get_device}

@@ -30,6 +30,7 @@ import operator
 import numpy
 
 from . import _core
+from ._arrayapi import to_device
 from ._creation import arange, asarray, zeros
 from ._lapack import operand
 from ._linalg import _put
@@ -334,7 +335,19 @@ def irfft2(a, s=None, axes=(-2, -1), norm=None, out=None):
 
 # ---- frequencies and shifts ---------------------------------------------------------------------
 
-def fftfreq(n, d=1.0, device=None):
+def _freqs(res, dtype, device):
+    """Sample frequencies (float64) in `dtype` (the array API's keyword; a
+    real floating dtype) on the devices of `device` (None: the default
+    layout)."""
+    if dtype is not None:
+        dt = numpy.dtype(dtype)
+        if dt.kind != "f":
+            raise ValueError(f"dtype must be a real floating-point data type, not {dt}")
+        res = res.astype(dt, copy=False)
+    return res if device is None else to_device(res, device)
+
+
+def fftfreq(n, d=1.0, device=None, *, dtype=None):
     """The sample frequencies of an n-point transform with spacing d
     (numpy.fft.fftfreq), made on the devices."""
     if not isinstance(n, (int, numpy.integer)):
@@ -342,15 +355,15 @@ def fftfreq(n, d=1.0, device=None):
     val = 1.0 / (n * d)
     nn = (n - 1) // 2 + 1
     res = concatenate([arange(0, nn, dtype=int), arange(-(n // 2), 0, dtype=int)])
-    return res * val
+    return _freqs(res * val, dtype, device)
 
 
-def rfftfreq(n, d=1.0, device=None):
+def rfftfreq(n, d=1.0, device=None, *, dtype=None):
     """The sample frequencies of rfft (numpy.fft.rfftfreq), on the devices."""
     if not isinstance(n, (int, numpy.integer)):
         raise ValueError("n should be an integer")
     val = 1.0 / (n * d)
-    return arange(0, n // 2 + 1, dtype=int) * val
+    return _freqs(arange(0, n // 2 + 1, dtype=int) * val, dtype, device)
 
 
 def _shift(x, axes, sign):

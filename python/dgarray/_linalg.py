@@ -16,6 +16,7 @@ import os
 import numpy
 
 from . import _core
+from ._compose import normalize_axis_index
 from ._creation import asarray
 
 _DA = _core.DistributedArray
@@ -270,9 +271,40 @@ def matmul(x1, x2, /, out=None, *, casting="same_kind", order="K", dtype=None, s
 
 def vecdot(x1, x2, /, out=None, *, casting="same_kind", order="K", dtype=None, subok=True,
            signature=None, axes=None, axis=None):
-    """The vector dot product over the last axis (the first conjugated)."""
+    """The vector dot product over the last axis (the first conjugated), or
+    over axis= of each operand (axes=[(i,), (j,), ()]: axis i of x1 with
+    axis j of x2), as NumPy's gufunc takes them."""
+    if axis is not None or axes is not None:
+        x1, x2 = _vector_axes_last(x1, x2, axes, axis)
     return _gufunc(numpy.vecdot, x1, x2, out, dtype=dtype, casting=casting,
-                   signature=signature, axes=axes, axis=axis)
+                   signature=signature)
+
+
+def _vector_axes_last(x1, x2, axes, axis):
+    """x1 and x2 with the axes vecdot's axes= / axis= name moved last (views),
+    NumPy's errors for bad ones."""
+    if axes is not None and axis is not None:
+        raise TypeError("cannot specify both 'axis' and 'axes'")
+    if axes is None:
+        axes = [axis, axis]
+    else:
+        axes = list(axes)
+        if len(axes) == 3 and axes[2] in ((), []):
+            axes = axes[:2]
+        if len(axes) != 2:
+            raise ValueError("axes should be a list with an entry for all 3 inputs and "
+                             "outputs; entries for outputs can only be omitted if none of "
+                             "them has core axes.")
+    out = []
+    for x, ax in zip((_operand(x1), _operand(x2)), axes):
+        if isinstance(ax, (tuple, list)):
+            if len(ax) != 1:
+                raise ValueError(f"axes item has {len(ax)} entries, but the gufunc's core "
+                                 f"dimension count is 1")
+            ax = ax[0]
+        ax = normalize_axis_index(operator.index(ax), x.ndim)
+        out.append(x.transpose([i for i in range(x.ndim) if i != ax] + [ax]))
+    return out
 
 
 def matvec(x1, x2, /, out=None, *, casting="same_kind", order="K", dtype=None, subok=True,

@@ -15,6 +15,7 @@ import operator
 import numpy
 
 from . import _core, _indexing
+from ._arrayapi import to_device
 from ._creation import asarray, empty, empty_like, zeros
 from ._indexing import _asdist
 from ._linalg import _put
@@ -254,8 +255,10 @@ def atleast_3d(*arys):
 
 
 def astype(x, dtype, /, *, copy=True, device=None):
-    """x cast to dtype (NumPy 2's numpy.astype)."""
-    return _asdist(x).astype(dtype, copy=copy)
+    """x cast to dtype (NumPy 2's numpy.astype), on the devices of `device`
+    (the array API's keyword; None: where x is)."""
+    res = _asdist(x).astype(dtype, copy=copy)
+    return res if device is None else to_device(res, device)
 
 
 # ---- joining and splitting ------------------------------------------------------------------
@@ -625,20 +628,31 @@ def _check_sort_args(kind, order):
         numpy.empty(0).sort(kind=kind)
 
 
-def sort(a, axis=-1, kind=None, order=None, *, stable=None):
-    """A sorted copy (stable whatever `kind` says; NaNs last)."""
+def sort(a, axis=-1, kind=None, order=None, *, stable=None, descending=False):
+    """A sorted copy (stable whatever `kind` says; NaNs last).  descending=True
+    (the array API's keyword) gives the ascending order reversed: NaNs first."""
     _check_sort_args(kind, order)
-    return _sort_call(a, axis, True, False)[0]
+    s = _sort_call(a, axis, True, False)[0]
+    return flip(s, -1 if axis is None else axis) if descending else s
 
 
-def argsort(a, axis=-1, kind=None, order=None, *, stable=None):
+def argsort(a, axis=-1, kind=None, order=None, *, stable=None, descending=False):
     """The indices that sort a (a stable sort whatever `kind` says); a 0-d
-    array sorts as one element along an axis of its own, as NumPy's."""
+    array sorts as one element along an axis of its own, as NumPy's.
+    descending=True (the array API's keyword): the indices of the descending
+    order, equal values still in their first order (the stable ascending
+    sort of a reversed, read backwards)."""
     _check_sort_args(kind, order)
     a = _asdist(a)
     if a.ndim == 0:
         a = reshape(a, (1,))
-    return _sort_call(a, axis, False, True)[1]
+    if not descending:
+        return _sort_call(a, axis, False, True)[1]
+    if axis is None:
+        a, axis = ravel(a), 0
+    axis = normalize_axis_index(axis, a.ndim)
+    idx = _sort_call(flip(a, axis), axis, False, True)[1]
+    return (a.shape[axis] - 1) - flip(idx, axis)
 
 
 def sort_inplace(a, axis=-1, kind=None, order=None, *, stable=None):
@@ -704,7 +718,8 @@ def unique(ar, return_index=False, return_inverse=False, return_counts=False, ax
 
 
 def unique_values(x):
-    return unique(x)
+    """The unique values (NaNs distinct, as the array API's)."""
+    return unique(x, equal_nan=False)
 
 
 def ndim(a):
