@@ -529,11 +529,17 @@ static dg_status fold_rows(dist_be *d, int stream, const dg_allreduce_desc *r, i
         if (st == DG_OK)
             st = dg_be_copy(d->in, li, stream, &c, err);
     }
-    {
+    /* waits for this fold's work (not the devices' other work) */
+    if (st == DG_OK)
+        st = dg_be_sync(d->in, dg_be_pos(d->in, l, stream), err);
+    for (i = first + 1; i < r->n && st == DG_OK; i++) {
+        const int li = loc(d, r->devs[i]);
+        if (li >= 0)
+            st = dg_be_sync(d->in, dg_be_pos(d->in, li, stream), err);
+    }
+    if (st != DG_OK) {
         dg_error e2 = DG_ERROR_INIT;
-        const dg_status s2 = dg_be_sync_all(d->in, st == DG_OK ? err : &e2);
-        if (st == DG_OK)
-            st = s2;
+        dg_be_sync_all(d->in, &e2); /* nothing queued may outlive rows and stack */
     }
     dg_be_release(d->in, l, stack);
     return st;
@@ -593,7 +599,7 @@ static dg_status dist_allreduce(dg_backend_i *be, int stream, const dg_allreduce
         }
         free(at);
     }
-    /* this process's partials to the host */
+    /* this process's partials to the host: every copy queued, then waited for */
     for (i = 0; i < r->n && st == DG_OK; i++) {
         const int li = loc(d, r->devs[i]);
         dg_copy_desc c;
@@ -614,8 +620,15 @@ static dg_status dist_allreduce(dg_backend_i *be, int stream, const dg_allreduce
         c.dst = mine + (size_t)nmine++ * row;
         c.dst_strides[0] = 1;
         st = dg_be_copy(d->in, li, stream, &c, err);
-        if (st == DG_OK)
+    }
+    for (i = 0; i < r->n && st == DG_OK; i++) {
+        const int li = loc(d, r->devs[i]);
+        if (li >= 0)
             st = dg_be_sync(d->in, dg_be_pos(d->in, li, stream), err);
+    }
+    if (st != DG_OK && nmine > 0) {
+        dg_error e2 = DG_ERROR_INIT;
+        dg_be_sync_all(d->in, &e2); /* no copy queued may outlive mine */
     }
     if (st != DG_OK) /* the others must not wait for this process's rows */
         d->comm->fail(d->comm, "a process could not read its partials of an all-reduce", NULL);
