@@ -93,8 +93,9 @@ def late_barrier():
 
 
 def printing():
-    """What a job prints: print(...) with an array among its arguments and
-    show_layout once (on process 0), everything else on every process."""
+    """What a job prints: print(...) with an array among its arguments,
+    show_layout and a long copy's progress once (on process 0), everything
+    else on every process."""
     x = np.arange(12.0).reshape(3, 4)
     a = dg.asarray(x)
     r = dist.process_index()
@@ -108,8 +109,15 @@ def printing():
     print("mine", a, file=buf)
     print("captured", buf.getvalue() == f"mine {x}\n")
     dist.print("once", a)
+    # a long copy's progress: on process 0 only (a line after each of 4 pieces)
+    dg.config.progress = "always"
+    old = dg._core._piece_bytes(1024)
+    big = np.arange(512.0)
+    eq = np.array_equal(dg.asarray(big).get(), big)
+    dg._core._piece_bytes(old)
+    dg.config.progress = True
     # every process made the reads of the prints above: the job goes on
-    print("after", float(a.sum()), np.array_equal(np.asarray(a), x), flush=True)
+    print("after", float(a.sum()), np.array_equal(np.asarray(a), x) and eq, flush=True)
 
 
 if __name__ == "__main__":

@@ -158,8 +158,9 @@ def test_a_late_process_makes_the_barrier_raise():
 
 @pytest.mark.parametrize("n", [2, 4])
 def test_a_job_prints_arrays_once(n):
-    """print(...) with an array among its arguments (to stdout or stderr) and
-    show_layout print one copy in a job, as Heat's global printing;
+    """print(...) with an array among its arguments (to stdout or stderr),
+    show_layout and a long copy's progress print one copy in a job, as
+    Heat's global printing;
     strings, f-strings and prints to a file of the process's own come from
     every process; every process's text of an array is the same."""
     rc, out = run_job(n, [os.path.join(HERE, "_mpi_scripts.py"), "printing"])
@@ -171,6 +172,9 @@ def test_a_job_prints_arrays_once(n):
     assert len([ln for ln in lines if ln.startswith("DistributedArray (3, 4) float64")]) == 1, \
         out[-3000:]
     assert out.count(f"once {x}") == 1, out[-3000:]
+    # the progress of 4 pieces (to the host, and to the devices): 3 lines and the last
+    assert out.count("dgarray: devices to host array:") == 4, out[-3000:]
+    assert out.count("dgarray: host array to") == 4, out[-3000:]
     for r in range(n):
         assert lines.count(f"rank {r} plain") == 1, out[-3000:]
     assert lines.count("text True True") == n, out[-3000:]
