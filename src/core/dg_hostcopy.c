@@ -133,11 +133,13 @@ dg_status dg_array_gather(dg_array *a, const dg_box *region, char *host,
 /* In a job of several processes where every process holds all of `region`
  * on its own devices (a reduction's value, on every device after the job's
  * all-reduce; an array replicated on each process), each process reads its
- * own copy and no bytes cross processes: 1, with src[] (the array's layout)
- * cut down to this process's chunks, *n their number, and idx[k] the
- * chunk of a->chunks that src[k] now is.  Else 0, src[] and *n unchanged.
- * Every process makes the same choice: it depends on the layout and the
- * job's table alone, the same on every process. */
+ * own copy and no bytes cross processes (replicas agree: REPLICA mode's
+ * rule, and the all-reduce gives every device the same bits): *yes = 1,
+ * with src[] (borrowed: the array's layout, a->nchunks entries) cut down to
+ * this process's chunks, *n their number, and idx[k] (borrowed, room for
+ * a->nchunks) the chunk of a->chunks that src[k] now is.  Else *yes = 0,
+ * src[] and *n unchanged.  Every process makes the same choice: it depends
+ * on the layout and the job's table alone, the same on every process. */
 static dg_status own_copy(const dg_array *a, dg_plan_chunk *src, int *n, int *idx,
                           const dg_box *region, int *yes, dg_error *err)
 {
