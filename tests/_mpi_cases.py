@@ -415,6 +415,78 @@ def zarr_each_process_writes_its_chunks():
             eq(dg.from_zarr(store), x, f"from_zarr default {name}")
 
 
+def counts():
+    """(broadcasts, exchanges) of the job's host communication so far."""
+    return dg._core._dist_counts()
+
+
+@case(quick=True)
+def host_reads_in_pieces():
+    """A host read of another process's chunk goes in pieces, each broadcast
+    once the owner has copied it (dg_dist.c, host_read): with pieces of 16
+    bytes (a row of 17 elements each), reads of whole arrays (into the
+    result directly), of column blocks, strided and reversed views and
+    single rows (through a temporary), over every layout, dtype size and an
+    axis of extent 1, give NumPy's values on every process."""
+    old = dg._core._dist_read_piece(16)
+    try:
+        rng = np.random.default_rng(21)
+        for dt in (np.uint8, np.int16, np.float32, np.float64, np.complex128):
+            x = (rng.standard_normal((23, 1, 17)) * 50).astype(dt)
+            for name, m in maps_for(x.shape, ndev()) + [
+                    ("last axis", {d: (slice(None), 0, slice(17 * d // ndev(),
+                                                             17 * (d + 1) // ndev()))
+                                   for d in range(ndev())})]:
+                a = dg.distributed_array(x, m)
+                before = counts()
+                eq(a, x, f"{name} {dt}")
+                if name in ("rows", "cols"):  # many pieces of other processes' chunks
+                    assert counts()[0] - before[0] > ndev(), (name, before, counts())
+                eq(a.get(), x, f"get {name} {dt}")
+                eq(a[::3, :, ::-2], x[::3, :, ::-2], f"view {name} {dt}")
+                eq(a[7], x[7], f"row {name} {dt}")
+                eq(a[:, 0, 5], x[:, 0, 5], f"column {name} {dt}")
+                same_on_every_process(hexes(a[22, 0, 16].item()), "item")
+    finally:
+        dg._core._dist_read_piece(old)
+
+
+@case(quick=True)
+def reads_of_what_every_process_holds_stay_home():
+    """A read of a region that every process holds on its own devices (a
+    full reduction's value; an array replicated on each process) copies each
+    process's own chunks: no broadcast; a region some process lacks is
+    broadcast; NumPy's values on every process either way.  A barrier is one
+    exchange."""
+    per, procs = len(dg.local_devices()), dist.process_count()
+    x = np.arange(60.0).reshape(12, 5)
+    # even processes hold all rows on their devices, odd ones rows 0..5
+    m = {}
+    for p in range(procs):
+        for k in range(per):
+            m[p * per + k] = (slice(12 * k // per, 12 * (k + 1) // per) if p % 2 == 0
+                              else slice(6 * k // per, 6 * (k + 1) // per))
+    a = dg.distributed_array(x, m)
+    dist.barrier()
+    before = counts()
+    eq(a[:6], x[:6], "rows every process holds")
+    eq(a[1:5, ::-2], x[1:5, ::-2], "a view of them")
+    assert a[5, 4].item() == x[5, 4]
+    assert counts() == before, (before, counts())
+    eq(a[4:10], x[4:10], "rows the odd processes lack")
+    eq(a, x, "all of it")
+    assert counts()[0] > before[0], (before, counts())
+    v = dg.asarray(np.arange(1000.0) - 300)
+    for name, ref in [("sum", 499500.0 - 300000), ("max", 699.0), ("mean", 199.5)]:
+        before = counts()
+        value = float(getattr(v, name)())  # one exchange (the all-reduce), no broadcast
+        assert counts() == (before[0], before[1] + 1), (name, before, counts())
+        assert value == ref, (name, value, ref)
+    before = counts()
+    dist.barrier()
+    assert counts() == (before[0], before[1] + 1), (before, counts())
+
+
 @case()
 def no_memory_left_behind():
     before = dg._core._bytes_in_use()

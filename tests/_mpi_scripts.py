@@ -1,5 +1,6 @@
 """Small programs tests/test_multihost.py runs as MPI jobs ([multihost]):
 ``python _mpi_scripts.py NAME``.  Each prints what the test reads."""
+import io
 import os
 import signal
 import sys
@@ -76,6 +77,50 @@ def exit_with_work():
     dist.print("ended")
 
 
+def late_barrier():
+    """Process 1 comes to the barrier three times the job's timeout late:
+    process 0's barrier raises DeviceError instead of waiting for it."""
+    t0 = time.monotonic()
+    if dist.process_index() == 1:
+        time.sleep(3 * float(os.environ["DGARRAY_DISTRIBUTED_TIMEOUT"]))
+    try:
+        dist.barrier()
+        print(f"rank {dist.process_index()} no error", flush=True)
+    except dg.DeviceError as e:
+        print(f"rank {dist.process_index()} DeviceError after {time.monotonic() - t0:.1f} s: "
+              f"{e}", flush=True)
+    os._exit(0)  # MPI's finalize would wait for the other process
+
+
+def printing():
+    """What a job prints: print(...) with an array among its arguments,
+    show_layout and a long copy's progress once (on process 0), everything
+    else on every process."""
+    x = np.arange(12.0).reshape(3, 4)
+    a = dg.asarray(x)
+    r = dist.process_index()
+    print("array", a)
+    print("total", a.sum(), "of", a, file=sys.stderr)
+    dg.show_layout(a)
+    print(f"rank {r} plain")
+    text = repr(a)
+    print("text", all(t == text for t in dist.allgather(text)), text == repr(x))
+    buf = io.StringIO()
+    print("mine", a, file=buf)
+    print("captured", buf.getvalue() == f"mine {x}\n")
+    dist.print("once", a)
+    # a long copy's progress: on process 0 only (a line after each of 4 pieces)
+    dg.config.progress = "always"
+    old = dg._core._piece_bytes(1024)
+    big = np.arange(512.0)
+    eq = np.array_equal(dg.asarray(big).get(), big)
+    dg._core._piece_bytes(old)
+    dg.config.progress = True
+    # every process made the reads of the prints above: the job goes on
+    print("after", float(a.sum()), np.array_equal(np.asarray(a), x) and eq, flush=True)
+
+
 if __name__ == "__main__":
     {"cg": cg, "alone": alone, "explicit": explicit, "fault": fault,
-     "exit_with_work": exit_with_work}[sys.argv[1]]()
+     "exit_with_work": exit_with_work, "printing": printing,
+     "late_barrier": late_barrier}[sys.argv[1]]()

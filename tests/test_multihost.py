@@ -11,6 +11,7 @@ import shutil
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
 import dgarray as dg
@@ -143,6 +144,42 @@ def test_a_killed_process_makes_the_other_raise():
     if opts:
         assert "DeviceError after" in out, out[-3000:]
     assert "no error" not in out, out[-3000:]
+
+
+def test_a_late_process_makes_the_barrier_raise():
+    """A barrier waits for every process within DGARRAY_DISTRIBUTED_TIMEOUT
+    (3 s here), then raises DeviceError on the process that waited."""
+    opts = ["--enable-recovery"] if "--oversubscribe" in MPIEXEC else []
+    rc, out = run_job(2, [os.path.join(HERE, "_mpi_scripts.py"), "late_barrier"], timeout=120,
+                      env={"DGARRAY_DISTRIBUTED_TIMEOUT": "3"}, launcher_options=opts)
+    assert "rank 0 DeviceError after" in out and "waited 3 s" in out, out[-3000:]
+    assert "rank 0 no error" not in out, out[-3000:]
+
+
+@pytest.mark.parametrize("n", [2, 4])
+def test_a_job_prints_arrays_once(n):
+    """print(...) with an array among its arguments (to stdout or stderr),
+    show_layout and a long copy's progress print one copy in a job, as
+    Heat's global printing;
+    strings, f-strings and prints to a file of the process's own come from
+    every process; every process's text of an array is the same."""
+    rc, out = run_job(n, [os.path.join(HERE, "_mpi_scripts.py"), "printing"])
+    assert rc == 0, out[-3000:]
+    x = np.arange(12.0).reshape(3, 4)
+    lines = out.splitlines()
+    assert out.count(f"array {x}") == 1, out[-3000:]
+    assert out.count(f"total 66.0 of {x}") == 1, out[-3000:]
+    assert len([ln for ln in lines if ln.startswith("DistributedArray (3, 4) float64")]) == 1, \
+        out[-3000:]
+    assert out.count(f"once {x}") == 1, out[-3000:]
+    # the progress of 4 pieces (to the host, and to the devices): 3 lines and the last
+    assert out.count("dgarray: devices to host array:") == 4, out[-3000:]
+    assert out.count("dgarray: host array to") == 4, out[-3000:]
+    for r in range(n):
+        assert lines.count(f"rank {r} plain") == 1, out[-3000:]
+    assert lines.count("text True True") == n, out[-3000:]
+    assert lines.count("captured True") == n, out[-3000:]
+    assert lines.count("after 66.0 True") == n, out[-3000:]
 
 
 def test_torchrun_variables_without_mpi_launcher_run_alone():

@@ -23,7 +23,7 @@ class _Config:
     piece (512 MiB) run piece by piece, Ctrl-C stopping them between pieces;
     True (default): one that has run for a second shows how far it is on
     sys.stderr, a line rewritten in place; False: never; "always": a line
-    after every piece.
+    after every piece.  In a job of several processes, on process 0 only.
 
     fusion: elementwise calls (ufuncs, operators, casts, `out=` and
     `a[...] = b`) are recorded and run later as one pass per chunk over the

@@ -6,11 +6,13 @@ SVG picture of the layout: a lane per device for 1-d arrays, the array's
 rectangle with each chunk's block for 2-d ones, a table of boxes otherwise.
 ``dgarray.show_layout(a)`` shows the same picture: as HTML in a Jupyter
 kernel, as text in a terminal.  Nothing here reads the array's values but
-``repr``; the layout is the one ``index_map`` reports.
+``repr``; the layout is the one ``index_map`` reports.  In a job of several
+processes the text is printed once, as ``print(a)`` is (dgarray.distributed).
 """
 import html
 import sys
 
+from . import distributed
 from ._core import DistributedArray, backend
 from ._devices import devices
 from ._fallback import _nbytes_text
@@ -251,4 +253,6 @@ def show_layout(a, file=None):
         from IPython.display import HTML, display
         display(HTML(layout_html(a)))
         return
-    print(layout_text(a), file=file if file is not None else sys.stdout)
+    text = layout_text(a)
+    if not distributed._left_to_process_0(file):  # a job's processes show it once
+        print(text, file=file if file is not None else sys.stdout)

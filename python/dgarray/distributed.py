@@ -17,12 +17,23 @@ backend) or NCCL (GPUs).  Host data: ``asarray(x)`` with the same ``x`` on
 every process, or ``make_array_from_process_local_data`` from each
 process's own rows; reading an array (``get()``, ``numpy.asarray``,
 ``float``, ``bool``, ``item``, ``repr``) gives every process the same value.
-``dgarray.distributed.print`` prints once (on process 0).
+
+Printing (as Heat's global printing): in a job, ``print(a, ...)`` with a
+DistributedArray among its arguments prints once, on process 0, when it
+writes to the process's own stdout or stderr (what the launcher gathers from
+every process into one); every process still formats the arguments (reading
+an array is a step of every process).  ``str(a)``, ``repr(a)`` and f-strings
+give the same text on every process, and print of them prints on every
+process, as print does in any MPI program: ``dgarray.distributed.print``
+prints anything once.  Printing to another file (a StringIO, a log of one's
+own, stdout redirected) writes on every process.
 """
 import atexit as _atexit
 import builtins as _builtins
 import importlib as _importlib
+import functools as _functools
 import os as _os
+import sys as _sys
 import warnings as _warnings
 
 import numpy as _numpy
@@ -110,6 +121,7 @@ def _join(comm):
                      ndev_of, all_names, all_totals, table.tobytes())
     _job.update(rank=comm.Get_rank(), size=comm.Get_size(), comms=(xfer, coll))
     _atexit.register(_drain)
+    _install_print_once()
 
 
 def _drain():
@@ -193,6 +205,35 @@ def print(*args, **kwargs):  # noqa: A001
     text = [str(a) for a in args]
     if _job["rank"] == 0:
         _builtins.print(*text, **kwargs)
+
+
+def _left_to_process_0(file):
+    """True where a print to `file` (None: sys.stdout) is left to process 0:
+    this process is another of a job, and file is its stdout or stderr as
+    started (the launcher gathers every process's into one)."""
+    if _job["rank"] == 0:
+        return False
+    f = _sys.stdout if file is None else file
+    return f is not None and (f is _sys.__stdout__ or f is _sys.__stderr__)
+
+
+def _install_print_once():
+    """In a job: builtins.print prints a call that has a DistributedArray
+    among its arguments on process 0 only (module docstring), once every
+    process has formatted them.  Every other call is the print that was in
+    place, unchanged."""
+    plain = _builtins.print
+
+    @_functools.wraps(plain)
+    def print_once(*args, **kwargs):
+        if _left_to_process_0(kwargs.get("file")) and \
+                _builtins.any(isinstance(a, _core.DistributedArray) for a in args):
+            for a in args:  # the reads process 0's print makes
+                str(a)
+            return
+        plain(*args, **kwargs)
+
+    _builtins.print = print_once
 
 
 def allgather(obj):

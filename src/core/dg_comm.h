@@ -56,8 +56,10 @@ struct dg_comm_i {
 
 /* Waits for the n requests req[] (each set to NULL once done), bounded by
  * c->timeout_s without progress; on a failure or a timeout drops the
- * others and fails the job.  Used by the backends' transports. */
-dg_status dg_comm_wait_all(dg_comm_i *c, dg_comm_req **req, int n, const char *what,
-                           dg_error *err);
+ * others and fails the job.  nbytes: the bytes they move in all (how long
+ * the wait may poll without pausing, dg_comm.c).  Used by the comm's
+ * collectives and the backends' transports. */
+dg_status dg_comm_wait_all(dg_comm_i *c, dg_comm_req **req, int n, size_t nbytes,
+                           const char *what, dg_error *err);
 
 #endif /* DG_COMM_H */

@@ -160,20 +160,37 @@ static dg_status dist_sync_all(dg_backend_i *be, dg_error *err)
 
 /* ---- copies; host reads of another process's device ---------------------------- */
 
+/* The bytes of the innermost axes of c's destination that lie densely
+ * (C order, axes of extent 1 aside) in one run: the unit of host_unpack;
+ * *outer: the number of axes left outside the run. */
+static int64_t dense_run(const dg_copy_desc *c, int *outer)
+{
+    int64_t run = c->itemsize;
+    int a = c->ndim - 1;
+    for (; a >= 0; a--) {
+        if (c->shape[a] != 1 && c->dst_strides[a] != run)
+            break;
+        run *= c->shape[a];
+    }
+    *outer = a + 1;
+    return run;
+}
+
 /* Copies the dense bytes at src into c's destination (host memory, c's
- * strides): the unpacking of a broadcast host read. */
+ * strides): the unpacking of a broadcast host read, in runs of the
+ * destination's dense innermost axes. */
 static void host_unpack(const dg_copy_desc *c, const char *src)
 {
     int64_t idx[DG_MAXDIM] = {0};
-    const int nd = c->ndim, isz = c->itemsize;
-    const int64_t n = dg_shape_size(nd, c->shape);
+    int nd;
+    const int64_t run = dense_run(c, &nd), n = dg_shape_size(nd, c->shape);
     int64_t e;
     for (e = 0; e < n; e++) {
         int64_t off = 0;
         int a;
         for (a = 0; a < nd; a++)
             off += idx[a] * c->dst_strides[a];
-        memcpy(c->dst + off, src + e * isz, (size_t)isz);
+        memcpy(c->dst + off, src + e * run, (size_t)run);
         for (a = nd - 1; a >= 0; a--) {
             if (++idx[a] < c->shape[a])
                 break;
@@ -182,40 +199,96 @@ static void host_unpack(const dg_copy_desc *c, const char *src)
     }
 }
 
+/* The pieces of a broadcast host read: about read_piece bytes each (at
+ * most DIST_READ_MAXPIECES of them), so that the owner's copy of one piece
+ * to the host runs while the one before is broadcast. */
+static int64_t read_piece = (int64_t)16 << 20;
+#define DIST_READ_MAXPIECES 64
+
+int64_t dg_dist_read_piece(int64_t nbytes)
+{
+    const int64_t was = read_piece;
+    if (nbytes > 0)
+        read_piece = nbytes;
+    return was;
+}
+
 /* A host read of job device c->src_dev, which every process makes at once:
- * the owner copies the region densely to the host and waits for it, then
- * broadcasts it; every process unpacks it into c's destination.  So the
- * read is synchronous here (it returns with the bytes in place). */
+ * the owner copies the region to the host, then broadcasts it; every
+ * process has it in c's destination.  Where that destination is dense (a
+ * whole array's read, a slab of its first axis) the owner copies into it
+ * and the broadcast goes from and to it, the bytes handled once; else
+ * through a dense temporary, unpacked on every process.  The region goes in
+ * pieces of rows of its outermost axis of extent > 1 (each a run of the
+ * dense bytes): the owner enqueues the copies of all of them at once and
+ * broadcasts each as soon as its copy is done, so the copy and the
+ * broadcast overlap.  Synchronous: it returns with the bytes in place. */
 static dg_status host_read(dist_be *d, int stream, const dg_copy_desc *c, dg_error *err)
 {
     const int64_t n = dg_shape_size(c->ndim, c->shape) * c->itemsize;
-    const int l = loc(d, c->src_dev);
-    char *tmp;
+    const int l = loc(d, c->src_dev), root = d->proc_of[c->src_dev];
+    int outer, ax = 0, np, k;
+    const int dense = dense_run(c, &outer) == n;
+    int64_t rows = 1, per, step;
+    dg_pos done[DIST_READ_MAXPIECES];
+    char *tmp = NULL;
     dg_status st = DG_OK;
     if (n <= 0)
         return DG_OK;
-    tmp = (char *)malloc((size_t)n);
-    if (!tmp)
-        return dg_error_set(err, DG_ERR_NOMEM, -1, "out of host memory reading a device");
-    if (l >= 0) {
-        dg_copy_desc dense = *c;
-        int64_t s = c->itemsize;
-        int a;
-        for (a = c->ndim - 1; a >= 0; a--) {
-            dense.dst_strides[a] = s;
-            s *= c->shape[a];
-        }
-        dense.src_dev = l;
-        dense.dst = tmp;
-        st = dg_be_copy(d->in, l, stream, &dense, err);
-        if (st == DG_OK)
-            st = dg_be_sync(d->in, dg_be_pos(d->in, l, stream), err);
-        if (st != DG_OK)
-            d->comm->fail(d->comm, "a process could not read its device for the others", NULL);
+    while (ax < c->ndim - 1 && c->shape[ax] == 1)
+        ax++;
+    if (c->ndim > 0)
+        rows = c->shape[ax];
+    per = n / rows; /* bytes of one row of axis ax */
+    step = per >= read_piece ? 1 : read_piece / per;
+    if ((rows + step - 1) / step > DIST_READ_MAXPIECES)
+        step = (rows + DIST_READ_MAXPIECES - 1) / DIST_READ_MAXPIECES;
+    np = (int)((rows + step - 1) / step);
+    if (!dense) {
+        tmp = (char *)malloc((size_t)n);
+        if (!tmp)
+            return dg_error_set(err, DG_ERR_NOMEM, -1, "out of host memory reading a device");
     }
-    if (st == DG_OK)
-        st = d->comm->bcast(d->comm, tmp, (size_t)n, d->proc_of[c->src_dev], err);
-    if (st == DG_OK)
+    for (k = 0; l >= 0 && k < np && st == DG_OK; k++) {
+        /* the owner's copy of rows [k step, (k + 1) step) of axis ax */
+        dg_copy_desc own = *c;
+        const int64_t r0 = (int64_t)k * step;
+        own.src_dev = l;
+        if (c->ndim > 0) {
+            own.shape[ax] = rows - r0 < step ? rows - r0 : step;
+            own.src += r0 * c->src_strides[ax];
+            own.dst += r0 * c->dst_strides[ax];
+        }
+        if (!dense) {
+            int64_t s = c->itemsize;
+            int a;
+            for (a = c->ndim - 1; a >= 0; a--) {
+                own.dst_strides[a] = s;
+                s *= own.shape[a];
+            }
+            own.dst = tmp + r0 * per;
+        }
+        st = dg_be_copy(d->in, l, stream, &own, err);
+        done[k] = dg_be_pos(d->in, l, stream);
+    }
+    for (k = 0; k < np && st == DG_OK; k++) {
+        const int64_t r0 = (int64_t)k * step, nr = rows - r0 < step ? rows - r0 : step;
+        if (l >= 0) {
+            st = dg_be_sync(d->in, done[k], err);
+            if (st != DG_OK)
+                break;
+        }
+        st = d->comm->bcast(d->comm, (dense ? c->dst : tmp) + r0 * per, (size_t)(nr * per), root,
+                            err);
+    }
+    if (l >= 0 && st != DG_OK) {
+        dg_error e2 = DG_ERROR_INIT;
+        /* the others must not wait for this process's pieces, and nothing
+         * queued may outlive tmp */
+        d->comm->fail(d->comm, "a process could not read its device for the others", NULL);
+        dg_be_sync_all(d->in, &e2);
+    }
+    if (st == DG_OK && !dense)
         host_unpack(c, tmp);
     free(tmp);
     return st;
@@ -456,11 +529,17 @@ static dg_status fold_rows(dist_be *d, int stream, const dg_allreduce_desc *r, i
         if (st == DG_OK)
             st = dg_be_copy(d->in, li, stream, &c, err);
     }
-    {
+    /* waits for this fold's work (not the devices' other work) */
+    if (st == DG_OK)
+        st = dg_be_sync(d->in, dg_be_pos(d->in, l, stream), err);
+    for (i = first + 1; i < r->n && st == DG_OK; i++) {
+        const int li = loc(d, r->devs[i]);
+        if (li >= 0)
+            st = dg_be_sync(d->in, dg_be_pos(d->in, li, stream), err);
+    }
+    if (st != DG_OK) {
         dg_error e2 = DG_ERROR_INIT;
-        const dg_status s2 = dg_be_sync_all(d->in, st == DG_OK ? err : &e2);
-        if (st == DG_OK)
-            st = s2;
+        dg_be_sync_all(d->in, &e2); /* nothing queued may outlive rows and stack */
     }
     dg_be_release(d->in, l, stack);
     return st;
@@ -520,7 +599,7 @@ static dg_status dist_allreduce(dg_backend_i *be, int stream, const dg_allreduce
         }
         free(at);
     }
-    /* this process's partials to the host */
+    /* this process's partials to the host: every copy queued, then waited for */
     for (i = 0; i < r->n && st == DG_OK; i++) {
         const int li = loc(d, r->devs[i]);
         dg_copy_desc c;
@@ -541,8 +620,15 @@ static dg_status dist_allreduce(dg_backend_i *be, int stream, const dg_allreduce
         c.dst = mine + (size_t)nmine++ * row;
         c.dst_strides[0] = 1;
         st = dg_be_copy(d->in, li, stream, &c, err);
-        if (st == DG_OK)
+    }
+    for (i = 0; i < r->n && st == DG_OK; i++) {
+        const int li = loc(d, r->devs[i]);
+        if (li >= 0)
             st = dg_be_sync(d->in, dg_be_pos(d->in, li, stream), err);
+    }
+    if (st != DG_OK && nmine > 0) {
+        dg_error e2 = DG_ERROR_INIT;
+        dg_be_sync_all(d->in, &e2); /* no copy queued may outlive mine */
     }
     if (st != DG_OK) /* the others must not wait for this process's rows */
         d->comm->fail(d->comm, "a process could not read its partials of an all-reduce", NULL);
@@ -596,6 +682,17 @@ void dg_dist_local_range(const dg_backend_i *be, int *first, int *n)
         *first = 0;
         *n = be->ndevices;
     }
+}
+
+int dg_dist_processes(const dg_backend_i *be, const int **proc_of)
+{
+    if (be->destroy == dist_destroy) {
+        const dist_be *d = (const dist_be *)be->impl;
+        *proc_of = d->proc_of;
+        return d->comm->size;
+    }
+    *proc_of = NULL;
+    return 1;
 }
 
 int dg_dist_private_reads(dg_backend_i *be, int on)

@@ -38,6 +38,16 @@ dg_status dg_dist_backend_create(dg_backend_i *inner, dg_comm_i *comm, const dg_
  * for a backend that is not a job's). */
 void dg_dist_local_range(const dg_backend_i *be, int *first, int *n);
 
+/* The number of processes of the job of `be` (1 for a backend that is not
+ * a job's) and, in *proc_of (borrowed, lives as long as be; NULL alone),
+ * the process of each of its devices. */
+int dg_dist_processes(const dg_backend_i *be, const int **proc_of);
+
+/* Sets the bytes of a piece of a host read broadcast from another process
+ * (dg_dist.c; 16 MiB at start; nbytes <= 0 leaves it) and returns the
+ * previous value.  Process-wide; every process of a job must set the same. */
+int64_t dg_dist_read_piece(int64_t nbytes);
+
 /* Host reads for this process alone (on 1) or for every process (0, the
  * default: a read of a device is a step of every process, the owner's
  * bytes broadcast).  While on, a copy from one of this process's devices to

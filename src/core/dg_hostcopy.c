@@ -12,6 +12,7 @@
 
 #include "dg_array.h"
 #include "dg_array_impl.h"
+#include "dg_dist.h"
 
 dg_status dg_chunk_host_copy(dg_backend_i *be, const dg_chunk *c, const dg_copy_desc *cp,
                              unsigned how, char *used, int64_t *nbytes, dg_error *err)
@@ -129,6 +130,66 @@ dg_status dg_array_gather(dg_array *a, const dg_box *region, char *host,
     return dg_array_gather_part(a, region, host, hstrides, 0, 1, NULL, err);
 }
 
+/* In a job of several processes where every process holds all of `region`
+ * on its own devices (a reduction's value, on every device after the job's
+ * all-reduce; an array replicated on each process), each process reads its
+ * own copy and no bytes cross processes (replicas agree: REPLICA mode's
+ * rule, and the all-reduce gives every device the same bits): *yes = 1,
+ * with src[] (borrowed: the array's layout, a->nchunks entries) cut down to
+ * this process's chunks, *n their number, and idx[k] (borrowed, room for
+ * a->nchunks) the chunk of a->chunks that src[k] now is.  Else *yes = 0,
+ * src[] and *n unchanged.  Every process makes the same choice: it depends
+ * on the layout and the job's table alone, the same on every process. */
+static dg_status own_copy(const dg_array *a, dg_plan_chunk *src, int *n, int *idx,
+                          const dg_box *region, int *yes, dg_error *err)
+{
+    const int *proc_of;
+    const int np = dg_dist_processes(a->be, &proc_of);
+    const int64_t want = dg_box_size(region);
+    int first, nloc, p, i, k, me;
+    int64_t *held;
+    dg_plan_chunk *sub;
+    *yes = 0;
+    if (np <= 1)
+        return DG_OK;
+    dg_dist_local_range(a->be, &first, &nloc);
+    me = proc_of[first];
+    held = (int64_t *)calloc((size_t)np, sizeof(int64_t));
+    sub = (dg_plan_chunk *)malloc((size_t)*n * sizeof(*sub) + 1);
+    if (!held || !sub) {
+        free(held);
+        free(sub);
+        return dg_error_set(err, DG_ERR_NOMEM, -1, "out of host memory");
+    }
+    /* a quick test first: each process must hold at least want elements of it */
+    for (i = 0; i < *n; i++) {
+        dg_box c;
+        if (dg_box_intersect(&src[i].box, region, &c))
+            held[proc_of[src[i].device]] += dg_box_size(&c);
+    }
+    *yes = 1;
+    for (p = 0; p < np && *yes; p++)
+        *yes = held[p] >= want;
+    for (p = 0; p < np && *yes; p++) {
+        dg_error e2 = DG_ERROR_INIT;
+        for (k = 0, i = 0; i < *n; i++)
+            if (proc_of[src[i].device] == p)
+                sub[k++] = src[i];
+        *yes = dg_plan_check_cover(sub, k, region, &e2) == DG_OK;
+    }
+    if (*yes) {
+        for (k = 0, i = 0; i < *n; i++)
+            if (proc_of[src[i].device] == me) {
+                idx[k] = i;
+                src[k++] = src[i];
+            }
+        *n = k;
+    }
+    free(held);
+    free(sub);
+    return DG_OK;
+}
+
 dg_status dg_array_gather_part(dg_array *a, const dg_box *region, char *host,
                                const int64_t *hstrides, int64_t part, int64_t nparts,
                                int64_t *nbytes, dg_error *err)
@@ -138,7 +199,8 @@ dg_status dg_array_gather_part(dg_array *a, const dg_box *region, char *host,
     dg_plan_chunk dst;
     dg_plan plan = {0, 0, NULL};
     dg_status st;
-    int i, ax;
+    int i, ax, nsrc = a->nchunks, own = 0, was = 0;
+    int *idx = NULL;
     char *used = NULL;
 
     if (nbytes)
@@ -151,15 +213,22 @@ dg_status dg_array_gather_part(dg_array *a, const dg_box *region, char *host,
     if (dg_box_size(region) == 0)
         return DG_OK;
     used = (char *)calloc((size_t)be->ndevices, 1);
-    if (!used)
+    idx = (int *)malloc((size_t)a->nchunks * sizeof(int) + 1);
+    if (!used || !idx) {
+        free(used);
+        free(idx);
         return dg_error_set(err, DG_ERR_NOMEM, -1, "out of host memory");
+    }
     DG_CHECK_GOTO(dg_array_layout(a, &src, err), st, done);
+    DG_CHECK_GOTO(own_copy(a, src, &nsrc, idx, region, &own, err), st, done);
     dst.device = DG_HOST;
     dst.box = *region;
-    DG_CHECK_GOTO(dg_plan_build(src, a->nchunks, &dst, 1, &plan, err), st, done);
+    DG_CHECK_GOTO(dg_plan_build(src, nsrc, &dst, 1, &plan, err), st, done);
+    if (own)
+        was = dg_dist_private_reads(be, 1);
     for (i = 0; i < plan.ncopies && st == DG_OK; i++) {
         const dg_plan_copy *pc = &plan.copies[i];
-        dg_chunk *c = &a->chunks[pc->src];
+        dg_chunk *c = &a->chunks[own ? idx[pc->src] : pc->src];
         dg_copy_desc cp;
         char *dptr = host;
         dg_box pb;
@@ -180,11 +249,14 @@ dg_status dg_array_gather_part(dg_array *a, const dg_box *region, char *host,
         cp.dst = dptr;
         st = dg_chunk_host_copy(be, c, &cp, DG_ACC_READ, used, nbytes, err);
     }
+    if (own)
+        dg_dist_private_reads(be, was);
     st = dg_devices_sync(be, used, st, err);
 done:
     dg_plan_free(&plan);
     free(src);
     free(used);
+    free(idx);
     return st;
 }
 

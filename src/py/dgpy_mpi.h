@@ -13,4 +13,10 @@
 dg_comm_i *dgpy_mpi_comm_new(const char *lib_path, intptr_t xfer, intptr_t coll, intptr_t byte,
                              int rank, int size, double timeout_s, char *why, size_t cap);
 
+/* How many broadcasts and how many exchanges (allgatherv) of comm c (one
+ * that dgpy_mpi_comm_new made) this process has made: the collectives that
+ * tests count (a host read of a replica held on every process makes none, a
+ * barrier one exchange). */
+void dgpy_mpi_counts(dg_comm_i *c, long long *bcasts, long long *exchanges);
+
 #endif /* DGPY_MPI_H */

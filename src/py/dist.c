@@ -213,20 +213,34 @@ static PyObject *f_dist_range(PyObject *mod, PyObject *unused)
 }
 
 /* _dist_barrier(): waits for this process's devices, then until every
- * process got here (a broadcast from each in turn, each bounded by the
- * job's timeout: a dead process raises DeviceError, never hangs). */
+ * process got here: one exchange of a byte from each (the comm's
+ * allgatherv, log P rounds; a process leaves it only once every process
+ * has entered it), bounded by the job's timeout (a dead process raises
+ * DeviceError, never hangs). */
 static PyObject *f_dist_barrier(PyObject *mod, PyObject *unused)
 {
     dg_error err = DG_ERROR_INIT;
     dg_status st;
-    int p;
     (void)mod;
     (void)unused;
     Py_BEGIN_ALLOW_THREADS
     st = dg_be_sync_all(dgpy_st->be, &err);
-    for (p = 0; job_comm && p < job_comm->size && st == DG_OK; p++) {
-        char b = 1;
-        st = job_comm->bcast(job_comm, &b, 1, p, &err);
+    if (st == DG_OK && job_comm) {
+        const int np = job_comm->size;
+        size_t *counts = (size_t *)malloc(2 * (size_t)np * sizeof(size_t));
+        char *all = (char *)malloc((size_t)np), b = 1;
+        int p;
+        if (!counts || !all) {
+            st = dg_error_set(&err, DG_ERR_NOMEM, -1, "out of host memory");
+        } else {
+            for (p = 0; p < np; p++) {
+                counts[p] = 1;
+                counts[np + p] = (size_t)p;
+            }
+            st = job_comm->allgatherv(job_comm, &b, 1, all, counts, counts + np, &err);
+        }
+        free(counts);
+        free(all);
     }
     Py_END_ALLOW_THREADS
     if (st != DG_OK)
@@ -234,7 +248,35 @@ static PyObject *f_dist_barrier(PyObject *mod, PyObject *unused)
     Py_RETURN_NONE;
 }
 
+/* _dist_counts() -> (broadcasts, exchanges) this process's job comm has made
+ * ((0, 0) alone): what tests count. */
+static PyObject *f_dist_counts(PyObject *mod, PyObject *unused)
+{
+    long long nb = 0, nx = 0;
+    (void)mod;
+    (void)unused;
+    if (job_comm)
+        dgpy_mpi_counts(job_comm, &nb, &nx);
+    return Py_BuildValue("(LL)", nb, nx);
+}
+
+/* _dist_read_piece(nbytes) -> the previous bytes of a piece of a host read
+ * from another process (nbytes <= 0: only asks; tests set it small to
+ * make reads of many pieces). */
+static PyObject *f_dist_read_piece(PyObject *mod, PyObject *arg)
+{
+    const long long n = PyLong_AsLongLong(arg);
+    (void)mod;
+    if (n == -1 && PyErr_Occurred())
+        return NULL;
+    return PyLong_FromLongLong((long long)dg_dist_read_piece((int64_t)n));
+}
+
 PyMethodDef dgpy_dist_methods[] = {
+    {"_dist_counts", f_dist_counts, METH_NOARGS,
+     "(broadcasts, exchanges) of the job's host communication so far"},
+    {"_dist_read_piece", f_dist_read_piece, METH_O,
+     "sets the bytes of a piece of a host read from another process; returns the previous"},
     {"_dist_gpu_share", f_dist_gpu_share, METH_O,
      "the DGARRAY_CUDA_DEVICES list this process would take of n GPUs, or None"},
     {"_dist_barrier", f_dist_barrier, METH_NOARGS,

@@ -12,10 +12,13 @@
  *     it is, rewritten in place (carriage return) at most four times a
  *     second and ended by one that gives the time and the speed.
  * dgarray.config.progress: True (the default) shows progress after a second,
- * False never, "always" a line after every piece (for logs and tests). */
+ * False never, "always" a line after every piece (for logs and tests).  In a
+ * job of several processes only process 0 shows it (every process makes the
+ * same copies: one line, as print(a) prints once). */
 #include <time.h>
 
 #include "dgpy.h"
+#include "dg_dist.h"
 
 #define PIECE_BYTES_DEFAULT ((int64_t)512 << 20)
 #define PROGRESS_AFTER_S 1.0
@@ -93,9 +96,21 @@ static void progress_stop(progress *p, const char *end)
     PyErr_Restore(et, ev, tb);
 }
 
+/* 1 in a job's processes other than process 0, which show no progress. */
+static int not_process_0(void)
+{
+    const int *proc_of;
+    int first, n;
+    if (dg_dist_processes(dgpy_st->be, &proc_of) <= 1)
+        return 0;
+    dg_dist_local_range(dgpy_st->be, &first, &n);
+    return proc_of[first] != 0;
+}
+
 int dgpy_run_steps(const char *what, int64_t total, dgpy_step_fn fn, void *ctx)
 {
     progress p = {what, total, 0, now_s(), 0.0, 0};
+    const int mode = not_process_0() ? 0 : progress_mode;
     int more = 1;
     while (more) {
         dg_error err = DG_ERROR_INIT;
@@ -110,9 +125,9 @@ int dgpy_run_steps(const char *what, int64_t total, dgpy_step_fn fn, void *ctx)
             return -1;
         }
         p.done += done;
-        if (more && progress_mode > 0) {
+        if (more && mode > 0) {
             const double t = now_s();
-            if ((progress_mode == 2 || (t - p.t0 >= PROGRESS_AFTER_S &&
+            if ((mode == 2 || (t - p.t0 >= PROGRESS_AFTER_S &&
                                         (!p.shown || t - p.last >= PROGRESS_EVERY_S))) &&
                 progress_line(&p, "") < 0) {
                 progress_stop(&p, ", interrupted\n");

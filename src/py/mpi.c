@@ -37,6 +37,7 @@ typedef struct mpi_comm {
     mpi_req_fn cancel, req_free;
     mpi_ibcast_fn ibcast;
     mpi_iallgatherv_fn iallgatherv;
+    long long nbcast, nexchange; /* collectives made (calling thread only) */
     pthread_mutex_t mu;
     int failed;    /* [mu] */
     char why[256]; /* [mu] */
@@ -150,6 +151,7 @@ static dg_status mpi_bcast(dg_comm_i *c, void *buf, size_t n, int root, dg_error
     mpi_comm *m = impl(c);
     size_t off;
     DG_CHECK(mpi_check(c, err));
+    m->nbcast++;
     for (off = 0; off < n; off += MPI_PIECE) {
         const int cnt = (int)(n - off < MPI_PIECE ? n - off : MPI_PIECE);
         dg_comm_req *q = (dg_comm_req *)calloc(1, sizeof(*q) + sizeof(intptr_t));
@@ -162,7 +164,8 @@ static dg_status mpi_bcast(dg_comm_i *c, void *buf, size_t n, int root, dg_error
             free(q);
             return mpi_err(c, "MPI_Ibcast", rc, err);
         }
-        DG_CHECK(dg_comm_wait_all(c, &q, 1, "a read of another process's device", err));
+        DG_CHECK(dg_comm_wait_all(c, &q, 1, (size_t)cnt, "a read of another process's device",
+                                  err));
     }
     return DG_OK;
 }
@@ -174,14 +177,17 @@ static dg_status mpi_allgatherv(dg_comm_i *c, const void *send, size_t n, void *
 {
     mpi_comm *m = impl(c);
     int *ic = (int *)malloc(2 * (size_t)c->size * sizeof(int)), p, rc, big = 0;
+    size_t total = 0;
     dg_comm_req *q;
     DG_CHECK(mpi_check(c, err));
+    m->nexchange++;
     if (!ic)
         return mpi_fail(c, "out of host memory", err);
     for (p = 0; p < c->size; p++) {
         big |= counts[p] > (size_t)0x7fffffff || displs[p] > (size_t)0x7fffffff;
         ic[p] = (int)counts[p];
         ic[c->size + p] = (int)displs[p];
+        total += counts[p];
     }
     if (big) {
         dg_status st = DG_OK;
@@ -206,11 +212,17 @@ static dg_status mpi_allgatherv(dg_comm_i *c, const void *send, size_t n, void *
         return mpi_err(c, "MPI_Iallgatherv", rc, err);
     }
     {
-        const dg_status st = dg_comm_wait_all(c, &q, 1, "an exchange of every process's values",
-                                              err);
+        const dg_status st = dg_comm_wait_all(c, &q, 1, total,
+                                              "an exchange of every process's values", err);
         free(ic);
         return st;
     }
+}
+
+void dgpy_mpi_counts(dg_comm_i *c, long long *bcasts, long long *exchanges)
+{
+    *bcasts = impl(c)->nbcast;
+    *exchanges = impl(c)->nexchange;
 }
 
 dg_comm_i *dgpy_mpi_comm_new(const char *lib_path, intptr_t xfer, intptr_t coll, intptr_t byte,

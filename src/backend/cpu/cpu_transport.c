@@ -45,7 +45,10 @@ static void xfer_run(void *arg)
             if (req[i])
                 job_comm->drop(job_comm, req[i]);
     } else {
-        dg_comm_wait_all(job_comm, req, t->n, "a transfer between processes", &err);
+        size_t nbytes = 0;
+        for (i = 0; i < t->n; i++)
+            nbytes += t->x[i].nbytes;
+        dg_comm_wait_all(job_comm, req, t->n, nbytes, "a transfer between processes", &err);
     }
     free(req);
     free(t);
