@@ -241,33 +241,34 @@ int dg_box_contains(const dg_box *outer, const dg_box *inner)
     return 1;
 }
 
-/* *out = a ∩ b (all borrowed; out may alias a or b).  A disjoint result is
- * written in the one canonical empty form, (0, 0, 1) on every axis, so that
- * empty boxes compare bytewise too.  Boxes of different ndim are disjoint. */
+/* *out = a ∩ b (all borrowed; out may alias a or b), on a's axes alone
+ * (out's ranges past them are left as they were: a box is 776 bytes, and
+ * the planner intersects boxes of layouts of many chunks millions of times).
+ * A disjoint result is written in the one canonical empty form, (0, 0, 1)
+ * on every axis.  Boxes of different ndim are disjoint. */
 int dg_box_intersect(const dg_box *a, const dg_box *b, dg_box *out)
 {
-    dg_box res;
+    dg_range res[DG_MAXDIM];
+    const int nd = a->ndim;
+    int i = 0;
 
     assert(a != NULL && b != NULL && out != NULL);
     assert(a->ndim == b->ndim);
     assert(a->ndim >= 0 && a->ndim <= DG_MAXDIM);
-    memset(&res, 0, sizeof res);
-    res.ndim = a->ndim;
-    if (a->ndim == b->ndim) {
-        int i;
-        for (i = 0; i < a->ndim; i++) {
-            res.r[i] = dg_range_intersect(a->r[i], b->r[i]);
-            if (dg_range_len(res.r[i]) == 0)
+    if (a->ndim == b->ndim)
+        for (i = 0; i < nd; i++) {
+            res[i] = dg_range_intersect(a->r[i], b->r[i]);
+            if (dg_range_len(res[i]) == 0)
                 break;
         }
-        if (i == a->ndim) {
-            *out = res;
-            return 1;
-        }
+    out->ndim = nd;
+    if (a->ndim == b->ndim && i == nd) {
+        for (i = 0; i < nd; i++)
+            out->r[i] = res[i];
+        return 1;
     }
-    for (int i = 0; i < res.ndim; i++)
-        res.r[i] = DG_RANGE_EMPTY_AT(0);
-    *out = res;
+    for (i = 0; i < nd; i++)
+        out->r[i] = DG_RANGE_EMPTY_AT(0);
     return 0;
 }
 
@@ -342,7 +343,7 @@ int64_t dg_box_subtract_count(const dg_box *a, const dg_box *b)
         return 0;
     if (!dg_box_intersect(a, b, &in))
         return 1;
-    ca = *a;
+    dg_box_copy(&ca, a);
     dg_box_canon(&ca);
     for (int j = 0; j < ca.ndim; j++)
         n = add_sat(n, range_diff_count(ca.r[j], in.r[j]));
@@ -374,10 +375,10 @@ dg_status dg_box_subtract(const dg_box *a, const dg_box *b, dg_box *out,
                             (long long)need, cap);
     if (need == 0)
         return DG_OK;
-    ca = *a;
+    dg_box_copy(&ca, a);
     dg_box_canon(&ca);
     if (!dg_box_intersect(&ca, b, &in)) {
-        out[0] = ca;
+        dg_box_copy(&out[0], &ca);
         *n = 1;
         return DG_OK;
     }
@@ -385,7 +386,7 @@ dg_status dg_box_subtract(const dg_box *a, const dg_box *b, dg_box *out,
         int64_t np = range_diff_count(ca.r[j], in.r[j]);
         for (int64_t i = 0; i < np; i++) {
             dg_box *o = &out[k++];
-            *o = ca;
+            dg_box_copy(o, &ca);
             for (int t = 0; t < j; t++)
                 o->r[t] = in.r[t];
             o->r[j] = range_diff_piece(ca.r[j], in.r[j], i);

@@ -113,29 +113,36 @@ static dg_status check_device(int64_t dev, int ndevices, dg_error *err)
 
 /* Whether the n chunks (borrowed; their boxes inside *whole, as the callers
  * check first) surely hold every element of *whole, seen without the
- * planner's piece lists: one chunk holds all of it, or a few chunks that do
- * not overlap hold as many elements as it has (so every one).  0: not seen
- * so; dg_plan_check_cover decides.  Every new array's layout is checked,
- * and these are the layouts the core makes. */
+ * planner's piece lists: one chunk holds all of it, or chunks that do not
+ * overlap (found in n log n, dg_boxes_disjoint) hold as many elements as it
+ * has (so every one).  0: not seen so (or no memory to look); the planner's
+ * walk, dg_plan_check_cover, decides.  Every new array's layout is checked,
+ * and these are the layouts the core makes and the block-cyclic ones. */
 static int surely_covered(const dg_box *whole, const dg_plan_chunk *layout, int n)
 {
+    const int64_t size = dg_box_size(whole);
     int64_t held = 0;
-    dg_box common;
-    int i, j;
+    const dg_box **boxes;
+    dg_error err = DG_ERROR_INIT;
+    int i, disjoint = 0;
     for (i = 0; i < n; i++)
         if (dg_box_contains(&layout[i].box, whole))
             return 1;
-    if (n > 8)
+    for (i = 0; i < n && held <= size; i++)
+        held += dg_box_size(&layout[i].box); /* each at most size: no overflow */
+    if (held != size)
+        return 0;
+    boxes = (const dg_box **)malloc((size_t)(n > 0 ? n : 1) * sizeof *boxes);
+    if (!boxes)
         return 0;
     for (i = 0; i < n; i++)
-        held += dg_box_size(&layout[i].box);
-    if (held != dg_box_size(whole))
-        return 0;
-    for (i = 0; i < n; i++)
-        for (j = i + 1; j < n; j++)
-            if (dg_box_intersect(&layout[i].box, &layout[j].box, &common))
-                return 0;
-    return 1;
+        boxes[i] = &layout[i].box;
+    if (dg_boxes_disjoint(boxes, n, &disjoint, &err) != DG_OK) {
+        dg_error_clear(&err);
+        disjoint = 0;
+    }
+    free(boxes);
+    return disjoint;
 }
 
 /* ValueError unless every element of `shape` is held by some chunk (the

@@ -96,7 +96,7 @@ static dg_status plan_push(dg_plan *plan, int src, int dst, const dg_box *box,
     }
     plan->copies[plan->ncopies].src = src;
     plan->copies[plan->ncopies].dst = dst;
-    plan->copies[plan->ncopies].box = *box;
+    dg_box_copy(&plan->copies[plan->ncopies].box, box);
     plan->ncopies++;
     return DG_OK;
 }
@@ -137,7 +137,7 @@ static dg_status piece_list_push(piece_list *l, const dg_box *b,
                                  dg_error *err)
 {
     DG_CHECK(piece_list_reserve(l, (int64_t)l->n + 1, err));
-    l->b[l->n++] = *b;
+    dg_box_copy(&l->b[l->n++], b);
     return DG_OK;
 }
 
@@ -509,7 +509,7 @@ static dg_status plan_build(const dg_plan_chunk *src, int nsrc, const dg_plan_ch
         int64_t moved = 0;
 
         ds.t = t;
-        ds.d = dst[t].box;
+        dg_box_copy(&ds.d, &dst[t].box);
         dg_box_canon(&ds.d);
         ds.size = dg_box_size(&ds.d);
         ds.covered = 0;
