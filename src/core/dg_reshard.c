@@ -278,7 +278,8 @@ dg_status dg_array_reshard_ex(dg_array *a, const dg_plan_chunk *layout, int n, u
     const int isz = dg_dtype_size(a->dtype);
     dg_status st;
 
-    DG_CHECK(dg_layout_validate(a->be->ndevices, a->ndim, a->shape, layout, n, err));
+    if (!(flags & DG_RESHARD_CHECKED))
+        DG_CHECK(dg_layout_validate(a->be->ndevices, a->ndim, a->shape, layout, n, err));
     dg_move_init(&mv, a->be);
     DG_CHECK_GOTO(dg_array_change_mode(a, DG_MODE_REPLICA, &rep, err), st, fail);
     kind = (int *)malloc((size_t)n * sizeof(int));
@@ -320,7 +321,8 @@ dg_status dg_array_reshard_ex(dg_array *a, const dg_plan_chunk *layout, int n, u
             goto fail;
         }
         for (t = 0; t < n; t++) {
-            res->logical[t] = layout[t];
+            res->logical[t].device = layout[t].device;
+            dg_box_copy(&res->logical[t].box, &layout[t].box);
             dg_box_canon(&res->logical[t].box);
         }
         res->nlogical = n;
