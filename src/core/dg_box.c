@@ -109,6 +109,11 @@ dg_range dg_range_intersect(dg_range r0, dg_range r1)
 {
     int64_t lo, hi, p, q, g, a0, d, qg, k, x, pg;
 
+    if (r0.step == 1 && r1.step == 1) { /* the common case: no lattice to solve */
+        lo = r0.start > r1.start ? r0.start : r1.start;
+        hi = r0.stop < r1.stop ? r0.stop : r1.stop;
+        return hi > lo ? (dg_range){lo, hi, 1} : DG_RANGE_EMPTY_AT(lo);
+    }
     r0 = dg_range_make(r0.start, r0.stop, r0.step);
     r1 = dg_range_make(r1.start, r1.stop, r1.step);
     lo = r0.start > r1.start ? r0.start : r1.start;
@@ -408,7 +413,7 @@ static dg_range axis_range(const dg_box *b, int ax)
 }
 
 typedef struct start_id {
-    int64_t start;
+    int64_t start, stop;
     int id;
 } start_id;
 
@@ -432,11 +437,11 @@ void dg_box_index_free(dg_box_index *x)
 
 int dg_box_index_axis(const dg_box *const *boxes, int n)
 {
-    int best = 0, ndim = 0;
+    const int ndim = n > 0 ? boxes[0]->ndim : 0;
+    int best = 0;
     double best_depth = 0;
-    for (int i = 0; i < n; i++)
-        if (boxes[i]->ndim > ndim)
-            ndim = boxes[i]->ndim;
+    if (ndim <= 1)
+        return 0;
     for (int ax = 0; ax < ndim; ax++) {
         int64_t lo = INT64_MAX, hi = INT64_MIN;
         double sum = 0;
@@ -491,6 +496,7 @@ dg_status dg_box_index_build(dg_box_index *x, const dg_box *const *boxes, int n,
         if (dg_box_size(boxes[i]) == 0)
             continue;
         keys[m].start = axis_range(boxes[i], ax).start;
+        keys[m].stop = axis_range(boxes[i], ax).stop;
         keys[m].id = i;
         m++;
     }
@@ -499,7 +505,7 @@ dg_status dg_box_index_build(dg_box_index *x, const dg_box *const *boxes, int n,
     for (int i = 0; i < m; i++) {
         x->id[i] = keys[i].id;
         x->start[i] = keys[i].start;
-        x->stop[i] = axis_range(boxes[keys[i].id], ax).stop;
+        x->stop[i] = keys[i].stop;
         x->maxstop[i] = i > 0 && x->maxstop[i - 1] > x->stop[i] ? x->maxstop[i - 1]
                                                                  : x->stop[i];
     }

@@ -122,9 +122,10 @@ typedef struct dg_box_index {
     int64_t *maxstop; /* the largest stop of boxes id[0..i] */
 } dg_box_index;
 
-/* The axis along which the n boxes (borrowed) overlap least: the smallest
- * sum of their extents over the span they cover (their mean depth there);
- * 0 for none or 0-d boxes. */
+/* The axis along which the n boxes (borrowed, all of one ndim: those of one
+ * array or layout) overlap least: the smallest sum of their extents over
+ * the span they cover (their mean depth there); 0 for none, or for 0-d and
+ * 1-d boxes without a pass over them. */
 int dg_box_index_axis(const dg_box *const *boxes, int n);
 
 /* Builds x (borrowed) over the n boxes (borrowed; box i has id i) along axis

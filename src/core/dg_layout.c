@@ -250,10 +250,10 @@ dg_status dg_layout_of_index_map(int ndevices, int ndim, const int64_t *shape,
 
     DG_CHECK(check_shape(ndim, shape, err));
     DG_CHECK(check_some(n, err));
-    l = (dg_plan_chunk *)calloc((size_t)(n > 0 ? n : 1), sizeof(dg_plan_chunk));
+    l = (dg_plan_chunk *)malloc((size_t)(n > 0 ? n : 1) * sizeof(dg_plan_chunk));
     if (!l)
         return dg_error_set(err, DG_ERR_NOMEM, -1, "out of host memory");
-    for (i = 0; i < n && st == DG_OK; i++) {
+    for (i = 0; i < n && st == DG_OK; i++) { /* each entry set whole (dg_box_full) */
         const dg_map_key *k = &keys[i];
         st = check_device(k->device, ndevices, err);
         if (st == DG_OK && k->nentries > ndim) {
