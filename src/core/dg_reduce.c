@@ -755,12 +755,17 @@ static dg_status reduce_stacked(dg_array *a, const dg_reduce_call *c, const part
         st = dg_error_set(err, DG_ERR_NOMEM, -1, "out of host memory");
         goto out;
     }
+    /* each part's rows, and its accesses: a read of its chunk, a part write
+     * of the stack (made below: one walk over the chunks, 1 KiB apart) */
     for (i = 0; i < np && st == DG_OK; i++) {
+        const dg_chunk *ch = &a->chunks[parts[i].chunk];
         stack_desc(&g, i, rows, perm, &nk, &d);
         row[i] = rows;
-        st = dg_be_reduce_parts(be, a->chunks[parts[i].chunk].device, &d, &nrow, err);
+        st = dg_be_reduce_parts(be, ch->device, &d, &nrow, err);
         rows += nrow;
         reduced += dg_box_size(&parts[i].box);
+        acc[i] = dg_acc_on(NULL, DG_ACC_WRITE_PART, ch->device, DG_STREAM_COMPUTE);
+        acc[np + i] = dg_acc_on(ch->buf, DG_ACC_READ, ch->device, DG_STREAM_COMPUTE);
     }
     if (st != DG_OK)
         goto out;
@@ -778,11 +783,8 @@ static dg_status reduce_stacked(dg_array *a, const dg_reduce_call *c, const part
     g.base = (char *)sb->ptr;
     /* one group: every device waits for the stack's memory before any part
      * writes it, and the part writes do not wait for one another */
-    for (i = 0; i < np; i++) {
-        const dg_chunk *ch = &a->chunks[parts[i].chunk];
-        acc[i] = dg_acc_on(sb, DG_ACC_WRITE_PART, ch->device, DG_STREAM_COMPUTE);
-        acc[np + i] = dg_acc_on(ch->buf, DG_ACC_READ, ch->device, DG_STREAM_COMPUTE);
-    }
+    for (i = 0; i < np; i++)
+        acc[i].mem = sb->mem;
     DG_CHECK_GOTO(dg_enqueue_group(be, acc, 2 * np, stack_parts, &g, err), st, out);
     /* the fold: the kept dims alone, read from the stack */
     stack_desc(&g, 0, 0, perm, &nk, &d);
