@@ -208,34 +208,40 @@ static int64_t slice_bound(int has, int64_t v, int64_t dflt, int64_t n)
     return v > n ? n : v;
 }
 
-/* The range entry `e` (borrowed) of key k selects on axis ax of size n. */
+/* The range entry `e` (borrowed) of key k selects on axis ax of size n.
+ * The key's name is written for an error alone (a map may have 10^5 keys). */
 static dg_status entry_range(const dg_map_key *k, const dg_map_entry *e, int ax, int64_t n,
                              dg_range *out, dg_error *err)
 {
     char where[64];
     int64_t start, stop;
-    key_name(k, where, sizeof where);
     if (e->is_int) {
         int64_t j = e->start < 0 ? e->start + n : e->start;
-        if (j < 0 || j >= n)
+        if (j < 0 || j >= n) {
+            key_name(k, where, sizeof where);
             return dg_error_set(err, DG_ERR_INDEX, -1,
                                 "%s: index %lld is out of bounds for axis %d with size %lld",
                                 where, (long long)e->start, ax, (long long)n);
+        }
         *out = dg_range_make(j, j + 1, 1);
         return DG_OK;
     }
-    if (e->has_step && e->step <= 0)
+    if (e->has_step && e->step <= 0) {
+        key_name(k, where, sizeof where);
         return dg_error_set(err, DG_ERR_VALUE, -1,
                             "%s: slice step must be positive in an index map, got %lld on "
                             "axis %d (a chunk holds its elements in increasing order)",
                             where, (long long)e->step, ax);
+    }
     start = slice_bound(e->has_start, e->start, 0, n);
     stop = slice_bound(e->has_stop, e->stop, n, n);
-    if (start >= stop)
+    if (start >= stop) {
+        key_name(k, where, sizeof where);
         return dg_error_set(err, DG_ERR_VALUE, -1,
                             "%s: the index is empty on axis %d (size %lld): every chunk of an "
                             "index map must hold at least one element", where, ax,
                             (long long)n);
+    }
     *out = dg_range_make(start, stop, e->has_step ? e->step : 1);
     return DG_OK;
 }
