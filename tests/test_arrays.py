@@ -1,6 +1,7 @@
 """Creation, gathering, properties, index maps, modes, reshard and printing,
 compared with NumPy on 1 and 4 devices and on every layout of _maps."""
 import gc
+import re
 import sys
 
 import numpy as np
@@ -141,6 +142,34 @@ def test_bad_index_maps(bad, exc, words):
     with pytest.raises(exc) as info:
         dg.distributed_array(x, bad)
     assert words in str(info.value)
+
+
+@pytest.mark.parametrize("hole", [None, "missing", "overlap"])
+def test_index_map_cover_of_many_chunks(hole, ndev):
+    """The cover check of a layout of 1,000 chunks dealt round robin: chunks
+    that do not overlap and hold as many elements as the array pass without
+    the planner's walk; one chunk left out, or one moved onto its neighbour
+    (as many elements held, one of them twice, one by no chunk), fails
+    naming the element no chunk holds, when created and when resharded to."""
+    n, per = 1000, 3
+    x = np.arange(n * per * 2).reshape(n * per, 2)
+    boxes = [slice(per * i, per * (i + 1)) for i in range(n)]
+    if hole == "missing":
+        boxes[500] = None
+    elif hole == "overlap":
+        boxes[500] = slice(per * 500 - 1, per * 501 - 1)
+    imap = {d: [b for b in boxes[d::ndev] if b is not None] for d in range(ndev)}
+    if hole is None:
+        d = dg.distributed_array(x, imap)
+        np.testing.assert_array_equal(d.get(), x)
+        np.testing.assert_array_equal(dg.asarray(x).reshard(imap).get(), x)
+        return
+    first = per * 500 if hole == "missing" else per * 501 - 1
+    missing = f"element ({first}, 0)"
+    with pytest.raises(ValueError, match=re.escape(missing)):
+        dg.distributed_array(x, imap)
+    with pytest.raises(ValueError, match=re.escape(missing)):
+        dg.asarray(x).reshard(imap)
 
 
 @pytest.mark.parametrize("dtype", [object, "U3", "S2", "M8[s]"])

@@ -395,6 +395,35 @@ def test_lazy_mode_and_zero_dim_results(ndev):
     np.testing.assert_allclose(u.get(), x.sum() + x, rtol=1e-12)
 
 
+@pytest.mark.parametrize("nchunks, per, peer", [(40000, 1, None), (3000, 2, 16)],
+                         ids=["40000x1", "3000x2-peer16"])
+def test_full_reductions_of_many_chunks(nchunks, per, peer, ndev):
+    """Full reductions of thousands of tiny chunks dealt round robin (issue
+    [robust]: layouts of 10^5 chunks): the one-value partials go to one stack
+    however many there are (40,000 of float64 pass the default peer-read
+    limit; peer=16 puts 3,000 past it) and are folded there as a tree, so
+    2^53 followed by ones sums as NumPy's pairwise sum does (folded one after
+    the other, every 1 would be rounded away); ties go to the first index."""
+    n = nchunks * per
+    imap = {d: [slice(per * i, per * (i + 1)) for i in range(d, nchunks, ndev)]
+            for d in range(ndev)}
+    f = np.ones(n)
+    f[0] = 2.0 ** 53
+    i = np.random.default_rng(5).integers(-3, 4, n)
+    old = dg.config.peer_read_bytes
+    if peer is not None:
+        dg.config.peer_read_bytes = peer
+    try:
+        for x, names in ((f, ("sum", "mean")), (i, ("sum", "prod", "max", "min", "argmax",
+                                                    "argmin"))):
+            d = dg.distributed_array(x, imap)
+            assert len(d.index_map[ndev - 1]) == nchunks // ndev
+            for name in names:
+                check(name, x, d)
+    finally:
+        dg.config.peer_read_bytes = old
+
+
 def test_out_argument(ndev):
     x = data("f4")
     d = distribute(x, "rows", ndev)

@@ -6,9 +6,13 @@ from . import _core
 
 
 def layout_for(shape, index_map):
-    """The layout list index_map names over shape (None: None, the default
-    layout)."""
-    return None if index_map is None else _core._index_map_layout(shape, index_map)
+    """The layout argument of _core._from_host and _core._empty for index_map
+    over shape: None (the default layout) or the map itself, read and checked
+    there in C (no Python object per chunk for maps of many chunks); anything
+    else is checked here, for its error."""
+    if index_map is None or isinstance(index_map, dict):
+        return index_map
+    return _core._index_map_layout(shape, index_map)
 
 
 def index_map_of(a):

@@ -234,7 +234,10 @@ enum {
     DG_RESHARD_PIECES = 1u,
     /* every chunk of the result dense in C order: views of a only where
      * they are (what dg_array_flatten needs of a view's reshard) */
-    DG_RESHARD_DENSE = 2u
+    DG_RESHARD_DENSE = 2u,
+    /* `layout` is known valid (made by dg_layout_of_index_map, or an
+     * array's own): not checked again (the cover check walks every chunk) */
+    DG_RESHARD_CHECKED = 4u
 };
 dg_status dg_array_reshard_ex(dg_array *a, const dg_plan_chunk *layout, int n, unsigned flags,
                               dg_array **out, dg_error *err);

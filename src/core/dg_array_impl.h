@@ -12,8 +12,8 @@
 void dg_chunk_view(const dg_chunk *c, const dg_box *region, char **ptr,
                    int64_t *strides);
 
-/* A dg_array with room for nchunks chunks and none filled (a->nchunks = 0);
- * the caller fills chunks and counts them in a->nchunks. */
+/* A dg_array with room for nchunks chunks, zeroed, and none filled
+ * (a->nchunks = 0); the caller fills chunks and counts them in a->nchunks. */
 dg_status dg_array_alloc_shell(dg_backend_i *be, int dtype, int ndim,
                                const int64_t *shape, int nchunks, int mode,
                                dg_array **out, dg_error *err);
@@ -52,6 +52,9 @@ typedef struct dg_move {
 void dg_move_init(dg_move *m, dg_backend_i *be);
 /* Appends a copy (of no element: nothing). */
 dg_status dg_move_add(dg_move *m, const dg_move_item *it, dg_error *err);
+/* Makes room for n copies in all (a move of 10^5 copies grown by doubling
+ * copies its 800-byte items over and over). */
+dg_status dg_move_reserve(dg_move *m, int n, dg_error *err);
 /* The copy of the elements `box` (global indices inside both chunks' boxes)
  * of `itemsize` bytes from chunk src to chunk dst, phase 0. */
 void dg_move_item_view(dg_move_item *it, int itemsize, const dg_chunk *src, const dg_box *box,

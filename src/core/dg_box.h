@@ -58,6 +58,17 @@ static inline void dg_dense_strides(int ndim, const int64_t *shape, int64_t item
     }
 }
 
+/* *dst = *src, the axes src has alone (the ranges past ndim are left as
+ * they were): a box is 776 bytes, most of them unused, and tables of 10^5
+ * boxes are copied on every call of a layout of many chunks. */
+static inline void dg_box_copy(dg_box *dst, const dg_box *src)
+{
+    int a;
+    dst->ndim = src->ndim;
+    for (a = 0; a < src->ndim; a++)
+        dst->r[a] = src->r[a];
+}
+
 /* Canonicalises every axis of b in place. */
 void dg_box_canon(dg_box *b);
 
@@ -111,9 +122,10 @@ typedef struct dg_box_index {
     int64_t *maxstop; /* the largest stop of boxes id[0..i] */
 } dg_box_index;
 
-/* The axis along which the n boxes (borrowed) overlap least: the smallest
- * sum of their extents over the span they cover (their mean depth there);
- * 0 for none or 0-d boxes. */
+/* The axis along which the n boxes (borrowed, all of one ndim: those of one
+ * array or layout) overlap least: the smallest sum of their extents over
+ * the span they cover (their mean depth there); 0 for none, or for 0-d and
+ * 1-d boxes without a pass over them. */
 int dg_box_index_axis(const dg_box *const *boxes, int n);
 
 /* Builds x (borrowed) over the n boxes (borrowed; box i has id i) along axis

@@ -113,29 +113,36 @@ static dg_status check_device(int64_t dev, int ndevices, dg_error *err)
 
 /* Whether the n chunks (borrowed; their boxes inside *whole, as the callers
  * check first) surely hold every element of *whole, seen without the
- * planner's piece lists: one chunk holds all of it, or a few chunks that do
- * not overlap hold as many elements as it has (so every one).  0: not seen
- * so; dg_plan_check_cover decides.  Every new array's layout is checked,
- * and these are the layouts the core makes. */
+ * planner's piece lists: one chunk holds all of it, or chunks that do not
+ * overlap (found in n log n, dg_boxes_disjoint) hold as many elements as it
+ * has (so every one).  0: not seen so (or no memory to look); the planner's
+ * walk, dg_plan_check_cover, decides.  Every new array's layout is checked,
+ * and these are the layouts the core makes and the block-cyclic ones. */
 static int surely_covered(const dg_box *whole, const dg_plan_chunk *layout, int n)
 {
+    const int64_t size = dg_box_size(whole);
     int64_t held = 0;
-    dg_box common;
-    int i, j;
+    const dg_box **boxes;
+    dg_error err = DG_ERROR_INIT;
+    int i, disjoint = 0;
     for (i = 0; i < n; i++)
         if (dg_box_contains(&layout[i].box, whole))
             return 1;
-    if (n > 8)
+    for (i = 0; i < n && held <= size; i++)
+        held += dg_box_size(&layout[i].box); /* each at most size: no overflow */
+    if (held != size)
+        return 0;
+    boxes = (const dg_box **)malloc((size_t)(n > 0 ? n : 1) * sizeof *boxes);
+    if (!boxes)
         return 0;
     for (i = 0; i < n; i++)
-        held += dg_box_size(&layout[i].box);
-    if (held != dg_box_size(whole))
-        return 0;
-    for (i = 0; i < n; i++)
-        for (j = i + 1; j < n; j++)
-            if (dg_box_intersect(&layout[i].box, &layout[j].box, &common))
-                return 0;
-    return 1;
+        boxes[i] = &layout[i].box;
+    if (dg_boxes_disjoint(boxes, n, &disjoint, &err) != DG_OK) {
+        dg_error_clear(&err);
+        disjoint = 0;
+    }
+    free(boxes);
+    return disjoint;
 }
 
 /* ValueError unless every element of `shape` is held by some chunk (the
@@ -201,34 +208,40 @@ static int64_t slice_bound(int has, int64_t v, int64_t dflt, int64_t n)
     return v > n ? n : v;
 }
 
-/* The range entry `e` (borrowed) of key k selects on axis ax of size n. */
+/* The range entry `e` (borrowed) of key k selects on axis ax of size n.
+ * The key's name is written for an error alone (a map may have 10^5 keys). */
 static dg_status entry_range(const dg_map_key *k, const dg_map_entry *e, int ax, int64_t n,
                              dg_range *out, dg_error *err)
 {
     char where[64];
     int64_t start, stop;
-    key_name(k, where, sizeof where);
     if (e->is_int) {
         int64_t j = e->start < 0 ? e->start + n : e->start;
-        if (j < 0 || j >= n)
+        if (j < 0 || j >= n) {
+            key_name(k, where, sizeof where);
             return dg_error_set(err, DG_ERR_INDEX, -1,
                                 "%s: index %lld is out of bounds for axis %d with size %lld",
                                 where, (long long)e->start, ax, (long long)n);
+        }
         *out = dg_range_make(j, j + 1, 1);
         return DG_OK;
     }
-    if (e->has_step && e->step <= 0)
+    if (e->has_step && e->step <= 0) {
+        key_name(k, where, sizeof where);
         return dg_error_set(err, DG_ERR_VALUE, -1,
                             "%s: slice step must be positive in an index map, got %lld on "
                             "axis %d (a chunk holds its elements in increasing order)",
                             where, (long long)e->step, ax);
+    }
     start = slice_bound(e->has_start, e->start, 0, n);
     stop = slice_bound(e->has_stop, e->stop, n, n);
-    if (start >= stop)
+    if (start >= stop) {
+        key_name(k, where, sizeof where);
         return dg_error_set(err, DG_ERR_VALUE, -1,
                             "%s: the index is empty on axis %d (size %lld): every chunk of an "
                             "index map must hold at least one element", where, ax,
                             (long long)n);
+    }
     *out = dg_range_make(start, stop, e->has_step ? e->step : 1);
     return DG_OK;
 }
@@ -243,10 +256,10 @@ dg_status dg_layout_of_index_map(int ndevices, int ndim, const int64_t *shape,
 
     DG_CHECK(check_shape(ndim, shape, err));
     DG_CHECK(check_some(n, err));
-    l = (dg_plan_chunk *)calloc((size_t)(n > 0 ? n : 1), sizeof(dg_plan_chunk));
+    l = (dg_plan_chunk *)malloc((size_t)(n > 0 ? n : 1) * sizeof(dg_plan_chunk));
     if (!l)
         return dg_error_set(err, DG_ERR_NOMEM, -1, "out of host memory");
-    for (i = 0; i < n && st == DG_OK; i++) {
+    for (i = 0; i < n && st == DG_OK; i++) { /* each entry set whole (dg_box_full) */
         const dg_map_key *k = &keys[i];
         st = check_device(k->device, ndevices, err);
         if (st == DG_OK && k->nentries > ndim) {

@@ -33,6 +33,11 @@ void dg_move_free(dg_move *m)
     m->n = m->cap = 0;
 }
 
+dg_status dg_move_reserve(dg_move *m, int n, dg_error *err)
+{
+    return dg_grow((void **)&m->items, &m->cap, n, sizeof(dg_move_item), 8, err);
+}
+
 dg_status dg_move_add(dg_move *m, const dg_move_item *it, dg_error *err)
 {
     int64_t n = 1;

@@ -96,7 +96,7 @@ static dg_status plan_push(dg_plan *plan, int src, int dst, const dg_box *box,
     }
     plan->copies[plan->ncopies].src = src;
     plan->copies[plan->ncopies].dst = dst;
-    plan->copies[plan->ncopies].box = *box;
+    dg_box_copy(&plan->copies[plan->ncopies].box, box);
     plan->ncopies++;
     return DG_OK;
 }
@@ -137,7 +137,7 @@ static dg_status piece_list_push(piece_list *l, const dg_box *b,
                                  dg_error *err)
 {
     DG_CHECK(piece_list_reserve(l, (int64_t)l->n + 1, err));
-    l->b[l->n++] = *b;
+    dg_box_copy(&l->b[l->n++], b);
     return DG_OK;
 }
 
@@ -454,6 +454,7 @@ static dg_status plan_build(const dg_plan_chunk *src, int nsrc, const dg_plan_ch
     const dg_box **sbox = NULL, **dbox = NULL;
     dev_idx *keys = NULL;
     int_list found = {NULL, 0, 0};
+    int *sdev = NULL, *ddev = NULL; /* the chunks' devices, apart from their 800-byte boxes */
     int *seg_lo = NULL, *seg_hi = NULL, *seg_k = NULL;
     char *seg_done = NULL;
     int ax = 0;
@@ -483,19 +484,26 @@ static dg_status plan_build(const dg_plan_chunk *src, int nsrc, const dg_plan_ch
     sbox = malloc((size_t)(nsrc > 0 ? nsrc : 1) * sizeof *sbox);
     dbox = malloc((size_t)(ndst > 0 ? ndst : 1) * sizeof *dbox);
     keys = malloc((size_t)(nsrc > 0 ? nsrc : 1) * sizeof *keys);
+    sdev = malloc((size_t)(nsrc > 0 ? nsrc : 1) * sizeof *sdev);
+    ddev = malloc((size_t)(ndst > 0 ? ndst : 1) * sizeof *ddev);
     seg_lo = malloc((size_t)(g.ndev + 1) * sizeof *seg_lo);
     seg_hi = malloc((size_t)(g.ndev + 1) * sizeof *seg_hi);
     seg_k = malloc((size_t)(g.ndev + 1) * sizeof *seg_k);
     seg_done = malloc((size_t)(g.ndev + 1));
-    if (!sbox || !dbox || !keys || !seg_lo || !seg_hi || !seg_k || !seg_done) {
+    if (!sbox || !dbox || !keys || !sdev || !ddev || !seg_lo || !seg_hi || !seg_k ||
+        !seg_done) {
         st = dg_error_set(err, DG_ERR_NOMEM, -1, "out of host memory planning from %d chunks",
                           nsrc);
         goto done;
     }
-    for (int i = 0; i < nsrc; i++)
+    for (int i = 0; i < nsrc; i++) {
         sbox[i] = &src[i].box;
-    for (int i = 0; i < ndst; i++)
+        sdev[i] = src[i].device;
+    }
+    for (int i = 0; i < ndst; i++) {
         dbox[i] = &dst[i].box;
+        ddev[i] = dst[i].device;
+    }
     /* a few destinations scan the sources; more query an index of them */
     ax = dg_box_index_axis(sbox, nsrc);
     if (ndst > DG_PLAN_FEW_DST) {
@@ -509,24 +517,22 @@ static dg_status plan_build(const dg_plan_chunk *src, int nsrc, const dg_plan_ch
         int64_t moved = 0;
 
         ds.t = t;
-        ds.d = dst[t].box;
+        dg_box_copy(&ds.d, &dst[t].box);
         dg_box_canon(&ds.d);
         ds.size = dg_box_size(&ds.d);
         ds.covered = 0;
         ds.used.n = 0;
         if (ds.size == 0)
             continue;
-        /* the sources that meet D, by (device, index): the walk's order */
+        /* the sources that may meet D, by (device, index): the walk's order
+         * (one that does not meet it gives nothing: take_source) */
         found.n = 0;
         DG_CHECK_GOTO(candidates(ndst > DG_PLAN_FEW_DST ? &sidx : NULL, sbox, nsrc, &ds.d, &found,
                                  err), st, done);
         for (int i = 0; i < found.n; i++) {
-            dg_box tmp;
-            if (dg_box_intersect(&ds.d, sbox[found.v[i]], &tmp)) {
-                keys[nk].device = src[found.v[i]].device;
-                keys[nk].idx = found.v[i];
-                nk++;
-            }
+            keys[nk].device = sdev[found.v[i]];
+            keys[nk].idx = found.v[i];
+            nk++;
         }
         if (nk > 1)
             qsort(keys, (size_t)nk, sizeof *keys, cmp_dev_idx);
@@ -546,7 +552,7 @@ static dg_status plan_build(const dg_plan_chunk *src, int nsrc, const dg_plan_ch
         ds.ncand = nk;
         for (int i = 0; i < found.n; i++) {
             const int u = found.v[i];
-            if (u < t && dst[u].device == dst[t].device) {
+            if (u < t && ddev[u] == ddev[t]) {
                 ds.cand_id[ds.ncand] = nsrc + u;
                 ds.cand_box[ds.ncand] = dbox[u];
                 ds.ncand++;
@@ -615,6 +621,8 @@ done:
     free(sbox);
     free(dbox);
     free(keys);
+    free(sdev);
+    free(ddev);
     free(seg_lo);
     free(seg_hi);
     free(seg_k);
@@ -632,6 +640,13 @@ dg_status dg_plan_build_ex(const dg_plan_chunk *src, int nsrc,
     assert(plan != NULL);
     plan->ncopies = plan->cap = 0;
     plan->copies = NULL;
+    if (ndst > 16) { /* a copy per destination at least: not grown from 16 by copying */
+        plan->copies = malloc((size_t)ndst * sizeof(dg_plan_copy));
+        if (!plan->copies)
+            return dg_error_set(err, DG_ERR_NOMEM, -1, "out of host memory planning %d copies",
+                                ndst);
+        plan->cap = ndst;
+    }
     return plan_build(src, nsrc, dst, ndst, flags, "source layout", plan, err);
 }
 

@@ -35,7 +35,7 @@ static dg_status push_part(part **parts, int *n, int *cap, int chunk, const dg_b
         *cap = nc;
     }
     (*parts)[*n].chunk = chunk;
-    (*parts)[*n].box = *b;
+    dg_box_copy(&(*parts)[*n].box, b);
     (*n)++;
     return DG_OK;
 }
@@ -51,7 +51,7 @@ static void replica_share(const dg_array *a, int i, int rank, int h, const unsig
     const dg_box *b = &a->chunks[i].box;
     int ax, best = -1;
     int64_t n, len;
-    *out = *b;
+    dg_box_copy(out, b);
     if (h < 2)
         return;
     for (ax = 0; ax < b->ndim; ax++) {
@@ -110,49 +110,67 @@ static dg_status cut_parts(part **cur, int *ncur, int i, int j, const dg_box *sj
 }
 
 /* Disjoint non-empty boxes covering a, each inside one chunk: chunk i keeps
- * its share (replica_share) less the shares of chunks 0..i-1 that meet it.
- * The replicas are grouped by one sort and the shares that meet a chunk's
- * found through an index of them (dg_box_index): n log n for layouts of
- * many chunks, plus the work of real overlaps.  *out malloc'ed. */
+ * its share (replica_share; its box where no other chunk holds the same)
+ * less the shares of chunks 0..i-1 that meet it.  The replicas are grouped
+ * by one sort and the shares that meet a chunk's found through an index of
+ * them (dg_box_index): n log n for layouts of many chunks, plus the work of
+ * real overlaps.  *out malloc'ed. */
 static dg_status owner_cover(const dg_array *a, const unsigned char *red, part **out,
                              int *nout, dg_error *err)
 {
     const int n = a->nchunks;
     part *res = NULL, *cur = NULL;
-    int nres = 0, capres = 0, *hits = NULL, nhits = 0, caphits = 0;
+    int nres = 0, capres = 0, *hits = NULL, nhits = 0, caphits = 0, nrep = 0;
     dg_status st = DG_OK;
     int i, k;
-    dg_box *shares = (dg_box *)malloc(((size_t)n + 1) * sizeof(dg_box));
-    const dg_box **ptr = (const dg_box **)malloc(((size_t)n + 1) * sizeof(dg_box *));
+    dg_box *rep = NULL; /* the shares of replicated boxes */
+    const dg_box **share = (const dg_box **)malloc(((size_t)n + 1) * sizeof(dg_box *));
     int *rank = (int *)malloc(((size_t)n + 1) * sizeof(int));
     int *count = (int *)malloc(((size_t)n + 1) * sizeof(int));
     dg_box_index x;
 
     memset(&x, 0, sizeof x);
-    if (!shares || !ptr || !rank || !count) {
+    if (!share || !rank || !count) {
         st = dg_error_set(err, DG_ERR_NOMEM, -1, "out of host memory");
         goto done;
     }
     for (i = 0; i < n; i++)
-        ptr[i] = &a->chunks[i].box;
-    DG_CHECK_GOTO(dg_box_equal_groups(ptr, n, rank, count, err), st, done);
-    for (i = 0; i < n; i++) {
-        replica_share(a, i, rank[i], count[i], red, &shares[i]);
-        ptr[i] = &shares[i];
+        share[i] = &a->chunks[i].box;
+    DG_CHECK_GOTO(dg_box_equal_groups(share, n, rank, count, err), st, done);
+    for (i = 0; i < n; i++)
+        nrep += count[i] > 1;
+    if (nrep > 0 && !(rep = (dg_box *)malloc((size_t)nrep * sizeof(dg_box)))) {
+        st = dg_error_set(err, DG_ERR_NOMEM, -1, "out of host memory");
+        goto done;
     }
-    DG_CHECK_GOTO(dg_box_index_build(&x, ptr, n, dg_box_index_axis(ptr, n), err), st, done);
+    for (i = 0, k = 0; i < n; i++)
+        if (count[i] > 1) {
+            replica_share(a, i, rank[i], count[i], red, &rep[k]);
+            share[i] = &rep[k++];
+        }
+    DG_CHECK_GOTO(dg_box_index_build(&x, share, n, dg_box_index_axis(share, n), err), st, done);
+    res = (part *)malloc(((size_t)n + 1) * sizeof(part)); /* as a rule, a part per chunk */
+    if (!res) {
+        st = dg_error_set(err, DG_ERR_NOMEM, -1, "out of host memory");
+        goto done;
+    }
+    capres = n + 1;
     for (i = 0; i < n && st == DG_OK; i++) {
         int ncur = 0, capcur = 0;
         if (dg_box_size(&a->chunks[i].box) == 0)
             continue;
-        st = push_part(&cur, &ncur, &capcur, i, &shares[i], err);
         nhits = 0;
-        if (st == DG_OK)
-            st = dg_box_index_query(&x, &shares[i], &hits, &nhits, &caphits, err);
+        st = dg_box_index_query(&x, share[i], &hits, &nhits, &caphits, err);
         if (nhits > 1)
             qsort(hits, (size_t)nhits, sizeof(int), cmp_int);
+        if (st == DG_OK && (nhits == 0 || hits[0] >= i)) { /* no earlier share meets it */
+            st = push_part(&res, &nres, &capres, i, share[i], err);
+            continue;
+        }
+        if (st == DG_OK)
+            st = push_part(&cur, &ncur, &capcur, i, share[i], err);
         for (k = 0; k < nhits && st == DG_OK && ncur > 0 && hits[k] < i; k++)
-            st = cut_parts(&cur, &ncur, i, hits[k], &shares[hits[k]], err);
+            st = cut_parts(&cur, &ncur, i, hits[k], share[hits[k]], err);
         for (k = 0; k < ncur && st == DG_OK; k++)
             st = push_part(&res, &nres, &capres, i, &cur[k].box, err);
         free(cur);
@@ -161,8 +179,8 @@ static dg_status owner_cover(const dg_array *a, const unsigned char *red, part *
 done:
     dg_box_index_free(&x);
     free(hits);
-    free(shares);
-    free(ptr);
+    free(rep);
+    free(share);
     free(rank);
     free(count);
     if (st != DG_OK) {
@@ -200,7 +218,7 @@ static void drop_axes(dg_array *r, const unsigned char *red)
 static void project(const dg_box *b, const unsigned char *red, dg_box *p)
 {
     int ax;
-    *p = *b;
+    dg_box_copy(p, b);
     for (ax = 0; ax < b->ndim; ax++)
         if (red[ax])
             p->r[ax] = dg_range_make(0, 1, 1);
@@ -655,22 +673,45 @@ static int stackable(dg_backend_i *be, const dg_reduce_call *c, const dg_plan_ch
     return 1;
 }
 
-/* The first passes of a stacked reduction (reduce_stacked), as one group. */
+/* The first passes of a stacked reduction (reduce_stacked), as one group:
+ * each part's descriptor is made when its pass is enqueued (a table of them
+ * would be 2 KiB per part, 200 MB for 10^5 parts). */
 typedef struct stack_group {
     const dg_array *a;
+    const dg_reduce_call *c;
     const part *parts;
-    const dg_reduce_desc *d;
-    int np;
+    const int64_t *row; /* each part's first row of the stack */
+    int np, arg;
+    char *base;         /* the stack: values, then indices at ioff, have at hoff */
+    size_t ioff, hoff;
 } stack_group;
+
+/* Part i's PARTS pass into row row of the stack (base NULL: not placed yet,
+ * for dg_be_reduce_parts); *nk: the kept dims (part_desc's perm in perm). */
+static void stack_desc(const stack_group *g, int i, int64_t row, int *perm, int *nk,
+                       dg_reduce_desc *d)
+{
+    part_desc(g->a, g->c, &g->parts[i], perm, nk, d); /* the same perm for every part */
+    d->pass = DG_RED_PARTS;
+    d->part_row = row;
+    if (g->base) {
+        d->part = g->base;
+        d->part_idx = g->arg ? (int64_t *)(g->base + g->ioff) : NULL;
+        d->part_have = (unsigned char *)g->base + g->hoff;
+    }
+}
 
 /* Enqueues the first pass of every part on its chunk's device. */
 static dg_status stack_parts(dg_backend_i *be, void *ctx, dg_error *err)
 {
     const stack_group *g = (const stack_group *)ctx;
-    int i;
-    for (i = 0; i < g->np; i++)
+    int perm[DG_MAXDIM], nk, i;
+    dg_reduce_desc d;
+    for (i = 0; i < g->np; i++) {
+        stack_desc(g, i, g->row[i], perm, &nk, &d);
         DG_CHECK(dg_be_reduce(be, g->a->chunks[g->parts[i].chunk].device, DG_STREAM_COMPUTE,
-                              &g->d[i], err));
+                              &d, err));
+    }
     return DG_OK;
 }
 
@@ -679,7 +720,10 @@ static dg_status stack_parts(dg_backend_i *be, void *ctx, dg_error *err)
  * per device to finish them), then one fold there into new one-chunk arrays
  * of shape oshape (*iout too for argmax / argmin).  *done = 0, nothing
  * enqueued, where the stack would be large: more than the peer-read limit
- * and more than 1/16 of the bytes reduced. */
+ * and more than 1/16 of the bytes reduced, unless each row is one value
+ * small enough to read in place (a full reduction, small_result: unstacked,
+ * the partials would be folded on one device all the same, each from a chunk
+ * of its own, by dg_array_combine_one). */
 static dg_status reduce_stacked(dg_array *a, const dg_reduce_call *c, const part *parts,
                                 int np, const dg_plan_chunk *l, const int64_t *oshape,
                                 dg_array **vout, dg_array **iout, int *done, dg_error *err)
@@ -688,35 +732,46 @@ static dg_status reduce_stacked(dg_array *a, const dg_reduce_call *c, const part
     const int isz = dg_dtype_size(a->dtype), arg = c->kind != DG_RED_LOOP;
     const int dev = l[0].device;
     const int64_t m = dg_box_size(&l[0].box);
-    dg_reduce_desc *d = (dg_reduce_desc *)malloc((size_t)(np + 1) * sizeof(dg_reduce_desc));
     int64_t *row = (int64_t *)malloc((size_t)np * sizeof(int64_t));
     int64_t reduced = 0, rows = 0, nrow = 0;
-    size_t nbytes = 0, ioff, hoff;
+    size_t nbytes = 0;
     dg_access *acc = (dg_access *)malloc((size_t)(2 * np + 1) * sizeof(dg_access));
     dg_buffer *sb = NULL;
     dg_array *rv = NULL, *ri = NULL;
     dg_status st = DG_OK;
     int perm[DG_MAXDIM], i, nk = 0;
-    char *base;
+    dg_reduce_desc d;
     stack_group g;
 
     *done = 0;
-    if (!d || !row || !acc) {
+    memset(&g, 0, sizeof g);
+    g.a = a;
+    g.c = c;
+    g.parts = parts;
+    g.row = row;
+    g.np = np;
+    g.arg = arg;
+    if (!row || !acc) {
         st = dg_error_set(err, DG_ERR_NOMEM, -1, "out of host memory");
         goto out;
     }
+    /* each part's rows, and its accesses: a read of its chunk, a part write
+     * of the stack (made below: one walk over the chunks, 1 KiB apart) */
     for (i = 0; i < np && st == DG_OK; i++) {
-        part_desc(a, c, &parts[i], perm, &nk, &d[i]); /* the same perm for every part */
-        d[i].pass = DG_RED_PARTS;
+        const dg_chunk *ch = &a->chunks[parts[i].chunk];
+        stack_desc(&g, i, rows, perm, &nk, &d);
         row[i] = rows;
-        st = dg_be_reduce_parts(be, a->chunks[parts[i].chunk].device, &d[i], &nrow, err);
+        st = dg_be_reduce_parts(be, ch->device, &d, &nrow, err);
         rows += nrow;
         reduced += dg_box_size(&parts[i].box);
+        acc[i] = dg_acc_on(NULL, DG_ACC_WRITE_PART, ch->device, DG_STREAM_COMPUTE);
+        acc[np + i] = dg_acc_on(ch->buf, DG_ACC_READ, ch->device, DG_STREAM_COMPUTE);
     }
     if (st != DG_OK)
         goto out;
-    nbytes = stack_bytes(rows, m, isz, arg, &ioff, &hoff);
-    if (nbytes > dg_get_peer_read_bytes() && nbytes > (size_t)reduced * (size_t)isz / 16)
+    nbytes = stack_bytes(rows, m, isz, arg, &g.ioff, &g.hoff);
+    if ((m > 1 || dg_get_peer_read_bytes() < (size_t)isz) &&
+        nbytes > dg_get_peer_read_bytes() && nbytes > (size_t)reduced * (size_t)isz / 16)
         goto out;
     *done = 1;
     DG_CHECK_GOTO(dg_buffer_new(be, dev, nbytes, &sb, err), st, out);
@@ -725,41 +780,28 @@ static dg_status reduce_stacked(dg_array *a, const dg_reduce_call *c, const part
     if (arg)
         DG_CHECK_GOTO(dg_array_empty(be, DG_INT64, a->ndim, oshape, l, 1, DG_MODE_REPLICA,
                                      &ri, err), st, out);
-    base = (char *)sb->ptr;
+    g.base = (char *)sb->ptr;
     /* one group: every device waits for the stack's memory before any part
      * writes it, and the part writes do not wait for one another */
-    for (i = 0; i < np; i++) {
-        const dg_chunk *ch = &a->chunks[parts[i].chunk];
-        d[i].part = base;
-        d[i].part_idx = arg ? (int64_t *)(base + ioff) : NULL;
-        d[i].part_have = (unsigned char *)base + hoff;
-        d[i].part_row = row[i];
-        acc[i] = dg_acc_on(sb, DG_ACC_WRITE_PART, ch->device, DG_STREAM_COMPUTE);
-        acc[np + i] = dg_acc_on(ch->buf, DG_ACC_READ, ch->device, DG_STREAM_COMPUTE);
-    }
-    g.a = a;
-    g.parts = parts;
-    g.d = d;
-    g.np = np;
+    for (i = 0; i < np; i++)
+        acc[i].mem = sb->mem;
     DG_CHECK_GOTO(dg_enqueue_group(be, acc, 2 * np, stack_parts, &g, err), st, out);
     /* the fold: the kept dims alone, read from the stack */
-    d[np] = d[0];
-    d[np].pass = DG_RED_FOLD;
-    d[np].ndim = nk;
-    d[np].nred = 0;
-    d[np].src = NULL;
-    d[np].part_row = 0;
-    d[np].part_rows = rows;
-    desc_output(&d[np], perm, nk, &rv->chunks[0], ri ? &ri->chunks[0] : NULL);
+    stack_desc(&g, 0, 0, perm, &nk, &d);
+    d.pass = DG_RED_FOLD;
+    d.ndim = nk;
+    d.nred = 0;
+    d.src = NULL;
+    d.part_rows = rows;
+    desc_output(&d, perm, nk, &rv->chunks[0], ri ? &ri->chunks[0] : NULL);
     acc[0] = dg_read(sb);
     acc[1] = dg_write(rv->chunks[0].buf);
     acc[2] = dg_write(ri ? ri->chunks[0].buf : NULL);
-    st = dg_enqueue(be, dev, DG_STREAM_COMPUTE, acc, 3, dg_work_reduce(&d[np]), err);
+    st = dg_enqueue(be, dev, DG_STREAM_COMPUTE, acc, 3, dg_work_reduce(&d), err);
 out:
     hand_pair(st, rv, ri, vout, iout);
     if (sb)
         dg_buffer_decref(be, sb);
-    free(d);
     free(row);
     free(acc);
     return st;

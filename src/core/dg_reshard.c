@@ -123,13 +123,12 @@ static int can_view(const dg_chunk *s, int dev, const dg_box *box, int isz, unsi
 static dg_status push_chunk(dg_array *r, int dev, const dg_box *box, const dg_chunk *s,
                             dg_error *err)
 {
-    dg_chunk *c = &r->chunks[r->nchunks];
+    dg_chunk *c = &r->chunks[r->nchunks]; /* zeroed by dg_array_alloc_shell */
     const int isz = dg_dtype_size(r->dtype);
     int64_t stride = isz;
     int ax;
-    memset(c, 0, sizeof(*c));
     c->device = dev;
-    c->box = *box;
+    dg_box_copy(&c->box, box);
     dg_box_canon(&c->box);
     if (s) {
         char *ptr;
@@ -154,9 +153,11 @@ enum { HOLD_VIEW, HOLD_PIECES, HOLD_NEW };
 
 /* The first chunk of rep (in index order) that can hold `box` of a reshard
  * as a view on dev, or -1: among the chunks the index x of rep's boxes finds
- * (ids: scratch), so that a layout of many chunks is not searched whole. */
-static int view_source(const dg_array *rep, const dg_box_index *x, int dev, const dg_box *box,
-                       int isz, unsigned flags, int **ids, int *nids, int *capids)
+ * (ids: scratch), so that a layout of many chunks is not searched whole;
+ * sdev[i]: chunk i's device. */
+static int view_source(const dg_array *rep, const int *sdev, const dg_box_index *x, int dev,
+                       const dg_box *box, int isz, unsigned flags, int **ids, int *nids,
+                       int *capids)
 {
     int k, best = -1;
     *nids = 0;
@@ -164,7 +165,8 @@ static int view_source(const dg_array *rep, const dg_box_index *x, int dev, cons
         return -1;
     for (k = 0; k < *nids; k++) {
         const int i = (*ids)[k];
-        if ((best < 0 || i < best) && can_view(&rep->chunks[i], dev, box, isz, flags))
+        if ((best < 0 || i < best) && sdev[i] == dev &&
+            can_view(&rep->chunks[i], dev, box, isz, flags))
             best = i;
     }
     return best;
@@ -173,13 +175,14 @@ static int view_source(const dg_array *rep, const dg_box_index *x, int dev, cons
 /* The result of resharding rep (REPLICA) to `layout`, chunks only: views
  * where the data stays, new buffers where it moves (and, with
  * DG_RESHARD_PIECES, chunks made of views and moved pieces).  kind[t] and
- * pieces[] say how each chunk asked for is held.  The plan's copies come
+ * pieces[] say how each chunk asked for is held; sdev[i] is the device of
+ * rep's chunk i (read from a table of ints, not from chunks 1 KiB apart).  The plan's copies come
  * grouped by destination, in order (dg_plan.h): those of t are found by
  * one walk (first[t]), and the chunks that could be viewed through an
  * index of rep's boxes, for layouts of many chunks. */
-static dg_status reshard_chunks(dg_array *rep, const dg_plan_chunk *layout, int n,
-                                const dg_plan *plan, unsigned flags, int *kind, int *pieces,
-                                dg_array **out, dg_error *err)
+static dg_status reshard_chunks(dg_array *rep, const int *sdev, const dg_plan_chunk *layout,
+                                int n, const dg_plan *plan, unsigned flags, int *kind,
+                                int *pieces, dg_array **out, dg_error *err)
 {
     const int isz = dg_dtype_size(rep->dtype), nsrc = rep->nchunks;
     dg_array *r = NULL;
@@ -209,13 +212,14 @@ static dg_status reshard_chunks(dg_array *rep, const dg_plan_chunk *layout, int 
     for (t = 0; t < n; t++) {
         const dg_box *D = &layout[t].box;
         int local = 0, remote = 0, virt = 0, worth = 1;
-        view[t] = view_source(rep, &x, layout[t].device, D, isz, flags, &ids, &nids, &capids);
+        view[t] = view_source(rep, sdev, &x, layout[t].device, D, isz, flags, &ids, &nids,
+                              &capids);
         kind[t] = view[t] >= 0 ? HOLD_VIEW : HOLD_NEW;
         for (j = first[t]; j < first[t + 1] && kind[t] != HOLD_VIEW; j++) {
             const dg_plan_copy *pc = &plan->copies[j];
             if (pc->src >= nsrc) {
                 virt++;
-            } else if (rep->chunks[pc->src].device == layout[t].device) {
+            } else if (sdev[pc->src] == layout[t].device) {
                 local++;
                 worth &= worth_viewing(&rep->chunks[pc->src], &pc->box, isz);
             } else {
@@ -238,8 +242,7 @@ static dg_status reshard_chunks(dg_array *rep, const dg_plan_chunk *layout, int 
             for (j = first[t]; j < first[t + 1] && st == DG_OK; j++) {
                 const dg_plan_copy *pc = &plan->copies[j];
                 st = push_chunk(r, L->device, &pc->box,
-                                rep->chunks[pc->src].device == L->device
-                                    ? &rep->chunks[pc->src] : NULL, err);
+                                sdev[pc->src] == L->device ? &rep->chunks[pc->src] : NULL, err);
             }
         } else {
             st = push_chunk(r, L->device, &L->box, NULL, err);
@@ -274,24 +277,29 @@ dg_status dg_array_reshard_ex(dg_array *a, const dg_plan_chunk *layout, int n, u
     dg_plan_chunk *sl = NULL;
     dg_plan plan = {0, 0, NULL};
     dg_move mv;
-    int *kind = NULL, *pieces = NULL, t, j;
+    int *kind = NULL, *pieces = NULL, *sdev = NULL, t, j;
     const int isz = dg_dtype_size(a->dtype);
     dg_status st;
 
-    DG_CHECK(dg_layout_validate(a->be->ndevices, a->ndim, a->shape, layout, n, err));
+    if (!(flags & DG_RESHARD_CHECKED))
+        DG_CHECK(dg_layout_validate(a->be->ndevices, a->ndim, a->shape, layout, n, err));
     dg_move_init(&mv, a->be);
     DG_CHECK_GOTO(dg_array_change_mode(a, DG_MODE_REPLICA, &rep, err), st, fail);
     kind = (int *)malloc((size_t)n * sizeof(int));
     pieces = (int *)malloc((size_t)(n + 1) * sizeof(int));
-    if (!kind || !pieces) {
+    sdev = (int *)malloc(((size_t)rep->nchunks + 1) * sizeof(int));
+    if (!kind || !pieces || !sdev) {
         st = dg_error_set(err, DG_ERR_NOMEM, -1, "out of host memory");
         goto fail;
     }
+    for (j = 0; j < rep->nchunks; j++)
+        sdev[j] = rep->chunks[j].device;
     DG_CHECK_GOTO(dg_array_layout(rep, &sl, err), st, fail);
     DG_CHECK_GOTO(dg_plan_build_ex(sl, rep->nchunks, layout, n, DG_PLAN_REUSE_DST, &plan, err),
                   st, fail);
-    DG_CHECK_GOTO(reshard_chunks(rep, layout, n, &plan, flags, kind, pieces, &res, err), st,
-                  fail);
+    DG_CHECK_GOTO(reshard_chunks(rep, sdev, layout, n, &plan, flags, kind, pieces, &res, err),
+                  st, fail);
+    DG_CHECK_GOTO(dg_move_reserve(&mv, plan.ncopies, err), st, fail); /* as a rule, enough */
     /* the copies into new buffers: whole chunks, or the moved pieces */
     for (j = 0; j < plan.ncopies; j++) {
         const dg_plan_copy *pc = &plan.copies[j];
@@ -300,7 +308,7 @@ dg_status dg_array_reshard_ex(dg_array *a, const dg_plan_chunk *layout, int n, u
             continue;
         if (kind[t] == HOLD_PIECES) {
             int k;
-            if (rep->chunks[pc->src].device == layout[t].device)
+            if (sdev[pc->src] == layout[t].device)
                 continue; /* a view */
             for (k = pieces[t]; k < pieces[t + 1]; k++)
                 if (dg_box_equal(&res->chunks[k].box, &pc->box))
@@ -320,7 +328,8 @@ dg_status dg_array_reshard_ex(dg_array *a, const dg_plan_chunk *layout, int n, u
             goto fail;
         }
         for (t = 0; t < n; t++) {
-            res->logical[t] = layout[t];
+            res->logical[t].device = layout[t].device;
+            dg_box_copy(&res->logical[t].box, &layout[t].box);
             dg_box_canon(&res->logical[t].box);
         }
         res->nlogical = n;
@@ -340,6 +349,7 @@ fail:
     free(sl);
     free(kind);
     free(pieces);
+    free(sdev);
     if (rep)
         dg_array_decref(rep);
     if (res)

@@ -430,7 +430,8 @@ static PyObject *m_copy(DgArrayObject *self, PyObject *args, PyObject *kw)
         return NULL;
     st = dg_array_logical_layout(self->arr, &l, &n, &err);
     if (st == DG_OK)
-        st = dg_array_reshard_ex(self->arr, l, n, DG_RESHARD_PIECES, &out, &err);
+        st = dg_array_reshard_ex(self->arr, l, n, DG_RESHARD_PIECES | DG_RESHARD_CHECKED, &out,
+                                 &err);
     free(l);
     if (st != DG_OK)
         return dgpy_raise(&err);

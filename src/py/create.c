@@ -57,7 +57,8 @@ int dgpy_parse_shape(PyObject *o, int *nd, int64_t *shape)
     return 0;
 }
 
-/* _from_host(obj, layout or None, mode, dtype or None) */
+/* _from_host(obj, layout, mode, dtype or None); layout: a list, an index map
+ * (a dict, read and checked in C) or None (the default). */
 static PyObject *f_from_host(PyObject *mod, PyObject *args)
 {
     PyObject *obj, *layout, *dtypeo, *host, *res;
@@ -86,6 +87,13 @@ static PyObject *f_from_host(PyObject *mod, PyObject *args)
         }
         res = dgpy_from_host(host, l, n, mode);
         free(l);
+    } else if (PyDict_Check(layout)) { /* an index map, read here */
+        if (dgpy_index_map_layout(layout, nd, shape, &l, &n) < 0) {
+            Py_DECREF(host);
+            return NULL;
+        }
+        res = dgpy_from_host(host, l, n, mode);
+        free(l);
     } else {
         if (dgpy_layout_from_py(layout, nd, &l, &n) < 0) {
             Py_DECREF(host);
@@ -98,7 +106,7 @@ static PyObject *f_from_host(PyObject *mod, PyObject *args)
     return res;
 }
 
-/* _empty(shape, dtype, layout or None, mode) */
+/* _empty(shape, dtype, layout, mode); layout as _from_host's */
 static PyObject *f_empty(PyObject *mod, PyObject *args)
 {
     PyObject *shapeo, *dtypeo, *layout;
@@ -117,6 +125,11 @@ static PyObject *f_empty(PyObject *mod, PyObject *args)
         dt = DG_FLOAT64;
     if (layout == Py_None) {
         if (dgpy_default_layout(nd, shape, dt, &l, &n) < 0)
+            return NULL;
+        st = dg_array_empty(dgpy_st->be, dt, nd, shape, l, n, mode, &a, &err);
+        free(l);
+    } else if (PyDict_Check(layout)) { /* an index map, read here */
+        if (dgpy_index_map_layout(layout, nd, shape, &l, &n) < 0)
             return NULL;
         st = dg_array_empty(dgpy_st->be, dt, nd, shape, l, n, mode, &a, &err);
         free(l);

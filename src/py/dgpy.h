@@ -237,6 +237,11 @@ extern PyType_Spec dgpy_array_spec;
  * into *out (PyMem_Malloc'ed, caller frees), *n chunks: parsed, not checked
  * (the core function it goes to checks it). */
 int dgpy_layout_from_py(PyObject *lst, int ndim, dg_plan_chunk **out, int *n);
+/* The layout index map `map` (borrowed) names over shape, checked
+ * (dg_layout_of_index_map), into *out (malloc'ed, caller frees), *n chunks;
+ * -1 with an exception set.  No Python object per chunk. */
+int dgpy_index_map_layout(PyObject *map, int ndim, const int64_t *shape, dg_plan_chunk **out,
+                          int *n);
 /* a._reshard_map(index_map): a itself (a new reference) where the index map
  * (checked by dg_layout_of_index_map) names a's layout, else a resharded to
  * it; all in C, so that maps of many chunks make no Python objects. */

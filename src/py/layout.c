@@ -244,6 +244,19 @@ fail:
     return -1;
 }
 
+int dgpy_index_map_layout(PyObject *map, int ndim, const int64_t *shape, dg_plan_chunk **out,
+                          int *n)
+{
+    dg_map_key *keys = NULL;
+    dg_error err = DG_ERROR_INIT;
+    dg_status st;
+    if (read_index_map(map, &keys, n) < 0)
+        return -1;
+    st = dg_layout_of_index_map(dgpy_st->be->ndevices, ndim, shape, keys, *n, out, &err);
+    PyMem_Free(keys);
+    return st == DG_OK ? 0 : dgpy_raise_int(&err);
+}
+
 /* _index_map_layout(shape, index_map): the layout list an index map names
  * over shape, checked (dg_layout_of_index_map). */
 static PyObject *f_index_map_layout(PyObject *mod, PyObject *args)
@@ -251,19 +264,13 @@ static PyObject *f_index_map_layout(PyObject *mod, PyObject *args)
     PyObject *shapeo, *map, *res;
     int nd, n = 0;
     int64_t shape[DG_MAXDIM];
-    dg_map_key *keys = NULL;
     dg_plan_chunk *l = NULL;
-    dg_error err = DG_ERROR_INIT;
-    dg_status st;
     (void)mod;
     if (!PyArg_ParseTuple(args, "OO:_index_map_layout", &shapeo, &map))
         return NULL;
-    if (dgpy_parse_shape(shapeo, &nd, shape) < 0 || read_index_map(map, &keys, &n) < 0)
+    if (dgpy_parse_shape(shapeo, &nd, shape) < 0 ||
+        dgpy_index_map_layout(map, nd, shape, &l, &n) < 0)
         return NULL;
-    st = dg_layout_of_index_map(dgpy_st->be->ndevices, nd, shape, keys, n, &l, &err);
-    PyMem_Free(keys);
-    if (st != DG_OK)
-        return dgpy_raise(&err);
     res = dgpy_chunks_to_py(l, n);
     free(l);
     return res;
@@ -272,21 +279,17 @@ static PyObject *f_index_map_layout(PyObject *mod, PyObject *args)
 PyObject *dgpy_reshard_map(DgArrayObject *self, PyObject *map)
 {
     dg_array *a = self->arr, *out = NULL;
-    dg_map_key *keys = NULL;
     dg_plan_chunk *l = NULL, *cur = NULL;
     dg_error err = DG_ERROR_INIT;
     dg_status st;
     int n = 0, ncur = 0, same = 0;
-    if (read_index_map(map, &keys, &n) < 0)
+    if (dgpy_index_map_layout(map, a->ndim, a->shape, &l, &n) < 0)
         return NULL;
-    st = dg_layout_of_index_map(dgpy_st->be->ndevices, a->ndim, a->shape, keys, n, &l, &err);
-    PyMem_Free(keys);
-    if (st == DG_OK)
-        st = dg_array_logical_layout(a, &cur, &ncur, &err);
+    st = dg_array_logical_layout(a, &cur, &ncur, &err);
     if (st == DG_OK)
         st = dg_layout_same(l, n, cur, ncur, &same, &err);
     if (st == DG_OK && !same)
-        st = dg_array_reshard_ex(a, l, n, DG_RESHARD_PIECES, &out, &err);
+        st = dg_array_reshard_ex(a, l, n, DG_RESHARD_PIECES | DG_RESHARD_CHECKED, &out, &err);
     free(l);
     free(cur);
     if (st != DG_OK)

@@ -70,7 +70,11 @@ typedef struct cpu_task {
         dg_ew_desc ew;
         dg_copy_desc copy;
         dg_fill_desc fill;
-        dg_reduce_desc reduce;
+        struct {
+            dg_reduce_desc d;
+            unsigned char *have; /* a PARTS pass's have bytes, set to 1 after */
+            int64_t nhave;
+        } reduce;
         dg_scan_desc scan;
         dg_gemm_desc gemm;
         dg_pos wait;
@@ -393,7 +397,11 @@ static void run_task_body(cpu_be *cb, cpu_dev *d, cpu_task *t)
     case T_EW: dg_cpu_ew_run(&t->u.ew); break;
     case T_COPY: run_copy(&t->u.copy); break;
     case T_FILL: dg_cpu_fill_run(&t->u.fill); break;
-    case T_REDUCE: dg_cpu_reduce_run(&t->u.reduce); break;
+    case T_REDUCE:
+        dg_cpu_reduce_run(&t->u.reduce.d);
+        if (t->u.reduce.have)
+            memset(t->u.reduce.have, 1, (size_t)t->u.reduce.nhave);
+        break;
     case T_SCAN: dg_cpu_scan_run(&t->u.scan); break;
     case T_GEMM: dg_cpu_gemm_run(&t->u.gemm); break;
     case T_FREE: pool_put(d, t->u.free); break;
@@ -643,9 +651,9 @@ static dg_status cpu_reduce_parts(dg_backend_i *be, int dev, const dg_reduce_des
 }
 
 /* The whole reduction that the PARTS or FOLD pass r is here.  PARTS: the
- * part reduced into row part_row of the stack (its have bytes are filled
- * with 1 after: with neither where nor empty extents every output has a
- * value).  FOLD: the stack, shape (kept dims, rows), reduced over its rows,
+ * part reduced into row part_row of the stack (its have bytes are set to 1
+ * after, by the same task (cpu_reduce): with neither where nor empty
+ * extents every output has a value).  FOLD: the stack, shape (kept dims, rows), reduced over its rows,
  * argmax / argmin reading their indices from it. */
 static dg_status cpu_stack_desc(const dg_reduce_desc *r, int dev, dg_reduce_desc *w,
                                 dg_error *err)
@@ -698,31 +706,26 @@ static dg_status cpu_reduce(dg_backend_i *be, int dev, int stream, const dg_redu
                             dg_error *err)
 {
     cpu_task t;
-    dg_fill_desc have;
+    (void)stream;
     if (r->kind == DG_RED_LOOP && !fold_loop_ok(r->loop, r->dtype))
         return dg_error_set(err, DG_ERR_INTERNAL, dev,
                             "reduction with loop %d, which is not a binary loop of %s",
                             r->loop, dg_dtype_name(r->dtype));
     t.kind = T_REDUCE;
+    t.u.reduce.have = NULL;
+    t.u.reduce.nhave = 0;
     if (r->pass == DG_RED_WHOLE)
-        t.u.reduce = *r;
+        t.u.reduce.d = *r;
     else if (r->pass == DG_RED_PARTS || r->pass == DG_RED_FOLD)
-        DG_CHECK(cpu_stack_desc(r, dev, &t.u.reduce, err));
+        DG_CHECK(cpu_stack_desc(r, dev, &t.u.reduce.d, err));
     else
         return dg_error_set(err, DG_ERR_INTERNAL, dev, "reduction pass %d", r->pass);
-    DG_CHECK(submit(impl_of(be), dev, &t, TASK_SIZE(reduce),
-                    dg_shape_size(t.u.reduce.ndim, t.u.reduce.shape) < CPU_INLINE_ELEMS, err));
-    if (r->pass != DG_RED_PARTS)
-        return DG_OK;
-    memset(&have, 0, sizeof have);
-    have.kind = DG_FILL_CONST;
-    have.dtype = DG_BOOL;
-    have.ndim = 1;
-    have.shape[0] = dg_shape_size(r->ndim - r->nred, r->shape);
-    have.strides[0] = 1;
-    have.dst = (char *)r->part_have + r->part_row * have.shape[0];
-    have.value[0] = 1;
-    return cpu_fill(be, dev, stream, &have, err);
+    if (r->pass == DG_RED_PARTS) { /* its row's have bytes, in the same task */
+        t.u.reduce.nhave = dg_shape_size(r->ndim - r->nred, r->shape);
+        t.u.reduce.have = r->part_have + r->part_row * t.u.reduce.nhave;
+    }
+    return submit(impl_of(be), dev, &t, TASK_SIZE(reduce),
+                  dg_shape_size(t.u.reduce.d.ndim, t.u.reduce.d.shape) < CPU_INLINE_ELEMS, err);
 }
 
 static dg_status cpu_scan(dg_backend_i *be, int dev, int stream, const dg_scan_desc *sc,
