@@ -8,12 +8,14 @@ within a tolerance scaled by k and the magnitudes (the order of the sums
 differs from NumPy's BLAS).
 """
 import gc
+import re
 
 import numpy as np
 import pytest
 
 import dgarray as dg
 from _maps import maps_for
+from _numpy_check import numpy_result
 
 DTYPES = ["?", "i1", "u1", "i2", "u2", "i4", "u4", "i8", "u8", "f2", "f4", "f8", "c8", "c16"]
 LAYOUTS = ["default", "rows", "uneven", "strided", "cols", "replicated", "overlap", "blocks",
@@ -351,6 +353,16 @@ def test_vecdot_matvec_vecmat(ndev):
     w = data("c16", (5,), 3)
     check(np.vecmat(dg.asarray(w), A), np.vecmat(w, a), 5)
     check(dg.vecdot(A, V), np.vecdot(a, v), 4)
+    # axes= / axis= name each operand's vector axis (moved last)
+    b = data("c16", (5, 3, 4), 4)
+    B = distribute(b, "rows", ndev)
+    for kw in ({"axes": [(1,), (0,), ()]}, {"axes": [(1,), (0,)]}, {"axes": [1, 0]}):
+        check(np.vecdot(A, B, **kw), np.vecdot(a, b, **kw), 4)
+    for kw in ({"axes": [(0, 1), (0,), ()]}, {"axes": [(1,)]}, {"axes": [5, 0]},
+               {"axis": 1, "axes": [(1,), (0,)]}):
+        _, e = numpy_result(lambda: np.vecdot(a, b, **kw))
+        with pytest.raises(type(e), match=re.escape(str(e))):
+            np.vecdot(A, B, **kw)
 
 
 # ---- the planner ------------------------------------------------------------------------------

@@ -296,11 +296,12 @@ def _vector_axes_last(x1, x2, axes, axis):
                              "outputs; entries for outputs can only be omitted if none of "
                              "them has core axes.")
     out = []
-    for x, ax in zip((_operand(x1), _operand(x2)), axes):
+    for i, (x, ax) in enumerate(zip((_operand(x1), _operand(x2)), axes)):
         if isinstance(ax, (tuple, list)):
             if len(ax) != 1:
-                raise ValueError(f"axes item has {len(ax)} entries, but the gufunc's core "
-                                 f"dimension count is 1")
+                raise numpy.exceptions.AxisError(
+                    f"vecdot: operand {i} has 1 core dimensions, but {len(ax)} dimensions are "
+                    "specified by axes tuple.")
             ax = ax[0]
         ax = normalize_axis_index(operator.index(ax), x.ndim)
         out.append(x.transpose([i for i in range(x.ndim) if i != ax] + [ax]))
