@@ -476,7 +476,11 @@ def reads_of_what_every_process_holds_stay_home():
     eq(a[4:10], x[4:10], "rows the odd processes lack")
     eq(a, x, "all of it")
     assert counts()[0] > before[0], (before, counts())
-    v = dg.asarray(np.arange(1000.0) - 300)
+    # split over every device of the job (a small array would otherwise sit on
+    # one device of process 0, whose value the others would need broadcast)
+    h = np.arange(1000.0) - 300
+    v = dg.distributed_array(h, {d: slice(d * h.size // ndev(), (d + 1) * h.size // ndev())
+                                 for d in range(ndev())})
     for name, ref in [("sum", 499500.0 - 300000), ("max", 699.0), ("mean", 199.5)]:
         before = counts()
         value = float(getattr(v, name)())  # one exchange (the all-reduce), no broadcast

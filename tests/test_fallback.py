@@ -254,7 +254,7 @@ def test_foreign_types_get_notimplemented():
 def test_array_namespace():
     d = dg.asarray(X)
     xp = d.__array_namespace__()
-    assert xp is dg and xp.__array_api_version__ == np.__array_api_version__
+    assert xp is dg and xp.__array_api_version__ == "2024.12"  # what dgarray implements
     assert d.__array_namespace__(api_version="2023.12") is dg
     with pytest.raises(ValueError):
         d.__array_namespace__(api_version="1999.01")

@@ -52,6 +52,9 @@ def run_job(n, args, timeout=300, env=None, launcher_options=()):
         "OMPI_MCA_rmaps_base_oversubscribe": "1",
     })
     e.pop("PYTEST_XDIST_WORKER", None)
+    # every process writes to one pipe: unbuffered, the pieces of one print
+    # from two processes can share a line; buffered, a flush writes whole lines
+    e.pop("PYTHONUNBUFFERED", None)
     e.update(env or {})
     cmd = MPIEXEC + list(launcher_options) + ["-n", str(n), sys.executable] + list(args)
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=e, cwd=HERE)

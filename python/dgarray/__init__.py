@@ -58,7 +58,7 @@ _dense.install(linalg)
 _surface.install_linalg(linalg)
 _fft.install(fft)
 emath = _namespace.namespace("emath")
-__array_api_version__ = _numpy.__array_api_version__
+__array_api_version__ = _namespace.API_VERSIONS[-1]
 
 # NumPy's ufuncs (they dispatch to DistributedArray.__array_ufunc__), constants
 # and dtypes, where dgarray defines no name of its own

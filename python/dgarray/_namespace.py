@@ -131,10 +131,17 @@ def module_dir(module):
     return sorted(set(vars(module)) | {n for n in dir(numpy) if not n.startswith("_")})
 
 
+# the versions of the array API standard dgarray implements (and tests,
+# tests/test_array_api.py): the newest is dgarray.__array_api_version__,
+# whichever NumPy is installed
+API_VERSIONS = ("2021.12", "2022.12", "2023.12", "2024.12")
+
+
 def array_namespace(a, api_version=None):
     """DistributedArray.__array_namespace__: the dgarray module, for the
-    versions of the array API standard that NumPy's namespace takes (its
-    ValueError for the others)."""
-    if api_version is not None:
-        numpy.empty(0).__array_namespace__(api_version=api_version)
+    versions of the array API standard it implements (a ValueError, as
+    NumPy's, for the others)."""
+    if api_version is not None and api_version not in API_VERSIONS:
+        raise ValueError(f"version {api_version!r} of the array API standard is not one dgarray "
+                         f"implements: pass None or one of {', '.join(API_VERSIONS)}")
     return sys.modules["dgarray"]
