@@ -138,8 +138,24 @@ def workloads(n=1 << 28, sq=16384):
               "cg_step": (cg_step, 8 << 30),
               "matmul_f64": (lambda: done(fa @ fb), 2 * k ** 3),
               "matvec_f64_32768": (lambda: done(big.dot(vec)), 8 << 30)}
+    # [surface] and [gpu-speed] rows: the selection's count passes one by one
+    # (the top digit of every key; then a 12-bit digit under a prefix that few
+    # keys share), the median and the histogram of run.py's w_surface, and
+    # take of w_take
+    from dgarray import _core
+    key0 = int(np.array(0.01, np.float32).view(np.uint32)) ^ 0x80000000
+    ti = dg.asarray(np.random.default_rng(8).integers(0, 1 << 26, 1 << 26))
+    tx = dg.asarray(x[: 1 << 26])
+    surface = {
+        "count_top": (lambda: _core._count(a, None, 4096, 1, 20, 32, 0).get(), 4 * n),
+        "count_prefix": (lambda: _core._count(a, None, 4096, 1, 8, 20, key0 >> 20).get(), 4 * n),
+        "median": (lambda: float(dg.median(a)), 4 * n),
+        "histogram": (lambda: dg.histogram(a, bins=256, range=(-4, 4))[0].get(), 4 * n),
+        "take": (lambda: dg.take(tx, ti)._sync(), 16 << 26),
+    }
     return {
         **mm,
+        **surface,
         "add_reshard": (lambda: (a + cs.reshard(a.index_map))._sync(), 3 * 4 * n),
         "reshard_128MiB": (lambda: one.reshard(to1)._sync(), 4 << 25),
         "add": (lambda: (a + c)._sync(), 3 * 4 * n),

@@ -4,7 +4,7 @@
  * A search is one thread per value: a binary search of the sorted sequence
  * in NumPy's order.  A count is a grid-stride loop adding one (or a weight)
  * per element to its bin: in shared memory per block where the bins fit
- * (DG_CU_SMEM_BINS), added to the global bins by one atomic per bin and
+ * (DG_CU_SMEM_BYTES), added to the global bins by one atomic per bin and
  * block, else straight to the global bins.  Weighted sums are added in no
  * fixed order (float64 atomics), so they agree with NumPy's to rounding.
  * Sums of squares (a norm's) are one partial per block, one bin each. */
@@ -102,15 +102,15 @@ template <> struct dg_edge_guess<DG_FLOAT64> {
     }
 };
 
-/* The bin among the nbins + 1 increasing edges of the value at src + so
- * (the last bin closed), or -1 outside them (NaN too): the bin b with
+/* The bin among the nbins + 1 increasing edges of the value at p (the last
+ * bin closed), or -1 outside them (NaN too): the bin b with
  * e[b] <= v < e[b + 1] (v <= e[nbins] for the last), that is, one less than
  * the number of edges <= v, as a search of the edges finds it. */
 template <int DT>
-__device__ __forceinline__ int64_t dg_edge_bin(const dg_cu_count &a, int64_t so)
+__device__ __forceinline__ int64_t dg_edge_bin(const dg_cu_count &a, const char *p)
 {
     typedef typename dg_ord<DT>::T T;
-    const T v = *reinterpret_cast<const T *>(a.src + so);
+    const T v = *reinterpret_cast<const T *>(p);
     const T *e = reinterpret_cast<const T *>(a.edges);
     const int64_t g = dg_edge_guess<DT>::of(v, e, a.nbins);
     if (g >= 0 && !dg_ord<DT>::less(v, e[g]) &&
@@ -129,19 +129,26 @@ __device__ __forceinline__ int64_t dg_edge_bin(const dg_cu_count &a, int64_t so)
     return lo >= 1 && lo <= a.nbins ? lo - 1 : -1;
 }
 
-/* The bin of element i of a count, or -1. */
+/* The bin of the element at p in a count, or -1. */
 template <int DT>
-__device__ __forceinline__ int64_t dg_count_bin(const dg_cu_count &a, int64_t so)
+__device__ __forceinline__ int64_t dg_count_bin(const dg_cu_count &a, const char *p)
 {
     if (a.radix == DG_COUNT_EDGES)
-        return dg_edge_bin<DT>(a, so);
+        return dg_edge_bin<DT>(a, p);
     if (a.radix == DG_COUNT_BINS) {
-        const int64_t b = *reinterpret_cast<const int64_t *>(a.src + so);
+        const int64_t b = *reinterpret_cast<const int64_t *>(p);
         return b >= 0 && b < a.nbins ? b : -1;
     }
-    const uint64_t k = dg_key<DT>::of(a.src + so);
-    if (a.pshift < 64 && (k >> a.pshift) != a.prefix)
-        return -1;
+    const uint64_t k = dg_key<DT>::of(p);
+    if (a.pshift < 64) {
+        const uint64_t q = k >> a.pshift;
+        if (q != a.prefix && q != a.prefix2)
+            return -1;
+        if (a.nprefix == 2) { /* a half of the bins for each prefix */
+            const int64_t half = a.nbins >> 1;
+            return (int64_t)((k >> a.shift) & (uint64_t)(half - 1)) + (q == a.prefix ? 0 : half);
+        }
+    }
     return (int64_t)((k >> a.shift) & (uint64_t)(a.nbins - 1));
 }
 
@@ -177,7 +184,7 @@ __global__ void __launch_bounds__(DG_CU_THREADS) dg_count_k(const __grid_constan
             if (i < a.total) {
                 int64_t so, wo;
                 dg_sf_offsets(a.ndim, a.shape, a.sstr, a.wstr, i, so, wo);
-                b[j] = dg_count_bin<DT>(a, so);
+                b[j] = dg_count_bin<DT>(a, a.src + so);
                 if (a.weight && b[j] >= 0)
                     w[j] = *reinterpret_cast<const double *>(a.weight + wo);
             }
@@ -204,6 +211,79 @@ __global__ void __launch_bounds__(DG_CU_THREADS) dg_count_k(const __grid_constan
                 atomicAdd(&a.cnt[b], (unsigned long long)cbins[b]);
             }
         }
+    }
+}
+
+/* One element's bin added in a block's shared bins (or the global ones). */
+template <bool SMEM>
+__device__ __forceinline__ void dg_count_add(const dg_cu_count &a, unsigned int *cbins, int64_t b)
+{
+    if (b < 0)
+        return;
+    if (SMEM)
+        atomicAdd(&cbins[b], 1u);
+    else
+        atomicAdd(&a.cnt[b], 1ull);
+}
+
+/* 16 bytes of elements, read as one vector. */
+template <typename T> union dg_vec16 {
+    uint4 q;
+    T e[16 / sizeof(T)];
+};
+
+#define DG_FLAT_VECS 4 /* 16-byte vectors a thread has in flight */
+
+/* A count of dense elements without weights (ndim 1, the element's size
+ * apart, src aligned to it): the body read as 16-byte vectors, DG_FLAT_VECS
+ * of them in flight in each thread before any bin is added; the elements
+ * before the first 16-byte boundary and after the last whole vector by the
+ * grid's first threads.  Reads at the memory's speed where the per-element
+ * work of the general kernel (scalar loads, offsets) does not. */
+template <int DT, bool SMEM>
+__global__ void __launch_bounds__(DG_CU_THREADS) dg_count_flat_k(const __grid_constant__ dg_cu_count a)
+{
+    typedef typename dg_ord<DT>::T T;
+    constexpr int V = 16 / sizeof(T);
+    extern __shared__ double dg_bins_s[];
+    unsigned int *cbins = reinterpret_cast<unsigned int *>(dg_bins_s);
+    const int64_t step = (int64_t)gridDim.x * DG_CU_THREADS;
+    const int64_t tid = (int64_t)blockIdx.x * DG_CU_THREADS + threadIdx.x;
+    if (SMEM) {
+        for (int64_t b = threadIdx.x; b < a.nbins; b += DG_CU_THREADS)
+            cbins[b] = 0;
+        __syncthreads();
+    }
+    const int64_t mis = (int64_t)(reinterpret_cast<uintptr_t>(a.src) & 15);
+    const int64_t head = min(a.total, mis ? (16 - mis) / (int64_t)sizeof(T) : (int64_t)0);
+    const int64_t nvec = (a.total - head) / V, tail = head + nvec * V;
+    const uint4 *vp = reinterpret_cast<const uint4 *>(a.src + head * (int64_t)sizeof(T));
+    if (tid < head)
+        dg_count_add<SMEM>(a, cbins, dg_count_bin<DT>(a, a.src + tid * (int64_t)sizeof(T)));
+    if (tid < a.total - tail)
+        dg_count_add<SMEM>(a, cbins,
+                           dg_count_bin<DT>(a, a.src + (tail + tid) * (int64_t)sizeof(T)));
+    for (int64_t j0 = tid; j0 < nvec; j0 += DG_FLAT_VECS * step) {
+        dg_vec16<T> v[DG_FLAT_VECS];
+#pragma unroll
+        for (int u = 0; u < DG_FLAT_VECS; u++)
+            if (j0 + u * step < nvec)
+                v[u].q = __ldcs(vp + j0 + u * step);
+#pragma unroll
+        for (int u = 0; u < DG_FLAT_VECS; u++) {
+            if (j0 + u * step < nvec) {
+#pragma unroll
+                for (int e = 0; e < V; e++)
+                    dg_count_add<SMEM>(a, cbins, dg_count_bin<DT>(
+                                                     a, reinterpret_cast<const char *>(&v[u].e[e])));
+            }
+        }
+    }
+    if (SMEM) {
+        __syncthreads();
+        for (int64_t b = threadIdx.x; b < a.nbins; b += DG_CU_THREADS)
+            if (cbins[b])
+                atomicAdd(&a.cnt[b], (unsigned long long)cbins[b]);
     }
 }
 
@@ -334,9 +414,16 @@ extern "C" cudaError_t dg_cu_search_launch(const dg_cu_search *a, unsigned block
 template <int DT>
 static void dg_count_go(const dg_cu_count *a, unsigned blocks, cudaStream_t s)
 {
-    if (a->nbins <= DG_CU_SMEM_BINS)
-        dg_count_k<DT, true><<<blocks, DG_CU_THREADS, (size_t)a->nbins * (a->weight ? 8 : 4),
-                               s>>>(*a);
+    typedef typename dg_ord<DT>::T T;
+    const size_t smem = (size_t)a->nbins * (a->weight ? 8 : 4);
+    const bool flat = !a->weight && a->ndim == 1 && a->sstr[0] == (int64_t)sizeof(T) &&
+                      reinterpret_cast<uintptr_t>(a->src) % sizeof(T) == 0;
+    if (flat && smem <= DG_CU_SMEM_BYTES)
+        dg_count_flat_k<DT, true><<<blocks, DG_CU_THREADS, smem, s>>>(*a);
+    else if (flat)
+        dg_count_flat_k<DT, false><<<blocks, DG_CU_THREADS, 0, s>>>(*a);
+    else if (smem <= DG_CU_SMEM_BYTES)
+        dg_count_k<DT, true><<<blocks, DG_CU_THREADS, smem, s>>>(*a);
     else
         dg_count_k<DT, false><<<blocks, DG_CU_THREADS, 0, s>>>(*a);
 }

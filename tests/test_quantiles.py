@@ -118,6 +118,47 @@ def test_selection_is_exact_on_large_arrays(ndev):
                    lambda: np.nanpercentile(x, [1, 50, 99.5]))
 
 
+class _Counting:
+    """dgarray._core with its _count calls counted (the readings of x)."""
+
+    def __init__(self, core):
+        self.core, self.calls = core, 0
+
+    def __getattr__(self, name):
+        return getattr(self.core, name)
+
+    def _count(self, *args):
+        self.calls += 1
+        return self.core._count(*args)
+
+
+@pytest.mark.parametrize("dtype", ["f4", "i4", "f8"])
+def test_two_middle_ranks_share_every_reading(dtype, ndev, monkeypatch):
+    """The two middle elements of an even count are found together: one
+    reading of x a digit (3 for 4-byte keys, 6 for 8-byte ones) whether
+    their prefixes part at the first digit (opposite signs), at a later one,
+    or never (equal values); the median is NumPy's."""
+    n = 8192
+    w = np.dtype(dtype).itemsize * 8
+    base = np.arange(n // 2, dtype=np.float64) + 1.0
+    cases = {
+        "signs": np.concatenate([-base, base]),                  # middle pair -1, 1
+        "last digit": np.concatenate([base, base + n]),          # n/2, n/2 + n
+        "equal": np.concatenate([base, base[::-1]]),             # n/2, n/2 again
+        "close": np.concatenate([base * 4, base * 4 + 1]),       # values 1 apart
+    }
+    for name, h in cases.items():
+        x = np.random.default_rng(3).permutation(h).astype(dtype)
+        d = dg.distributed_array(x, {k: slice(n * k // ndev, n * (k + 1) // ndev)
+                                     for k in range(ndev)})
+        core = _Counting(_quantiles._core)
+        monkeypatch.setattr(_quantiles, "_core", core)
+        got = np.median(d)
+        monkeypatch.setattr(_quantiles, "_core", core.core)
+        same(got, np.median(x), name)
+        assert core.calls == w // 12 + (w % 12 > 0), (name, core.calls)
+
+
 def test_quantile_weights(ndev):
     x = data("f8", (6, 8), 1)
     w = np.abs(values("f8", (6, 8), 2)) + (np.arange(48).reshape(6, 8) % 3 == 0)

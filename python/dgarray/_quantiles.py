@@ -177,8 +177,10 @@ def _value_of_key(key, dt):
 
 class _Selector:
     """The elements of given ranks of x in NumPy's order (NaN last), found by
-    radix passes of counts on the devices; the counts of a pass are kept for
-    the ranks that share its prefix."""
+    radix passes of counts on the devices, all ranks at once: a pass counts
+    the next digit under each rank's prefix so far, two prefixes to one
+    reading of x (the two middle ranks of an even median share every pass,
+    whether their prefixes part or not); the counts of a pass are kept."""
 
     def __init__(self, x):
         x = x if x.mode == "replica" else x.change_mode("replica")
@@ -188,30 +190,43 @@ class _Selector:
         self.d = min(_DIGIT_BITS, self.w)
         self.cache = {}
 
-    def counts(self, shift, pshift, prefix, bits):
-        k = (shift, pshift, prefix)
-        if k not in self.cache:
-            c = _core._count(self.x, None, 1 << bits, _RADIX, shift, min(pshift, 64), prefix)
-            self.cache[k] = c.get()
-        return self.cache[k]
+    def counts(self, shift, pshift, prefixes, bits):
+        """The counts of the digit at `shift` under each prefix (of the key
+        bits above pshift): {prefix: host counts}; two prefixes a reading."""
+        todo = [p for p in prefixes if (shift, pshift, p) not in self.cache]
+        n = 1 << bits
+        for i in range(0, len(todo), 2):
+            pair = todo[i:i + 2]
+            if len(pair) == 2 and pshift < 64:
+                c = _core._count(self.x, None, 2 * n, _RADIX, shift, pshift, tuple(pair)).get()
+                self.cache[shift, pshift, pair[0]], self.cache[shift, pshift, pair[1]] = \
+                    c[:n], c[n:]
+            else:
+                for p in pair:
+                    self.cache[shift, pshift, p] = _core._count(
+                        self.x, None, n, _RADIX, shift, min(pshift, 64), p).get()
+        return {p: self.cache[shift, pshift, p] for p in prefixes}
 
-    def value(self, rank):
-        prefix, rem, done = 0, int(rank), 0
+    def values(self, ranks):
+        """The values of the given ranks (ints in [0, x.size)), in order."""
+        state = [[0, int(r)] for r in ranks]  # [prefix, rank within it] of each
+        done = 0
         while done < self.w:
             bits = min(self.d, self.w - done)
             shift = self.w - done - bits
-            c = self.counts(shift, self.w - done, prefix, bits)
-            cum = numpy.cumsum(c)
-            b = int(numpy.searchsorted(cum, rem, side="right"))
-            rem -= int(cum[b - 1]) if b else 0
-            prefix = (prefix << bits) | b
+            counts = self.counts(shift, self.w - done, sorted({s[0] for s in state}), bits)
+            for s in state:
+                cum = numpy.cumsum(counts[s[0]])
+                b = int(numpy.searchsorted(cum, s[1], side="right"))
+                s[1] -= int(cum[b - 1]) if b else 0
+                s[0] = (s[0] << bits) | b
             done += bits
-        return _value_of_key(prefix, self.dt)
+        return [_value_of_key(s[0], self.dt) for s in state]
 
 
     def first_counts(self):
         """The counts of the first pass (the top digit of the keys)."""
-        return self.counts(self.w - self.d, self.w, 0, self.d)
+        return self.counts(self.w - self.d, self.w, [0], self.d)[0]
 
 
 def selector(x, nranks):
@@ -235,7 +250,7 @@ def select_ranks(x, ranks, sel=None):
         vals = take(s, numpy.array(uniq, numpy.int64)).get() if uniq else \
             numpy.empty(0, x.dtype)
     else:
-        vals = numpy.array([sel.value(r) for r in uniq], dtype=x.dtype)
+        vals = numpy.array(sel.values(uniq), dtype=x.dtype)
     pos = {r: i for i, r in enumerate(uniq)}
     return numpy.array([vals[pos[r]] for r in ranks], dtype=x.dtype)
 

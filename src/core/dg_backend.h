@@ -392,7 +392,10 @@ typedef struct dg_search_desc {
  *   DG_COUNT_RADIX: each element (of `dtype`: bool, integer or float) has the
  *     order key k of dg_order_key (kernels/dg_order.h); where pshift >= 64 or
  *     (k >> pshift) == prefix, b = (k >> shift) & (nbins - 1) (nbins a power
- *     of two; no weights);
+ *     of two; no weights); with nprefix 2 (pshift < 64), two prefixes share
+ *     one reading: keys under `prefix` count into bin b of the first half of
+ *     the bins, keys under `prefix2` into bin nbins / 2 + b of the second,
+ *     b = (k >> shift) & (nbins / 2 - 1) (nbins / 2 a power of two);
  *   DG_COUNT_EDGES: each element (of `dtype`, a float dtype) falls in bin b
  *     of the nbins + 1 increasing `edges` (same dtype, dense): edges[b] <=
  *     x < edges[b + 1], the last bin closed; elements outside (and NaN) are
@@ -415,6 +418,8 @@ typedef struct dg_count_desc {
     int64_t weight_strides[DG_MAXDIM];
     int shift, pshift;
     uint64_t prefix;
+    int nprefix; /* 2: prefix2 too (DG_COUNT_RADIX); 0 or 1: prefix alone */
+    uint64_t prefix2;
     const char *edges;
     int64_t nbins;
     int64_t *cnt;

@@ -163,6 +163,8 @@ static dg_status count_chunk(dg_array *x, dg_array *w, int i, const dg_box *box,
     d.shift = spec->shift;
     d.pshift = spec->pshift;
     d.prefix = spec->prefix;
+    d.nprefix = spec->nprefix;
+    d.prefix2 = spec->prefix2;
     d.nbins = spec->nbins;
     for (ax = 0; ax < x->ndim; ax++)
         d.shape[ax] = dg_range_len(box->r[ax]);
@@ -220,6 +222,8 @@ dg_status dg_array_count(dg_array *x, dg_array *w, const dg_count_spec *spec, dg
     if (nbins < 0 || x->mode != DG_MODE_REPLICA ||
         (spec->radix == DG_COUNT_BINS && x->dtype != DG_INT64) ||
         (spec->radix == DG_COUNT_RADIX && (nbins < 1 || (nbins & (nbins - 1)) || w)) ||
+        spec->nprefix < 0 || spec->nprefix > 2 ||
+        (spec->nprefix == 2 && (spec->radix != DG_COUNT_RADIX || nbins < 2 || spec->pshift >= 64)) ||
         (spec->radix == DG_COUNT_EDGES &&
          (!spec->edges || spec->edges->ndim != 1 || spec->edges->dtype != x->dtype ||
           spec->edges->shape[0] != nbins + 1 || spec->edges->mode != DG_MODE_REPLICA ||

@@ -31,6 +31,8 @@ typedef struct dg_count_spec {
     int radix;
     int shift, pshift;
     uint64_t prefix;
+    int nprefix; /* 2: a radix count under prefix and prefix2 (dg_count_desc) */
+    uint64_t prefix2;
     dg_array *edges;
 } dg_count_spec;
 

@@ -39,26 +39,35 @@ static PyObject *f_search(PyObject *mod, PyObject *args)
 }
 
 /* _count(x, w or None, nbins, mode, shift, pshift, prefix, edges=None):
- * dg_array_count (mode DG_COUNT_*). */
+ * dg_array_count (mode DG_COUNT_*); prefix an int, or a pair of ints for a
+ * radix count under two prefixes (nbins then covers both, a half each). */
 static PyObject *f_count(PyObject *mod, PyObject *args)
 {
     PyObject *xo, *wo, *eo = Py_None;
     dg_array *x, *w = NULL, *out = NULL;
     dg_count_spec spec;
     long long nbins;
-    unsigned long long prefix;
+    unsigned long long prefix = 0, prefix2 = 0;
+    PyObject *po;
     dg_error err = DG_ERROR_INIT;
     dg_status st;
     (void)mod;
     memset(&spec, 0, sizeof spec);
-    if (!PyArg_ParseTuple(args, "OOLiiiK|O:_count", &xo, &wo, &nbins, &spec.radix,
-                          &spec.shift, &spec.pshift, &prefix, &eo) ||
-        !(x = dgpy_arg_array(xo, "_count")) ||
+    if (!PyArg_ParseTuple(args, "OOLiiiO|O:_count", &xo, &wo, &nbins, &spec.radix,
+                          &spec.shift, &spec.pshift, &po, &eo))
+        return NULL;
+    spec.nprefix = PyTuple_Check(po) ? 2 : 1;
+    if (spec.nprefix == 2 ? !PyArg_ParseTuple(po, "KK:_count prefixes", &prefix, &prefix2)
+                          : (prefix = PyLong_AsUnsignedLongLong(po)) == (unsigned long long)-1 &&
+                                PyErr_Occurred())
+        return NULL;
+    if (!(x = dgpy_arg_array(xo, "_count")) ||
         (wo != Py_None && !(w = dgpy_arg_array(wo, "_count"))) ||
         (eo != Py_None && !(spec.edges = dgpy_arg_array(eo, "_count"))))
         return NULL;
     spec.nbins = nbins;
     spec.prefix = prefix;
+    spec.prefix2 = prefix2;
     Py_BEGIN_ALLOW_THREADS
     st = dg_array_count(x, w, &spec, &out, &err);
     Py_END_ALLOW_THREADS

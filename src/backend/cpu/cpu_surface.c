@@ -150,6 +150,13 @@ static int64_t radix_bin(const dg_count_desc *d, const char *x)
 #undef DG_KEY_CASE
     default: return -1;
     }
+    if (d->nprefix == 2) { /* two prefixes: a half of the bins each */
+        const int64_t half = d->nbins / 2;
+        const uint64_t p = k >> d->pshift;
+        if (p != d->prefix && p != d->prefix2)
+            return -1;
+        return (int64_t)((k >> d->shift) & (uint64_t)(half - 1)) + (p == d->prefix ? 0 : half);
+    }
     if (d->pshift < 64 && (k >> d->pshift) != d->prefix)
         return -1;
     return (int64_t)((k >> d->shift) & (uint64_t)(d->nbins - 1));

@@ -28,12 +28,14 @@ cudaError_t dg_cu_search_launch(const dg_cu_search *a, unsigned blocks, cudaStre
 
 /* A count (dg_count_desc, its modes DG_COUNT_*) of the total elements of an
  * N-d block (shape; byte strides sstr from src, wstr from weight).  Where
- * nbins is at most DG_CU_SMEM_BINS, each block counts in shared memory (32-bit
- * counters, or float64 sums) and adds its bins to the global ones once. */
-#define DG_CU_SMEM_BINS 4096
+ * the bins fit in DG_CU_SMEM_BYTES, each block counts in shared memory
+ * (32-bit counters, or float64 sums) and adds its bins to the global ones
+ * once.  A radix count under two prefixes (nprefix 2) has prefix2 set, else
+ * prefix2 is prefix. */
+#define DG_CU_SMEM_BYTES 32768
 typedef struct dg_cu_count {
-    int32_t radix, dtype, ndim, shift, pshift;
-    uint64_t prefix;
+    int32_t radix, dtype, ndim, shift, pshift, nprefix;
+    uint64_t prefix, prefix2;
     int64_t total, nbins;
     const char *src;
     const char *weight;

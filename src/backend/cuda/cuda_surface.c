@@ -104,6 +104,8 @@ dg_status cu_count(dg_backend_i *be, int dev, int stream, const dg_count_desc *d
     a.shift = d->shift;
     a.pshift = d->pshift;
     a.prefix = d->prefix;
+    a.prefix2 = d->nprefix == 2 ? d->prefix2 : d->prefix;
+    a.nprefix = d->nprefix == 2 ? 2 : 1;
     a.nbins = d->nbins;
     a.src = d->src;
     a.weight = (const char *)d->weight;
