@@ -11,6 +11,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <type_traits>
+
 #include "cu_surface_kernels.h"
 #include "dg_order.h"
 
@@ -100,6 +102,21 @@ template <> struct dg_edge_guess<DG_FLOAT64> {
         const double f = (v - e[0]) / (e[nbins] - e[0]) * (double)nbins;
         return f >= 0.0 && f < (double)nbins ? (int64_t)f : -1;
     }
+};
+
+/* The flat kernel's guess of equal bins reads a float element as a double
+ * (float16's edges are searched without a guess). */
+template <int DT> struct dg_edge_lo {
+    static constexpr bool guess = false;
+    template <typename T> static __device__ __forceinline__ double of(T) { return 0.0; }
+};
+template <> struct dg_edge_lo<DG_FLOAT32> {
+    static constexpr bool guess = true;
+    static __device__ __forceinline__ double of(float v) { return (double)v; }
+};
+template <> struct dg_edge_lo<DG_FLOAT64> {
+    static constexpr bool guess = true;
+    static __device__ __forceinline__ double of(double v) { return v; }
 };
 
 /* The bin among the nbins + 1 increasing edges of the value at p (the last
@@ -214,17 +231,90 @@ __global__ void __launch_bounds__(DG_CU_THREADS) dg_count_k(const __grid_constan
     }
 }
 
-/* One element's bin added in a block's shared bins (or the global ones). */
-template <bool SMEM>
-__device__ __forceinline__ void dg_count_add(const dg_cu_count &a, unsigned int *cbins, int64_t b)
-{
-    if (b < 0)
-        return;
-    if (SMEM)
-        atomicAdd(&cbins[b], 1u);
-    else
-        atomicAdd(&a.cnt[b], 1ull);
-}
+/* The flat kernel's bin of one element, per mode, its constants read once
+ * a thread: bin(p) is the bin of the element at p, or -1. */
+template <int DT> struct dg_flat_radix { /* DG_COUNT_RADIX */
+    typedef typename dg_ord<DT>::T T;
+    /* keys of 4 bytes or less in 32-bit arithmetic */
+    typedef typename std::conditional<(sizeof(T) <= 4), uint32_t, uint64_t>::type K;
+    K prefix, prefix2, mask;
+    int shift, pshift, half;
+    bool check, none;
+    __device__ __forceinline__ dg_flat_radix(const dg_cu_count &a, void *)
+    {
+        const int two = a.nprefix == 2;
+        check = a.pshift < (int)(8 * sizeof(K));
+        /* keys shorter than pshift bits: their prefix is 0 */
+        none = !check && a.pshift < 64 && a.prefix != 0 && a.prefix2 != 0;
+        prefix = (K)a.prefix;
+        prefix2 = (K)a.prefix2;
+        shift = a.shift;
+        pshift = check ? a.pshift : 0;
+        half = two ? (int)(a.nbins >> 1) : 0;
+        mask = (K)((two ? a.nbins >> 1 : a.nbins) - 1);
+    }
+    __device__ __forceinline__ int bin(const char *p) const
+    {
+        const K k = (K)dg_key<DT>::of(p);
+        if (none)
+            return -1;
+        if (check) {
+            const K q = k >> pshift;
+            if (q != prefix && q != prefix2)
+                return -1;
+            return (int)((k >> shift) & mask) + (q == prefix ? 0 : half);
+        }
+        return (int)((k >> shift) & mask);
+    }
+};
+
+template <int DT> struct dg_flat_edges { /* DG_COUNT_EDGES: float dtypes */
+    typedef typename dg_ord<DT>::T T;
+    const T *e; /* the edges, in shared memory */
+    int nbins;
+    double lo, scale;
+    __device__ __forceinline__ dg_flat_edges(const dg_cu_count &a, void *smem_edges)
+    {
+        e = reinterpret_cast<const T *>(smem_edges);
+        nbins = (int)a.nbins;
+        const T *g = reinterpret_cast<const T *>(a.edges);
+        lo = dg_edge_lo<DT>::of(g[0]);
+        scale = (double)nbins / (dg_edge_lo<DT>::of(g[nbins]) - lo);
+    }
+    __device__ __forceinline__ int bin(const char *p) const
+    {
+        const T v = *reinterpret_cast<const T *>(p);
+        /* the guess of equal bins, kept where the edges confirm it */
+        const double f = (dg_edge_lo<DT>::of(v) - lo) * scale;
+        if (dg_edge_lo<DT>::guess && f >= 0.0 && f < (double)nbins) {
+            const int g = (int)f;
+            if (!dg_ord<DT>::less(v, e[g]) &&
+                (g + 1 < nbins ? dg_ord<DT>::less(v, e[g + 1]) : !dg_ord<DT>::less(e[nbins], v)))
+                return g;
+        }
+        int l = 0, h = nbins + 1;
+        while (l < h) { /* how many edges are <= v */
+            const int mid = l + (h - l) / 2;
+            if (!dg_ord<DT>::less(v, e[mid]))
+                l = mid + 1;
+            else
+                h = mid;
+        }
+        if (l == nbins + 1 && !dg_ord<DT>::less(e[nbins], v))
+            l = nbins;
+        return l >= 1 && l <= nbins ? l - 1 : -1;
+    }
+};
+
+template <int DT> struct dg_flat_bins { /* DG_COUNT_BINS: int64 bin numbers */
+    int64_t nbins;
+    __device__ __forceinline__ dg_flat_bins(const dg_cu_count &a, void *) : nbins(a.nbins) {}
+    __device__ __forceinline__ int bin(const char *p) const
+    {
+        const int64_t b = *reinterpret_cast<const int64_t *>(p);
+        return b >= 0 && b < nbins ? (int)b : -1;
+    }
+};
 
 /* 16 bytes of elements, read as one vector. */
 template <typename T> union dg_vec16 {
@@ -234,35 +324,46 @@ template <typename T> union dg_vec16 {
 
 #define DG_FLAT_VECS 4 /* 16-byte vectors a thread has in flight */
 
-/* A count of dense elements without weights (ndim 1, the element's size
- * apart, src aligned to it): the body read as 16-byte vectors, DG_FLAT_VECS
- * of them in flight in each thread before any bin is added; the elements
- * before the first 16-byte boundary and after the last whole vector by the
- * grid's first threads.  Reads at the memory's speed where the per-element
- * work of the general kernel (scalar loads, offsets) does not. */
-template <int DT, bool SMEM>
+/* A count of dense elements without weights whose bins (and edges) fit in
+ * shared memory (ndim 1, the element's size apart, src aligned to it): the
+ * body read as 16-byte vectors, DG_FLAT_VECS of them in flight in each
+ * thread before any bin is added; the elements before the first 16-byte
+ * boundary and after the last whole vector by the grid's first threads.
+ * BIN (dg_flat_*) finds an element's bin with its constants loaded once a
+ * thread, in 32-bit arithmetic where the keys fit, from edges copied to
+ * shared memory: the general kernel's per-element loads and 64-bit work
+ * held it to a third of the memory's speed. */
+template <int DT, template <int> class BIN>
 __global__ void __launch_bounds__(DG_CU_THREADS) dg_count_flat_k(const __grid_constant__ dg_cu_count a)
 {
     typedef typename dg_ord<DT>::T T;
     constexpr int V = 16 / sizeof(T);
     extern __shared__ double dg_bins_s[];
     unsigned int *cbins = reinterpret_cast<unsigned int *>(dg_bins_s);
+    T *edges = reinterpret_cast<T *>(dg_bins_s + (a.nbins * 4 + 7) / 8);
     const int64_t step = (int64_t)gridDim.x * DG_CU_THREADS;
     const int64_t tid = (int64_t)blockIdx.x * DG_CU_THREADS + threadIdx.x;
-    if (SMEM) {
-        for (int64_t b = threadIdx.x; b < a.nbins; b += DG_CU_THREADS)
-            cbins[b] = 0;
-        __syncthreads();
-    }
+    for (int64_t b = threadIdx.x; b < a.nbins; b += DG_CU_THREADS)
+        cbins[b] = 0;
+    if (a.edges)
+        for (int64_t b = threadIdx.x; b <= a.nbins; b += DG_CU_THREADS)
+            edges[b] = reinterpret_cast<const T *>(a.edges)[b];
+    __syncthreads();
+    const BIN<DT> bin(a, edges);
     const int64_t mis = (int64_t)(reinterpret_cast<uintptr_t>(a.src) & 15);
     const int64_t head = min(a.total, mis ? (16 - mis) / (int64_t)sizeof(T) : (int64_t)0);
     const int64_t nvec = (a.total - head) / V, tail = head + nvec * V;
     const uint4 *vp = reinterpret_cast<const uint4 *>(a.src + head * (int64_t)sizeof(T));
+    int b0 = -1;
     if (tid < head)
-        dg_count_add<SMEM>(a, cbins, dg_count_bin<DT>(a, a.src + tid * (int64_t)sizeof(T)));
+        b0 = bin.bin(a.src + tid * (int64_t)sizeof(T));
+    if (b0 >= 0)
+        atomicAdd(&cbins[b0], 1u);
+    b0 = -1;
     if (tid < a.total - tail)
-        dg_count_add<SMEM>(a, cbins,
-                           dg_count_bin<DT>(a, a.src + (tail + tid) * (int64_t)sizeof(T)));
+        b0 = bin.bin(a.src + (tail + tid) * (int64_t)sizeof(T));
+    if (b0 >= 0)
+        atomicAdd(&cbins[b0], 1u);
     for (int64_t j0 = tid; j0 < nvec; j0 += DG_FLAT_VECS * step) {
         dg_vec16<T> v[DG_FLAT_VECS];
 #pragma unroll
@@ -273,18 +374,18 @@ __global__ void __launch_bounds__(DG_CU_THREADS) dg_count_flat_k(const __grid_co
         for (int u = 0; u < DG_FLAT_VECS; u++) {
             if (j0 + u * step < nvec) {
 #pragma unroll
-                for (int e = 0; e < V; e++)
-                    dg_count_add<SMEM>(a, cbins, dg_count_bin<DT>(
-                                                     a, reinterpret_cast<const char *>(&v[u].e[e])));
+                for (int e = 0; e < V; e++) {
+                    const int b = bin.bin(reinterpret_cast<const char *>(&v[u].e[e]));
+                    if (b >= 0)
+                        atomicAdd(&cbins[b], 1u);
+                }
             }
         }
     }
-    if (SMEM) {
-        __syncthreads();
-        for (int64_t b = threadIdx.x; b < a.nbins; b += DG_CU_THREADS)
-            if (cbins[b])
-                atomicAdd(&a.cnt[b], (unsigned long long)cbins[b]);
-    }
+    __syncthreads();
+    for (int64_t b = threadIdx.x; b < a.nbins; b += DG_CU_THREADS)
+        if (cbins[b])
+            atomicAdd(&a.cnt[b], (unsigned long long)cbins[b]);
 }
 
 /* A float element as a double, and a double rounded to the dtype. */
@@ -411,21 +512,49 @@ extern "C" cudaError_t dg_cu_search_launch(const dg_cu_search *a, unsigned block
     return cudaGetLastError();
 }
 
+/* The flat kernel's shared memory for a count (its bins, then its edges),
+ * 0 where it cannot take the count. */
+template <int DT>
+static size_t dg_flat_smem(const dg_cu_count *a)
+{
+    typedef typename dg_ord<DT>::T T;
+    const size_t bins = (size_t)(a->nbins * 4 + 7) / 8 * 8;
+    const size_t smem = bins + (a->radix == DG_COUNT_EDGES ? (size_t)(a->nbins + 1) * sizeof(T) : 0);
+    const bool flat = !a->weight && a->ndim == 1 && a->sstr[0] == (int64_t)sizeof(T) &&
+                      reinterpret_cast<uintptr_t>(a->src) % sizeof(T) == 0 &&
+                      (a->radix != DG_COUNT_EDGES || a->nbins >= 1);
+    return flat && smem <= DG_CU_SMEM_BYTES ? smem : 0;
+}
+
 template <int DT>
 static void dg_count_go(const dg_cu_count *a, unsigned blocks, cudaStream_t s)
 {
-    typedef typename dg_ord<DT>::T T;
-    const size_t smem = (size_t)a->nbins * (a->weight ? 8 : 4);
-    const bool flat = !a->weight && a->ndim == 1 && a->sstr[0] == (int64_t)sizeof(T) &&
-                      reinterpret_cast<uintptr_t>(a->src) % sizeof(T) == 0;
-    if (flat && smem <= DG_CU_SMEM_BYTES)
-        dg_count_flat_k<DT, true><<<blocks, DG_CU_THREADS, smem, s>>>(*a);
-    else if (flat)
-        dg_count_flat_k<DT, false><<<blocks, DG_CU_THREADS, 0, s>>>(*a);
-    else if (smem <= DG_CU_SMEM_BYTES)
+    const size_t smem = (size_t)a->nbins * (a->weight ? 8 : 4), flat = dg_flat_smem<DT>(a);
+    if (flat && a->radix == DG_COUNT_RADIX) {
+        dg_count_flat_k<DT, dg_flat_radix><<<blocks, DG_CU_THREADS, flat, s>>>(*a);
+        return;
+    }
+    if constexpr (DT == DG_INT64) { /* bin numbers are int64 */
+        if (flat && a->radix == DG_COUNT_BINS) {
+            dg_count_flat_k<DT, dg_flat_bins><<<blocks, DG_CU_THREADS, flat, s>>>(*a);
+            return;
+        }
+    }
+    if (smem <= DG_CU_SMEM_BYTES)
         dg_count_k<DT, true><<<blocks, DG_CU_THREADS, smem, s>>>(*a);
     else
         dg_count_k<DT, false><<<blocks, DG_CU_THREADS, 0, s>>>(*a);
+}
+
+/* An edges count: the flat kernel where it can take it. */
+template <int DT>
+static void dg_count_edges_go(const dg_cu_count *a, unsigned blocks, cudaStream_t s)
+{
+    const size_t flat = dg_flat_smem<DT>(a);
+    if (flat)
+        dg_count_flat_k<DT, dg_flat_edges><<<blocks, DG_CU_THREADS, flat, s>>>(*a);
+    else
+        dg_count_go<DT>(a, blocks, s);
 }
 
 extern "C" cudaError_t dg_cu_count_launch(const dg_cu_count *a, unsigned blocks,
@@ -437,6 +566,15 @@ extern "C" cudaError_t dg_cu_count_launch(const dg_cu_count *a, unsigned blocks,
     }
     if (a->radix == DG_COUNT_SQUARES)
         return dg_squares_launch(a, blocks, s);
+    if (a->radix == DG_COUNT_EDGES) {
+        switch (a->dtype) {
+        case DG_FLOAT16: dg_count_edges_go<DG_FLOAT16>(a, blocks, s); break;
+        case DG_FLOAT32: dg_count_edges_go<DG_FLOAT32>(a, blocks, s); break;
+        case DG_FLOAT64: dg_count_edges_go<DG_FLOAT64>(a, blocks, s); break;
+        default: return cudaErrorInvalidValue;
+        }
+        return cudaGetLastError();
+    }
     switch (a->dtype) {
 #define DG_COUNT_CASE(E, t, ct)                                                  \
     case DG_##E:                                                                 \
