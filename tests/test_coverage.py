@@ -27,8 +27,19 @@ def test_status_is_found_by_calling():
     assert coverage.status_of("main", "typename", arrays)[0] == "n/a"
     assert coverage.status_of("fft", "fft", arrays)[0] == (
         "native" if dg._core._has_slot("fft") else "host")
-    assert coverage.status_of("linalg", "eigvals", arrays) == ("host",
-                                                               "through NumPy's fallback")
+    if dg._core._has_slot("dense"):
+        assert coverage.status_of("linalg", "eig", arrays)[0] == "native"
+        assert coverage.status_of("linalg", "eigvals", arrays)[0] == "native"
+        assert coverage.status_of("main", "roots", arrays)[0] == "composed"
+
+
+def test_host_status(monkeypatch):
+    """A function that takes NumPy's fallback is "host": roots where the
+    backend has no dense linear algebra (faked here)."""
+    from dgarray import _dense
+    monkeypatch.setattr(_dense, "available", lambda: False)
+    assert coverage.status_of("main", "roots", coverage._arrays()) == (
+        "host", "through NumPy's fallback")
 
 
 def test_markdown_counts_match_the_rows(tmp_path):

@@ -423,6 +423,180 @@ def test_eigh(ndev, dt):
         dg.linalg.eigh(dg.asarray(a), UPLO="X")
 
 
+# ---- eig, eigvals ------------------------------------------------------------------------------
+
+def normal_real(n, pairs, seed=0, batch=()):
+    """Real normal matrices (perfectly conditioned eigenvalues) Q B Q^T: B
+    block diagonal with `pairs` 2 x 2 blocks [[a, b], [-b, a]] (eigenvalues
+    a +- ib) and real eigenvalues after them, all well apart."""
+    rng = np.random.default_rng(seed)
+    q, _ = np.linalg.qr(rng.standard_normal(batch + (n, n)))
+    b = np.zeros(batch + (n, n))
+    for k in range(pairs):
+        i = 2 * k
+        b[..., i, i] = b[..., i + 1, i + 1] = 1.5 * k - 2
+        b[..., i, i + 1], b[..., i + 1, i] = 1.0 + k, -1.0 - k
+    for i in range(2 * pairs, n):
+        b[..., i, i] = 3.0 + 1.25 * i
+    return q @ b @ np.swapaxes(q, -1, -2)
+
+
+def matched(got, want):
+    """got's eigenvalues in the order of want's (each stack's nearest ones),
+    for comparing eigenvalues whose order is the solver's."""
+    got, want = np.asarray(got), np.asarray(want)
+    out = np.empty_like(got)
+    for idx in np.ndindex(want.shape[:-1]):
+        left = list(got[idx])
+        for j, w in enumerate(want[idx]):
+            k = int(np.argmin([abs(g - w) for g in left]))
+            out[idx + (j,)] = left.pop(k)
+    return out
+
+
+def check_eig(d, a, tol):
+    """dg.linalg.eig and eigvals of d (holding a) against NumPy's: the result
+    types, dtypes and shapes, the eigenvalues (matched), and each vector:
+    A v = w v and unit norm; no host fallback."""
+    want = np.linalg.eig(a)
+    wv = np.linalg.eigvals(a)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", dg.FallbackWarning)
+        got = dg.linalg.eig(d)
+        gv = dg.linalg.eigvals(d)
+    assert type(got).__name__ == "EigResult"
+    w, v = got
+    assert isinstance(w, dg.DistributedArray) and isinstance(v, dg.DistributedArray)
+    assert (w.dtype, v.dtype, gv.dtype) == (want.eigenvalues.dtype, want.eigenvectors.dtype,
+                                            wv.dtype)
+    assert w.shape == want.eigenvalues.shape and v.shape == a.shape and gv.shape == wv.shape
+    w, v, gv = w.get(), v.get(), gv.get()
+    scale = max(1.0, float(np.max(np.abs(a)))) if a.size else 1.0
+    np.testing.assert_allclose(matched(w, want.eigenvalues), want.eigenvalues, rtol=0,
+                               atol=tol * scale)
+    np.testing.assert_allclose(matched(gv, wv), wv, rtol=0, atol=tol * scale)
+    np.testing.assert_allclose(a @ v, v * w[..., None, :], rtol=0, atol=tol * scale)
+    np.testing.assert_allclose(np.linalg.norm(v, axis=-2), 1, rtol=0, atol=tol)
+    return w
+
+
+@pytest.mark.parametrize("dt", DTYPES)
+def test_eig(ndev, dt):
+    n = 7
+    tol = 200 * n * eps(dt)
+    cases = [("pairs", normal_real(n, 3, seed=1)), ("one pair", normal_real(n, 1, seed=2)),
+             ("symmetric", hpd(n, np.float64, 1e2, seed=3) - np.eye(n)),
+             ("triangular", np.triu(rand((n, n), np.float64, 4)) + np.diag(np.arange(n))),
+             ("random", rand((n, n), np.float64, 5))]
+    for what, a in cases:
+        if np.dtype(dt).kind == "c":
+            a = a + 1j * normal_real(n, 2, seed=6)
+        a = a.astype(dt)
+        for name, m in layouts(a.shape, ndev):
+            w = check_eig(dg.distributed_array(a, m), a, tol)
+            if np.dtype(dt).kind != "c":
+                # real results exactly where every eigenvalue is real (NumPy's rule)
+                assert (w.dtype.kind == "f") == (what in ("symmetric", "triangular")), what
+
+
+@pytest.mark.parametrize("dt", DTYPES)
+def test_eig_stacks(ndev, dt):
+    """Stacks: one batch per chunk where the chunks hold whole matrices (the
+    results stay on those devices), split matrices resharded; the result is
+    real only where every matrix of the stack has real eigenvalues."""
+    n = 5
+    tol = 500 * n * eps(dt)
+    sym = hpd(n, np.float64, 10.0, seed=7, batch=(2, 3))
+    mixed = sym.copy()
+    mixed[1, 2] = normal_real(n, 2, seed=8)
+    for what, a in (("symmetric", sym), ("mixed", mixed),
+                    ("pairs", normal_real(n, 2, seed=9, batch=(4,)))):
+        if np.dtype(dt).kind == "c":
+            a = a + 0.5j * normal_real(n, 1, seed=10)
+        a = a.astype(dt)
+        for name, m in maps_for(a.shape, ndev):
+            d = dg.distributed_array(a, m)
+            w = check_eig(d, a, tol)
+            if np.dtype(dt).kind != "c":
+                assert (w.dtype.kind == "f") == (what == "symmetric"), what
+            if name == "rows":
+                got = dg.linalg.eig(d)
+                held = {dev for dev, _ in d._layout()}
+                assert {dev for dev, _ in got.eigenvalues._layout()} == held
+                assert {dev for dev, _ in got.eigenvectors._layout()} == held
+
+
+def test_eig_types_and_sizes(ndev):
+    """Integers and bools become float64, float16 is NumPy's TypeError; 1 x 1
+    and empty matrices and stacks give NumPy's shapes and dtypes."""
+    for a in (np.array([[2, 1], [1, 3]]), np.array([[0, -1], [1, 0]], np.int8),
+              np.array([[True, False], [True, True]]), np.full((1, 1), 4.0),
+              np.full((2, 1, 1), -3, np.float32), np.array([[1j]], np.complex64)):
+        check_eig(dg.asarray(a), a, 1e-5)
+    for shape in ((0, 0), (3, 0, 0), (0, 2, 2)):
+        for dt in (np.float64, np.float32, np.complex64, np.int32):
+            a = np.zeros(shape, dt)
+            want = np.linalg.eig(a)
+            got = dg.linalg.eig(dg.asarray(a))
+            for g, w in zip(got, want):
+                assert g.shape == w.shape and g.dtype == w.dtype
+            gv, wv = dg.linalg.eigvals(dg.asarray(a)), np.linalg.eigvals(a)
+            assert gv.shape == wv.shape and gv.dtype == wv.dtype
+    for f in (dg.linalg.eig, dg.linalg.eigvals):
+        with pytest.raises(TypeError, match="array type float16 is unsupported in linalg"):
+            f(dg.asarray(np.eye(2, dtype=np.float16)))
+
+
+def test_eig_errors(ndev):
+    """NumPy's LinAlgErrors and messages: not square, fewer than two
+    dimensions, NaN or infinity (NumPy's check), through dgarray's functions
+    and NumPy's (dispatched to the devices)."""
+    bad = [np.ones((2, 3)), np.ones(3), np.ones((2, 2, 3)),
+           np.array([[1.0, np.nan], [0.0, 1.0]]), np.array([[np.inf, 0.0], [0.0, 1.0]]),
+           np.full((2, 2, 2), np.nan, np.complex64)]
+    for a in bad:
+        for npf, dgf in ((np.linalg.eig, dg.linalg.eig), (np.linalg.eigvals, dg.linalg.eigvals)):
+            with pytest.raises(np.linalg.LinAlgError) as want:
+                npf(a)
+            for name, m in maps_for(a.shape, ndev)[:3]:
+                for call in (dgf, npf):
+                    with pytest.raises(np.linalg.LinAlgError, match=re.escape(str(want.value))):
+                        call(dg.distributed_array(a, m))
+
+
+def test_eig_does_not_converge_raises(monkeypatch):
+    """A matrix the backend reports as failed (info > 0: here forced, as
+    LAPACK's QR iteration practically never fails) is NumPy's LinAlgError
+    "Eigenvalues did not converge"; the input is untouched."""
+    L = dg._lapack
+    real_run = L.run
+
+    def failing(op, a, *args, info=None, **kw):
+        real_run(op, a, *args, info=info, **kw)
+        if op == L.GEEV:
+            info[...] = 3
+    monkeypatch.setattr(_dense, "run", failing)
+    a = rand((3, 4, 4), np.float64, 11)
+    d = dg.asarray(a)
+    for f in (dg.linalg.eig, dg.linalg.eigvals):
+        with pytest.raises(np.linalg.LinAlgError, match="Eigenvalues did not converge"):
+            f(d)
+    np.testing.assert_array_equal(d.get(), a)
+
+
+def test_eig_numpy_dispatch():
+    """numpy.linalg.eig / eigvals of a DistributedArray run here, not through
+    the fallback, and are dgarray.linalg's."""
+    a = normal_real(4, 1, seed=12)
+    d = dg.asarray(a)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        r = np.linalg.eig(d)
+        assert type(r).__name__ == "EigResult" and isinstance(r.eigenvalues, dg.DistributedArray)
+        assert isinstance(np.linalg.eigvals(d), dg.DistributedArray)
+    assert dg.linalg.eig is _dense.eig and dg.linalg.eigvals is _dense.eigvals
+
+
 @pytest.mark.parametrize("dt", DTYPES)
 @pytest.mark.parametrize("shape", [(9, 5), (5, 9), (6, 6), (2, 7, 4)])
 def test_svd(ndev, dt, shape):
@@ -587,6 +761,7 @@ def test_empty_and_one_by_one(ndev, shape):
         (np.linalg.cholesky, ()), (np.linalg.inv, ()), (np.linalg.det, ()),
         (np.linalg.eigvalsh, ()), (np.linalg.svd, ()), (np.linalg.qr, ()),
         (np.linalg.pinv, ()), (np.linalg.matrix_rank, ()), (np.linalg.slogdet, ()),
+        (np.linalg.eig, ()), (np.linalg.eigvals, ()),
     ]
     for f, args in checks:
         want = f(a, *args)
@@ -601,7 +776,7 @@ def test_empty_and_one_by_one(ndev, shape):
     np.testing.assert_allclose(dg.linalg.solve(d, dg.asarray(b)).get(), np.linalg.solve(a, b))
 
 
-@pytest.mark.parametrize("op", ["potrf", "getrf", "getrs", "syevd", "gesvd"])
+@pytest.mark.parametrize("op", ["potrf", "getrf", "getrs", "syevd", "gesvd", "geev"])
 def test_dense_slot_answers_empty_matrices(ndev, op):
     """A stack of matrices with no element given to the dense slot: every
     info 0 (answered by the core, src/core/dg_dense_run.c, before any
@@ -620,6 +795,9 @@ def test_dense_slot_answers_empty_matrices(ndev, op):
               ipiv=st.copy(dg.arange(1, 4), (3,), np.int64), info=info, n=3, k=0)
     elif op == "syevd":
         L.run(L.SYEVD, st.empty((0, 0), f64), w=st.empty((0,), f64), info=info, n=0)
+    elif op == "geev":
+        L.run(L.GEEV, st.empty((0, 0), f64), u=st.empty((0, 0), f64),
+              w=st.empty((0,), np.complex128), info=info, job=1, n=0)
     else:
         L.run(L.GESVD, st.empty((0, 4), f64), w=st.empty((0,), f64), info=info, m=4, n=0)
     np.testing.assert_array_equal(info.get(), np.zeros(5, np.int32))

@@ -43,12 +43,13 @@ V = np.random.default_rng(1).standard_normal(11)
 S = X[:5] + 5 * np.eye(5)
 
 # (numpy function, positional arguments with arrays as "X" / "V"): functions
-# that stay on the host (printing, the general eigenproblem and what is built
-# on it); the others run on the devices (tests of their own modules)
+# that stay on the host (printing, numpy.emath's complex-valued functions,
+# strided window views); the others run on the devices (tests of their own
+# modules)
 CASES = [
     (np.array2string, ("V",), {}),
-    (np.roots, ("V",), {}),
-    (np.linalg.eigvals, ("S",), {}),
+    (np.emath.sqrt, ("V",), {}),
+    (np.lib.stride_tricks.sliding_window_view, ("X", 3), {"axis": 0}),
 ]
 
 
@@ -80,8 +81,9 @@ def test_numpy_functions_run_through_numpy(func, args, kwargs, ndev):
 
 def test_named_tuples_and_scalars_come_back():
     d = dg.asarray(X)
+    # (eig runs on the devices now: the fallback itself)
     with pytest.warns(dg.FallbackWarning):
-        r = np.linalg.eig(d[:5])
+        r = dg._fallback.call(np.linalg.eig, (d[:5],), {})
     assert type(r).__name__ == "EigResult" and isinstance(r.eigenvalues, dg.DistributedArray)
     # a 0-d result (median, then det, run on the devices now: the fallback itself)
     with pytest.warns(dg.FallbackWarning):
@@ -101,27 +103,28 @@ def test_the_warning_points_at_the_caller():
     d = dg.asarray(V)
     with warnings.catch_warnings(record=True) as w:
         warnings.simplefilter("always")
-        np.roots(d)
-        dg.roots(d)
-        dg.linalg.eigvals(d[:4].reshape(2, 2))
+        np.emath.sqrt(d)
+        dg.emath.sqrt(d)
+        np.lib.stride_tricks.sliding_window_view(d, 3)
     assert [x.category for x in w] == [dg.FallbackWarning] * 3
     assert all(x.filename == __file__ for x in w), [x.filename for x in w]
-    assert "numpy.roots" in str(w[0].message) and "88 bytes" in str(w[0].message)
-    assert "numpy.linalg.eigvals" in str(w[2].message)
+    assert "numpy.lib.scimath.sqrt" in str(w[0].message) and "88 bytes" in str(w[0].message)
+    assert "numpy.lib.scimath.sqrt" in str(w[1].message)
+    assert "sliding_window_view" in str(w[2].message)
 
 
 def test_config_fallback(fallback_mode):
     d = dg.asarray(V)
     assert dg.config.fallback == "warn"
     fallback_mode("raise")
-    with pytest.raises(TypeError, match="numpy.roots"):
-        np.roots(d)
-    with pytest.raises(TypeError, match="numpy.linalg.eigvals"):
-        dg.linalg.eigvals(d[:4].reshape(2, 2))
+    with pytest.raises(TypeError, match="numpy.lib.scimath.sqrt"):
+        np.emath.sqrt(d)
+    with pytest.raises(TypeError, match="numpy.lib.scimath.log"):
+        dg.emath.log(d)
     fallback_mode("silent")
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        same(np.roots(d), np.roots(V))
+        same(np.emath.sqrt(d), np.emath.sqrt(V))
     with pytest.raises(ValueError, match="fallback"):
         dg.config.fallback = "loud"
     assert dg.config.fallback == "silent"
@@ -198,22 +201,26 @@ def test_module_names():
 
 
 def test_module_functions_take_and_return_distributed_arrays():
-    with pytest.warns(dg.FallbackWarning, match="numpy.roots"):
-        r = dg.roots(dg.asarray([1.0, -3.0, 2.0]))
-    same(r, np.roots([1.0, -3.0, 2.0]))
-    with pytest.warns(dg.FallbackWarning, match="numpy.linalg.eigvals"):
-        ev = dg.linalg.eigvals(dg.asarray(X[:5] + 5 * np.eye(5)))
-    same(ev, np.linalg.eigvals(X[:5] + 5 * np.eye(5)))
+    with pytest.warns(dg.FallbackWarning, match="numpy.lib.scimath.sqrt"):
+        r = dg.emath.sqrt(dg.asarray([4.0, -1.0]))
+    same(r, np.emath.sqrt([4.0, -1.0]))
     assert dg.linalg.LinAlgError is np.linalg.LinAlgError
-    with pytest.warns(dg.FallbackWarning), pytest.raises(np.linalg.LinAlgError):
-        dg.linalg.eigvals(dg.full((2, 2), np.nan))
-    # linalg's and fft's functions on the devices: no fallback (tests/test_dense.py,
-    # tests/test_fft.py)
+    # linalg's and fft's functions, and roots, on the devices: no fallback
+    # (tests/test_dense.py, tests/test_fft.py, tests/test_pad_polys.py)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         same(dg.fft.rfft(dg.asarray(V)), np.fft.rfft(V))
         with pytest.raises(np.linalg.LinAlgError):
             dg.linalg.inv(dg.zeros((2, 2)))
+        with pytest.raises(np.linalg.LinAlgError, match="Array must not contain infs or NaNs"):
+            dg.linalg.eigvals(dg.full((2, 2), np.nan))
+        r = dg.roots(dg.asarray([1.0, -3.0, 2.0]))
+        assert isinstance(r, dg.DistributedArray) and r.dtype == np.float64
+        np.testing.assert_allclose(np.sort(r.get()), [1.0, 2.0], rtol=1e-14)
+        ev = dg.linalg.eigvals(dg.asarray(S))
+        assert isinstance(ev, dg.DistributedArray) and ev.dtype == np.linalg.eigvals(S).dtype
+        np.testing.assert_allclose(np.sort_complex(ev.get()),
+                                   np.sort_complex(np.linalg.eigvals(S)), rtol=1e-12)
     import dgarray.linalg
     assert dgarray.linalg is dg.linalg and "norm" in dir(dg.linalg)
     # dgarray's own functions are not wrapped
@@ -264,6 +271,9 @@ def test_array_namespace():
     t = xp.permute_dims(y, (1, 0))  # a view on the devices
     same(t, np.permute_dims(np.asarray([[1.0, 2.0], [3.0, 4.0]]), (1, 0))
          if hasattr(np, "permute_dims") else np.asarray([[1.0, 2.0], [3.0, 4.0]]).T)
-    with pytest.warns(dg.FallbackWarning):
+    with warnings.catch_warnings():  # linalg on the devices
+        warnings.simplefilter("error", dg.FallbackWarning)
         u = xp.linalg.eigvals(y)
-    same(u, np.linalg.eigvals(np.asarray([[1.0, 2.0], [3.0, 4.0]])))
+    want = np.linalg.eigvals(np.asarray([[1.0, 2.0], [3.0, 4.0]]))
+    assert isinstance(u, dg.DistributedArray) and u.dtype == want.dtype
+    np.testing.assert_allclose(np.sort(u.get()), np.sort(want), rtol=1e-14)

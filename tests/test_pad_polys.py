@@ -1,7 +1,8 @@
 """numpy.pad (dgarray/_pad.py) and the polynomial functions
 (dgarray/_polys.py) against NumPy: every pad mode and argument form, the
-poly* functions, vander, polyfit; every dtype and layout, NumPy's errors, no
-host fallback (a callable pad mode and roots stay on it)."""
+poly* functions, vander, polyfit, roots (linalg.eigvals of the companion
+matrix on the devices); every dtype and layout, NumPy's errors, no host
+fallback (a callable pad mode stays on it)."""
 import numpy as np
 import pytest
 
@@ -97,6 +98,54 @@ def test_polydiv_poly_vander(ndev):
                 like_numpy(lambda: np.vander(d, **kw), lambda: np.vander(x, **kw), f"{name} {kw}",
                            rtol=1e-12)
     same_error(lambda: np.vander(dg.ones((2, 2))), lambda: np.vander(np.ones((2, 2))))
+
+
+def _matched(got, want):
+    """got's values in the order of want's (nearest first): roots come in
+    the eigensolver's order."""
+    left, out = list(got), []
+    for w in want:
+        out.append(left.pop(int(np.argmin([abs(g - w) for g in left]))))
+    return np.array(out, got.dtype)
+
+
+@pytest.mark.parametrize("p", [[1, -3, 2], [0, 0, 1, 2, 0, 0], [0, 0], [0.0], [3], [1, 0],
+                               [2, 0, 0], [1, 2, 3, 4, 5, 6, 7, 8], [1, 0, 1], [True, False],
+                               np.array([1, -3, 2], np.float32), np.array([2, -3], np.float32),
+                               np.array([1, 2, 3], np.float32), np.array([1j, 2, 3]),
+                               np.array([1, -3, 2], np.complex64), np.array([1, 2], np.int8),
+                               np.array([0, 4, 0, -1, 0], np.int64), []],
+                         ids=lambda p: repr(np.asarray(p))[:40])
+def test_roots(p, ndev):
+    """NumPy's roots (leading zeros dropped, trailing zeros roots 0, the
+    companion matrix's eigenvalues): dtype, shape and values (matched: the
+    eigensolver's order is its own) for p laid out every way."""
+    x = np.asarray(p)
+    want = np.roots(x)
+    rtol = 1e-4 if want.dtype in (np.float32, np.complex64) else 1e-10
+    for name, d in layouts(x, ndev):
+        # (NumPy's roots dispatches on the elements of p: none when it is empty)
+        for r in (dg.roots(d), np.roots(d)) if x.size else (dg.roots(d),):
+            assert isinstance(r, dg.DistributedArray), name
+            assert r.dtype == want.dtype and r.shape == want.shape, (name, r.dtype, r.shape)
+            np.testing.assert_allclose(_matched(r.get(), want), want, rtol=rtol, atol=rtol,
+                                       err_msg=name)
+    assert dg.roots(list(x)).shape == want.shape  # host sequences too
+
+
+def test_roots_errors_and_poly_of_a_matrix(ndev):
+    same_error(lambda: dg.roots(dg.ones((2, 3))), lambda: np.roots(np.ones((2, 3))))
+    same_error(lambda: dg.roots(dg.asarray(np.array([1, 2, 3], np.float16))),
+               lambda: np.roots(np.array([1, 2, 3], np.float16)))
+    # poly of a square matrix: the characteristic polynomial (eigvals on the devices)
+    for a in (np.array([[1.0, 2.0], [3.0, 4.0]]), np.array([[0, -1], [1, 0]]),
+              np.array([[2.0, 1j], [0.0, 3.0]]), values("f4", (4, 4), 8), values("f8", (5, 5), 9)):
+        want = np.poly(a)
+        for name, d in layouts(a, ndev, ("default", "rows", "cols")):
+            got = dg.poly(d)
+            assert got.dtype == want.dtype and got.shape == want.shape, name
+            np.testing.assert_allclose(got.get(), want, rtol=1e-4, atol=1e-4 * np.abs(want).max(),
+                                       err_msg=name)
 
 
 def _fit(*args, **kwargs):

@@ -1,6 +1,7 @@
 """dgarray.linalg on the devices: solve, inv, cholesky, qr, svd, svdvals,
-eigh, eigvalsh, lstsq, det, slogdet, matrix_rank, pinv, matrix_power, cond,
-and the singular-value matrix norms (ord 2, -2, 'nuc') for linalg.norm.
+eigh, eigvalsh, eig, eigvals, lstsq, det, slogdet, matrix_rank, pinv,
+matrix_power, cond, and the singular-value matrix norms (ord 2, -2, 'nuc')
+for linalg.norm.
 
 Every factorisation runs in the backend's ``dense`` slot (LAPACK of NumPy's
 wheel on the CPU backend, cuSOLVER on GPUs) where the matrices are
@@ -37,8 +38,9 @@ from numpy.linalg import LinAlgError
 
 from . import _blocked, _core, _lapack, _linalg, _shape
 from ._creation import arange, asarray, eye
+from ._elementwise import imag_of, real_of
 from ._indexing import where
-from ._lapack import (GETRF, GETRS, POTRF, SYEVD, TRIZERO, Stack, all_finite,
+from ._lapack import (GEEV, GETRF, GETRS, POTRF, SYEVD, TRIZERO, Stack, all_finite,
                       assert_stacked_2d, assert_stacked_square, blocked, check, conj_swap,
                       diagonal, matrices_whole, numpy_if_nonfinite, on_host, operand,
                       outcome_clean, qr_local, real_dtype, run, stack_for, svd_local, swap,
@@ -267,13 +269,18 @@ def _check_uplo(UPLO):
     return u
 
 
-def _eigh(a, UPLO, vectors):
+def _square(a):
+    """(x, dt, n): a as an operand of square matrices (NumPy's LinAlgError
+    where they are not), the dtype they are computed in and their order."""
     x = operand(a)
-    uplo = _check_uplo(UPLO)
     assert_stacked_square(x)
-    dt = work_dtype(x)
+    return x, work_dtype(x), x.shape[-1]
+
+
+def _eigh(a, UPLO, vectors):
+    uplo = _check_uplo(UPLO)
+    x, dt, n = _square(a)
     rdt = real_dtype(dt)
-    n = x.shape[-1]
     if x.size == 0:
         f = numpy.linalg.eigh if vectors else numpy.linalg.eigvalsh
         return on_host(lambda h: f(h, UPLO=uplo), x.astype(dt))
@@ -313,6 +320,86 @@ def eigvalsh(a, UPLO="L"):
     computes them without the vectors (and with the same placement: a
     single matrix split over devices is gathered onto one)."""
     return _eigh(a, UPLO, False)
+
+
+# ---- eig, eigvals -------------------------------------------------------------------------------
+
+def _complex_dtype(dt):
+    return numpy.result_type(dt, numpy.complex64)
+
+
+def _pairs_to_vectors(st, vr, ev, dt):
+    """The complex eigenvectors of real matrices from LAPACK's real layout
+    (DG_DENSE_GEEV): vr's rows (LAPACK's columns) j and j + 1 of a pair
+    (ev[j] with positive imaginary part, ev[j + 1] its conjugate) are the
+    real and imaginary parts of ev[j]'s vector, ev[j + 1]'s being its
+    conjugate; a real eigenvalue's row is its vector.  Returns the vectors
+    as rows (..., n, n), complex; elementwise work where vr lives."""
+    n = vr.shape[-1]
+    im = imag_of(ev)[..., None]
+    first, second = im > 0, im < 0
+    nxt = st.zeros((n, n), dt)    # row j: vr's row j + 1
+    nxt[..., :-1, :] = vr[..., 1:, :]
+    prv = st.zeros((n, n), dt)    # row j: vr's row j - 1
+    prv[..., 1:, :] = vr[..., :-1, :]
+    rows = st.empty((n, n), _complex_dtype(dt))
+    real_of(rows)[...] = where(second, prv, vr)
+    imag_of(rows)[...] = where(first, nxt, where(second, numpy.negative(vr), 0))
+    return rows
+
+
+def _eig(a, vectors):
+    """NumPy's eig (vectors) or eigvals of the square matrices of a: LAPACK's
+    geev (NumPy's routine; cuSOLVER's Xgeev on GPUs) of each matrix, a stack
+    one batch per chunk where its chunks hold whole matrices, else split over
+    the devices, a single matrix split over devices gathered onto the device
+    holding most of it.  Real input gives real results where every
+    eigenvalue of the whole stack is real, else complex ones (NumPy's rule):
+    that and the info come to the host in one read."""
+    x, dt, n = _square(a)
+    cdt = _complex_dtype(dt)
+    if x.size == 0:
+        return on_host(numpy.linalg.eig if vectors else numpy.linalg.eigvals, x.astype(dt))
+    st = stack_for(x)
+    w = st.copy(swap(x), (n, n), dt)   # LAPACK's matrix: x itself
+    ev = st.empty((n,), cdt)
+    info = st.empty((), numpy.int32)
+    vr = st.empty((n, n), dt) if vectors else None
+    run(GEEV, w, u=vr, w=ev, info=info, job=int(vectors), n=n)
+    # bit 1: a matrix failed, bit 0: every eigenvalue is real
+    code = (info != 0).any().astype(numpy.int8) * 2
+    if dt.kind != "c":
+        code = code + (imag_of(ev) == 0).all().astype(numpy.int8)
+    code = int(code)
+    if code & 2:
+        check(info, "Eigenvalues did not converge")
+    real = bool(code & 1)
+    if real:
+        ev = real_of(ev).copy()
+    if not vectors:
+        return ev
+    # vr's rows are LAPACK's columns: the vectors
+    if real or dt.kind == "c":
+        return ev, swap(vr)
+    return ev, swap(_pairs_to_vectors(st, vr, ev, dt))
+
+
+@numpy_if_nonfinite(numpy.linalg.eig)
+def eig(a):
+    """The eigenvalues and right eigenvectors (columns, of Euclidean norm 1
+    with the largest component real) of each square matrix of a, as NumPy's
+    EigResult: LAPACK's geev (cuSOLVER's Xgeev on GPUs) where the matrices
+    are (see _eig).  LinAlgError "Eigenvalues did not converge" where it
+    fails; input with a NaN or an infinity is NumPy's LinAlgError."""
+    from numpy.linalg._linalg import EigResult
+    return EigResult(*_eig(a, True))
+
+
+@numpy_if_nonfinite(numpy.linalg.eigvals)
+def eigvals(a):
+    """The eigenvalues of each square matrix of a, as eig computes them
+    without the vectors (geev with jobvr 'N', NumPy's call)."""
+    return _eig(a, False)
 
 
 # ---- svd ------------------------------------------------------------------------------------------
@@ -606,7 +693,8 @@ def cond(x, p=None):
 # ---- the namespace ------------------------------------------------------------------------------
 
 FUNCTIONS = {"cholesky": cholesky, "solve": solve, "inv": inv, "det": det,
-             "slogdet": slogdet, "eigh": eigh, "eigvalsh": eigvalsh, "svd": svd,
+             "slogdet": slogdet, "eigh": eigh, "eigvalsh": eigvalsh, "eig": eig,
+             "eigvals": eigvals, "svd": svd,
              "svdvals": svdvals, "qr": qr, "lstsq": lstsq, "matrix_rank": matrix_rank,
              "pinv": pinv, "matrix_power": matrix_power, "cond": cond}
 

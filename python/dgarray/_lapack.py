@@ -23,7 +23,8 @@ _DA = _core.DistributedArray
 # dg_cpu_lapack_routine's order (src/backend/cpu/cpu_dense.h): the names for
 # real and for complex dtypes
 _ROUTINES = (("potrf", "potrf"), ("getrf", "getrf"), ("getrs", "getrs"), ("trsm", "trsm"),
-             ("geqrf", "geqrf"), ("orgqr", "ungqr"), ("syevd", "heevd"), ("gesdd", "gesdd"))
+             ("geqrf", "geqrf"), ("orgqr", "ungqr"), ("syevd", "heevd"), ("gesdd", "gesdd"),
+             ("geev", "geev"))
 
 
 def _numpy_lapack():
@@ -64,7 +65,7 @@ class _Settings:
 settings = _Settings()
 
 # the ops of dg_dense_op (src/core/dg_dense.h)
-POTRF, GETRF, GETRS, TRSM, GEQRF, ORGQR, SYEVD, GESVD, TRIZERO = range(9)
+POTRF, GETRF, GETRS, TRSM, GEQRF, ORGQR, SYEVD, GESVD, TRIZERO, GEEV = range(10)
 
 
 def run(op, a, b=None, u=None, vt=None, w=None, ipiv=None, info=None, *, lower=0, trans=0,

@@ -3,9 +3,11 @@ the devices: polyval (Horner's rule, elementwise where x lives), polyadd,
 polysub, polymul (a convolution), polyder, polyint, polydiv, poly (from
 roots: a chain of convolutions), vander (a running product along the
 columns), polyfit (least squares on the column-scaled Vandermonde matrix,
-linalg.lstsq on the devices).  NumPy's dtypes follow from the same
-operations in the same order.  Root finding needs the eigenvalues of a
-general matrix and stays on NumPy's fallback.
+linalg.lstsq on the devices), roots (the eigenvalues of the companion
+matrix, linalg.eigvals on the devices) and poly of a square matrix (its
+eigenvalues' polynomial).  NumPy's dtypes follow from the same operations
+in the same order.  Without the backend's dense slot, roots and poly of a
+matrix take NumPy's fallback.
 """
 import operator
 
@@ -139,15 +141,20 @@ def polydiv(u, v):
 
 def poly(seq_of_zeros):
     """The coefficients of the monic polynomial with the given roots (1-d
-    roots: a chain of convolutions on the devices; the characteristic
-    polynomial of a matrix needs eigenvalues: NumPy's fallback)."""
+    roots: a chain of convolutions on the devices), or of a square matrix's
+    characteristic polynomial (the polynomial of its eigenvalues,
+    linalg.eigvals on the devices)."""
+    from ._dense import available, eigvals
     z = _atleast_1d(seq_of_zeros)
     sh = z.shape
     if len(sh) == 2 and sh[0] == sh[1] and sh[0] != 0:
-        return _fallback.call(numpy.poly, (z,), {}, "numpy.poly")
-    if len(sh) != 1:
+        if not available():
+            return _fallback.call(numpy.poly, (z,), {}, "numpy.poly")
+        z = eigvals(z)
+    elif len(sh) == 1:
+        z = z.astype(numpy.mintypecode(z.dtype.char))
+    else:
         raise ValueError("input must be 1d or non-empty square 2d array.")
-    z = z.astype(numpy.mintypecode(z.dtype.char))
     if z.shape[0] == 0:
         return 1.0
     dt = z.dtype
@@ -162,6 +169,38 @@ def poly(seq_of_zeros):
         if bool(numpy.all(numpy.equal(sort(roots), sort(numpy.conjugate(roots))))):
             a = real_of(a).copy()
     return a
+
+
+def roots(p):
+    """The roots of the polynomial whose coefficients (highest power first)
+    are p, NumPy's algorithm: leading zeros dropped, each trailing zero a
+    root 0, the others the eigenvalues of the companion matrix (ones below
+    the diagonal, -p[1:] / p[0] in the first row), linalg.eigvals on the
+    devices.  The positions of the first and last nonzero coefficients are
+    the one host read."""
+    from ._dense import available, eigvals
+    from ._matrix import diag
+    if not available():
+        return _fallback.call(numpy.roots, (p,), {}, "numpy.roots")
+    p = _atleast_1d(p)
+    if p.ndim != 1:
+        raise ValueError("Input must be a rank-1 array.")
+    nz = flatnonzero(p)
+    if nz.shape[0] == 0:
+        return asarray(numpy.array([]))
+    first, last = (int(i) for i in nz[numpy.array([0, -1])].get())
+    trailing = p.shape[0] - last - 1
+    p = view(p, (slice(first, last + 1),))
+    if p.dtype.kind not in "fc":
+        p = p.astype(float)
+    n = p.shape[0]
+    if n > 1:
+        a = diag(ones((n - 2,), p.dtype), -1)
+        a[0, :] = numpy.negative(view(p, (slice(1, None),))) / view(p, (0,))
+        r = eigvals(a)
+    else:
+        r = asarray(numpy.array([]))
+    return concatenate((r, zeros(trailing, r.dtype)))
 
 
 def vander(x, N=None, increasing=False):
@@ -247,5 +286,5 @@ def polyfit(x, y, deg, rcond=None, full=False, w=None, cov=False):
 FUNCTIONS = {
     "polyval": polyval, "polyadd": polyadd, "polysub": polysub, "polymul": polymul,
     "polyder": polyder, "polyint": polyint, "polydiv": polydiv, "poly": poly,
-    "vander": vander, "polyfit": polyfit,
+    "vander": vander, "polyfit": polyfit, "roots": roots,
 }

@@ -65,8 +65,8 @@ NATIVE = frozenset({
     # norms: the sum of squares (the count slot) or the reductions in one pass
     "norm", "vector_norm", "matrix_norm",
     # the dense slot: one batch of factorisations per chunk
-    "cholesky", "solve", "inv", "det", "slogdet", "eigh", "eigvalsh", "svd", "svdvals", "qr",
-    "lstsq",
+    "cholesky", "solve", "inv", "det", "slogdet", "eigh", "eigvalsh", "eig", "eigvals", "svd",
+    "svdvals", "qr", "lstsq",
     # the fft slot
     "fft", "ifft", "rfft", "irfft", "hfft", "ihfft", "fft2", "ifft2", "rfft2", "irfft2",
     "fftn", "ifftn", "rfftn", "irfftn",

@@ -56,6 +56,19 @@ typedef enum dg_dense_op { /* the order is the binding's (dgarray/_dense.py) */
                          whole matrices): 1 if an element set to zero was a
                          NaN or an infinity, else 0 (what a Cholesky factor's
                          caller learns of the triangle LAPACK did not read) */
+    DG_DENSE_GEEV,  /* a: n x n (general), destroyed; w: its n eigenvalues in
+                       the complex dtype of a's precision, unordered (of a
+                       real a: a complex conjugate pair consecutive, the one
+                       with positive imaginary part first); job 1: u n x n
+                       in a's dtype, the right eigenvectors, each of
+                       Euclidean norm 1 with its largest component real:
+                       column j for w[j], but of a real a, whose columns are
+                       real, a pair's w[j], w[j + 1] have columns j (the
+                       real part) and j + 1 (the imaginary part) of w[j]'s
+                       vector, w[j + 1]'s its conjugate (LAPACK's geev with
+                       jobvl 'N'); job 0: eigenvalues only.  info k > 0: the
+                       QR algorithm did not converge (only w[k..n) were
+                       found) */
     DG_DENSE_NOPS
 } dg_dense_op;
 
@@ -72,7 +85,7 @@ typedef struct dg_dense_mat {
  * float32, float64, complex64, complex128.  The batch is every index over
  * batch[0..nbatch) (nbatch 0: one matrix); m, n, k as the op says.  The
  * matrices are never empty: the core answers those itself, info 0 for each
- * (dg_dense_run.c), so the sizes that make a matrix (POTRF and SYEVD's n,
+ * (dg_dense_run.c), so the sizes that make a matrix (POTRF, SYEVD and GEEV's n,
  * GETRS's n and k, every other op's m and n) are >= 1; vectors (w, ipiv) and info
  * are dense within a matrix, at their own batch strides (bytes). */
 typedef struct dg_dense_desc {
@@ -82,11 +95,11 @@ typedef struct dg_dense_desc {
     int trans; /* GETRS, TRSM: op(A) is 0: A, 1: A^T, 2: A^H */
     int right; /* TRSM: 1: b op(A)^-1 */
     int unit;  /* TRSM: A's diagonal taken as ones */
-    int job;   /* SYEVD, GESVD: see the ops */
+    int job;   /* SYEVD, GESVD, GEEV: see the ops */
     int nbatch;
     int64_t batch[DG_MAXDIM];
     int64_t m, n, k; /* TRIZERO: k is the diagonal's offset, any sign */
-    dg_dense_mat a, b, u, vt;
+    dg_dense_mat a, b, u, vt; /* u: GESVD's U, GEEV's eigenvectors */
     char *w;
     int64_t w_bs[DG_MAXDIM];
     int64_t *ipiv;

@@ -23,7 +23,7 @@ static int role_need(const dg_dense_call *c, int r, int *nt, int64_t *rows, int6
     *rows = *cols = 1;
     if (r == DG_DR_INFO)
         return (c->op == DG_DENSE_POTRF || c->op == DG_DENSE_GETRF || c->op == DG_DENSE_SYEVD ||
-                c->op == DG_DENSE_GESVD) ? 2 : 1;
+                c->op == DG_DENSE_GESVD || c->op == DG_DENSE_GEEV) ? 2 : 1;
     switch (c->op) {
     case DG_DENSE_POTRF:
         if (r != DG_DR_A)
@@ -99,6 +99,13 @@ static int role_need(const dg_dense_call *c, int r, int *nt, int64_t *rows, int6
         *rows = m;
         *cols = n;
         return r == DG_DR_A ? 2 : 0;
+    case DG_DENSE_GEEV:
+        *rows = n;
+        if (r == DG_DR_A || (r == DG_DR_U && c->job)) {
+            *cols = n;
+            return 2;
+        }
+        return r == DG_DR_W ? 2 : 0;
     default:
         return 0;
     }
@@ -126,6 +133,8 @@ static int role_dtype(const dg_dense_call *c, int r, int dt)
         return DG_INT64;
     if (r == DG_DR_W && (c->op == DG_DENSE_SYEVD || c->op == DG_DENSE_GESVD))
         return dt == DG_COMPLEX64 ? DG_FLOAT32 : dt == DG_COMPLEX128 ? DG_FLOAT64 : dt;
+    if (r == DG_DR_W && c->op == DG_DENSE_GEEV)
+        return dt == DG_FLOAT32 ? DG_COMPLEX64 : dt == DG_FLOAT64 ? DG_COMPLEX128 : dt;
     return dt;
 }
 
@@ -136,6 +145,7 @@ static int empty_matrices(const dg_dense_call *c)
     switch (c->op) {
     case DG_DENSE_POTRF:
     case DG_DENSE_SYEVD:
+    case DG_DENSE_GEEV:
         return c->n == 0;
     case DG_DENSE_GETRS:
         return c->n == 0 || c->k == 0;
@@ -156,7 +166,8 @@ static dg_status check_operands(const dg_dense_call *c, dg_array *const ops[DG_D
     if (!a || a->ndim < 2)
         return dg_error_set(err, DG_ERR_INTERNAL, -1, "a dense call needs a matrix");
     if (c->op < 0 || c->op >= DG_DENSE_NOPS || c->m < 0 || c->n < 0 || c->k < 0 ||
-        c->job < 0 || c->job > 2 || c->trans < 0 || c->trans > 2)
+        c->job < 0 || c->job > (c->op == DG_DENSE_GESVD ? 2 : 1) || c->trans < 0 ||
+        c->trans > 2)
         return dg_error_set(err, DG_ERR_INTERNAL, -1, "a bad dense call (op %d)", c->op);
     if (c->op == DG_DENSE_ORGQR && !(c->m >= c->n && c->n >= c->k))
         return dg_error_set(err, DG_ERR_VALUE, -1, "orgqr needs m >= n >= k");

@@ -13,7 +13,7 @@
 enum {
     DG_DR_A,    /* the matrix (its dtype is the op's) */
     DG_DR_B,    /* right-hand sides (GETRS, TRSM) */
-    DG_DR_U,    /* GESVD's U */
+    DG_DR_U,    /* GESVD's U, GEEV's eigenvectors */
     DG_DR_VT,   /* GESVD's VT */
     DG_DR_W,    /* tau (GEQRF, ORGQR), eigenvalues, singular values */
     DG_DR_IPIV, /* pivots (int64) */

@@ -11,7 +11,8 @@
  * backend run on the same descriptor.  gesvdj is held to what it does on a
  * GPU beyond its documentation: it reads and writes U and V even when it
  * computes no vectors (a NULL one faulted an H200 and lost its context):
- * their m x ucols and n x vcols parts are written.
+ * their m x ucols and n x vcols parts are written; Xgeev likewise writes
+ * VR's n x n part even without vectors.
  * Random batches of every op and dtype (tall, wide and square matrices;
  * empty ones never reach a backend: the core answers them; TRIZERO with and
  * without its info, some matrices holding a NaN or an infinity; padded
@@ -375,6 +376,69 @@ cusolverStatus_t cusolverDnXsyevd(cusolverDnHandle_t h, cusolverDnParams_t p,
     d.lower = uplo == CUBLAS_FILL_MODE_LOWER;
     d.n = n;
     d.w = (char *)W;
+    return x_run(&d, A, lda, info, dws, wd, hws, wh);
+}
+
+/* Xgeev (right eigenvectors only: jobvl NOVECTOR; LAPACK's geev types: W
+ * complex of A's precision, or real and 2n long for a real A, which the
+ * mapping does not use; VL, VR and the compute type A's).  Held to the
+ * worst it might do beyond its documentation, as gesvdj does: VR's n x n
+ * part is written whatever jobvr says, so VR must be a matrix (the mapping
+ * gives a scratch one without vectors). */
+static cusolverStatus_t geev_check(cusolverEigMode_t jobvl, int64_t n, cudaDataType t,
+                                   int64_t lda, cudaDataType tw, const void *W, cudaDataType tvl,
+                                   int64_t ldvl, cudaDataType tvr, const void *VR, int64_t ldvr,
+                                   cudaDataType ct)
+{
+    const int cx = t == CUDA_C_32F || t == CUDA_C_64F;
+    const cudaDataType cw = real_of(t) == CUDA_R_32F ? CUDA_C_32F : CUDA_C_64F;
+    SOLVER_RULE(jobvl == CUSOLVER_EIG_MODE_NOVECTOR, "jobvl %d: left vectors not asked",
+                (int)jobvl);
+    SOLVER_RULE(n >= 0 && lda >= max1(n) && ldvl >= 1 && W != NULL, "n %lld lda %lld ldvl %lld",
+                (long long)n, (long long)lda, (long long)ldvl);
+    SOLVER_RULE(tw == cw || (!cx && tw == t), "W's type %d for A's %d", (int)tw, (int)t);
+    SOLVER_RULE(tvl == t && tvr == t && ct == t, "VL, VR, compute types %d %d %d for A's %d",
+                (int)tvl, (int)tvr, (int)ct, (int)t);
+    SOLVER_RULE(VR != NULL && ldvr >= max1(n), "VR %p ldvr %lld: an n x n matrix", VR,
+                (long long)ldvr);
+    return CUSOLVER_STATUS_SUCCESS;
+}
+cusolverStatus_t cusolverDnXgeev_bufferSize(cusolverDnHandle_t h, cusolverDnParams_t p,
+                                            cusolverEigMode_t jobvl, cusolverEigMode_t jobvr,
+                                            int64_t n, cudaDataType t, const void *A,
+                                            int64_t lda, cudaDataType tw, const void *W,
+                                            cudaDataType tvl, const void *VL, int64_t ldvl,
+                                            cudaDataType tvr, const void *VR, int64_t ldvr,
+                                            cudaDataType ct, size_t *wd, size_t *wh)
+{
+    cusolverStatus_t s = geev_check(jobvl, n, t, lda, tw, W, tvl, ldvl, tvr, VR, ldvr, ct);
+    (void)h, (void)p, (void)jobvr, (void)A, (void)VL;
+    return s != CUSOLVER_STATUS_SUCCESS ? s : x_size(t, ct, wd, wh);
+}
+cusolverStatus_t cusolverDnXgeev(cusolverDnHandle_t h, cusolverDnParams_t p,
+                                 cusolverEigMode_t jobvl, cusolverEigMode_t jobvr, int64_t n,
+                                 cudaDataType t, void *A, int64_t lda, cudaDataType tw, void *W,
+                                 cudaDataType tvl, void *VL, int64_t ldvl, cudaDataType tvr,
+                                 void *VR, int64_t ldvr, cudaDataType ct, void *dws, size_t wd,
+                                 void *hws, size_t wh, int *info)
+{
+    dg_dense_desc d = one(DG_DENSE_GEEV, dtype_of(t));
+    cusolverStatus_t s = geev_check(jobvl, n, t, lda, tw, W, tvl, ldvl, tvr, VR, ldvr, ct);
+    int64_t j;
+    (void)h, (void)p, (void)VL;
+    if (s != CUSOLVER_STATUS_SUCCESS)
+        return s;
+    SOLVER_RULE(info != NULL && (tw == CUDA_C_32F || tw == CUDA_C_64F),
+                "info %p, W's type %d (the mapping's: complex)", (void *)info, (int)tw);
+    d.job = jobvr == CUSOLVER_EIG_MODE_VECTOR;
+    if (!d.job)
+        for (j = 0; j < n; j++)
+            memset((char *)VR + (size_t)(j * ldvr * dg_dtype_size(d.dtype)), 0x5a,
+                   (size_t)(n * dg_dtype_size(d.dtype)));
+    d.n = n;
+    d.w = (char *)W;
+    d.u.p = (char *)VR;
+    d.u.ld = ldvr;
     return x_run(&d, A, lda, info, dws, wd, hws, wh);
 }
 
@@ -887,8 +951,8 @@ static void set_mat(dg_dense_mat *m, const operand *o, int which_cpu)
     memcpy(m->bs, o->bs, sizeof m->bs);
 }
 
-static const char *op_name[] = {"potrf", "getrf", "getrs", "trsm", "geqrf",
-                                "orgqr", "syevd", "gesvd", "trizero"};
+static const char *op_name[] = {"potrf", "getrf", "getrs", "trsm",    "geqrf",
+                                "orgqr", "syevd", "gesvd", "trizero", "geev"};
 
 /* One random batch of one op through cu_dense and dg_cpu_dense_run. */
 static int one_case(dg_backend_i *be, int trial)
@@ -921,6 +985,7 @@ static int one_case(dg_backend_i *be, int trial)
     switch (op) {
     case DG_DENSE_POTRF:
     case DG_DENSE_SYEVD:
+    case DG_DENSE_GEEV:
         m = n;
         break;
     case DG_DENSE_GETRF:
@@ -1003,6 +1068,15 @@ static int one_case(dg_backend_i *be, int trial)
             used[2] = used[3] = 1;
         }
         break;
+    case DG_DENSE_GEEV:
+        make_operand(&ops[0], &d, n, n, esz, dtype);
+        make_operand(&ops[4], &d, n, 0, 2 * resz, resz == 4 ? DG_COMPLEX64 : DG_COMPLEX128);
+        used[0] = used[4] = 1;
+        if (d.job) {
+            make_operand(&ops[2], &d, n, n, esz, dtype);
+            used[2] = 1;
+        }
+        break;
     default: /* TRIZERO */
         make_operand(&ops[0], &d, m, n, esz, dtype);
         if (mock_rnd(2))
@@ -1010,9 +1084,9 @@ static int one_case(dg_backend_i *be, int trial)
         used[0] = 1;
         break;
     }
-    /* info: required by POTRF, GETRF, SYEVD, GESVD, optional for the rest */
+    /* info: required by POTRF, GETRF, SYEVD, GESVD, GEEV, optional for the rest */
     if (op == DG_DENSE_POTRF || op == DG_DENSE_GETRF || op == DG_DENSE_SYEVD ||
-        op == DG_DENSE_GESVD || (op != DG_DENSE_TRSM && mock_rnd(2))) {
+        op == DG_DENSE_GESVD || op == DG_DENSE_GEEV || (op != DG_DENSE_TRSM && mock_rnd(2))) {
         make_operand(&ops[6], &d, 0, 0, 4, -1);
         used[6] = 1;
     }
@@ -1069,7 +1143,8 @@ static int one_case(dg_backend_i *be, int trial)
 
 static const char *routine[DG_LAPACK_NROUTINES][2] = {
     {"potrf", "potrf"}, {"getrf", "getrf"}, {"getrs", "getrs"}, {"trsm", "trsm"},
-    {"geqrf", "geqrf"}, {"orgqr", "ungqr"}, {"syevd", "heevd"}, {"gesdd", "gesdd"}};
+    {"geqrf", "geqrf"}, {"orgqr", "ungqr"}, {"syevd", "heevd"}, {"gesdd", "gesdd"},
+    {"geev", "geev"}};
 
 int main(int argc, char **argv)
 {

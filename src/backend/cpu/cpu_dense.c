@@ -37,6 +37,13 @@ typedef void gesdd_fn(const char *, const li *, const li *, void *, const li *, 
 typedef void zgesdd_fn(const char *, const li *, const li *, void *, const li *, void *, void *,
                        const li *, void *, const li *, void *, const li *, void *, li *, li *,
                        size_t);
+/* s/dgeev: wr and wi apart; c/zgeev: w, and rwork after work */
+typedef void geev_fn(const char *, const char *, const li *, void *, const li *, void *, void *,
+                     void *, const li *, void *, const li *, void *, const li *, li *, size_t,
+                     size_t);
+typedef void zgeev_fn(const char *, const char *, const li *, void *, const li *, void *, void *,
+                      const li *, void *, const li *, void *, const li *, void *, li *, size_t,
+                      size_t);
 
 static dg_cpu_lapack lapack;
 static int have_lapack;
@@ -155,6 +162,24 @@ static int work_get(const dg_dense_desc *d, int t, work *w)
         w->liwork = 8 * mn > 1 ? 8 * mn : 1;
         break;
     }
+    case DG_DENSE_GEEV: {
+        /* VL (never computed) and VR without vectors are not referenced:
+         * rq stands in for them, as for wr and wi here */
+        const char jobvl = 'N', jobvr = d->job ? 'V' : 'N';
+        const li one = 1, ldvr = d->job ? d->u.ld : 1;
+        void *vr = d->job ? (void *)d->u.p : (void *)rq;
+        if (t < 2)
+            ((geev_fn *)lapack.fn[DG_LAPACK_GEEV][t])(&jobvl, &jobvr, &n, d->a.p, &lda, rq, rq,
+                                                      rq, &one, vr, &ldvr, q, &none, &info, 1,
+                                                      1);
+        else
+            ((zgeev_fn *)lapack.fn[DG_LAPACK_GEEV][t])(&jobvl, &jobvr, &n, d->a.p, &lda, d->w,
+                                                       rq, &one, vr, &ldvr, q, &none, rq,
+                                                       &info, 1, 1);
+        w->lwork = work_count(q, t);
+        w->lrwork = 2 * n; /* wr and wi (s, d), rwork (c, z) */
+        break;
+    }
     default:
         return 1;
     }
@@ -240,6 +265,34 @@ static li run_one(const dg_dense_desc *d, int t, const int64_t *idx, work *w)
             ((zgesdd_fn *)lapack.fn[DG_LAPACK_GESDD][t])(&jobz, &m, &n, a, &lda, s, u, &ldu, vt,
                                                          &ldvt, w->work, &w->lwork, w->rwork,
                                                          w->iwork, &info, 1);
+        break;
+    }
+    case DG_DENSE_GEEV: {
+        const char jobvl = 'N', jobvr = d->job ? 'V' : 'N';
+        const li one = 1, ldvr = d->job ? d->u.ld : 1;
+        char *ev = at(d->w, d->w_bs, idx, nb);
+        unsigned char unused[16];
+        void *vr = d->job ? (void *)at(d->u.p, d->u.bs, idx, nb) : (void *)unused;
+        if (t < 2) {
+            /* wr and wi in rwork, then interleaved into w's complex values */
+            char *wr = (char *)w->rwork, *wi = wr + n * (t ? 8 : 4);
+            int64_t j;
+            ((geev_fn *)lapack.fn[DG_LAPACK_GEEV][t])(&jobvl, &jobvr, &n, a, &lda, wr, wi,
+                                                      unused, &one, vr, &ldvr, w->work,
+                                                      &w->lwork, &info, 1, 1);
+            for (j = 0; j < n; j++)
+                if (t) {
+                    ((double *)ev)[2 * j] = ((const double *)wr)[j];
+                    ((double *)ev)[2 * j + 1] = ((const double *)wi)[j];
+                } else {
+                    ((float *)ev)[2 * j] = ((const float *)wr)[j];
+                    ((float *)ev)[2 * j + 1] = ((const float *)wi)[j];
+                }
+        } else {
+            ((zgeev_fn *)lapack.fn[DG_LAPACK_GEEV][t])(&jobvl, &jobvr, &n, a, &lda, ev, unused,
+                                                       &one, vr, &ldvr, w->work, &w->lwork,
+                                                       w->rwork, &info, 1, 1);
+        }
         break;
     }
     case DG_DENSE_TRIZERO: {

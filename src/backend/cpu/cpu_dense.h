@@ -15,6 +15,7 @@ typedef enum dg_cpu_lapack_routine {
     DG_LAPACK_ORGQR, /* ungqr for complex dtypes */
     DG_LAPACK_SYEVD, /* heevd for complex dtypes */
     DG_LAPACK_GESDD,
+    DG_LAPACK_GEEV,
     DG_LAPACK_NROUTINES
 } dg_cpu_lapack_routine;
 

@@ -1,5 +1,5 @@
 /* dense(): dense linear algebra on one GPU (dg_dense.h) through cuSOLVER's
- * 64-bit dense API (Xpotrf, Xgetrf, Xgetrs, Xgeqrf, Xsyevd, Xgesvd), its
+ * 64-bit dense API (Xpotrf, Xgetrf, Xgetrs, Xgeqrf, Xsyevd, Xgesvd, Xgeev), its
  * orgqr / ungqr, gesvdj for SVDs of wide matrices (Xgesvd takes m >= n
  * only), cuBLAS's trsm, and kernels/dense.cu for TRIZERO.  The matrices of a
  * batch are one call each, in order, on the stream the core asks for, but
@@ -209,6 +209,12 @@ static cudaDataType cuda_type(int dtype)
 static cudaDataType cuda_real(int dtype)
 {
     return (dtype == DG_FLOAT32 || dtype == DG_COMPLEX64) ? CUDA_R_32F : CUDA_R_64F;
+}
+
+/* The complex type of a dtype's precision (GEEV's eigenvalues). */
+static cudaDataType cuda_complex(int dtype)
+{
+    return (dtype == DG_FLOAT32 || dtype == DG_COMPLEX64) ? CUDA_C_32F : CUDA_C_64F;
 }
 
 /* The pointers of one matrix of the batch. */
@@ -516,6 +522,50 @@ static dg_status run_gesvdj(cu_be *b, int dev, cu_solver_dev *sd, const dg_dense
     return st;
 }
 
+/* GEEV: cuSOLVER's Xgeev, right eigenvectors only (jobvl NOVECTOR).  W is
+ * complex for every A (for a real A, Xgeev's option that writes both
+ * eigenvalues of each conjugate pair, computed in real arithmetic), VR in
+ * A's type (for a real A, LAPACK's real columns: the op's contract).  VL
+ * and VR always point at an n x n matrix of A's type with leading
+ * dimension >= n, as CuPy passes them: VL at VR (not referenced without
+ * left vectors), VR at the caller's U, or without vectors a scratch one
+ * from the pool (no NULL where the library might touch the memory, as
+ * gesvdj does).  The host workspace is the device's pageable one. */
+static dg_status run_geev(cu_be *b, int dev, cu_solver_dev *sd, const dg_dense_desc *d, one *o,
+                          dg_error *err)
+{
+    const cudaDataType t = cuda_type(d->dtype), tw = cuda_complex(d->dtype);
+    const cusolverEigMode_t jobvl = CUSOLVER_EIG_MODE_NOVECTOR;
+    const cusolverEigMode_t jobvr = d->job ? CUSOLVER_EIG_MODE_VECTOR : CUSOLVER_EIG_MODE_NOVECTOR;
+    const int64_t n = d->n, ldv = d->job ? d->u.ld : n;
+    size_t wd = 0, wh = 0;
+    void *dws = NULL, *hws = NULL, *scratch = NULL, *vr = o->u;
+    cusolverStatus_t s;
+    dg_status st = DG_OK;
+    if (!d->job) {
+        DG_CHECK(ws_get(b, dev, (size_t)n * (size_t)n * (size_t)dg_dtype_size(d->dtype),
+                        &scratch, err));
+        vr = scratch;
+    }
+    s = cusolverDnXgeev_bufferSize(sd->h, sd->params, jobvl, jobvr, n, t, o->a, d->a.ld, tw,
+                                   o->w, t, vr, ldv, t, vr, ldv, t, &wd, &wh);
+    if (s != CUSOLVER_STATUS_SUCCESS)
+        st = sol_fail(err, s, dev, "cusolverDnXgeev_bufferSize");
+    if (st == DG_OK)
+        st = host_ws(sd, wh, &hws, dev, err);
+    if (st == DG_OK)
+        st = ws_get(b, dev, wd, &dws, err);
+    if (st == DG_OK) {
+        s = cusolverDnXgeev(sd->h, sd->params, jobvl, jobvr, n, t, o->a, d->a.ld, tw, o->w, t,
+                            vr, ldv, t, vr, ldv, t, dws, wd, hws, wh, o->info);
+        if (s != CUSOLVER_STATUS_SUCCESS)
+            st = sol_fail(err, s, dev, "cusolverDnXgeev");
+    }
+    ws_put(b, dev, dws);
+    ws_put(b, dev, scratch);
+    return st;
+}
+
 /* GETRS: cuSOLVER's Xgetrs (its info to o->info, a scratch when the caller
  * wants none). */
 static dg_status run_getrs(cu_solver_dev *sd, int dev, const dg_dense_desc *d, one *o,
@@ -785,6 +835,7 @@ static dg_status run_batch(cu_be *b, int dev, cudaStream_t s, const dg_dense_des
         case DG_DENSE_GETRS: st = run_getrs(sd, dev, d, &o, err); break;
         case DG_DENSE_TRSM: st = run_trsm(sd, dev, d, &o, err); break;
         case DG_DENSE_ORGQR: st = run_orgqr(b, dev, sd, d, &o, err); break;
+        case DG_DENSE_GEEV: st = run_geev(b, dev, sd, d, &o, err); break;
         case DG_DENSE_GESVD:
             st = d->m >= d->n ? run_x(b, dev, sd, d, &o, err)
                               : run_gesvdj(b, dev, sd, d, &o, err);
@@ -857,7 +908,7 @@ dg_status cu_dense(dg_backend_i *be, int dev, int stream, const dg_dense_desc *d
     if (d->info == NULL && (d->op == DG_DENSE_GETRS || d->op == DG_DENSE_ORGQR ||
                             d->op == DG_DENSE_GEQRF || d->op == DG_DENSE_GETRF ||
                             d->op == DG_DENSE_POTRF || d->op == DG_DENSE_SYEVD ||
-                            d->op == DG_DENSE_GESVD))
+                            d->op == DG_DENSE_GESVD || d->op == DG_DENSE_GEEV))
         DG_CHECK(ws_get(b, dev, sizeof(int), (void **)&scratch, err));
     {
         dg_dense_desc c = *d;
