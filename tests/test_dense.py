@@ -495,8 +495,10 @@ def test_eig(ndev, dt):
         for name, m in layouts(a.shape, ndev):
             w = check_eig(dg.distributed_array(a, m), a, tol)
             if np.dtype(dt).kind != "c":
-                # real results exactly where every eigenvalue is real (NumPy's rule)
-                assert (w.dtype.kind == "f") == (what in ("symmetric", "triangular")), what
+                # real results exactly where every eigenvalue is real (NumPy's
+                # rule up to 2.4; later NumPy gives complex results always)
+                assert (w.dtype.kind == "f") == (what in ("symmetric", "triangular") and
+                                                 _dense.eig_real_results()), what
 
 
 @pytest.mark.parametrize("dt", DTYPES)
@@ -518,12 +520,36 @@ def test_eig_stacks(ndev, dt):
             d = dg.distributed_array(a, m)
             w = check_eig(d, a, tol)
             if np.dtype(dt).kind != "c":
-                assert (w.dtype.kind == "f") == (what == "symmetric"), what
+                assert (w.dtype.kind == "f") == (what == "symmetric" and
+                                                 _dense.eig_real_results()), what
             if name == "rows":
                 got = dg.linalg.eig(d)
                 held = {dev for dev, _ in d._layout()}
                 assert {dev for dev, _ in got.eigenvalues._layout()} == held
                 assert {dev for dev, _ in got.eigenvectors._layout()} == held
+
+
+@pytest.mark.parametrize("real_results", [True, False], ids=["numpy<=2.4", "numpy>2.4"])
+def test_eig_result_types_of_either_numpy(ndev, real_results, monkeypatch):
+    """Both of NumPy's rules for real input whatever NumPy is installed: real
+    results where every eigenvalue is real (up to 2.4), complex always
+    (later); the values are NumPy's either way."""
+    monkeypatch.setattr(_dense, "_EIG_REAL", [real_results])
+    n = 6
+    for what, a in (("symmetric", hpd(n, np.float64, 1e2, seed=3) - np.eye(n)),
+                    ("pairs", normal_real(n, 2, seed=1))):
+        want = np.linalg.eigvals(a)
+        real = what == "symmetric" and real_results
+        for name, m in layouts(a.shape, ndev):
+            d = dg.distributed_array(a, m)
+            for got in (dg.linalg.eigvals(d), dg.linalg.eig(d).eigenvalues):
+                assert got.dtype == (np.float64 if real else np.complex128), (what, name)
+                np.testing.assert_allclose(np.sort_complex(np.asarray(got).astype(complex)),
+                                           np.sort_complex(want.astype(complex)), atol=1e-12)
+            w, v = dg.linalg.eig(d)
+            assert v.dtype == (np.float64 if real else np.complex128), (what, name)
+            w, v = np.asarray(w), np.asarray(v)
+            np.testing.assert_allclose(a @ v, v * w, atol=1e-12)
 
 
 def test_eig_types_and_sizes(ndev):

@@ -354,8 +354,9 @@ def _eig(a, vectors):
     one batch per chunk where its chunks hold whole matrices, else split over
     the devices, a single matrix split over devices gathered onto the device
     holding most of it.  Real input gives real results where every
-    eigenvalue of the whole stack is real, else complex ones (NumPy's rule):
-    that and the info come to the host in one read."""
+    eigenvalue of the whole stack is real, else complex ones (NumPy's rule
+    up to 2.4; complex ones always where the installed NumPy gives them,
+    eig_real_results): that and the info come to the host in one read."""
     x, dt, n = _square(a)
     cdt = _complex_dtype(dt)
     if x.size == 0:
@@ -373,7 +374,7 @@ def _eig(a, vectors):
     code = int(code)
     if code & 2:
         check(info, "Eigenvalues did not converge")
-    real = bool(code & 1)
+    real = bool(code & 1) and eig_real_results()
     if real:
         ev = real_of(ev).copy()
     if not vectors:
@@ -382,6 +383,18 @@ def _eig(a, vectors):
     if real or dt.kind == "c":
         return ev, swap(vr)
     return ev, swap(_pairs_to_vectors(st, vr, ev, dt))
+
+
+_EIG_REAL = []
+
+
+def eig_real_results():
+    """Whether the installed NumPy's eig and eigvals give real results for
+    real input whose eigenvalues are all real (NumPy 2.4 and before), or
+    complex results always (later NumPy): asked of NumPy once."""
+    if not _EIG_REAL:
+        _EIG_REAL.append(numpy.linalg.eigvals(numpy.eye(1)).dtype.kind != "c")
+    return _EIG_REAL[0]
 
 
 @numpy_if_nonfinite(numpy.linalg.eig)
