@@ -348,7 +348,7 @@ def _pairs_to_vectors(st, vr, ev, dt):
     return rows
 
 
-def _eig(a, vectors):
+def _eig(a, vectors, real_if_zero=None):
     """NumPy's eig (vectors) or eigvals of the square matrices of a: LAPACK's
     geev (NumPy's routine; cuSOLVER's Xgeev on GPUs) of each matrix, a stack
     one batch per chunk where its chunks hold whole matrices, else split over
@@ -356,7 +356,9 @@ def _eig(a, vectors):
     holding most of it.  Real input gives real results where every
     eigenvalue of the whole stack is real, else complex ones (NumPy's rule
     up to 2.4; complex ones always where the installed NumPy gives them,
-    eig_real_results): that and the info come to the host in one read."""
+    eig_real_results; real_if_zero True: NumPy's rule up to 2.4 whatever
+    NumPy is installed, as numpy.roots keeps it): that and the info come to
+    the host in one read."""
     x, dt, n = _square(a)
     cdt = _complex_dtype(dt)
     if x.size == 0:
@@ -374,7 +376,7 @@ def _eig(a, vectors):
     code = int(code)
     if code & 2:
         check(info, "Eigenvalues did not converge")
-    real = bool(code & 1) and eig_real_results()
+    real = bool(code & 1) and (eig_real_results() if real_if_zero is None else real_if_zero)
     if real:
         ev = real_of(ev).copy()
     if not vectors:

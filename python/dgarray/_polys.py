@@ -178,7 +178,7 @@ def roots(p):
     the diagonal, -p[1:] / p[0] in the first row), linalg.eigvals on the
     devices.  The positions of the first and last nonzero coefficients are
     the one host read."""
-    from ._dense import available, eigvals
+    from ._dense import _eig, available
     from ._matrix import diag
     if not available():
         return _fallback.call(numpy.roots, (p,), {}, "numpy.roots")
@@ -197,7 +197,9 @@ def roots(p):
     if n > 1:
         a = diag(ones((n - 2,), p.dtype), -1)
         a[0, :] = numpy.negative(view(p, (slice(1, None),))) / view(p, (0,))
-        r = eigvals(a)
+        # real roots where every root is real, whichever NumPy: its eigvals
+        # did so up to 2.4, its roots does so itself since
+        r = _eig(a, False, real_if_zero=True)
     else:
         r = asarray(numpy.array([]))
     return concatenate((r, zeros(trailing, r.dtype)))
