@@ -32,6 +32,14 @@ def pytest_report_header(config):
             f"{f' (DGARRAY_CUDA_DEVICES={logical})' if logical else ''}; tests use {NDEVS}")
 
 
+def pytest_collection_finish(session):
+    """What collection made (every test item: tens of thousands) and the
+    modules are moved out of the garbage collector's sight: no_leak's
+    collections then visit what the tests make, not the whole session."""
+    gc.collect()
+    gc.freeze()
+
+
 def _live_arrays():
     """{id: (array, holder type names)} of the DistributedArrays that objects
     the garbage collector tracks refer to (DistributedArray itself is not
