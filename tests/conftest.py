@@ -45,10 +45,14 @@ def _live_arrays():
     the garbage collector tracks refer to (DistributedArray itself is not
     tracked): where memory still in use is held from Python."""
     found = {}
-    for o in gc.get_objects():
-        for r in gc.get_referents(o):
-            if isinstance(r, dgarray.DistributedArray):
-                found.setdefault(id(r), (r, set()))[1].add(type(o).__name__)
+    gc.unfreeze()  # the objects frozen after collection too (a module's list)
+    try:
+        for o in gc.get_objects():
+            for r in gc.get_referents(o):
+                if isinstance(r, dgarray.DistributedArray):
+                    found.setdefault(id(r), (r, set()))[1].add(type(o).__name__)
+    finally:
+        gc.freeze()
     return found
 
 
