@@ -140,6 +140,9 @@ def test_roots(p, ndev, eig_real, monkeypatch):
 
 def test_roots_errors_and_poly_of_a_matrix(ndev):
     same_error(lambda: dg.roots(dg.ones((2, 3))), lambda: np.roots(np.ones((2, 3))))
+    for scalar in (2.0, np.float32(3), np.array(4.0)):  # NumPy's dispatcher rejects a 0-d p
+        same_error(lambda: dg.roots(scalar), lambda: np.roots(scalar))
+    same_error(lambda: dg.roots(dg.asarray(4.0)), lambda: np.roots(np.array(4.0)))
     same_error(lambda: dg.roots(dg.asarray(np.array([1, 2, 3], np.float16))),
                lambda: np.roots(np.array([1, 2, 3], np.float16)))
     # poly of a square matrix: the characteristic polynomial (eigvals on the devices)

@@ -180,6 +180,8 @@ def roots(p):
     the one host read."""
     from ._dense import _eig, available
     from ._matrix import diag
+    if numpy.ndim(p) == 0:  # NumPy's dispatcher iterates over p: a scalar is an error
+        raise TypeError("dispatcher for __array_function__ did not return an iterable")
     if not available():
         return _fallback.call(numpy.roots, (p,), {}, "numpy.roots")
     p = _atleast_1d(p)
