@@ -491,6 +491,68 @@ def reads_of_what_every_process_holds_stay_home():
     assert counts() == (before[0], before[1] + 1), (before, counts())
 
 
+@case(quick=True)
+def arg_reductions_take_one_exchange():
+    """argmax / argmin whose (value, index) partials span processes: the
+    pairs of every device gathered to every process by one exchange (the
+    job's all-reduce of pairs), each process then holding the result on its
+    own devices, so that reading it broadcasts nothing; NumPy's answer, with
+    NaNs (the first wins) and ties (the lowest index wins) wherever they lie.
+    nanargmax / nanargmin take one more exchange: their all-NaN check."""
+    n = ndev()
+    size = 24 * n
+    rng = np.random.default_rng(12)
+
+    def split(x):  # along the first axis over every device of the job
+        m = x.shape[0]
+        return dg.distributed_array(x, {d: slice(d * m // n, (d + 1) * m // n) for d in range(n)})
+
+    def counted(f, exchanges, what):
+        dist.barrier()
+        before = counts()
+        got = f()
+        assert counts() == (before[0], before[1] + exchanges), (what, before, counts())
+        return got
+
+    ties = rng.integers(0, 3, size).astype(np.float64)  # the max and min in every chunk
+    nans = rng.standard_normal(size)
+    nans[[size // 2 + 1, size - 5, size - 4]] = np.nan  # the first NaN past the middle
+    last = np.abs(rng.standard_normal(size))
+    last[[size - 1, size - 2]] = np.nan                 # NaNs on the last device alone
+    last[3] = last[size // 2] = 9.0                     # a tie of the largest numbers
+    inputs = [("ties", ties, (np.float64, np.float32, np.float16, np.int8, np.uint64, np.bool_,
+                              np.complex128)),
+              ("nans", nans, (np.float64, np.float32, np.float16, np.complex64)),
+              ("last", last, (np.float64, np.float32))]
+    for what, x0, dtypes in inputs:
+        for dt in dtypes:
+            x = x0.astype(dt)
+            if dt == np.complex128:
+                x = x + 1j * np.where(np.arange(size) % 5 == 0, np.nan, ties[::-1])
+            x2 = x.reshape(size // 4, 4)
+            a, a2 = split(x), split(x2)
+            nan_x = 2 if x.dtype.kind in "fc" else 1
+            for f in (np.argmax, np.argmin, np.nanargmax, np.nanargmin):
+                name = f"{what} {x.dtype} {f.__name__}"
+                nan_f = f in (np.nanargmax, np.nanargmin)
+                ex = nan_x if nan_f else 1
+                got = counted(lambda: int(f(a)), ex, name)
+                assert got == int(f(x)), (name, got, int(f(x)))
+                got = counted(lambda: np.asarray(f(a, keepdims=True)), ex, f"{name} keepdims")
+                eq(got, f(x, keepdims=True), f"{name} keepdims")
+                got = counted(lambda: int(f(a2)), ex, f"{name} 2-d")
+                assert got == int(f(x2)), (name, "2-d", got, int(f(x2)))
+                got = counted(lambda: np.asarray(f(a2, axis=None, keepdims=True)), ex,
+                              f"{name} 2-d keepdims")
+                eq(got, f(x2, axis=None, keepdims=True), f"{name} 2-d keepdims")
+                if not nan_f:  # along the split axis: one all-reduce of 4 pairs
+                    got = counted(lambda: np.asarray(f(a2, axis=0)), 1, f"{name} axis 0")
+                    eq(got, f(x2, axis=0), f"{name} axis 0")
+                eq(f(a2, axis=0), f(x2, axis=0), f"{name} axis 0")
+                eq(f(a2, axis=1), f(x2, axis=1), f"{name} axis 1")
+                same_on_every_process(int(f(a)), name)
+
+
 @case()
 def no_memory_left_behind():
     before = dg._core._bytes_in_use()

@@ -263,7 +263,9 @@ def _nanarg(a, axis, out, keepdims, fill, func):
     a, mask = _replace_nan(a, fill)
     if mask is not None and mask.size:
         m = all_(mask, axis=axis)
-        if bool(any_(m)):
+        # axis None: m is read as it is (in a job every process holds its
+        # value; any_ of it would be one device's, broadcast to the others)
+        if bool(m if m.ndim == 0 else any_(m)):
             raise ValueError("All-NaN slice encountered")
     kw = {} if keepdims is _NOVALUE else {"keepdims": keepdims}
     return func(a, axis=axis, out=out, **kw)

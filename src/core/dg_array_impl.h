@@ -120,6 +120,16 @@ dg_status dg_array_combine(dg_array *a, int loop, dg_array **out, dg_error *err)
  * where every chunk of a holds the same box (dg_array_combine otherwise).
  * New reference. */
 dg_status dg_array_combine_one(dg_array *a, int loop, dg_array **out, dg_error *err);
+/* Partials of argmax / argmin (kind DG_RED_ARGMAX or ARGMIN): values v and
+ * their indices ix, whose chunks hold the same box on distinct devices that
+ * cannot all read the first one's (a job's processes), combined by the
+ * backend's all-reduce of (value, index) pairs: every chunk of *vout and
+ * *iout (v's and ix's layouts) gets the pair argmax / argmin picks, every
+ * process holding the result on its own devices.  DG_ERR_NOTIMPL (err
+ * untouched, nothing made) for other layouts, or where the backend has no
+ * such all-reduce.  New references. */
+dg_status dg_array_combine_arg(dg_array *v, dg_array *ix, int kind, dg_array **vout,
+                               dg_array **iout, dg_error *err);
 
 /* 1 if every non-empty chunk of a holds axis ax whole (in order, step 1):
  * where a scan, a sort or an FFT along ax runs chunk by chunk. */

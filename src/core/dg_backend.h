@@ -275,8 +275,23 @@ typedef struct dg_pxfer {
  * (NumPy's add, multiply, maximum, minimum), or DG_ALLRED_LOOP: any binary
  * loop (dtype, dtype) -> dtype, `loop` (a job's backend folds any loop; the
  * others return DG_ERR_NOTIMPL for it).  `loop` is op's loop for the four
- * ops too.  dst[i] may be src[i]. */
-enum { DG_ALLRED_SUM, DG_ALLRED_PROD, DG_ALLRED_MAX, DG_ALLRED_MIN, DG_ALLRED_LOOP };
+ * ops too.  dst[i] may be src[i].
+ * DG_ALLRED_ARGMAX / ARGMIN: (value, index) pairs, the int64 indices at
+ * src_idx[i] and dst_idx[i] beside the values (NULL for the other ops):
+ * (dst[i][e], dst_idx[i][e]) = the pair argmax / argmin picks among the n
+ * pairs (src[k][e], src_idx[k][e]) (dg_reduce_desc's order: a NaN first,
+ * then the larger / smaller value, the smallest index among equal ones);
+ * `loop` unused.  Where flags have DG_BE_ARG_ALLRED (a job's backend); the
+ * others return DG_ERR_NOTIMPL. */
+enum {
+    DG_ALLRED_SUM,
+    DG_ALLRED_PROD,
+    DG_ALLRED_MAX,
+    DG_ALLRED_MIN,
+    DG_ALLRED_LOOP,
+    DG_ALLRED_ARGMAX,
+    DG_ALLRED_ARGMIN
+};
 typedef struct dg_allreduce_desc {
     int n;
     const int *devs;
@@ -286,6 +301,8 @@ typedef struct dg_allreduce_desc {
     int dtype;
     int op;
     int loop;
+    const int64_t *const *src_idx;
+    int64_t *const *dst_idx;
 } dg_allreduce_desc;
 
 /* Compaction (dg_backend_i.select): the elements of an N-d strided block
@@ -428,10 +445,12 @@ typedef struct dg_count_desc {
 
 /* Capabilities a backend states in dg_backend_i.flags. */
 enum {
-    DG_BE_IDX_IN = 1u,  /* reduce honours dg_reduce_desc.idx_in */
-    DG_BE_XCHG_SMS = 2u /* exchange runs kernels that take processors from
-                           work beside it (NCCL's): products then get
-                           dg_gemm_desc.share_sms */
+    DG_BE_IDX_IN = 1u,   /* reduce honours dg_reduce_desc.idx_in */
+    DG_BE_XCHG_SMS = 2u, /* exchange runs kernels that take processors from
+                            work beside it (NCCL's): products then get
+                            dg_gemm_desc.share_sms */
+    DG_BE_ARG_ALLRED = 4u /* allreduce takes DG_ALLRED_ARGMAX / ARGMIN (a
+                             job's backend over one with DG_BE_IDX_IN) */
 };
 
 typedef struct dg_backend_i dg_backend_i;

@@ -466,36 +466,73 @@ static dg_status dist_exchange(dg_backend_i *be, const dg_xfer *x, int n, dg_err
 
 /* ---- all-reduce: one exchange of the partials, the same fold everywhere ---- */
 
-/* The fold of an all-reduce on this process: n rows of `count` elements
- * (row i of device r->devs[i], in r's order) at host memory `rows`, copied
- * to local device `l` (the process's first device in r), folded there in
- * row order, row 0 op row 1 op ... (the order of every backend's
+/* 1 for the all-reduces of (value, index) pairs (argmax / argmin). */
+static int arg_op(int op)
+{
+    return op == DG_ALLRED_ARGMAX || op == DG_ALLRED_ARGMIN;
+}
+
+/* The bytes of one device's row of all-reduce r in the exchange: its count
+ * values, then, for argmax / argmin, its count indices at *ioff, each part
+ * padded to 16 bytes so that on the device where the rows are folded, one
+ * after another, every value and every index is aligned. */
+static size_t row_bytes(const dg_allreduce_desc *r, size_t *ioff)
+{
+    const size_t vb = (size_t)r->count * (size_t)dg_dtype_size(r->dtype);
+    if (!arg_op(r->op)) {
+        *ioff = vb;
+        return vb;
+    }
+    *ioff = (vb + 15) / 16 * 16;
+    return *ioff + ((size_t)r->count * sizeof(int64_t) + 15) / 16 * 16;
+}
+
+/* The fold of an all-reduce on this process: n rows (row_bytes; row i of
+ * device r->devs[i], in r's order) at host memory `rows`, copied to local
+ * device `l` (the process's first device in r), folded there into dst (and
+ * dst_idx) of that device, then copied to the other local dst.  A loop
+ * folds in row order, row 0 op row 1 op ... (the order of every backend's
  * all-reduce and of the core's own fold, so the bits are the same as in one
- * process), into dst of that device, then copied to the other local dst.
- * Waits for all of it (rows may go once this returns). */
+ * process); argmax / argmin is one reduce over the rows reading their
+ * indices (idx_in: the inner backend's own pick, as the core's combine of
+ * partials on one device makes it in one process).  Waits for all of it
+ * (rows may go once this returns). */
 static dg_status fold_rows(dist_be *d, int stream, const dg_allreduce_desc *r, int l, int first,
                            const char *rows, dg_error *err)
 {
-    const int isz = dg_dtype_size(r->dtype);
-    const size_t row = (size_t)r->count * (size_t)isz;
+    const int isz = dg_dtype_size(r->dtype), arg = arg_op(r->op);
+    size_t ioff;
+    const size_t row = row_bytes(r, &ioff), vbytes = (size_t)r->count * (size_t)isz;
     void *stack = NULL;
     char *acc = (char *)r->dst[first];
     dg_copy_desc c;
     dg_status st;
     int i;
     DG_CHECK(dg_be_alloc(d->in, l, row * (size_t)r->n, &stack, err));
-    memset(&c, 0, sizeof c);
-    c.ndim = 1;
-    c.shape[0] = (int64_t)row * r->n;
-    c.itemsize = 1;
-    c.src_dev = DG_HOST;
-    c.src = rows;
-    c.src_strides[0] = 1;
-    c.dst_dev = l;
-    c.dst = (char *)stack;
-    c.dst_strides[0] = 1;
+    c = dg_copy_bytes(DG_HOST, rows, l, stack, row * (size_t)r->n);
     st = dg_be_copy(d->in, l, stream, &c, err);
-    for (i = 1; i < r->n && st == DG_OK; i++) {
+    if (arg && st == DG_OK) { /* dims: the elements (kept), the rows (reduced) */
+        dg_reduce_desc e;
+        memset(&e, 0, sizeof e);
+        e.kind = r->op == DG_ALLRED_ARGMIN ? DG_RED_ARGMIN : DG_RED_ARGMAX;
+        e.dtype = r->dtype;
+        e.ndim = 2;
+        e.nred = 1;
+        e.shape[0] = r->count;
+        e.shape[1] = r->n;
+        e.src = (const char *)stack;
+        e.src_strides[0] = isz;
+        e.src_strides[1] = (int64_t)row;
+        e.idx_in = (const int64_t *)((char *)stack + ioff);
+        e.idx_in_strides[0] = (int64_t)sizeof(int64_t);
+        e.idx_in_strides[1] = (int64_t)row;
+        e.dst = acc;
+        e.dst_strides[0] = isz;
+        e.idx = r->dst_idx[first];
+        e.idx_strides[0] = (int64_t)sizeof(int64_t);
+        st = dg_be_reduce(d->in, l, stream, &e, err);
+    }
+    for (i = 1; !arg && i < r->n && st == DG_OK; i++) {
         dg_ew_desc e;
         memset(&e, 0, sizeof e);
         e.loop = r->loop;
@@ -508,11 +545,8 @@ static dg_status fold_rows(dist_be *d, int stream, const dg_allreduce_desc *r, i
         e.strides[0][0] = e.strides[1][0] = e.strides[2][0] = isz;
         st = dg_be_elementwise(d->in, l, stream, &e, err);
     }
-    if (st == DG_OK && r->n == 1) { /* one row: a copy */
-        c.shape[0] = (int64_t)row;
-        c.src_dev = l;
-        c.src = (const char *)stack;
-        c.dst = acc;
+    if (!arg && st == DG_OK && r->n == 1) { /* one row: a copy */
+        c = dg_copy_bytes(l, stack, l, acc, row);
         st = dg_be_copy(d->in, l, stream, &c, err);
     }
     /* the other local devices copy the result */
@@ -521,13 +555,14 @@ static dg_status fold_rows(dist_be *d, int stream, const dg_allreduce_desc *r, i
         if (li < 0)
             continue;
         st = dg_be_wait(d->in, li, stream, dg_be_pos(d->in, l, stream), err);
-        c.shape[0] = (int64_t)row;
-        c.src_dev = l;
-        c.src = acc;
-        c.dst_dev = li;
-        c.dst = (char *)r->dst[i];
+        c = dg_copy_bytes(l, acc, li, r->dst[i], vbytes);
         if (st == DG_OK)
             st = dg_be_copy(d->in, li, stream, &c, err);
+        if (arg && st == DG_OK) {
+            c = dg_copy_bytes(l, r->dst_idx[first], li, r->dst_idx[i],
+                              (size_t)r->count * sizeof(int64_t));
+            st = dg_be_copy(d->in, li, stream, &c, err);
+        }
     }
     /* waits for this fold's work (not the devices' other work) */
     if (st == DG_OK)
@@ -546,40 +581,46 @@ static dg_status fold_rows(dist_be *d, int stream, const dg_allreduce_desc *r, i
 }
 
 /* The all-reduce of a job (dg_backend_i.allreduce): every process copies
- * its devices' partials to the host, one allgather of the comm gives every
- * process every partial (n rows in r's order), and each process folds them
- * in that order on its first device of r and copies the result to its other
- * devices of r (fold_rows).  So every device gets the same bits, whichever
- * process it is on, with one exchange of n * count elements for the job
- * (log P steps of MPI's allgather) instead of a transfer for each pair of
- * devices.  Synchronous: it returns with dst written.  Any binary loop. */
+ * its devices' partials (and, for argmax / argmin, their indices) to the
+ * host, one allgather of the comm gives every process every partial (n
+ * rows in r's order), and each process folds them on its first device of r
+ * and copies the result to its other devices of r (fold_rows).  So every
+ * device gets the same bits, whichever process it is on, with one exchange
+ * of the n rows for the job (log P steps of MPI's allgather) instead of a
+ * transfer for each pair of devices.  Synchronous: it returns with dst
+ * written.  Any binary loop; argmax / argmin where the inner backend's
+ * reduce reads indices (DG_BE_ARG_ALLRED set at creation), DG_ERR_NOTIMPL
+ * otherwise (the same answer on every process, nothing done). */
 static dg_status dist_allreduce(dg_backend_i *be, int stream, const dg_allreduce_desc *r,
                                 dg_error *err)
 {
     dist_be *d = dist_of(be);
-    const int np = d->comm->size, isz = dg_dtype_size(r->dtype);
-    const size_t row = (size_t)r->count * (size_t)isz;
-    size_t *counts = (size_t *)calloc(2 * (size_t)np, sizeof(size_t)), *displs;
+    const int np = d->comm->size, arg = arg_op(r->op);
+    size_t ioff;
+    const size_t row = row_bytes(r, &ioff);
+    size_t *counts, *displs;
     char *mine = NULL, *all = NULL;
     int *order = NULL, i, p, first = -1, l = -1, nmine = 0;
     dg_status st = DG_OK;
-    if (r->loop < 0 || r->loop >= dg_nloops || r->n < 1) {
-        free(counts);
-        return dg_error_set(err, DG_ERR_NOTIMPL, -1, "no all-reduce of loop %d", r->loop);
-    }
+    if (arg ? !(be->flags & DG_BE_ARG_ALLRED) : r->loop < 0 || r->loop >= dg_nloops)
+        return dg_error_set(err, DG_ERR_NOTIMPL, -1, "no all-reduce of loop %d (op %d)",
+                            r->loop, r->op);
+    if (r->n < 1 || (arg && (!r->src_idx || !r->dst_idx)))
+        return dg_error_set(err, DG_ERR_INTERNAL, -1, "an all-reduce of %d devices (op %d)%s",
+                            r->n, r->op, r->n < 1 ? "" : " without its indices");
+    if (r->count == 0)
+        return DG_OK;
+    counts = (size_t *)calloc(2 * (size_t)np, sizeof(size_t));
     if (!counts)
         return dg_error_set(err, DG_ERR_NOMEM, -1, "out of host memory");
     displs = counts + np;
-    if (r->count == 0) {
-        free(counts);
-        return DG_OK;
-    }
     /* rows grouped by process (the allgather's order), each group in r's order */
     for (i = 0; i < r->n; i++)
         counts[d->proc_of[r->devs[i]]] += row;
     for (p = 1; p < np; p++)
         displs[p] = displs[p - 1] + counts[p - 1];
-    mine = (char *)malloc(counts[d->comm->rank] + 1);
+    /* zeroed: the padding of argmax's rows goes out too */
+    mine = (char *)calloc(counts[d->comm->rank] + 1, 1);
     all = (char *)malloc(row * (size_t)r->n + 1);
     order = (int *)malloc((size_t)r->n * sizeof(int));
     if (!mine || !all || !order) {
@@ -602,6 +643,7 @@ static dg_status dist_allreduce(dg_backend_i *be, int stream, const dg_allreduce
     /* this process's partials to the host: every copy queued, then waited for */
     for (i = 0; i < r->n && st == DG_OK; i++) {
         const int li = loc(d, r->devs[i]);
+        char *to = mine + (size_t)nmine * row;
         dg_copy_desc c;
         if (li < 0)
             continue;
@@ -609,17 +651,15 @@ static dg_status dist_allreduce(dg_backend_i *be, int stream, const dg_allreduce
             first = i;
             l = li;
         }
-        memset(&c, 0, sizeof c);
-        c.ndim = 1;
-        c.shape[0] = (int64_t)row;
-        c.itemsize = 1;
-        c.src_dev = li;
-        c.src = (const char *)r->src[i];
-        c.src_strides[0] = 1;
-        c.dst_dev = DG_HOST;
-        c.dst = mine + (size_t)nmine++ * row;
-        c.dst_strides[0] = 1;
+        nmine++;
+        c = dg_copy_bytes(li, r->src[i], DG_HOST, to, (size_t)r->count *
+                          (size_t)dg_dtype_size(r->dtype));
         st = dg_be_copy(d->in, li, stream, &c, err);
+        if (arg && st == DG_OK) {
+            c = dg_copy_bytes(li, r->src_idx[i], DG_HOST, to + ioff,
+                              (size_t)r->count * sizeof(int64_t));
+            st = dg_be_copy(d->in, li, stream, &c, err);
+        }
     }
     for (i = 0; i < r->n && st == DG_OK; i++) {
         const int li = loc(d, r->devs[i]);
@@ -754,7 +794,9 @@ dg_status dg_dist_backend_create(dg_backend_i *inner, dg_comm_i *comm, const dg_
     d->iface.version = DG_BACKEND_VERSION;
     d->iface.name = inner->name;
     d->iface.ndevices = ngdev;
-    d->iface.flags = inner->flags;
+    d->iface.flags = inner->flags & ~(unsigned)DG_BE_ARG_ALLRED;
+    if ((inner->flags & DG_BE_IDX_IN) && dg_be_has(inner, DG_SLOT_REDUCE))
+        d->iface.flags |= DG_BE_ARG_ALLRED; /* dist_allreduce folds pairs by its reduce */
     /* gemm_wide stays NULL: across processes memory is not shared, so each
      * device computes its products (dg_matmul.c's per-device plan) */
     d->iface.impl = d;

@@ -8,8 +8,10 @@
  * different parts that cover the same output elements (the reduced axes were
  * split) are then combined: left in the op's mode (SUM, PROD, MAX, MIN:
  * lazy, resolved when read), combined on the devices with the reduction's
- * own loop, or, for argmax / argmin, on the host from the (value, index)
- * pairs, which are few. */
+ * own loop, or, for argmax / argmin, from the (value, index) pairs: in a
+ * job of several processes by one all-reduce of the pairs (every process
+ * then holds the result), else stacked on the first partial's device and
+ * folded there, or on the host. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -896,9 +898,12 @@ dg_status dg_array_reduce(dg_array *a, const dg_reduce_call *c, dg_array **out,
     if (!disjoint) {
         dg_array *v2 = NULL, *i2 = NULL;
         if (arg) {
-            if ((be->flags & DG_BE_IDX_IN) && same_boxes(r))
+            /* in a job, one exchange leaving the pairs on every process;
+             * else stacked on the first device, or on the host */
+            st = dg_array_combine_arg(r, ri, c->kind, &v2, &i2, err);
+            if (st == DG_ERR_NOTIMPL && (be->flags & DG_BE_IDX_IN) && same_boxes(r))
                 st = combine_arg_on_device(r, ri, c->kind, &v2, &i2, err);
-            else
+            else if (st == DG_ERR_NOTIMPL)
                 st = combine_arg_on_host(r, ri, c->kind == DG_RED_ARGMIN, &v2, &i2, err);
             if (st != DG_OK)
                 goto fail;

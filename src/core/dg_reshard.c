@@ -578,21 +578,27 @@ static dg_status run_allreduce(dg_backend_i *be, void *ctx, dg_error *err)
 }
 
 /* Chunks holding the same box on distinct devices, combined by the backend's
- * all-reduce into r (same layout).  DG_ERR_NOTIMPL (err untouched) where the
- * backend has none for this dtype and op. */
-static dg_status combine_allreduce(dg_array *a, int loop, dg_array *r, dg_error *err)
+ * all-reduce `op` into r (same layout): with `loop` (any op but argmax /
+ * argmin's), or, with ai and ri (op DG_ALLRED_ARGMAX / ARGMIN), as (value,
+ * index) pairs, ai the indices beside a and ri beside r (same layout).
+ * DG_ERR_NOTIMPL (err untouched) where the backend has none for this dtype
+ * and op. */
+static dg_status combine_allreduce(dg_array *a, dg_array *ai, int loop, int op, dg_array *r,
+                                   dg_array *ri, dg_error *err)
 {
     dg_backend_i *be = a->be;
-    const int n = a->nchunks;
+    const int n = a->nchunks, nacc = ai ? 4 : 2;
     int *devs = (int *)malloc((size_t)n * sizeof(int));
     const void **src = (const void **)malloc((size_t)n * sizeof(void *));
     void **dst = (void **)malloc((size_t)n * sizeof(void *));
-    dg_access *acc = (dg_access *)malloc((size_t)n * 2 * sizeof(dg_access));
+    const int64_t **src_idx = ai ? (const int64_t **)malloc((size_t)n * sizeof(void *)) : NULL;
+    int64_t **dst_idx = ai ? (int64_t **)malloc((size_t)n * sizeof(void *)) : NULL;
+    dg_access *acc = (dg_access *)malloc((size_t)n * (size_t)nacc * sizeof(dg_access));
     dg_allreduce_desc d;
     dg_status st = DG_OK;
     int i;
 
-    if (!devs || !src || !dst || !acc) {
+    if (!devs || !src || !dst || !acc || (ai && (!src_idx || !dst_idx))) {
         st = dg_error_set(err, DG_ERR_NOMEM, -1, "out of host memory");
         goto done;
     }
@@ -600,24 +606,74 @@ static dg_status combine_allreduce(dg_array *a, int loop, dg_array *r, dg_error 
         devs[i] = a->chunks[i].device;
         src[i] = (const char *)a->chunks[i].buf->ptr + a->chunks[i].offset;
         dst[i] = (char *)r->chunks[i].buf->ptr + r->chunks[i].offset;
-        acc[2 * i] = dg_acc_on(a->chunks[i].buf, DG_ACC_READ, devs[i], DG_STREAM_COMPUTE);
-        acc[2 * i + 1] = dg_acc_on(r->chunks[i].buf, DG_ACC_WRITE, devs[i], DG_STREAM_COMPUTE);
+        acc[nacc * i] = dg_acc_on(a->chunks[i].buf, DG_ACC_READ, devs[i], DG_STREAM_COMPUTE);
+        acc[nacc * i + 1] = dg_acc_on(r->chunks[i].buf, DG_ACC_WRITE, devs[i],
+                                      DG_STREAM_COMPUTE);
+        if (ai) {
+            src_idx[i] = (const int64_t *)((const char *)ai->chunks[i].buf->ptr +
+                                           ai->chunks[i].offset);
+            dst_idx[i] = (int64_t *)((char *)ri->chunks[i].buf->ptr + ri->chunks[i].offset);
+            acc[nacc * i + 2] = dg_acc_on(ai->chunks[i].buf, DG_ACC_READ, devs[i],
+                                          DG_STREAM_COMPUTE);
+            acc[nacc * i + 3] = dg_acc_on(ri->chunks[i].buf, DG_ACC_WRITE, devs[i],
+                                          DG_STREAM_COMPUTE);
+        }
     }
+    memset(&d, 0, sizeof d);
     d.n = n;
     d.devs = devs;
     d.src = src;
     d.dst = (void *const *)dst;
     d.count = dg_box_size(&a->chunks[0].box);
     d.dtype = a->dtype;
-    d.op = allreduce_op(loop) >= 0 ? allreduce_op(loop) : DG_ALLRED_LOOP;
+    d.op = op;
     d.loop = loop;
-    st = dg_enqueue_group(be, acc, 2 * n, run_allreduce, &d, err);
+    d.src_idx = (const int64_t *const *)src_idx;
+    d.dst_idx = (int64_t *const *)dst_idx;
+    st = dg_enqueue_group(be, acc, nacc * n, run_allreduce, &d, err);
 done:
     free(devs);
     free(src);
     free(dst);
+    free(src_idx);
+    free(dst_idx);
     free(acc);
     return st;
+}
+
+/* 1 if the backend's all-reduce rather than reads in place should combine
+ * the chunks of a (the same box on distinct devices): where the devices
+ * cannot read one another (a job's processes: one exchange instead of a
+ * fetch for each pair of devices) or, with `large`, for large partials. */
+static int allreduce_pays(const dg_array *a, int large)
+{
+    dg_backend_i *be = a->be;
+    return dg_be_has(be, DG_SLOT_ALLREDUCE) &&
+           (large || !dg_be_has(be, DG_SLOT_CAN_ACCESS) || !all_read_first(a));
+}
+
+dg_status dg_array_combine_arg(dg_array *v, dg_array *ix, int kind, dg_array **vout,
+                               dg_array **iout, dg_error *err)
+{
+    dg_array *r = NULL, *ri = NULL;
+    dg_status st;
+    if (!(v->be->flags & DG_BE_ARG_ALLRED) || v->nchunks < 2 || !same_dense_boxes(v, 1) ||
+        !same_dense_boxes(ix, 1) || !allreduce_pays(v, 0))
+        return DG_ERR_NOTIMPL;
+    DG_CHECK(empty_like_chunks(v, DG_MODE_REPLICA, &r, err));
+    st = empty_like_chunks(ix, DG_MODE_REPLICA, &ri, err);
+    if (st == DG_OK)
+        st = combine_allreduce(v, ix, -1, kind == DG_RED_ARGMIN ? DG_ALLRED_ARGMIN
+                                                                : DG_ALLRED_ARGMAX, r, ri, err);
+    if (st != DG_OK) {
+        dg_array_decref(r);
+        if (ri)
+            dg_array_decref(ri);
+        return st;
+    }
+    *vout = r;
+    *iout = ri;
+    return DG_OK;
 }
 
 /* Chunks holding the same box: every chunk of r (whose chunks are a's, or
@@ -700,10 +756,10 @@ dg_status dg_array_combine(dg_array *a, int loop, dg_array **out, dg_error *err)
          * large partials, or devices that cannot read one another (a job's
          * processes: one exchange instead of a fetch per pair of devices;
          * any binary loop there, the others' backends returning NOTIMPL) */
-        if (dg_be_has(be, DG_SLOT_ALLREDUCE) &&
-            (bytes > dg_get_peer_read_bytes() || !dg_be_has(be, DG_SLOT_CAN_ACCESS) ||
-             !all_read_first(a)))
-            st = combine_allreduce(a, loop, r, err);
+        if (allreduce_pays(a, bytes > dg_get_peer_read_bytes()))
+            st = combine_allreduce(a, NULL, loop,
+                                   allreduce_op(loop) >= 0 ? allreduce_op(loop) : DG_ALLRED_LOOP,
+                                   r, NULL, err);
         if (st == DG_ERR_NOTIMPL)
             st = combine_same_boxes(a, loop, r, err);
         if (st != DG_OK) {
