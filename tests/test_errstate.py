@@ -246,3 +246,26 @@ def test_nothing_left_over(ndev, fusion_off):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         np.asarray(dg.add(da, 1.0))
+
+
+@pytest.mark.parametrize("dtype", ["f2", "f4", "f8", "c16"])
+def test_arg_reductions_report_nothing(ndev, dtype):
+    """argmax / argmin (and the nan* forms) of arrays holding NaNs, under
+    errstate(all="raise") with warnings as errors: NumPy reports nothing
+    (its arg functions never look at the floating-point status, though a
+    NaN compared raises "invalid"); dgarray neither, on every layout, with
+    NumPy's answers."""
+    x = np.arange(24.0).reshape(4, 6).astype(dtype)
+    x[1, 2] = x[3, 0] = np.nan
+    y = np.where(np.isnan(x), 5, x)  # no NaN: the nan* forms' input
+    for name, m in maps_for(x.shape, ndev):
+        d, e = dg.distributed_array(x, m), dg.distributed_array(y, m)
+        with np.errstate(all="raise"), warnings.catch_warnings():
+            warnings.simplefilter("error")
+            for f in (np.argmax, np.argmin):
+                for axis in (None, 0, 1):
+                    assert np.array_equal(np.asarray(f(d, axis=axis)), f(x, axis=axis)), \
+                        (name, f.__name__, axis)
+            for f in (np.nanargmax, np.nanargmin):
+                assert int(f(d)) == f(x), (name, f.__name__)
+                assert np.array_equal(np.asarray(f(e, axis=0)), f(y, axis=0)), (name, f.__name__)

@@ -338,11 +338,16 @@ static void run_copy(const dg_copy_desc *c)
 static void run_task_body(cpu_be *cb, cpu_dev *d, cpu_task *t);
 
 /* The action word a task runs under: the queuing thread's, for the work whose
- * loops NumPy checks (elementwise, fused, reductions, scans); 0 for the rest. */
+ * loops NumPy checks (elementwise, fused, reductions, scans); 0 for the rest,
+ * and for argmax / argmin, which NumPy runs without looking at the status
+ * (a NaN compared there raises "invalid" and NumPy says nothing). */
 static uint32_t task_fpe(const cpu_task *t)
 {
     switch (t->kind) {
-    case T_EW: case T_FUSED: case T_REDUCE: case T_SCAN: return t->fpe;
+    case T_REDUCE:
+        return t->u.reduce.d.kind == DG_RED_ARGMAX || t->u.reduce.d.kind == DG_RED_ARGMIN ? 0
+                                                                                          : t->fpe;
+    case T_EW: case T_FUSED: case T_SCAN: return t->fpe;
     default: return 0;
     }
 }
