@@ -420,6 +420,23 @@ def counts():
     return dg._core._dist_counts()
 
 
+# the job's all-reduces go device to device (a transport of each process's
+# partials, no host communication) unless DGARRAY_JOB_ALLREDUCE=host sends
+# them through the host (one exchange each, the path of jobs of many processes)
+HOST_ALLREDUCE = os.environ.get("DGARRAY_JOB_ALLREDUCE") == "host"
+
+
+def allreduce_counts():
+    """(broadcasts, exchanges, all-reduces) so far."""
+    return counts() + (dg._core._dist_allreduces()[0],)
+
+
+def after_allreduces(before, n):
+    """What allreduce_counts() must be after n all-reduces and nothing else
+    since `before`: no broadcast, an exchange each through the host alone."""
+    return (before[0], before[1] + (n if HOST_ALLREDUCE else 0), before[2] + n)
+
+
 @case(quick=True)
 def host_reads_in_pieces():
     """A host read of another process's chunk goes in pieces, each broadcast
@@ -482,9 +499,10 @@ def reads_of_what_every_process_holds_stay_home():
     v = dg.distributed_array(h, {d: slice(d * h.size // ndev(), (d + 1) * h.size // ndev())
                                  for d in range(ndev())})
     for name, ref in [("sum", 499500.0 - 300000), ("max", 699.0), ("mean", 199.5)]:
-        before = counts()
-        value = float(getattr(v, name)())  # one exchange (the all-reduce), no broadcast
-        assert counts() == (before[0], before[1] + 1), (name, before, counts())
+        before = allreduce_counts()
+        value = float(getattr(v, name)())  # one all-reduce, no broadcast
+        assert allreduce_counts() == after_allreduces(before, 1), (name, before,
+                                                                   allreduce_counts())
         assert value == ref, (name, value, ref)
     before = counts()
     dist.barrier()
@@ -507,11 +525,12 @@ def arg_reductions_take_one_exchange():
         m = x.shape[0]
         return dg.distributed_array(x, {d: slice(d * m // n, (d + 1) * m // n) for d in range(n)})
 
-    def counted(f, exchanges, what):
+    def counted(f, nallreduce, what):
         dist.barrier()
-        before = counts()
+        before = allreduce_counts()
         got = f()
-        assert counts() == (before[0], before[1] + exchanges), (what, before, counts())
+        assert allreduce_counts() == after_allreduces(before, nallreduce), (
+            what, before, allreduce_counts())
         return got
 
     ties = rng.integers(0, 3, size).astype(np.float64)  # the max and min in every chunk

@@ -61,8 +61,9 @@ def run_job(n, args, timeout=300, env=None, launcher_options=()):
     return p.returncode, p.stdout + p.stderr
 
 
-def check_cases(n, quick):
-    rc, out = run_job(n, [os.path.join(HERE, "_mpi_cases.py")] + (["--quick"] if quick else []))
+def check_cases(n, quick, env=None):
+    rc, out = run_job(n, [os.path.join(HERE, "_mpi_cases.py")] + (["--quick"] if quick else []),
+                      env=env)
     verdicts = [line for line in out.splitlines() if line.startswith("RANK ") and
                 " passed, " in line]
     assert len(verdicts) == n, out[-6000:]
@@ -76,6 +77,13 @@ def test_cases_on_two_processes():
 
 def test_cases_on_four_processes():
     check_cases(4, quick=True)
+
+
+def test_cases_with_all_reduces_through_the_host():
+    """The quick cases with every all-reduce of the job through the host
+    (DGARRAY_JOB_ALLREDUCE=host: the path of jobs of many processes; by
+    default few processes' all-reduces go device to device)."""
+    check_cases(2, quick=True, env={"DGARRAY_JOB_ALLREDUCE": "host"})
 
 
 def test_single_process_program_unchanged_in_a_job():

@@ -616,6 +616,16 @@ struct dg_backend_i {
      * backend's virtual devices, where NumPy's BLAS is found).  The core then
      * runs a product as one such call instead of one call per device. */
     int (*gemm_wide)(dg_backend_i *be, int dtype);
+    /* OPTIONAL ([multihost]; NULL: DG_OK, nothing watched).  Called by a
+     * job's host waits while they wait, every few tens of milliseconds
+     * (without the GIL): DG_ERR_DEVICE where a transfer between processes
+     * (transport) has been running for more than timeout_s seconds without
+     * completing, or the transport reported a failure (a process of the job
+     * died or stopped).  The job's transfers are then aborted, so that no
+     * wait on this process's devices hangs, and every later transport fails
+     * with the same message.  Where the transport's waits are bounded
+     * already (the CPU backend's MPI messages) there is nothing to watch. */
+    dg_status (*watch)(dg_backend_i *be, double timeout_s, dg_error *err);
 };
 
 /* ---- calls into the table (dg_backend.c) -----------------------------------
@@ -649,6 +659,7 @@ typedef enum dg_be_slot {
     DG_SLOT_SEARCH,
     DG_SLOT_COUNT,
     DG_SLOT_GEMM_WIDE,
+    DG_SLOT_WATCH,
     DG_NSLOTS_OPTIONAL
 } dg_be_slot;
 
@@ -731,6 +742,8 @@ int dg_be_gemm_wide(dg_backend_i *be, int dtype);
 dg_status dg_be_join(dg_backend_i *be, dg_comm_i *comm, int first_gdev, int ngdev,
                      dg_error *err);
 dg_status dg_be_transport(dg_backend_i *be, const dg_pxfer *x, int n, dg_error *err);
+/* NULL watch: DG_OK. */
+dg_status dg_be_watch(dg_backend_i *be, double timeout_s, dg_error *err);
 
 void dg_be_destroy(dg_backend_i *be);
 

@@ -19,6 +19,7 @@ typedef struct dist_be {
     size_t *totals;
     unsigned char *access;
     int private_reads; /* dg_dist_private_reads */
+    int allred_device; /* all-reduces device to device where they can (device_allreduce) */
 } dist_be;
 
 /* Where another process's device memory "is": never read or written here
@@ -136,11 +137,59 @@ static dg_status dist_wait(dg_backend_i *be, int dev, int stream, dg_pos p, dg_e
     return dg_be_wait(d->in, l, stream, q, err);
 }
 
+/* The job's failure, if any, then the inner backend's watch of its
+ * transfers between processes (dg_backend_i.watch): a transfer that waits
+ * for a dead process fails the job here, so that the others learn it too. */
+static dg_status job_watch(dist_be *d, dg_error *err)
+{
+    dg_status st = d->comm->check(d->comm, err);
+    if (st == DG_OK && dg_be_has(d->in, DG_SLOT_WATCH)) {
+        st = dg_be_watch(d->in, d->comm->timeout_s, err);
+        if (st != DG_OK)
+            d->comm->fail(d->comm, err ? err->msg : "a transfer between processes failed",
+                          NULL);
+    }
+    return st;
+}
+
+/* How long a host wait of the job waits for the inner backend before it
+ * looks at the job and the transfers again. */
+#define DIST_WATCH_US 20000
+
+/* The host waits for inner position q (this process's numbering): where the
+ * inner backend watches its transfers, in slices of DIST_WATCH_US with the
+ * watch between them, so that a wait on work behind a transfer to a dead
+ * process ends in DG_ERR_DEVICE instead of hanging; else the inner wait. */
+static dg_status inner_sync(dist_be *d, dg_pos q, dg_error *err)
+{
+    if (q.seq == 0)
+        return DG_OK;
+    if (!dg_be_has(d->in, DG_SLOT_WATCH))
+        return dg_be_sync(d->in, q, err);
+    for (;;) {
+        int done = 0;
+        DG_CHECK(dg_be_sync_for(d->in, q, DIST_WATCH_US, &done, err));
+        if (done)
+            return DG_OK;
+        DG_CHECK(job_watch(d, err));
+    }
+}
+
+/* Every stream of every local device, as inner_sync waits. */
+static dg_status inner_sync_all(dist_be *d, dg_error *err)
+{
+    int l, s;
+    if (dg_be_has(d->in, DG_SLOT_WATCH))
+        for (l = 0; l < d->nlocal; l++)
+            for (s = 0; s < DG_NSTREAMS; s++)
+                DG_CHECK(inner_sync(d, dg_be_pos(d->in, l, s), err));
+    return dg_be_sync_all(d->in, err);
+}
+
 static dg_status dist_sync(dg_backend_i *be, dg_pos p, dg_error *err)
 {
     dist_be *d = dist_of(be);
-    const dg_pos q = pos_in(d, p);
-    return job_check(d, q.seq ? dg_be_sync(d->in, q, err) : DG_OK, err);
+    return job_check(d, inner_sync(d, pos_in(d, p), err), err);
 }
 
 static dg_status dist_sync_for(dg_backend_i *be, dg_pos p, int64_t timeout_us, int *done,
@@ -148,14 +197,20 @@ static dg_status dist_sync_for(dg_backend_i *be, dg_pos p, int64_t timeout_us, i
 {
     dist_be *d = dist_of(be);
     const dg_pos q = pos_in(d, p);
+    dg_status st = DG_OK;
     *done = 1;
-    return job_check(d, q.seq ? dg_be_sync_for(d->in, q, timeout_us, done, err) : DG_OK, err);
+    if (q.seq) {
+        st = dg_be_sync_for(d->in, q, timeout_us, done, err);
+        if (st == DG_OK && !*done)
+            st = job_watch(d, err);
+    }
+    return job_check(d, st, err);
 }
 
 static dg_status dist_sync_all(dg_backend_i *be, dg_error *err)
 {
     dist_be *d = dist_of(be);
-    return job_check(d, dg_be_sync_all(d->in, err), err);
+    return job_check(d, inner_sync_all(d, err), err);
 }
 
 /* ---- copies; host reads of another process's device ---------------------------- */
@@ -204,6 +259,14 @@ static void host_unpack(const dg_copy_desc *c, const char *src)
  * to the host runs while the one before is broadcast. */
 static int64_t read_piece = (int64_t)16 << 20;
 #define DIST_READ_MAXPIECES 64
+
+static long long n_allreduce, n_allreduce_host;
+
+void dg_dist_allreduce_counts(long long *all, long long *host)
+{
+    *all = n_allreduce;
+    *host = n_allreduce_host;
+}
 
 int64_t dg_dist_read_piece(int64_t nbytes)
 {
@@ -274,7 +337,7 @@ static dg_status host_read(dist_be *d, int stream, const dg_copy_desc *c, dg_err
     for (k = 0; k < np && st == DG_OK; k++) {
         const int64_t r0 = (int64_t)k * step, nr = rows - r0 < step ? rows - r0 : step;
         if (l >= 0) {
-            st = dg_be_sync(d->in, done[k], err);
+            st = inner_sync(d, done[k], err);
             if (st != DG_OK)
                 break;
         }
@@ -286,7 +349,7 @@ static dg_status host_read(dist_be *d, int stream, const dg_copy_desc *c, dg_err
         /* the others must not wait for this process's pieces, and nothing
          * queued may outlive tmp */
         d->comm->fail(d->comm, "a process could not read its device for the others", NULL);
-        dg_be_sync_all(d->in, &e2);
+        inner_sync_all(d, &e2);
     }
     if (st == DG_OK && !dense)
         host_unpack(c, tmp);
@@ -351,7 +414,7 @@ static dg_status cross_copy(dist_be *d, int stream, const dg_copy_desc *c, dg_er
                         err);
     if (st != DG_OK) {
         dg_error e2 = DG_ERROR_INIT;
-        dg_be_sync_all(d->in, &e2); /* nothing queued may outlive tmp */
+        inner_sync_all(d, &e2); /* nothing queued may outlive tmp */
     }
     dg_be_release(d->in, l, tmp);
     return st;
@@ -488,30 +551,28 @@ static size_t row_bytes(const dg_allreduce_desc *r, size_t *ioff)
 }
 
 /* The fold of an all-reduce on this process: n rows (row_bytes; row i of
- * device r->devs[i], in r's order) at host memory `rows`, copied to local
- * device `l` (the process's first device in r), folded there into dst (and
- * dst_idx) of that device, then copied to the other local dst.  A loop
+ * device r->devs[i], in r's order) at `stack` on local device `l` (the
+ * process's first device in r, r->devs[first]), folded there on `stream`
+ * into dst (and dst_idx) of that device, then copied from there to the
+ * other local dst on l's `stream`, and each of those devices' `stream` made
+ * to wait for l's (which also orders their later writes after every read of
+ * their partials on l).  A loop
  * folds in row order, row 0 op row 1 op ... (the order of every backend's
  * all-reduce and of the core's own fold, so the bits are the same as in one
  * process); argmax / argmin is one reduce over the rows reading their
  * indices (idx_in: the inner backend's own pick, as the core's combine of
- * partials on one device makes it in one process).  Waits for all of it
- * (rows may go once this returns). */
-static dg_status fold_rows(dist_be *d, int stream, const dg_allreduce_desc *r, int l, int first,
-                           const char *rows, dg_error *err)
+ * partials on one device makes it in one process).  Enqueues only. */
+static dg_status fold_stack(dist_be *d, int stream, const dg_allreduce_desc *r, int l, int first,
+                            char *stack, dg_error *err)
 {
     const int isz = dg_dtype_size(r->dtype), arg = arg_op(r->op);
     size_t ioff;
     const size_t row = row_bytes(r, &ioff), vbytes = (size_t)r->count * (size_t)isz;
-    void *stack = NULL;
     char *acc = (char *)r->dst[first];
     dg_copy_desc c;
-    dg_status st;
+    dg_status st = DG_OK;
     int i;
-    DG_CHECK(dg_be_alloc(d->in, l, row * (size_t)r->n, &stack, err));
-    c = dg_copy_bytes(DG_HOST, rows, l, stack, row * (size_t)r->n);
-    st = dg_be_copy(d->in, l, stream, &c, err);
-    if (arg && st == DG_OK) { /* dims: the elements (kept), the rows (reduced) */
+    if (arg) { /* dims: the elements (kept), the rows (reduced) */
         dg_reduce_desc e;
         memset(&e, 0, sizeof e);
         e.kind = r->op == DG_ALLRED_ARGMIN ? DG_RED_ARGMIN : DG_RED_ARGMAX;
@@ -520,10 +581,10 @@ static dg_status fold_rows(dist_be *d, int stream, const dg_allreduce_desc *r, i
         e.nred = 1;
         e.shape[0] = r->count;
         e.shape[1] = r->n;
-        e.src = (const char *)stack;
+        e.src = stack;
         e.src_strides[0] = isz;
         e.src_strides[1] = (int64_t)row;
-        e.idx_in = (const int64_t *)((char *)stack + ioff);
+        e.idx_in = (const int64_t *)(stack + ioff);
         e.idx_in_strides[0] = (int64_t)sizeof(int64_t);
         e.idx_in_strides[1] = (int64_t)row;
         e.dst = acc;
@@ -539,8 +600,8 @@ static dg_status fold_rows(dist_be *d, int stream, const dg_allreduce_desc *r, i
         e.nop = 3;
         e.ndim = 1;
         e.shape[0] = r->count;
-        e.data[0] = i == 1 ? (char *)stack : acc;
-        e.data[1] = (char *)stack + (size_t)i * row;
+        e.data[0] = i == 1 ? stack : acc;
+        e.data[1] = stack + (size_t)i * row;
         e.data[2] = acc;
         e.strides[0][0] = e.strides[1][0] = e.strides[2][0] = isz;
         st = dg_be_elementwise(d->in, l, stream, &e, err);
@@ -549,34 +610,163 @@ static dg_status fold_rows(dist_be *d, int stream, const dg_allreduce_desc *r, i
         c = dg_copy_bytes(l, stack, l, acc, row);
         st = dg_be_copy(d->in, l, stream, &c, err);
     }
-    /* the other local devices copy the result */
+    /* the other local devices' copies of the result, on l's stream (acc
+     * may be reused by l's later work once this returns), then each of
+     * those devices' stream waits for them: the core records their dst
+     * written, and their partials read, at their own streams' positions */
     for (i = first + 1; i < r->n && st == DG_OK; i++) {
         const int li = loc(d, r->devs[i]);
         if (li < 0)
             continue;
-        st = dg_be_wait(d->in, li, stream, dg_be_pos(d->in, l, stream), err);
         c = dg_copy_bytes(l, acc, li, r->dst[i], vbytes);
-        if (st == DG_OK)
-            st = dg_be_copy(d->in, li, stream, &c, err);
+        st = dg_be_copy(d->in, l, stream, &c, err);
         if (arg && st == DG_OK) {
             c = dg_copy_bytes(l, r->dst_idx[first], li, r->dst_idx[i],
                               (size_t)r->count * sizeof(int64_t));
-            st = dg_be_copy(d->in, li, stream, &c, err);
+            st = dg_be_copy(d->in, l, stream, &c, err);
         }
     }
-    /* waits for this fold's work (not the devices' other work) */
-    if (st == DG_OK)
-        st = dg_be_sync(d->in, dg_be_pos(d->in, l, stream), err);
     for (i = first + 1; i < r->n && st == DG_OK; i++) {
         const int li = loc(d, r->devs[i]);
         if (li >= 0)
-            st = dg_be_sync(d->in, dg_be_pos(d->in, li, stream), err);
+            st = dg_be_wait(d->in, li, stream, dg_be_pos(d->in, l, stream), err);
+    }
+    return st;
+}
+
+/* fold_stack from n rows at host memory `rows`, copied to local device l
+ * first.  Waits for all of it (rows may go once this returns). */
+static dg_status fold_rows(dist_be *d, int stream, const dg_allreduce_desc *r, int l, int first,
+                           const char *rows, dg_error *err)
+{
+    size_t ioff;
+    const size_t row = row_bytes(r, &ioff);
+    void *stack = NULL;
+    dg_copy_desc c;
+    dg_status st;
+    int i;
+    DG_CHECK(dg_be_alloc(d->in, l, row * (size_t)r->n, &stack, err));
+    c = dg_copy_bytes(DG_HOST, rows, l, stack, row * (size_t)r->n);
+    st = dg_be_copy(d->in, l, stream, &c, err);
+    if (st == DG_OK)
+        st = fold_stack(d, stream, r, l, first, (char *)stack, err);
+    /* waits for this fold's work (not the devices' other work) */
+    if (st == DG_OK)
+        st = inner_sync(d, dg_be_pos(d->in, l, stream), err);
+    for (i = first + 1; i < r->n && st == DG_OK; i++) {
+        const int li = loc(d, r->devs[i]);
+        if (li >= 0)
+            st = inner_sync(d, dg_be_pos(d->in, li, stream), err);
     }
     if (st != DG_OK) {
         dg_error e2 = DG_ERROR_INIT;
-        dg_be_sync_all(d->in, &e2); /* nothing queued may outlive rows and stack */
+        inner_sync_all(d, &e2); /* nothing queued may outlive rows and stack */
     }
     dg_be_release(d->in, l, stack);
+    return st;
+}
+
+/* The most processes whose devices an all-reduce spans for it to go device
+ * to device (device_allreduce: each process's first device sends its rows
+ * to every other's, P - 1 messages each); past it, through the host (one
+ * allgather of MPI, log P steps). */
+#define DIST_DEVICE_ALLRED_PROCS 8
+
+/* The all-reduce device to device, enqueued only, no host wait: this
+ * process's partials gathered into a stack of the n rows (r's order) on its
+ * first device of r (`l`, r->devs[first]) by device copies, every run of
+ * consecutive rows of one process sent by transport from that process's
+ * first device to every other process's first device (the same list on
+ * every process: NCCL and MPI pair messages in posting order), then folded
+ * there (fold_stack), the same fold as through the host, so the same bits. */
+static dg_status device_allreduce(dist_be *d, int stream, const dg_allreduce_desc *r, int first,
+                                  dg_error *err)
+{
+    const int me = d->comm->rank, isz = dg_dtype_size(r->dtype), arg = arg_op(r->op);
+    const int l = loc(d, r->devs[first]);
+    size_t ioff;
+    const size_t row = row_bytes(r, &ioff);
+    int *lead = NULL; /* the first device of r of each process (job numbers), or -1 */
+    dg_pxfer *x = NULL;
+    void *stack = NULL;
+    int i, j, p, nx = 0;
+    dg_status st = DG_OK;
+    lead = (int *)malloc((size_t)d->comm->size * sizeof(int));
+    x = (dg_pxfer *)malloc(2 * (size_t)r->n * (size_t)d->comm->size * sizeof(dg_pxfer));
+    if (!lead || !x) {
+        free(lead);
+        free(x);
+        return dg_error_set(err, DG_ERR_NOMEM, -1, "out of host memory");
+    }
+    for (p = 0; p < d->comm->size; p++)
+        lead[p] = -1;
+    for (i = 0; i < r->n; i++)
+        if (lead[d->proc_of[r->devs[i]]] < 0)
+            lead[d->proc_of[r->devs[i]]] = r->devs[i];
+    st = dg_be_alloc(d->in, l, row * (size_t)r->n, &stack, err);
+    /* this process's rows into the stack, on l's stream after each source's */
+    for (i = 0; i < r->n && st == DG_OK; i++) {
+        const int li = loc(d, r->devs[i]);
+        char *to = (char *)stack + (size_t)i * row;
+        dg_copy_desc c;
+        if (li < 0)
+            continue;
+        if (li != l)
+            st = dg_be_wait(d->in, l, stream, dg_be_pos(d->in, li, stream), err);
+        c = dg_copy_bytes(li, r->src[i], l, to, (size_t)r->count * (size_t)isz);
+        if (st == DG_OK)
+            st = dg_be_copy(d->in, l, stream, &c, err);
+        if (arg && st == DG_OK) {
+            c = dg_copy_bytes(li, r->src_idx[i], l, to + ioff,
+                              (size_t)r->count * sizeof(int64_t));
+            st = dg_be_copy(d->in, l, stream, &c, err);
+        }
+    }
+    /* the runs of rows of one process, each sent to every other leader */
+    for (i = 0; i < r->n && st == DG_OK; i = j) {
+        const int q = d->proc_of[r->devs[i]];
+        for (j = i + 1; j < r->n && d->proc_of[r->devs[j]] == q;)
+            j++;
+        for (p = 0; p < d->comm->size; p++) {
+            dg_pxfer *t;
+            if (p == q || lead[p] < 0 || (q != me && p != me))
+                continue;
+            t = &x[nx++];
+            t->send = q == me;
+            t->dev = l;
+            t->ptr = (char *)stack + (size_t)i * row;
+            t->nbytes = (size_t)(j - i) * row;
+            t->peer = q == me ? p : q;
+            t->src_gdev = lead[q];
+            t->dst_gdev = lead[p];
+        }
+    }
+    if (st == DG_OK && nx > 0) {
+        st = dg_be_wait(d->in, l, DG_STREAM_TRANSFER, dg_be_pos(d->in, l, stream), err);
+        if (st == DG_OK)
+            st = dg_be_transport(d->in, x, nx, err);
+        if (st == DG_OK)
+            st = dg_be_wait(d->in, l, stream, dg_be_pos(d->in, l, DG_STREAM_TRANSFER), err);
+    }
+    if (st == DG_OK)
+        st = fold_stack(d, stream, r, l, first, (char *)stack, err);
+    /* the stack goes back on the compute stream: after its uses on both */
+    if (st == DG_OK && stream != DG_STREAM_COMPUTE)
+        st = dg_be_wait(d->in, l, DG_STREAM_COMPUTE, dg_be_pos(d->in, l, stream), err);
+    if (st == DG_OK && nx > 0)
+        st = dg_be_wait(d->in, l, DG_STREAM_COMPUTE, dg_be_pos(d->in, l, DG_STREAM_TRANSFER),
+                        err);
+    if (st != DG_OK) {
+        dg_error e2 = DG_ERROR_INIT;
+        /* the others must not wait for this process's rows; nothing queued
+         * may outlive the stack */
+        d->comm->fail(d->comm, "a process could not send its partials of an all-reduce", NULL);
+        inner_sync_all(d, &e2);
+    }
+    if (stack)
+        dg_be_release(d->in, l, stack);
+    free(lead);
+    free(x);
     return st;
 }
 
@@ -610,15 +800,33 @@ static dg_status dist_allreduce(dg_backend_i *be, int stream, const dg_allreduce
                             r->n, r->op, r->n < 1 ? "" : " without its indices");
     if (r->count == 0)
         return DG_OK;
+    n_allreduce++;
     counts = (size_t *)calloc(2 * (size_t)np, sizeof(size_t));
     if (!counts)
         return dg_error_set(err, DG_ERR_NOMEM, -1, "out of host memory");
     displs = counts + np;
     /* rows grouped by process (the allgather's order), each group in r's order */
-    for (i = 0; i < r->n; i++)
+    for (i = 0; i < r->n; i++) {
         counts[d->proc_of[r->devs[i]]] += row;
+        if (first < 0 && loc(d, r->devs[i]) >= 0)
+            first = i;
+    }
     for (p = 1; p < np; p++)
         displs[p] = displs[p - 1] + counts[p - 1];
+    /* device to device where few processes take part (the same choice on
+     * every process: it depends on r and the job alone) */
+    if (d->allred_device) {
+        int nproc = 0;
+        for (p = 0; p < np; p++)
+            nproc += counts[p] > 0;
+        if (nproc <= DIST_DEVICE_ALLRED_PROCS) {
+            free(counts);
+            st = first >= 0 ? device_allreduce(d, stream, r, first, err) : DG_OK;
+            return job_check(d, st, err);
+        }
+    }
+    first = -1;
+    n_allreduce_host++;
     /* zeroed: the padding of argmax's rows goes out too */
     mine = (char *)calloc(counts[d->comm->rank] + 1, 1);
     all = (char *)malloc(row * (size_t)r->n + 1);
@@ -664,11 +872,11 @@ static dg_status dist_allreduce(dg_backend_i *be, int stream, const dg_allreduce
     for (i = 0; i < r->n && st == DG_OK; i++) {
         const int li = loc(d, r->devs[i]);
         if (li >= 0)
-            st = dg_be_sync(d->in, dg_be_pos(d->in, li, stream), err);
+            st = inner_sync(d, dg_be_pos(d->in, li, stream), err);
     }
     if (st != DG_OK && nmine > 0) {
         dg_error e2 = DG_ERROR_INIT;
-        dg_be_sync_all(d->in, &e2); /* no copy queued may outlive mine */
+        inner_sync_all(d, &e2); /* no copy queued may outlive mine */
     }
     if (st != DG_OK) /* the others must not wait for this process's rows */
         d->comm->fail(d->comm, "a process could not read its partials of an all-reduce", NULL);
@@ -784,6 +992,13 @@ dg_status dg_dist_backend_create(dg_backend_i *inner, dg_comm_i *comm, const dg_
     d->ngdev = ngdev;
     d->first = d->first_of[comm->rank];
     d->nlocal = inner->ndevices;
+    /* DGARRAY_JOB_ALLREDUCE=host: every all-reduce through the host (the
+     * path of jobs of many processes), to compare and to test it */
+    {
+        const char *how = getenv("DGARRAY_JOB_ALLREDUCE");
+        d->allred_device = dg_be_has(inner, DG_SLOT_TRANSPORT) &&
+                           !(how && strcmp(how, "host") == 0);
+    }
     {
         const dg_status st = dg_be_join(inner, comm, d->first, ngdev, err);
         if (st != DG_OK) {

@@ -48,6 +48,11 @@ int dg_dist_processes(const dg_backend_i *be, const int **proc_of);
  * previous value.  Process-wide; every process of a job must set the same. */
 int64_t dg_dist_read_piece(int64_t nbytes);
 
+/* The all-reduces this process's job backends have made so far, and of
+ * those the ones that went through the host (an allgather of the comm)
+ * rather than device to device: what tests count. */
+void dg_dist_allreduce_counts(long long *all, long long *host);
+
 /* Host reads for this process alone (on 1) or for every process (0, the
  * default: a read of a device is a step of every process, the owner's
  * bytes broadcast).  While on, a copy from one of this process's devices to

@@ -260,6 +260,17 @@ static PyObject *f_dist_counts(PyObject *mod, PyObject *unused)
     return Py_BuildValue("(LL)", nb, nx);
 }
 
+/* _dist_allreduces() -> (all-reduces, of those through the host) of this
+ * process's job: what tests count. */
+static PyObject *f_dist_allreduces(PyObject *mod, PyObject *unused)
+{
+    long long all = 0, host = 0;
+    (void)mod;
+    (void)unused;
+    dg_dist_allreduce_counts(&all, &host);
+    return Py_BuildValue("(LL)", all, host);
+}
+
 /* _dist_read_piece(nbytes) -> the previous bytes of a piece of a host read
  * from another process (nbytes <= 0: only asks; tests set it small to
  * make reads of many pieces). */
@@ -275,6 +286,8 @@ static PyObject *f_dist_read_piece(PyObject *mod, PyObject *arg)
 PyMethodDef dgpy_dist_methods[] = {
     {"_dist_counts", f_dist_counts, METH_NOARGS,
      "(broadcasts, exchanges) of the job's host communication so far"},
+    {"_dist_allreduces", f_dist_allreduces, METH_NOARGS,
+     "(all-reduces, of those through the host) of the job so far"},
     {"_dist_read_piece", f_dist_read_piece, METH_O,
      "sets the bytes of a piece of a host read from another process; returns the previous"},
     {"_dist_gpu_share", f_dist_gpu_share, METH_O,
