@@ -208,6 +208,23 @@ if [[ " $steps " == *" mh "* ]]; then
   [[ $? == 0 ]] || rc=1
   echo "mh cases (2 processes, 1 GPU each): $(grep '^RANK .* passed' "$OUT/mh_cases.log" | tr '\n' ' ')" \
       | tee -a "$OUT/summary.log"
+  # a process killed in the middle of a reshard: the other raises DeviceError
+  # (the watch of NCCL's transfers, DGARRAY_DISTRIBUTED_TIMEOUT=10) instead of
+  # hanging; --enable-recovery keeps the launcher from ending the survivor
+  timeout 120 "${mpi[@]}" --enable-recovery -x DGARRAY_DISTRIBUTED_TIMEOUT=10 \
+      python3 tests/_mpi_scripts.py fault > /tmp/mh_fault.log 2>&1
+  cat /tmp/mh_fault.log >> "$OUT/mh_cases.log"
+  echo "mh fault (process 1 killed in a reshard): $(grep -h 'DeviceError after\|no error' /tmp/mh_fault.log | cut -c1-300 | tr '\n' ' ')" \
+      | tee -a "$OUT/summary.log"
+  grep -q "DeviceError after" /tmp/mh_fault.log || rc=1
+  # small reductions' latency in a job, the all-reduce device to device (the
+  # default on GPUs) and through the host, beside one process
+  for how in device host; do
+    DGARRAY_JOB_ALLREDUCE=$how timeout 120 "${mpi[@]}" -x DGARRAY_JOB_ALLREDUCE \
+        python3 benchmarks/mh_host.py --mib 16 --reps 2000 > /tmp/mh_host_$how.log 2>&1
+    echo "mh_host.py, all-reduce $how:" >> "$OUT/mh_rows.log"
+    grep "^|" /tmp/mh_host_$how.log | tee -a "$OUT/mh_rows.log"
+  done
   rows="${MH_ROWS:-reshard_128MiB,add_f32_2p28,sum_argmax_f32_2p28,matmul_f64_8192}"
   timeout 240 "${mpi[@]}" python3 benchmarks/run.py --machine "${BENCH_MACHINE:-nvidia-h200-x2}" \
       --only "$rows" --out /tmp/mh_rows > "$OUT/mh_rows.log" 2>&1 || rc=1

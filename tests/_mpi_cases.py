@@ -420,10 +420,12 @@ def counts():
     return dg._core._dist_counts()
 
 
-# the job's all-reduces go device to device (a transport of each process's
-# partials, no host communication) unless DGARRAY_JOB_ALLREDUCE=host sends
-# them through the host (one exchange each, the path of jobs of many processes)
-HOST_ALLREDUCE = os.environ.get("DGARRAY_JOB_ALLREDUCE") == "host"
+# a job's all-reduces go through the host (one exchange each: the CPU
+# backend's way, and that of jobs of many processes) or device to device (a
+# transport of each process's partials, no host communication: GPUs' way);
+# DGARRAY_JOB_ALLREDUCE=host or =device chooses
+HOST_ALLREDUCE = (os.environ.get("DGARRAY_JOB_ALLREDUCE") or
+                  ("host" if dg.backend() == "cpu" else "device")) == "host"
 
 
 def allreduce_counts():

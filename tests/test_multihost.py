@@ -79,11 +79,12 @@ def test_cases_on_four_processes():
     check_cases(4, quick=True)
 
 
-def test_cases_with_all_reduces_through_the_host():
-    """The quick cases with every all-reduce of the job through the host
-    (DGARRAY_JOB_ALLREDUCE=host: the path of jobs of many processes; by
-    default few processes' all-reduces go device to device)."""
-    check_cases(2, quick=True, env={"DGARRAY_JOB_ALLREDUCE": "host"})
+@pytest.mark.parametrize("n", [2, 4])
+def test_cases_with_all_reduces_device_to_device(n):
+    """The quick cases with every all-reduce of the job device to device
+    (DGARRAY_JOB_ALLREDUCE=device: the GPUs' way, through NCCL; the CPU
+    backend's own way is through the host, which the other jobs test)."""
+    check_cases(n, quick=True, env={"DGARRAY_JOB_ALLREDUCE": "device"})
 
 
 def test_single_process_program_unchanged_in_a_job():

@@ -449,8 +449,15 @@ enum {
     DG_BE_XCHG_SMS = 2u, /* exchange runs kernels that take processors from
                             work beside it (NCCL's): products then get
                             dg_gemm_desc.share_sms */
-    DG_BE_ARG_ALLRED = 4u /* allreduce takes DG_ALLRED_ARGMAX / ARGMIN (a
-                             job's backend over one with DG_BE_IDX_IN) */
+    DG_BE_ARG_ALLRED = 4u, /* allreduce takes DG_ALLRED_ARGMAX / ARGMIN (a
+                              job's backend over one with DG_BE_IDX_IN) */
+    DG_BE_XPORT_ALLRED = 8u /* a job's all-reduce of few processes goes by
+                               transport, device to device (CUDA: NCCL on the
+                               GPUs' streams, no host wait); without it (the
+                               CPU backend, whose devices' memory is the
+                               host's, and whose messages a worker thread
+                               waits for) through the host: measured 33 us
+                               against 10 us for a sum on the CPU */
 };
 
 typedef struct dg_backend_i dg_backend_i;

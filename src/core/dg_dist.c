@@ -992,12 +992,14 @@ dg_status dg_dist_backend_create(dg_backend_i *inner, dg_comm_i *comm, const dg_
     d->ngdev = ngdev;
     d->first = d->first_of[comm->rank];
     d->nlocal = inner->ndevices;
-    /* DGARRAY_JOB_ALLREDUCE=host: every all-reduce through the host (the
-     * path of jobs of many processes), to compare and to test it */
+    /* all-reduces by transport where the backend says they are faster so
+     * (DG_BE_XPORT_ALLRED); DGARRAY_JOB_ALLREDUCE=host or =device chooses,
+     * to compare and to test both paths on any backend */
     {
         const char *how = getenv("DGARRAY_JOB_ALLREDUCE");
         d->allred_device = dg_be_has(inner, DG_SLOT_TRANSPORT) &&
-                           !(how && strcmp(how, "host") == 0);
+                           (how && *how ? strcmp(how, "device") == 0
+                                        : (inner->flags & DG_BE_XPORT_ALLRED) != 0);
     }
     {
         const dg_status st = dg_be_join(inner, comm, d->first, ngdev, err);
@@ -1009,7 +1011,7 @@ dg_status dg_dist_backend_create(dg_backend_i *inner, dg_comm_i *comm, const dg_
     d->iface.version = DG_BACKEND_VERSION;
     d->iface.name = inner->name;
     d->iface.ndevices = ngdev;
-    d->iface.flags = inner->flags & ~(unsigned)DG_BE_ARG_ALLRED;
+    d->iface.flags = inner->flags & ~(unsigned)(DG_BE_ARG_ALLRED | DG_BE_XPORT_ALLRED);
     if ((inner->flags & DG_BE_IDX_IN) && dg_be_has(inner, DG_SLOT_REDUCE))
         d->iface.flags |= DG_BE_ARG_ALLRED; /* dist_allreduce folds pairs by its reduce */
     /* gemm_wide stays NULL: across processes memory is not shared, so each

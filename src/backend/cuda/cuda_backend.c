@@ -1017,6 +1017,13 @@ static dg_status slot_join(dg_backend_i *be, dg_comm_i *comm, int first_gdev, in
     return st;
 }
 
+static dg_status slot_watch(dg_backend_i *be, double timeout_s, dg_error *err)
+{
+    dg_status st;
+    KEEP_DEVICE(cu_job_watch(be, timeout_s, err));
+    return st;
+}
+
 static dg_status slot_transport(dg_backend_i *be, const dg_pxfer *x, int n, dg_error *err)
 {
     dg_status st;
@@ -1312,13 +1319,14 @@ static dg_status backend_create(int ndevices, dg_backend_i **out, dg_error *err)
     b->iface.elementwise = slot_elementwise;
     b->iface.fill = slot_fill;
     b->iface.reduce = slot_reduce;
-    b->iface.flags = DG_BE_IDX_IN;
+    b->iface.flags = DG_BE_IDX_IN | DG_BE_XPORT_ALLRED;
     b->iface.scan = slot_scan;
     b->iface.gemm = slot_gemm;
     b->iface.exchange = slot_exchange;
     b->iface.allreduce = slot_allreduce;
     b->iface.join = slot_join;           /* [multihost] */
     b->iface.transport = slot_transport; /* [multihost] */
+    b->iface.watch = slot_watch;         /* [multihost] */
     b->iface.can_access = cu_can_access;
     b->iface.select = slot_select;
     b->iface.rows = slot_rows;

@@ -122,6 +122,9 @@ typedef struct cu_be {
     struct ncclComm **jcomms;    /* [multihost] the job's communicator, rank = job device
                                     number, one per local GPU; NULL alone (cuda_transport.c) */
     int jfirst;                  /* the job number of this process's first GPU */
+    struct cu_jwatch *jwatch;    /* [multihost] the job's transfers in flight, per local GPU,
+                                    and why the job's communicator was aborted
+                                    (cuda_transport.c); NULL alone */
 } cu_be;
 
 static inline cu_be *cu_of(dg_backend_i *be) { return (cu_be *)be->impl; }
@@ -285,5 +288,6 @@ void cu_nccl_destroy(cu_be *b);
 dg_status cu_join(dg_backend_i *be, dg_comm_i *comm, int first_gdev, int ngdev, dg_error *err);
 dg_status cu_transport(dg_backend_i *be, const dg_pxfer *x, int n, dg_error *err);
 void cu_job_destroy(cu_be *b);
+dg_status cu_job_watch(dg_backend_i *be, double timeout_s, dg_error *err);
 
 #endif /* DG_CUDA_INTERNAL_H */
