@@ -36,6 +36,8 @@ static dg_u3 blockIdx, blockDim = {1, 1, 1}, gridDim = {1, 1, 1}, threadIdx;
 #define __global__
 #define __launch_bounds__(x)
 #define __grid_constant__
+struct alignas(8) uint2 { unsigned x, y; };
+struct alignas(16) uint4 { unsigned x, y, z, w; };
 """
 RUNNER = """
 extern "C" void dg_host_run(const unsigned long long *w)
@@ -63,10 +65,16 @@ def temp(dtype, ndim):
     return (TEMP, DT[np.dtype(dtype)], 0, (0,) * ndim, b"")
 
 
-def run(tmp_path, shape, vals, steps):
+def run(tmp_path, shape, vals, steps, contiguous=None):
+    """Compiles and runs the kernel of the chain; `contiguous`: whether the
+    source must be the contiguous kernel's (vectors of several elements)."""
     src, words = core._fused_source_of(tuple(shape), vals, steps)
-    cpp = tmp_path / "k.cpp"
-    so = tmp_path / "k.so"
+    if contiguous is not None:
+        assert ("dg_fpack" in src) == contiguous, src
+    # a new name each time: dlopen of a path it loaded before returns that library
+    run.count = getattr(run, "count", 0) + 1
+    cpp = tmp_path / f"k{run.count}.cpp"
+    so = tmp_path / f"k{run.count}.so"
     cpp.write_text(PRELUDE + src + RUNNER)
     subprocess.run([CXX, "-std=c++17", "-O1", "-ffp-contract=off", "-shared", "-fPIC",
                     "-I" + os.path.join(ROOT, "kernels"), "-I" + os.path.join(ROOT, "src", "core"),
@@ -158,3 +166,48 @@ def test_every_loop_finds_its_functions_in_the_parts_it_asks_for():
         assert calls and calls <= defined[parts], (n, parts, calls - defined[parts])
         n += 1
     assert n > 0 and len(defined) >= 5  # casts, none, integers, float16, complex at least
+
+
+def test_contiguous_kernel_vectors_tails_and_alignment(tmp_path):
+    """A one-axis chain over dense memory runs as the contiguous kernel
+    (16-byte packs of 4 float32, 2 float64, 8 int8 elements a thread; outputs
+    of another size, a bool, packed alike), its last n % V elements one by
+    one; an input of stride 0 is read once; an address off the pack's
+    alignment (a[1:]) takes the general kernel.  Every length from 0 to 19."""
+    rng = np.random.default_rng(2)
+    for n in range(0, 20):
+        a = rng.standard_normal(n + 1).astype(np.float32)
+        b = rng.standard_normal(n + 1).astype(np.float32)
+        one = np.full(1, 3.0, np.float32)
+        for off, contig in ((0, n > 0), (1, False)):
+            x, y = a[off:off + n], b[off:off + n]
+            o = np.zeros(n + 1, np.float32)[off:off + n]
+            m = np.zeros(n + 1, np.bool_)[off:off + n]
+            c = np.broadcast_to(one, (n,))
+            vals = [mem(x), mem(y), mem(c), temp(np.float32, 1), temp(np.float32, 1),
+                    out(o), out(m)]
+            steps = [("multiply", (0, 0, 3)), ("multiply", (1, 1, 4)), ("add", (3, 4, 3)),
+                     ("sqrt", (3, 4)), ("subtract", (4, 2, 5)), ("greater", (5, 1, 6))]
+            if n == 0:
+                continue
+            run(tmp_path, (n,), vals, steps, contiguous=contig)
+            want = np.sqrt(x * x + y * y) - np.float32(3.0)
+            np.testing.assert_array_equal(o, want)
+            np.testing.assert_array_equal(m, want > y)
+    for dt, steps_name in ((np.float64, "multiply"), (np.int8, "add")):
+        x = (np.arange(19) % 7 - 3).astype(dt)
+        o = np.zeros(19, dt)
+        vals = [mem(x), scalar(2, dt, 1), out(o)]
+        run(tmp_path, (19,), vals, [(steps_name, (0, 1, 2))], contiguous=True)
+        np.testing.assert_array_equal(o, x * 2 if steps_name == "multiply" else x + 2)
+
+
+def test_contiguous_kernel_in_place(tmp_path):
+    """An output that is an input's own memory (a = a * 2 + 1): each pack is
+    read whole before the steps and stored after them."""
+    a = np.arange(23, dtype=np.float32)
+    a0 = a.copy()
+    vals = [mem(a), scalar(2.0, np.float32, 1), temp(np.float32, 1), scalar(1.0, np.float32, 1),
+            out(a)]
+    run(tmp_path, (23,), vals, [("multiply", (0, 1, 2)), ("add", (2, 3, 4))], contiguous=True)
+    np.testing.assert_array_equal(a, a0 * 2 + 1)

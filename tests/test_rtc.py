@@ -136,3 +136,29 @@ def test_every_choice_of_scalar_parts_compiles(cache_dir):
                'extern "C" __global__ void k(float *x) { x[threadIdx.x] = dg_sin_f4(x[0]); }\n')
         code, _ = core._rtc_compile(src, 90)
         assert code[:4] == b"\x7fELF"
+
+
+def test_contiguous_kernel_compiles(cache_dir):
+    """The contiguous kernel of a one-axis chain over dense aligned memory
+    (16-byte packs: 4 float32 in, a bool and a float32 out; 2 float64; 8
+    int8) compiles with NVRTC; tests/test_fused_kernel_host.py runs it."""
+    import numpy as np
+    IN, SCALAR, TEMP, OUT = 0, 1, 2, 3
+    f4, f8, i1, b1 = 10, 11, 1, 0
+    x = np.zeros(64, np.float32)
+    o = np.zeros(64, np.float32)
+    m = np.zeros(64, np.bool_)
+    cases = [
+        ([(IN, f4, x.ctypes.data, (4,), b""), (IN, f4, x.ctypes.data, (4,), b""),
+          (OUT, f4, o.ctypes.data, (4,), b""), (OUT, b1, m.ctypes.data, (1,), b"")],
+         [("hypot", (0, 1, 2)), ("greater", (2, 1, 3))]),
+        ([(IN, f8, x.ctypes.data, (8,), b""), (SCALAR, f8, 0, (0,), np.float64(2).tobytes()),
+          (OUT, f8, o.ctypes.data, (8,), b"")], [("multiply", (0, 1, 2))]),
+        ([(IN, i1, m.ctypes.data, (1,), b""), (SCALAR, i1, 0, (0,), np.int8(2).tobytes()),
+          (OUT, i1, m.ctypes.data, (1,), b"")], [("add", (0, 1, 2))]),
+    ]
+    for vals, steps in cases:
+        src, _ = core._fused_source_of((16,), vals, steps)
+        assert "dg_fpack" in src, src
+        code, _ = core._rtc_compile(src, 90)
+        assert code[:4] == b"\x7fELF"

@@ -128,13 +128,167 @@ static int scalar_parts(const dg_fused_desc *d)
     return parts;
 }
 
+/* The most elements a thread of a contiguous kernel moves with one access
+ * per operand (16 bytes: the widest load every GPU has). */
+#define DG_FUSED_MAXVEC 8
+
+/* The elements per thread and access of d's contiguous kernel, or 1 where d
+ * takes the general one: one axis, every memory value dense (stride its
+ * itemsize) and aligned to the access (V * itemsize bytes), or an input of
+ * stride 0 (one element for all); V = 16 bytes / the largest itemsize of
+ * the dense values, halved until every dense value's address is aligned. */
+static int vec_width(const dg_fused_desc *d)
+{
+    int k, v, maxs = 0;
+    if (d->ndim != 1)
+        return 1;
+    for (k = 0; k < d->nval; k++) {
+        const dg_fused_val *x = &d->val[k];
+        const int isz = dg_dtype_size(x->dtype);
+        if (!in_memory(x))
+            continue;
+        if (x->strides[0] == isz)
+            maxs = isz > maxs ? isz : maxs;
+        else if (!(x->kind == DG_FV_IN && x->strides[0] == 0))
+            return 1;
+    }
+    if (maxs == 0 || maxs > 8)
+        return 1;
+    v = 16 / maxs > DG_FUSED_MAXVEC ? DG_FUSED_MAXVEC : 16 / maxs;
+    for (; v > 1; v /= 2) {
+        int ok = 1;
+        for (k = 0; k < d->nval && ok; k++) {
+            const dg_fused_val *x = &d->val[k];
+            const int isz = dg_dtype_size(x->dtype);
+            if (in_memory(x) && x->strides[0] == isz)
+                ok = (uintptr_t)x->data % (uintptr_t)(v * isz) == 0;
+        }
+        if (ok)
+            break;
+    }
+    return v;
+}
+
+/* The steps of one element, values v<k> (declared by the caller); each
+ * output stored as `store` says: "o" at its byte offset o<k> (the general
+ * kernel), "i" at element i (the contiguous kernel's tail), "p" into its
+ * pack p<k>.v[e] (the contiguous kernel's vectors). */
+static void put_steps(src_buf *b, const dg_fused_desc *d, const int *word, char store)
+{
+    char fn[64];
+    int s, k;
+    for (s = 0; s < d->nstep; s++) {
+        const dg_fused_step *st = &d->step[s];
+        const dg_loop_info *li = &dg_loops[st->loop];
+        step_fn(d, st, fn, sizeof fn);
+        if (li->nout == 1 && li->nin == 1)
+            put(b, "        v%d = %s(v%d);\n", st->op[1], fn, st->op[0]);
+        else if (li->nout == 1)
+            put(b, "        v%d = %s(v%d, v%d);\n", st->op[2], fn, st->op[0], st->op[1]);
+        else if (li->nin == 1)
+            put(b, "        %s(v%d, &v%d, &v%d);\n", fn, st->op[0], st->op[1], st->op[2]);
+        else
+            put(b, "        %s(v%d, v%d, &v%d, &v%d);\n", fn, st->op[0], st->op[1], st->op[2],
+                st->op[3]);
+        for (k = li->nin; k < li->nin + li->nout; k++) {
+            const int o = st->op[k];
+            const dg_fused_val *v = &d->val[o];
+            if (v->kind != DG_FV_OUT)
+                continue;
+            if (store == 'p')
+                put(b, "        p%d.v[e] = v%d;\n", o, o);
+            else if (store == 'i')
+                put(b, "        ((%s *)b.w[%d])[i] = v%d;\n", ctype[v->dtype], word[o], o);
+            else
+                put(b, "        *(%s *)((char *)b.w[%d] + o%d) = v%d;\n", ctype[v->dtype], word[o],
+                    o, o);
+        }
+    }
+}
+
+/* The contiguous kernel (vec_width V > 1): a thread moves V elements of
+ * each dense value with one aligned access of V * itemsize bytes (a pack:
+ * the raw word and the V elements over it), computes the steps element by
+ * element, and stores each output's pack whole; the n % V last elements
+ * one each (a grid-stride loop too, so any launch covers them); inputs of
+ * stride 0 are read once. */
+static void put_contig(src_buf *b, const dg_fused_desc *d, const int *word, int V)
+{
+    int k;
+    put(b, "template <int B> struct dg_fraw;\n"
+           "template <> struct dg_fraw<1> { typedef unsigned char t; };\n"
+           "template <> struct dg_fraw<2> { typedef unsigned short t; };\n"
+           "template <> struct dg_fraw<4> { typedef unsigned int t; };\n"
+           "template <> struct dg_fraw<8> { typedef uint2 t; };\n"
+           "template <> struct dg_fraw<16> { typedef uint4 t; };\n"
+           "template <class T, int V> union dg_fpack { typename dg_fraw<sizeof(T) * V>::t r; "
+           "T v[V]; };\n"
+           "extern \"C\" __global__ void __launch_bounds__(256)\n"
+           "dg_fused(const __grid_constant__ dg_fused_args b)\n{\n"
+           "    const long long n = (long long)b.w[0], nvec = n / %d;\n"
+           "    const long long first = (long long)blockIdx.x * blockDim.x + threadIdx.x;\n"
+           "    const long long step = (long long)gridDim.x * blockDim.x;\n", V);
+    for (k = 0; k < d->nval; k++) {
+        const dg_fused_val *v = &d->val[k];
+        if (v->kind == DG_FV_IN && v->strides[0] == 0)
+            put(b, "    const %s u%d = *(const %s *)b.w[%d];\n", ctype[v->dtype], k,
+                ctype[v->dtype], word[k]);
+    }
+    put(b, "    for (long long j = first; j < nvec; j += step) {\n");
+    for (k = 0; k < d->nval; k++) {
+        const dg_fused_val *v = &d->val[k];
+        if (!in_memory(v) || v->strides[0] == 0)
+            continue;
+        put(b, "        dg_fpack<%s, %d> p%d;\n", ctype[v->dtype], V, k);
+        if (v->kind == DG_FV_IN)
+            put(b, "        p%d.r = ((const typename dg_fraw<sizeof(%s) * %d>::t *)b.w[%d])[j];\n",
+                k, ctype[v->dtype], V, word[k]);
+    }
+    put(b, "#pragma unroll\n        for (int e = 0; e < %d; e++) {\n", V);
+    for (k = 0; k < d->nval; k++) {
+        const dg_fused_val *v = &d->val[k];
+        const char *t = ctype[v->dtype];
+        if (v->kind == DG_FV_IN)
+            put(b, v->strides[0] == 0 ? "        const %s v%d = u%d;\n"
+                                      : "        const %s v%d = p%d.v[e];\n",
+                t, k, k);
+        else if (v->kind == DG_FV_SCALAR)
+            put(b, "        const %s v%d = *(const %s *)&b.w[%d];\n", t, k, t, word[k]);
+        else
+            put(b, "        %s v%d;\n", t, k);
+    }
+    put_steps(b, d, word, 'p');
+    put(b, "        }\n");
+    for (k = 0; k < d->nval; k++) {
+        const dg_fused_val *v = &d->val[k];
+        if (v->kind == DG_FV_OUT)
+            put(b, "        ((typename dg_fraw<sizeof(%s) * %d>::t *)b.w[%d])[j] = p%d.r;\n",
+                ctype[v->dtype], V, word[k], k);
+    }
+    put(b, "    }\n    for (long long i = nvec * %d + first; i < n; i += step) {\n", V);
+    for (k = 0; k < d->nval; k++) {
+        const dg_fused_val *v = &d->val[k];
+        const char *t = ctype[v->dtype];
+        if (v->kind == DG_FV_IN && v->strides[0] == 0)
+            put(b, "        const %s v%d = u%d;\n", t, k, k);
+        else if (v->kind == DG_FV_IN)
+            put(b, "        const %s v%d = ((const %s *)b.w[%d])[i];\n", t, k, t, word[k]);
+        else if (v->kind == DG_FV_SCALAR)
+            put(b, "        const %s v%d = *(const %s *)&b.w[%d];\n", t, k, t, word[k]);
+        else
+            put(b, "        %s v%d;\n", t, k);
+    }
+    put_steps(b, d, word, 'i');
+    put(b, "    }\n}\n");
+}
+
 dg_status dg_fused_cuda_source(const dg_fused_desc *d, char *buf, size_t cap,
                                dg_fused_args *args, dg_error *err)
 {
     src_buf b = {buf, cap, 0, 1};
     int word[DG_FUSED_MAXVALS];
-    int nd = d->ndim, nw = 1 + nd, k, a, s;
-    char fn[64];
+    int nd = d->ndim, nw = 1 + nd, k, a;
+    const int V = vec_width(d);
 
     /* the argument words */
     args->w[0] = (uint64_t)dg_shape_size(nd, d->shape);
@@ -161,16 +315,23 @@ dg_status dg_fused_cuda_source(const dg_fused_desc *d, char *buf, size_t cap,
         }
     }
     args->nwords = nw;
+    args->vec = V;
 
     put(&b, "#define DG_SCALAR_PARTS %d\n"
             "#include \"dg_scalar.h\"\n"
-            "struct dg_fused_args { unsigned long long w[%d]; };\n"
-            "extern \"C\" __global__ void __launch_bounds__(256)\n"
+            "struct dg_fused_args { unsigned long long w[%d]; };\n",
+        scalar_parts(d), nw);
+    if (V > 1) {
+        put_contig(&b, d, word, V);
+        if (!b.ok)
+            return dg_error_set(err, DG_ERR_NOTIMPL, -1, "a fused chain too long for one kernel");
+        return DG_OK;
+    }
+    put(&b, "extern \"C\" __global__ void __launch_bounds__(256)\n"
             "dg_fused(const __grid_constant__ dg_fused_args b)\n{\n"
             "    const long long n = (long long)b.w[0];\n"
             "    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n;\n"
-            "         i += (long long)gridDim.x * blockDim.x) {\n",
-        scalar_parts(d), nw);
+            "         i += (long long)gridDim.x * blockDim.x) {\n");
     /* byte offsets of the memory values */
     for (k = 0; k < d->nval; k++)
         if (word[k] >= 0 && in_memory(&d->val[k]))
@@ -199,26 +360,7 @@ dg_status dg_fused_cuda_source(const dg_fused_desc *d, char *buf, size_t cap,
         else
             put(&b, "        %s v%d;\n", t, k);
     }
-    for (s = 0; s < d->nstep; s++) {
-        const dg_fused_step *st = &d->step[s];
-        const dg_loop_info *li = &dg_loops[st->loop];
-        step_fn(d, st, fn, sizeof fn);
-        if (li->nout == 1 && li->nin == 1)
-            put(&b, "        v%d = %s(v%d);\n", st->op[1], fn, st->op[0]);
-        else if (li->nout == 1)
-            put(&b, "        v%d = %s(v%d, v%d);\n", st->op[2], fn, st->op[0], st->op[1]);
-        else if (li->nin == 1)
-            put(&b, "        %s(v%d, &v%d, &v%d);\n", fn, st->op[0], st->op[1], st->op[2]);
-        else
-            put(&b, "        %s(v%d, v%d, &v%d, &v%d);\n", fn, st->op[0], st->op[1], st->op[2],
-                st->op[3]);
-        for (k = li->nin; k < li->nin + li->nout; k++) {
-            const dg_fused_val *v = &d->val[st->op[k]];
-            if (v->kind == DG_FV_OUT)
-                put(&b, "        *(%s *)((char *)b.w[%d] + o%d) = v%d;\n", ctype[v->dtype],
-                    word[st->op[k]], st->op[k], st->op[k]);
-        }
-    }
+    put_steps(&b, d, word, 'o');
     put(&b, "    }\n}\n");
     if (!b.ok)
         return dg_error_set(err, DG_ERR_NOTIMPL, -1, "a fused chain too long for one kernel");

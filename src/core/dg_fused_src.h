@@ -1,14 +1,18 @@
 /* The CUDA source of a fused chain (dg_fused_src.c): what a run-time
  * compiler (NVRTC, dg_rtc.h) turns into one kernel.
  *
- * The kernel is `dg_fused`, one thread per element in a grid-stride loop;
+ * The kernel is `dg_fused`, one thread per element in a grid-stride loop
+ * (where the space is one axis over which every memory value is dense and
+ * aligned, `vec` elements per thread, moved by one 16-byte access per
+ * value);
  * it includes kernels/dg_scalar.h (the same scalar functions as every ahead-
  * of-time kernel and CPU loop, named by DG_LOOP_LIST) and takes one argument,
  * a block of 64-bit words (dg_fused_args) whose layout the source fixes:
  * word 0 the element count, then the space's extents, then per memory value
  * its address and its byte strides, then per scalar value two words of its
  * bytes.  The source depends on the chain's loops, value kinds, dtypes and
- * number of axes, never on addresses, extents or scalar values, so one
+ * number of axes, and on whether the memory is dense and aligned (two
+ * kernels at most), never on addresses, extents or scalar values, so one
  * compiled kernel serves every chunk and every call of the same chain. */
 #ifndef DG_FUSED_SRC_H
 #define DG_FUSED_SRC_H
@@ -21,6 +25,7 @@
 
 typedef struct dg_fused_args {
     int nwords;
+    int vec; /* elements a thread moves per access (1: the general kernel) */
     uint64_t w[DG_FUSED_MAXWORDS];
 } dg_fused_args;
 

@@ -123,7 +123,8 @@ static dg_status run_kernel(cu_be *b, int dev, cudaStream_t s, const dg_fused_de
     if (st == DG_OK)
         st = kernel_of(code, dev, &k, err);
     if (st == DG_OK) {
-        grid.x = cu_blocks(n, (int64_t)b->devs[dev].nsm * 16);
+        /* a contiguous kernel's thread moves args->vec elements */
+        grid.x = cu_blocks((n + args->vec - 1) / args->vec, (int64_t)b->devs[dev].nsm * 16);
         grid.y = grid.z = 1;
         block.x = DG_CU_THREADS;
         block.y = block.z = 1;
