@@ -206,6 +206,29 @@ static void put_steps(src_buf *b, const dg_fused_desc *d, const int *word, char 
     }
 }
 
+/* The values of one element of the contiguous kernel, v<k>: an input of
+ * stride 0 its value u<k> read once, a dense input element e of its pack p<k>
+ * (`load` 'p') or element i of its memory ('i'), a scalar from the argument
+ * words; the others declared for the steps. */
+static void put_values(src_buf *b, const dg_fused_desc *d, const int *word, char load)
+{
+    int k;
+    for (k = 0; k < d->nval; k++) {
+        const dg_fused_val *v = &d->val[k];
+        const char *t = ctype[v->dtype];
+        if (v->kind == DG_FV_IN && v->strides[0] == 0)
+            put(b, "        const %s v%d = u%d;\n", t, k, k);
+        else if (v->kind == DG_FV_IN && load == 'p')
+            put(b, "        const %s v%d = p%d.v[e];\n", t, k, k);
+        else if (v->kind == DG_FV_IN)
+            put(b, "        const %s v%d = ((const %s *)b.w[%d])[i];\n", t, k, t, word[k]);
+        else if (v->kind == DG_FV_SCALAR)
+            put(b, "        const %s v%d = *(const %s *)&b.w[%d];\n", t, k, t, word[k]);
+        else
+            put(b, "        %s v%d;\n", t, k);
+    }
+}
+
 /* The contiguous kernel (vec_width V > 1): a thread moves V elements of
  * each dense value with one aligned access of V * itemsize bytes (a pack:
  * the raw word and the V elements over it), computes the steps element by
@@ -245,18 +268,7 @@ static void put_contig(src_buf *b, const dg_fused_desc *d, const int *word, int 
                 k, ctype[v->dtype], V, word[k]);
     }
     put(b, "#pragma unroll\n        for (int e = 0; e < %d; e++) {\n", V);
-    for (k = 0; k < d->nval; k++) {
-        const dg_fused_val *v = &d->val[k];
-        const char *t = ctype[v->dtype];
-        if (v->kind == DG_FV_IN)
-            put(b, v->strides[0] == 0 ? "        const %s v%d = u%d;\n"
-                                      : "        const %s v%d = p%d.v[e];\n",
-                t, k, k);
-        else if (v->kind == DG_FV_SCALAR)
-            put(b, "        const %s v%d = *(const %s *)&b.w[%d];\n", t, k, t, word[k]);
-        else
-            put(b, "        %s v%d;\n", t, k);
-    }
+    put_values(b, d, word, 'p');
     put_steps(b, d, word, 'p');
     put(b, "        }\n");
     for (k = 0; k < d->nval; k++) {
@@ -266,18 +278,7 @@ static void put_contig(src_buf *b, const dg_fused_desc *d, const int *word, int 
                 ctype[v->dtype], V, word[k], k);
     }
     put(b, "    }\n    for (long long i = nvec * %d + first; i < n; i += step) {\n", V);
-    for (k = 0; k < d->nval; k++) {
-        const dg_fused_val *v = &d->val[k];
-        const char *t = ctype[v->dtype];
-        if (v->kind == DG_FV_IN && v->strides[0] == 0)
-            put(b, "        const %s v%d = u%d;\n", t, k, k);
-        else if (v->kind == DG_FV_IN)
-            put(b, "        const %s v%d = ((const %s *)b.w[%d])[i];\n", t, k, t, word[k]);
-        else if (v->kind == DG_FV_SCALAR)
-            put(b, "        const %s v%d = *(const %s *)&b.w[%d];\n", t, k, t, word[k]);
-        else
-            put(b, "        %s v%d;\n", t, k);
-    }
+    put_values(b, d, word, 'i');
     put_steps(b, d, word, 'i');
     put(b, "    }\n}\n");
 }
