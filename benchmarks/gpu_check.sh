@@ -127,9 +127,16 @@ if [[ " $steps " == *" sanitize "* ]]; then
 fi
 if [[ " $steps " == *" scaling "* ]]; then
   # weak and strong scaling: one GPU (CUDA_VISIBLE_DEVICES), then all of them
+  # (and 2 of them where there are more; SCALING_ARGS: e.g. --big)
   rm -f "$OUT/scaling.json"
-  CUDA_VISIBLE_DEVICES=0 timeout 150 python3 benchmarks/scaling.py --out "$OUT/scaling.json" 2>&1 | tail -8
-  timeout 150 python3 benchmarks/scaling.py --out "$OUT/scaling.json" 2>&1 | tail -9
+  ngpu=$(nvidia-smi -L | grep -c '^GPU')
+  CUDA_VISIBLE_DEVICES=0 timeout 150 python3 benchmarks/scaling.py --out "$OUT/scaling.json" \
+      ${SCALING_ARGS:-} 2>&1 | tail -8
+  if (( ngpu > 2 )); then
+    CUDA_VISIBLE_DEVICES=0,1 timeout 150 python3 benchmarks/scaling.py --out "$OUT/scaling.json" \
+        ${SCALING_ARGS:-} 2>&1 | tail -8
+  fi
+  timeout 150 python3 benchmarks/scaling.py --out "$OUT/scaling.json" ${SCALING_ARGS:-} 2>&1 | tail -9
   python3 benchmarks/scaling.py --out "$OUT/scaling.json" --plot "$OUT/scaling" 2>&1 | tail -12
 fi
 if [[ " $steps " == *" selftest "* ]]; then
