@@ -14,7 +14,10 @@ process 0 over the row's repetitions):
 - barrier: median microseconds of dgarray.distributed.barrier() beside
   MPI's Barrier (mpi4py), over --reps calls.
 - sum_small, argmax_small: median microseconds of float(a.sum()) and
-  int(argmax(a)) on 1,000 float32 over every device."""
+  int(argmax(a)) on 1,000 float32 over every device; beside them the best
+  time of the backend's own exchange of 8 bytes from the first device to
+  the last (NCCL between processes on GPUs): the floor of a small all-reduce
+  device to device."""
 import argparse
 import os
 import statistics
@@ -108,6 +111,12 @@ def main():
     rows.append(("sum_small float(a.sum())", "us", t, c))
     t, c = median_us(lambda: int(np.argmax(s)), args.reps)
     rows.append(("argmax_small int(argmax(a))", "us", t, c))
+    if nd > 1:
+        # the floor of a small all-reduce across the job's devices: the
+        # backend's own exchange of 8 bytes from the first device to the
+        # last (NCCL's send and receive between the processes on GPUs)
+        t = dg._core._bench_exchange([(0, nd - 1)], 8, min(args.reps, 500))
+        rows.append(("  exchange of 8 bytes, first device to last (best)", "us", t * 1e6, 0.0))
     if dist.process_index() == 0:
         print(f"# {dg.backend()}, {np_} process(es), {len(dg.devices())} device(s); "
               f"load {os.getloadavg()[0]:.2f}")
