@@ -9,6 +9,8 @@ the array's pending writes and, for a writable array, a copy on write of
 memory it shares, so that the address handed over is the chunk's at that
 moment and writes through it reach this array alone.
 """
+import numpy
+
 from . import _core
 from ._arrayapi import device_dlpack, export
 from ._creation import DL_CPU, device_kind
@@ -96,6 +98,16 @@ class Chunk:
             raise AttributeError("the chunks are GPU memory: __cuda_array_interface__ or "
                                  "DLPack, not __array_interface__")
         return self._interface(version=3)
+
+    def __array__(self, dtype=None, copy=None):
+        """numpy.asarray(chunk): the chunk in place on the CPU backend (its
+        array interface); TypeError for a GPU's chunk, as CuPy's arrays
+        (read it with cupy, or the array's values with a.get())."""
+        if device_kind() != DL_CPU:
+            raise TypeError("a chunk on a GPU is not host memory: read it in place with "
+                            "cupy.asarray(chunk) / torch.from_dlpack(chunk), or copy the "
+                            "array's values to the host with a.get()")
+        return numpy.asarray(numpy.from_dlpack(self), dtype=dtype, copy=copy)
 
     def _check(self):
         """BufferError where the array's chunk is no longer this one (an

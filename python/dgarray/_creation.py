@@ -410,12 +410,12 @@ def _from_cuda_array_interface(x):
     if strides is None:
         strides = _c_strides(shape, dtype.itemsize)
     address = int(cai["data"][0])
-    if _math.prod(shape) == 0:
-        return empty(shape, dtype, index_map={_core._dist_range()[0]: slice(None)})
-    cuda = _sys.modules["dgarray._cuda"]
-    gpu = cuda.pointer_device(address)
-    dev = _device_of_gpu(DL_CUDA, gpu, f"GPU {gpu}" if gpu >= 0 else "the host")
-    cuda.device_synchronize(gpu)
+    dev = _core._dist_range()[0]  # no element: no memory to find, none read
+    if _math.prod(shape):
+        cuda = _sys.modules["dgarray._cuda"]
+        gpu = cuda.pointer_device(address)
+        dev = _device_of_gpu(DL_CUDA, gpu, f"GPU {gpu}" if gpu >= 0 else "the host")
+        cuda.device_synchronize(gpu)
     return _core._from_address(address, dtype, shape, tuple(int(s) for s in strides), dev)
 
 
