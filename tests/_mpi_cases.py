@@ -574,6 +574,40 @@ def arg_reductions_take_one_exchange():
                 same_on_every_process(int(f(a)), name)
 
 
+@case(quick=True)
+def chunks_are_this_processs():
+    """a.chunks() lists this process's chunks only (the job's device
+    numbers), each read in place by NumPy; writes through them are what the
+    job reads; another process's chunk is a BufferError."""
+    mine = {d.id for d in dg.local_devices()}
+    x = np.arange(37 * 5, dtype=np.float64).reshape(37, 5)
+    for name, m in maps_for(x.shape, ndev()):
+        a = dg.distributed_array(x, m)
+        layout = dg._core._chunk_layout(a)
+        got = a.chunks()
+        assert [(d, tuple((s.start, s.stop, s.step) for s in i)) for d, i, _ in got] == \
+            [(d, b) for d, b in layout if d in mine], name
+        for _, index, c in got:
+            eq(np.from_dlpack(c), x[index], name)
+            eq(np.asarray(c), x[index], name)
+        for i, (d, _) in enumerate(layout):
+            if d not in mine:
+                try:
+                    dg._core._dlpack(a, False, 1, 0, False, i)
+                    raise AssertionError(f"{name}: chunk {i} of another process's device {d} lent")
+                except BufferError as e:
+                    assert "another process" in str(e), e
+                break
+        if name not in ("replicated", "overlap"):      # each element in one chunk
+            for dev, index, c in got:
+                np.from_dlpack(c)[...] = 100 + dev
+            want = np.empty_like(x)
+            for dev, box in layout:
+                want[tuple(slice(*r) for r in box)] = 100 + dev
+            eq(a, want, f"{name}: writes through the chunks")
+        del got
+
+
 @case()
 def no_memory_left_behind():
     before = dg._core._bytes_in_use()

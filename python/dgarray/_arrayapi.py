@@ -16,7 +16,7 @@ import inspect
 import numpy
 
 from . import _core
-from ._creation import DL_CPU, REPLICA, device_gpus, device_kind, empty_like
+from ._creation import DL_CPU, REPLICA, device_gpu, device_kind, empty_like
 
 _DA = _core.DistributedArray
 
@@ -189,43 +189,57 @@ def dlpack_device(a):
     """x.__dlpack_device__(): (DLPack device type, device id) of the memory
     __dlpack__ lends: the host (CPU backend), or the GPU of the device
     holding the array's first chunk."""
+    return device_dlpack(a._layout()[0][0])
+
+
+def device_dlpack(dev):
+    """(DLPack device type, device id) of device dev's memory: the host
+    (CPU backend), or dev's GPU."""
     kind = device_kind()
-    if kind == DL_CPU:
-        return (DL_CPU, 0)
-    return (kind, device_gpus()[a._layout()[0][0]])
+    return (DL_CPU, 0) if kind == DL_CPU else (kind, device_gpu(dev))
 
 
 def dlpack(a, /, *, stream=None, max_version=None, dl_device=None, copy=None):
     """x.__dlpack__(): a DLPack capsule lending the array's memory without a
     copy, where one chunk holds all of it (else BufferError: reshard it to
-    one device first).  The array's pending work is complete when it
-    returns, so any consumer stream may read it.  copy=True lends a copy;
-    dl_device=(1, 0) (the host) of an array on GPUs hands a host copy
-    (refused with copy=False).  An array that one device holds in pieces
-    (after a reshard) is lent as a copy in one chunk (BufferError with
-    copy=False).  A read-only array needs max_version >= (1, 0)
-    (DLPack 1.0 marks it read-only), as NumPy's."""
+    one device first, or take its chunks one by one, a.chunks()).  The
+    array's pending work is complete when it returns, so any consumer stream
+    may read it.  copy=True lends a copy; dl_device=(1, 0) (the host) of an
+    array on GPUs hands a host copy (refused with copy=False).  An array that
+    one device holds in pieces (after a reshard) is lent as a copy in one
+    chunk (BufferError with copy=False).  A read-only array needs
+    max_version >= (1, 0) (DLPack 1.0 marks it read-only), as NumPy's."""
+    return export(a, None, stream, max_version, dl_device, copy)
+
+
+def export(a, i, stream, max_version, dl_device, copy):
+    """The DLPack capsule of a (i None) or of a's chunk i (a's chunks()):
+    the protocol's rules, shared by DistributedArray.__dlpack__ and its
+    chunks' (dgarray/_chunks.py)."""
+    here = dlpack_device(a) if i is None else device_dlpack(_core._chunk_layout(a)[i][0])
     if stream is not None and device_kind() == DL_CPU:
         raise BufferError("the CPU backend's devices have no streams: stream must be None")
-    if dl_device is not None and tuple(dl_device) != dlpack_device(a):
+    if dl_device is not None and tuple(dl_device) != here:
         if copy is False or tuple(dl_device)[0] != DL_CPU:
             raise BufferError(f"dgarray cannot hand this array over on DLPack device "
                               f"{tuple(dl_device)} without a copy"
                               if copy is False else
                               f"dgarray hands arrays over on its own devices "
-                              f"{dlpack_device(a)} or the host (1, 0), not on "
-                              f"{tuple(dl_device)}")
-        host = a.get()
+                              f"{here} or the host (1, 0), not on {tuple(dl_device)}")
+        host = a.get() if i is None else _core._chunk_get(a, i, None, True)
         return (host.__dlpack__(max_version=max_version) if max_version is not None
                 else host.__dlpack__())
     if copy:
-        a = a.copy()
+        a, i = (a.copy(), None) if i is None else (_core._chunk_copy(a, i), None)
+        here = dlpack_device(a)
     versioned = max_version is not None and tuple(max_version)[0] >= 1
     readonly = _core._readonly(a)
     if readonly and not versioned:
         raise BufferError("Cannot export readonly array since signalling readonly is "
                           "unsupported by DLPack (supported by DLPack 1.0)")
-    kind, dev_id = dlpack_device(a)
+    kind, dev_id = here
+    if i is not None:
+        return _core._dlpack(a, versioned, kind, dev_id, readonly, i)
     try:
         return _core._dlpack(a, versioned, kind, dev_id, readonly)
     except BufferError:

@@ -90,8 +90,9 @@ def distributed_array(array, index_map=None, mode=REPLICA):
 
 def asarray(a, dtype=None, order=None, *, index_map=None, copy=None):
     """``a`` as a DistributedArray (no copy when it already is one of that dtype
-    and layout).  Another library's array that only DLPack reads (CuPy,
-    PyTorch, ...) is copied by from_dlpack."""
+    and layout).  Another library's array that only DLPack or the CUDA array
+    interface reads (CuPy, PyTorch, JAX, Numba, ...) is copied by
+    from_dlpack, device to device."""
     if _foreign(a):
         a = from_dlpack(a, copy=False if copy is False else None)
         copy = None
@@ -314,12 +315,18 @@ def device_kind():
 
 
 def device_gpus():
-    """The GPU of each device of the CUDA backend (DGARRAY_CUDA_DEVICES, a
-    comma-separated list of GPU numbers, as the backend read it at start;
-    else device i is GPU i)."""
+    """The GPU of each of this process's devices of the CUDA backend
+    (DGARRAY_CUDA_DEVICES, a comma-separated list of GPU numbers, as the
+    backend read it at start; else this process's device i is GPU i)."""
     env = _os.environ.get("DGARRAY_CUDA_DEVICES", "").strip()
-    n = _core._ndevices()
+    n = _core._dist_range()[1]
     return [int(x) for x in env.split(",")][:n] if env else list(range(n))
+
+
+def device_gpu(dev):
+    """The GPU of device dev of the CUDA backend (a device number of the job,
+    one of this process's devices)."""
+    return device_gpus()[dev - _core._dist_range()[0]]
 
 
 def _dlpack_capsule(x):
@@ -339,34 +346,92 @@ def from_dlpack(x, /, *, copy=None):
     (CUDA backend) goes to the devices as asarray's does; data on a device
     dgarray does not have is refused (BufferError).  copy=False is refused:
     dgarray always copies into memory of its own.  (dgarray.from_dlpack
-    takes device= too: the result then moves there.)"""
+    takes device= too: the result then moves there.)  An object with only
+    the CUDA array interface (__cuda_array_interface__, as Numba's device
+    arrays) is copied on its GPU the same way; DLPack is used where an
+    object has both (CuPy, PyTorch)."""
     if isinstance(x, DistributedArray):
         return x.copy() if copy else x
     if copy is False:
         raise ValueError("Unable to avoid copy while creating an array as requested: "
                          "dgarray copies DLPack tensors into memory of its own")
     if not hasattr(x, "__dlpack__") or not hasattr(x, "__dlpack_device__"):
+        if hasattr(x, "__cuda_array_interface__"):
+            return _from_cuda_array_interface(x)
         raise TypeError(f"from_dlpack takes an object with __dlpack__ and "
-                        f"__dlpack_device__, not {type(x).__name__}")
+                        f"__dlpack_device__ (or __cuda_array_interface__), not "
+                        f"{type(x).__name__}")
     kind, dev_id = (int(v) for v in x.__dlpack_device__())
     ours = device_kind()
     if ours == DL_CUDA and kind in (DL_CPU, DL_CUDA_HOST):
         return asarray(_numpy.from_dlpack(x))  # host data: a host-to-device copy
-    gpus = device_gpus()
-    if kind != ours or (ours == DL_CUDA and dev_id not in gpus):
-        have = "the host's memory" if ours == DL_CPU else f"GPUs {sorted(set(gpus))}"
-        raise BufferError(f"the DLPack tensor is on device type {kind} id {dev_id}, which "
-                          f"dgarray's {_core.backend()} backend cannot read (its devices "
-                          f"are {have}): move it there, or to the host, first")
-    dev = 0 if ours == DL_CPU else gpus.index(dev_id)
+    dev = _device_of_gpu(kind, dev_id, f"device type {kind} id {dev_id}")
     if ours == DL_CUDA:
         # the producer's work on the GPU (any of its streams) before the copy
         _sys.modules["dgarray._cuda"].device_synchronize(dev_id)
     return _core._from_dlpack(_dlpack_capsule(x), ours, dev)
 
 
+def _device_of_gpu(kind, gpu, where):
+    """The device number (of the job) of this process's device on DLPack
+    device (kind, gpu), where dgarray's backend can copy from memory there;
+    else BufferError naming `where`, the memory's place."""
+    ours = device_kind()
+    gpus = device_gpus()
+    if kind != ours or (ours == DL_CUDA and gpu not in gpus):
+        have = "the host's memory" if ours == DL_CPU else f"GPUs {sorted(set(gpus))}"
+        raise BufferError(f"the array is on {where}, which dgarray's {_core.backend()} "
+                          f"backend cannot read (its devices are {have}): move it there, "
+                          f"or to the host, first")
+    return _core._dist_range()[0] + (0 if ours == DL_CPU else gpus.index(gpu))
+
+
+def _from_cuda_array_interface(x):
+    """A DistributedArray holding a copy of x, an object exposing only the
+    CUDA array interface (Numba's device arrays, ...; version 0 to 3): copied
+    on the GPU holding it (cudaPointerGetAttributes of its address), after
+    every stream of that GPU (the interface's `stream` among them) is idle,
+    never through the host.  BufferError on the CPU backend, for a mask, for
+    memory not on a GPU of dgarray's, or for a dtype dgarray does not hold."""
+    cai = x.__cuda_array_interface__
+    if device_kind() != DL_CUDA:
+        raise BufferError(f"{type(x).__name__} is GPU memory (__cuda_array_interface__), "
+                          f"which dgarray's {_core.backend()} backend cannot read: copy it "
+                          f"to the host first")
+    if cai.get("mask") is not None:
+        raise BufferError("dgarray cannot take a __cuda_array_interface__ with a mask")
+    dtype = _numpy.dtype(cai["typestr"])
+    shape = tuple(int(n) for n in cai["shape"])
+    if dtype.byteorder == ">" or dtype.kind not in "biufc":
+        raise BufferError(f"dgarray cannot take a __cuda_array_interface__ of typestr "
+                          f"{cai['typestr']!r}: it takes NumPy's number dtypes, native "
+                          f"byte order")
+    strides = cai.get("strides")
+    if strides is None:
+        strides = _c_strides(shape, dtype.itemsize)
+    address = int(cai["data"][0])
+    dev = _core._dist_range()[0]  # no element: no memory to find, none read
+    if _math.prod(shape):
+        cuda = _sys.modules["dgarray._cuda"]
+        gpu = cuda.pointer_device(address)
+        dev = _device_of_gpu(DL_CUDA, gpu, f"GPU {gpu}" if gpu >= 0 else "the host")
+        cuda.device_synchronize(gpu)
+    return _core._from_address(address, dtype, shape, tuple(int(s) for s in strides), dev)
+
+
+def _c_strides(shape, itemsize):
+    """The byte strides of C order over shape."""
+    out, step = [], itemsize
+    for n in reversed(shape):
+        out.append(step)
+        step *= max(int(n), 1)
+    return tuple(reversed(out))
+
+
 def _foreign(a):
-    """True for another library's array that only DLPack can read (CuPy,
-    PyTorch on a GPU, ...): not NumPy's, not ours, exposing __dlpack__."""
+    """True for another library's array that only DLPack or the CUDA array
+    interface can read (CuPy, PyTorch on a GPU, Numba, ...): not NumPy's, not
+    ours, exposing __dlpack__, or __cuda_array_interface__."""
     return (not isinstance(a, (DistributedArray, _numpy.ndarray, _numpy.generic)) and
-            hasattr(a, "__dlpack__") and hasattr(a, "__dlpack_device__"))
+            ((hasattr(a, "__dlpack__") and hasattr(a, "__dlpack_device__")) or
+             hasattr(a, "__cuda_array_interface__")))

@@ -10,13 +10,13 @@ f(self, *args, **kwargs).
 """
 import numpy
 
-from . import (_arrayapi, _arrayfuncs, _attributes, _einsum, _elementwise, _histograms,
-               _linalg_ext, _mathfuncs, _matrix, _numeric, _pad, _polys, _quantiles, _setops,
+from . import (_arrayapi, _arrayfuncs, _attributes, _chunks, _einsum, _elementwise,
+               _histograms, _linalg_ext, _mathfuncs, _matrix, _numeric, _pad, _polys, _quantiles, _setops,
                _sortsearch, _stats)
 
 _MODULES = (_matrix, _numeric, _sortsearch, _elementwise, _attributes, _quantiles, _histograms,
             _stats, _einsum, _linalg_ext, _pad, _polys, _arrayfuncs, _mathfuncs, _setops,
-            _arrayapi)
+            _arrayapi, _chunks)
 
 FUNCTIONS, METHODS = {}, {}
 for _mod in _MODULES:

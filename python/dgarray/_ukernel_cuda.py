@@ -12,7 +12,7 @@ import ctypes
 import threading
 
 from . import _core
-from ._creation import device_gpus
+from ._creation import device_gpu
 
 # the CUDA C++ type of each dtype a user's kernel can use on GPUs
 CU_TYPES = {
@@ -197,7 +197,7 @@ def driver():
 
 def gpu_of(dev):
     """The GPU number of dgarray device dev."""
-    return device_gpus()[dev]
+    return device_gpu(dev)
 
 
 # ---- reductions ----------------------------------------------------------------------

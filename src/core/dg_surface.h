@@ -64,6 +64,12 @@ dg_status dg_array_from_external(dg_backend_i *be, int dev, int dtype, int ndim,
                                  const int64_t *shape, const char *src,
                                  const int64_t *byte_strides, dg_array **out, dg_error *err);
 
+/* A new REPLICA array of one chunk on chunk i's device holding a copy of
+ * chunk i's elements (its box's shape; in op modes the chunk's partial
+ * values), ordered after the chunk's pending writes (DLPack's copy=True of
+ * one chunk).  DG_ERR_INDEX for no chunk i.  New reference in *out. */
+dg_status dg_array_chunk_copy(dg_array *a, int i, dg_array **out, dg_error *err);
+
 /* The memory of a's chunk 0, lent to another library (DLPack's
  * __dlpack__): its first element and byte strides over a's shape.  a must
  * be REPLICA with chunk 0 holding all of it (else DG_ERR_VALUE); a's

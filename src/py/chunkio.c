@@ -8,6 +8,9 @@
  *                             (default: all) of chunk i (private: read by
  *                             this process alone, its own chunk: [multihost])
  *   _chunk_put(a, i, host, box=None)   host's values into box of chunk i
+ *   _chunk_lend(a, writable, i=-1)   [(device, box, address, byte_strides)]
+ *                             of every chunk (or chunk i), lent in place
+ *   _chunk_copy(a, i)         a one-chunk array holding a copy of chunk i
  *   _chunk_cover(a)           [(i, box), ...]: disjoint boxes, each inside chunk
  *                             i, whose union is the array (the planner's)
  *   _npy_write(a, fd, offset)     a's values in C order into file fd from byte
@@ -41,11 +44,25 @@
 /* 1 if device dev is this process's ([multihost]: in a job, each process
  * writes and reads the file for its own devices' chunks only; alone, every
  * device is). */
-static int local_dev(dg_backend_i *be, int dev)
+static int local_dev(const dg_backend_i *be, int dev)
 {
     int first, n;
     dg_dist_local_range(be, &first, &n);
     return dev >= first && dev < first + n;
+}
+
+int dgpy_own_chunk(const dg_array *a, int i)
+{
+    if (i < 0 || i >= a->nchunks) {
+        PyErr_Format(PyExc_IndexError, "chunk %d of an array of %d chunks", i, a->nchunks);
+        return -1;
+    }
+    if (!local_dev(a->be, a->chunks[i].device)) {
+        PyErr_Format(PyExc_BufferError, "chunk %d is on device %d, another process's: its "
+                     "memory is not in this process", i, a->chunks[i].device);
+        return -1;
+    }
+    return 0;
 }
 
 /* ---- arguments ---------------------------------------------------------------- */
@@ -150,10 +167,12 @@ static PyObject *f_chunk_get(PyObject *mod, PyObject *args)
     return host;
 }
 
-/* _chunk_lend(a, writable): [(device, box, address, byte_strides), ...] of
- * every chunk of a, in a's chunk order, after a's pending writes (and, when
+/* _chunk_lend(a, writable, i=-1): [(device, box, address, byte_strides), ...]
+ * of every chunk of a, in a's chunk order (with i >= 0: of chunk i alone,
+ * which must be this process's), after a's pending writes (and, when
  * writable, copy on write), for users' kernels run on each chunk where it
- * lives.  The addresses live as long as a's chunks: the caller keeps a. */
+ * lives and the chunks' array interfaces (dgarray/_chunks.py).  The
+ * addresses live as long as a's chunks: the caller keeps a. */
 static PyObject *f_chunk_lend(PyObject *mod, PyObject *args)
 {
     PyObject *arr, *res;
@@ -161,15 +180,19 @@ static PyObject *f_chunk_lend(PyObject *mod, PyObject *args)
     dg_plan_chunk *l = NULL;
     dg_error err = DG_ERROR_INIT;
     dg_status st = DG_OK;
-    int writable, i, ax;
+    int writable, i, ax, only = -1, lo, hi;
     (void)mod;
-    if (!PyArg_ParseTuple(args, "O!p", dgpy_st->array_type, &arr, &writable))
+    if (!PyArg_ParseTuple(args, "O!p|i", dgpy_st->array_type, &arr, &writable, &only))
         return NULL;
     a = ((DgArrayObject *)arr)->arr;
+    if (only >= 0 && dgpy_own_chunk(a, only) < 0)
+        return NULL;
+    lo = only >= 0 ? only : 0;
+    hi = only >= 0 ? only + 1 : a->nchunks;
     if (dg_array_layout(a, &l, &err) != DG_OK)
         return dgpy_raise(&err);
-    res = PyList_New(a->nchunks);
-    for (i = 0; res && i < a->nchunks; i++) {
+    res = PyList_New(hi - lo);
+    for (i = lo; res && i < hi; i++) {
         char *ptr;
         int64_t strides[DG_MAXDIM];
         PyObject *box, *strs, *item = NULL;
@@ -199,10 +222,32 @@ static PyObject *f_chunk_lend(PyObject *mod, PyObject *args)
         if (!item)
             Py_CLEAR(res);
         else
-            PyList_SET_ITEM(res, i, item);
+            PyList_SET_ITEM(res, i - lo, item);
     }
     free(l);
     return res;
+}
+
+/* _chunk_copy(a, i): a new one-chunk DistributedArray on chunk i's device
+ * holding a copy of chunk i (this process's), for DLPack's copy=True of a
+ * chunk. */
+static PyObject *f_chunk_copy(PyObject *mod, PyObject *args)
+{
+    PyObject *arr;
+    dg_array *a, *out = NULL;
+    dg_error err = DG_ERROR_INIT;
+    dg_status st;
+    int i;
+    (void)mod;
+    if (!PyArg_ParseTuple(args, "O!i", dgpy_st->array_type, &arr, &i))
+        return NULL;
+    a = ((DgArrayObject *)arr)->arr;
+    if (dgpy_own_chunk(a, i) < 0)
+        return NULL;
+    Py_BEGIN_ALLOW_THREADS
+    st = dg_array_chunk_copy(a, i, &out, &err);
+    Py_END_ALLOW_THREADS
+    return st == DG_OK ? dgpy_wrap(out) : dgpy_raise(&err);
 }
 
 static PyObject *f_chunk_put(PyObject *mod, PyObject *args)
@@ -786,7 +831,8 @@ PyMethodDef dgpy_chunkio_methods[] = {
     {"_chunk_layout", f_chunk_layout, METH_O, "[(device, box), ...] of the chunks as they are"},
     {"_chunk_get", f_chunk_get, METH_VARARGS, "_chunk_get(a, i, box=None, private=False) -> ndarray"},
     {"_chunk_lend", f_chunk_lend, METH_VARARGS,
-     "_chunk_lend(a, writable) -> [(device, box, address, byte_strides), ...]"},
+     "_chunk_lend(a, writable, i=-1) -> [(device, box, address, byte_strides), ...]"},
+    {"_chunk_copy", f_chunk_copy, METH_VARARGS, "_chunk_copy(a, i): a copy of chunk i"},
     {"_chunk_put", f_chunk_put, METH_VARARGS, "_chunk_put(a, i, host, box=None)"},
     {"_chunk_cover", f_chunk_cover, METH_O, "[(chunk, box), ...]: disjoint, covering a"},
     {"_npy_write", f_npy_write, METH_VARARGS, "_npy_write(a, fd, offset)"},

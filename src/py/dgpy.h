@@ -106,7 +106,20 @@ typedef struct {
     X(to_device, "to_device(device, /, *, stream=None): the array on those devices")     \
     X(__dlpack__, "__dlpack__(*, stream=None, max_version=None, dl_device=None, "       \
                   "copy=None): DLPack's capsule of the array's one chunk, no copy")      \
-    X(__dlpack_device__, "__dlpack_device__(): (DLPack device type, device id)")
+    X(__dlpack_device__, "__dlpack_device__(): (DLPack device type, device id)")         \
+    X(chunks, "chunks() -> [(device, index, chunk), ...]: every chunk of the array "     \
+              "(this process's, in a job), each lent without a copy.\n\n"                 \
+              "device is the device number, index the tuple of slices of the array the " \
+              "chunk holds (as index_map writes them), chunk an object lending the "     \
+              "chunk's memory: DLPack (__dlpack__, __dlpack_device__), "                  \
+              "__cuda_array_interface__ (version 3) on GPUs, __array_interface__ on the " \
+              "CPU backend; shape, dtype, strides, device.  numpy.from_dlpack(chunk), "   \
+              "numpy.asarray(chunk) (CPU backend), cupy.from_dlpack(chunk), "             \
+              "cupy.asarray(chunk), torch.from_dlpack(chunk) view the chunk in place. "   \
+              "Each lend waits for the array's pending writes and makes a writable "     \
+              "array's memory its own first (copy on write); read-only arrays lend "      \
+              "read-only chunks.  Replicated or overlapping layouts list a chunk per "    \
+              "device; op modes (SUM, ...) lend partial values.")
 
 /* DistributedArray attributes written in Python: name, docstring.  The
  * registry holds get_<name> for each (called as f(self)) and set_<name> for
@@ -281,6 +294,12 @@ void dgpy_backend_no_exit_trim(void);
 /* An int or a sequence of ints -> (ndim, shape); -1 with ValueError for
  * negative sizes or more than DG_MAXDIM axes. */
 int dgpy_parse_shape(PyObject *o, int *nd, int64_t *shape);
+
+/* ---- chunkio.c ---- */
+/* 0 if a has a chunk i on one of this process's devices (every device but
+ * in a job of several processes), else -1 with IndexError (no chunk i) or
+ * BufferError (another process's). */
+int dgpy_own_chunk(const dg_array *a, int i);
 
 /* ---- index.c ---- */
 /* The core array of a DistributedArray argument (borrowed), or NULL with

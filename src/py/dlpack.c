@@ -1,8 +1,10 @@
 /* DLPack, the array API standard's data interchange: a DistributedArray of
- * one chunk handed to another library without a copy (_dlpack), and another
- * library's array on a device of ours copied there without passing through
- * the host (_from_dlpack).  dgarray/_dlpack.py gives the protocol's
- * arguments and errors; this file reads and writes the structs.
+ * one chunk, or any one chunk of an array (DistributedArray.chunks()),
+ * handed to another library without a copy (_dlpack), and another library's
+ * array on a device of ours copied there without passing through the host
+ * (_from_dlpack; _from_address for the CUDA array interface).
+ * dgarray/_arrayapi.py and _chunks.py give the protocol's arguments and
+ * errors; this file reads and writes the structs.
  *
  * The structs are DLPack's ABI (version 1.0: DLTensor, DLManagedTensor for
  * the capsule "dltensor", DLManagedTensorVersioned for
@@ -100,36 +102,42 @@ static int dg_dtype_of_dl(const dl_tensor *t)
     return -1;
 }
 
-/* _dlpack(a, versioned, device_type, device_id, readonly): a capsule lending
- * a's one chunk (which holds all of a, REPLICA), after a's pending writes
- * and with a's memory its own (copy on write done first, so that writes
- * through the capsule reach only a). */
+/* _dlpack(a, versioned, device_type, device_id, readonly, chunk=-1): a
+ * capsule lending a's one chunk (which holds all of a, REPLICA), or with
+ * chunk >= 0 a's chunk `chunk` (any mode; this process's), after a's
+ * pending writes and with a's memory its own (copy on write done first, so
+ * that writes through the capsule reach only a). */
 static PyObject *f_dlpack(PyObject *mod, PyObject *args)
 {
     PyObject *ao, *cap;
     dg_array *a;
-    int versioned, dtype, did, readonly, ax;
+    int versioned, dtype, did, readonly, ax, chunk = -1;
     dg_error err = DG_ERROR_INIT;
     dg_status st;
     dl_export *e;
     dl_tensor t;
     char *ptr;
     (void)mod;
-    if (!PyArg_ParseTuple(args, "Opiip:_dlpack", &ao, &versioned, &dtype, &did, &readonly) ||
+    if (!PyArg_ParseTuple(args, "Opiip|i:_dlpack", &ao, &versioned, &dtype, &did, &readonly,
+                          &chunk) ||
         !(a = dgpy_arg_array(ao, "_dlpack")))
         return NULL;
-    if (a->mode != DG_MODE_REPLICA || a->nchunks < 1 ||
-        dg_box_size(&a->chunks[0].box) != dg_shape_size(a->ndim, a->shape)) {
-        PyErr_SetString(PyExc_BufferError,
-                        "DLPack hands over one chunk holding the whole array: reshard the "
-                        "array to one device first (a.to_device(dgarray.DeviceSet(0)))");
+    if (chunk >= 0 ? dgpy_own_chunk(a, chunk) < 0
+                   : (a->mode != DG_MODE_REPLICA || a->nchunks < 1 ||
+                      dg_box_size(&a->chunks[0].box) != dg_shape_size(a->ndim, a->shape))) {
+        if (chunk < 0)
+            PyErr_SetString(PyExc_BufferError,
+                            "DLPack hands over one chunk holding the whole array: reshard the "
+                            "array to one device first (a.to_device(dgarray.DeviceSet(0))), "
+                            "or take its chunks one by one (a.chunks())");
         return NULL;
     }
     e = PyMem_RawCalloc(1, sizeof *e);
     if (!e)
         return PyErr_NoMemory();
     Py_BEGIN_ALLOW_THREADS
-    st = dg_array_lend(a, readonly, &ptr, e->strides, &err);
+    st = chunk < 0 ? dg_array_lend(a, readonly, &ptr, e->strides, &err)
+                   : dg_array_lend_chunk(a, chunk, readonly, &ptr, e->strides, &err);
     Py_END_ALLOW_THREADS
     if (st != DG_OK) {
         PyMem_RawFree(e);
@@ -142,7 +150,7 @@ static PyObject *f_dlpack(PyObject *mod, PyObject *args)
     t.ndim = a->ndim;
     dl_dtype_of(a->dtype, &t);
     for (ax = 0; ax < a->ndim; ax++) {
-        e->shape[ax] = a->shape[ax];
+        e->shape[ax] = chunk < 0 ? a->shape[ax] : dg_range_len(a->chunks[chunk].box.r[ax]);
         e->strides[ax] /= dg_dtype_size(a->dtype);
     }
     t.shape = e->shape;
@@ -169,6 +177,22 @@ static PyObject *f_dlpack(PyObject *mod, PyObject *args)
     return cap;
 }
 
+/* New reference: a copy of the elements at src (memory another library
+ * owns, addressable on dev, its writes complete) in a new array on device
+ * dev (dg_array_from_external, without the GIL), or NULL with an exception. */
+static PyObject *copy_external(int dev, int dt, int ndim, const int64_t *shape, const char *src,
+                               const int64_t *byte_strides)
+{
+    dg_array *out = NULL;
+    dg_error err = DG_ERROR_INIT;
+    dg_status st;
+    Py_BEGIN_ALLOW_THREADS
+    st = dg_array_from_external(dgpy_st->be, dev, dt, ndim, shape, src, byte_strides, &out,
+                                &err);
+    Py_END_ALLOW_THREADS
+    return st == DG_OK ? dgpy_wrap(out) : dgpy_raise(&err);
+}
+
 /* _from_dlpack(capsule, device_type, dev): a new DistributedArray on device
  * dev holding a copy of the capsule's tensor, which must be on device_type
  * (the kind of memory the backend's devices address); the capsule is
@@ -182,9 +206,7 @@ static PyObject *f_from_dlpack(PyObject *mod, PyObject *args)
     dl_managed_v *v = NULL;
     const dl_tensor *t;
     int64_t strides[DG_MAXDIM];
-    dg_array *out = NULL;
-    dg_error err = DG_ERROR_INIT;
-    dg_status st;
+    PyObject *res;
     (void)mod;
     if (!PyArg_ParseTuple(args, "Oii:_from_dlpack", &cap, &dtype_want, &dev))
         return NULL;
@@ -217,28 +239,65 @@ static PyObject *f_from_dlpack(PyObject *mod, PyObject *args)
         strides[ax] = t->strides ? t->strides[ax] * dg_dtype_size(dt)
                                  : (ax == t->ndim - 1 ? dg_dtype_size(dt)
                                                       : strides[ax + 1] * t->shape[ax + 1]);
-    Py_BEGIN_ALLOW_THREADS
-    st = dg_array_from_external(dgpy_st->be, dev, dt, t->ndim, t->shape,
-                                (const char *)t->data + t->byte_offset, strides, &out, &err);
-    Py_END_ALLOW_THREADS
-    if (st != DG_OK)
-        return dgpy_raise(&err);
+    if (!(res = copy_external(dev, dt, t->ndim, t->shape,
+                              (const char *)t->data + t->byte_offset, strides)))
+        return NULL;
     /* consumed: the capsule no longer owns the tensor; released now, copied */
     if (PyCapsule_SetName(cap, versioned ? "used_dltensor_versioned" : "used_dltensor") < 0) {
-        dg_array_decref(out);
+        Py_DECREF(res);
         return NULL;
     }
     if (versioned && v->deleter)
         v->deleter(v);
     else if (!versioned && m->deleter)
         m->deleter(m);
-    return dgpy_wrap(out);
+    return res;
+}
+
+/* _from_address(address, dtype, shape, byte_strides, dev): a new
+ * DistributedArray on device dev holding a copy of the elements of `dtype`
+ * at address (memory dev addresses: a GPU's for the CUDA backend) read with
+ * byte_strides over shape: the CUDA array interface's
+ * import (dgarray/_creation.py checks the interface and finds the device;
+ * the producer's writes must be complete). */
+static PyObject *f_from_address(PyObject *mod, PyObject *args)
+{
+    PyObject *shapeo, *stro, *dto, *seq;
+    unsigned long long addr;
+    int dev, dt, ndim, ax;
+    int64_t shape[DG_MAXDIM], strides[DG_MAXDIM];
+    (void)mod;
+    if (!PyArg_ParseTuple(args, "KOOOi:_from_address", &addr, &dto, &shapeo, &stro, &dev) ||
+        dgpy_dtype_from_obj(dto, &dt) < 0 || dgpy_parse_shape(shapeo, &ndim, shape) < 0)
+        return NULL;
+    if (dt < 0)
+        return PyErr_Format(PyExc_TypeError, "_from_address needs a dtype");
+    if (!(seq = PySequence_Fast(stro, "byte_strides must be a sequence of ints")))
+        return NULL;
+    if (PySequence_Fast_GET_SIZE(seq) != ndim) {
+        Py_DECREF(seq);
+        return PyErr_Format(PyExc_ValueError, "%zd strides for %d dimensions",
+                            PySequence_Fast_GET_SIZE(seq), ndim);
+    }
+    for (ax = 0; ax < ndim; ax++) {
+        strides[ax] = PyLong_AsLongLong(PySequence_Fast_GET_ITEM(seq, ax));
+        if (strides[ax] == -1 && PyErr_Occurred()) {
+            Py_DECREF(seq);
+            return NULL;
+        }
+    }
+    Py_DECREF(seq);
+    return copy_external(dev, dt, ndim, shape, (const char *)(uintptr_t)addr, strides);
 }
 
 PyMethodDef dgpy_dlpack_methods[] = {
     {"_dlpack", f_dlpack, METH_VARARGS,
-     "_dlpack(a, versioned, device_type, device_id, readonly): a DLPack capsule of a's chunk"},
+     "_dlpack(a, versioned, device_type, device_id, readonly, chunk=-1): a DLPack capsule "
+     "of a's one chunk, or of its chunk `chunk`"},
     {"_from_dlpack", f_from_dlpack, METH_VARARGS,
      "_from_dlpack(capsule, device_type, device): a copy of a DLPack tensor on device"},
+    {"_from_address", f_from_address, METH_VARARGS,
+     "_from_address(address, dtype, shape, byte_strides, device): a copy of memory of "
+     "another library's (the CUDA array interface) on device"},
     {NULL, NULL, 0, NULL},
 };

@@ -15,6 +15,9 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
+#include <stdint.h>
+#include <string.h>
+
 #include <cuda_runtime_api.h>
 
 #include "dg_cuda.h"
@@ -82,7 +85,38 @@ static PyObject *cuda_device_synchronize(PyObject *module, PyObject *arg)
     Py_RETURN_NONE;
 }
 
+/* pointer_device(address) -> int: the GPU whose memory `address` is
+ * (device or managed memory, as cudaPointerGetAttributes says), or -1 for
+ * host memory (registered or not), so that dgarray can copy another
+ * library's array from the GPU it lives on (the CUDA array interface gives
+ * an address alone).  RuntimeError naming the CUDA error if it cannot
+ * tell. */
+static PyObject *cuda_pointer_device(PyObject *module, PyObject *arg)
+{
+    unsigned long long addr = PyLong_AsUnsignedLongLong(arg);
+    struct cudaPointerAttributes at;
+    cudaError_t e;
+    (void)module;
+    if (addr == (unsigned long long)-1 && PyErr_Occurred())
+        return NULL;
+    memset(&at, 0, sizeof at);
+    Py_BEGIN_ALLOW_THREADS
+    e = cudaPointerGetAttributes(&at, (const void *)(uintptr_t)addr);
+    Py_END_ALLOW_THREADS
+    if (e != cudaSuccess) {
+        (void)cudaGetLastError();
+        return PyErr_Format(PyExc_RuntimeError, "cudaPointerGetAttributes of address 0x%llx "
+                            "failed: %s", addr, cudaGetErrorString(e));
+    }
+    if (at.type == cudaMemoryTypeDevice || at.type == cudaMemoryTypeManaged)
+        return PyLong_FromLong(at.device);
+    return PyLong_FromLong(-1);
+}
+
 static PyMethodDef cuda_methods[] = {
+    {"pointer_device", cuda_pointer_device, METH_O,
+     PyDoc_STR("pointer_device(address)\n--\n\nThe GPU of device memory at address, or -1 "
+               "for host memory.")},
     {"device_synchronize", cuda_device_synchronize, METH_O,
      PyDoc_STR("device_synchronize(gpu)\n--\n\nWaits until all work on the GPU is done.")},
     {"device_count", cuda_device_count, METH_NOARGS,
