@@ -660,7 +660,7 @@ static void as_ew(const dg_fused_desc *d, dg_ew_desc *e)
 
 /* Enqueues piece f: its needed steps as one fused piece of work (or one
  * plain loop), reading and writing its memory values. */
-static dg_status run_piece(dg_backend_i *be, fz_piece *f, dg_error *err)
+static dg_status run_piece(dg_backend_i *be, fz_piece *f, int64_t chain_elems, dg_error *err)
 {
     dg_fused_desc dd, *d = &dd;
     dg_buffer *bufs[DG_FUSED_MAXVALS];
@@ -668,6 +668,7 @@ static dg_status run_piece(dg_backend_i *be, fz_piece *f, dg_error *err)
     int na = 0, k, j, temps = 0;
     dg_status st;
     prune(f, d, bufs);
+    d->chain_elems = chain_elems;
     for (k = 0; k < d->nval; k++) {
         unsigned how;
         temps |= d->val[k].kind == DG_FV_TEMP;
@@ -708,20 +709,23 @@ static dg_status flush_locked(dg_error *err)
     dg_status st = DG_OK;
     dg_error e2 = DG_ERROR_INIT;
     unsigned char late[FZ_MAXPIECES];
+    int64_t elems = 0;
     int i, pass;
     uint32_t fpe_was;
     if (!g_chain.nstep)
         return DG_OK;
     reap(g_chain.be);
-    for (i = 0; i < g_chain.npiece; i++)
+    for (i = 0; i < g_chain.npiece; i++) {
         late[i] = (unsigned char)piece_waits(&g_chain.pieces[i]);
+        elems += dg_shape_size(g_chain.pieces[i].d.ndim, g_chain.pieces[i].d.shape);
+    }
     /* the chain's work runs under its calls' errstate, whichever thread
      * runs it and whatever errstate that thread has now */
     fpe_was = dg_fpe_set_actions(g_chain.fpe);
     for (pass = 0; pass < 2; pass++)
         for (i = 0; i < g_chain.npiece; i++)
             if (late[i] == pass) {
-                dg_status s2 = run_piece(g_chain.be, &g_chain.pieces[i],
+                dg_status s2 = run_piece(g_chain.be, &g_chain.pieces[i], elems,
                                          st == DG_OK ? err : &e2);
                 if (st == DG_OK)
                     st = s2;
