@@ -154,6 +154,19 @@ static int chain_uses(const dg_mem *m)
     return 0;
 }
 
+/* 1 if the chain writes memory m. */
+static int chain_writes(const dg_mem *m)
+{
+    int i, k;
+    for (i = 0; i < g_chain.npiece; i++) {
+        const fz_piece *f = &g_chain.pieces[i];
+        for (k = 0; k < f->d.nval; k++)
+            if (f->d.val[k].kind == DG_FV_OUT && val_mem(f, k) == m)
+                return 1;
+    }
+    return 0;
+}
+
 /* The strides of operand k of d with those of length-1 axes zeroed. */
 static void norm_strides(const dg_ew_desc *d, int k, int64_t *out)
 {
@@ -769,8 +782,12 @@ dg_status dg_fuse_touch(const dg_access *acc, int n, dg_error *err)
     if (t_inside || !dg_fuse_pending())
         return DG_OK;
     lock();
+    /* a read of what the chain only reads can come first (a halo row sent
+     * from a chunk that the chain reads) */
     for (i = 0; i < n && !hit; i++)
-        hit = acc[i].mem && chain_uses(acc[i].mem);
+        hit = acc[i].mem && (acc[i].how & (DG_ACC_WRITE | DG_ACC_WRITE_PART)
+                                 ? chain_uses(acc[i].mem)
+                                 : chain_writes(acc[i].mem));
     if (hit)
         st = flush_locked(err);
     unlock();
@@ -781,7 +798,9 @@ dg_status dg_fuse_touch_buffer(const dg_buffer *b, dg_error *err)
 {
     dg_access a;
     a.mem = b->mem;
-    a.how = DG_ACC_READ;
+    /* as a write: the host may go on to lend the memory to code that
+     * writes it (dg_external.c) */
+    a.how = DG_ACC_WRITE_PART;
     a.dev = a.stream = -1;
     return dg_fuse_touch(&a, 1, err);
 }

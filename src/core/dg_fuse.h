@@ -4,12 +4,12 @@
  * enqueued at once: its pieces (one loop per output chunk) join the pending
  * chain, and the chain runs as one fused piece of work per piece (the
  * backend's `fused` slot, dg_fused.h) when something needs its results: any
- * other device work that touches memory the chain reads or writes (a read of
- * the values, a reduction, a copy: dg_enqueue asks dg_fuse_touch first), a
- * host wait (dg_fuse_flush), a call whose pieces cannot be lined up with
- * the chain's (other devices, or boxes that do not cover the same elements
- * of each device), a length limit, or an access pattern that fusion cannot
- * keep exact.
+ * other device work that writes memory the chain reads or writes, or reads
+ * memory it writes (a read of the values, a reduction, a copy: dg_enqueue
+ * asks dg_fuse_touch first), a host wait (dg_fuse_flush), a call whose
+ * pieces cannot be lined up with the chain's (other devices, or boxes that
+ * do not cover the same elements of each device), a length limit, or an
+ * access pattern that fusion cannot keep exact.
  *
  * Lining up: a call whose pieces match the chain's one to one (device and
  * shape, in order) joins them as they are.  Else, where every piece of both
@@ -85,11 +85,14 @@ dg_status dg_fuse_record(dg_backend_i *be, const dg_fuse_piece *p, int n, int *r
 /* Runs the pending chain (nothing if none). */
 dg_status dg_fuse_flush(dg_error *err);
 
-/* Runs the pending chain if it reads or writes one of the n accesses' memory:
- * what work outside the chain calls before it touches memory. */
+/* Runs the pending chain if one of the n accesses writes memory the chain
+ * reads or writes, or reads memory it writes: what work outside the chain
+ * calls before it touches memory (a read of what the chain only reads may
+ * run first). */
 dg_status dg_fuse_touch(const dg_access *acc, int n, dg_error *err);
 
-/* The same for the memory of one buffer. */
+/* Runs the pending chain if it reads or writes b's memory: before the host
+ * waits for b (and may lend its memory to code that writes it). */
 dg_status dg_fuse_touch_buffer(const dg_buffer *b, dg_error *err);
 
 /* Steps in the pending chain (0: none); for tests. */
