@@ -285,3 +285,130 @@ def test_large_chains(ndev, fusion):
         g[1:-1, 1:-1] = 0.2 * (g[1:-1, 1:-1] + g[:-2, 1:-1] + g[1:-1, 2:] + g[1:-1, :-2]
                                + g[2:, 1:-1])
     np.testing.assert_array_equal(dg.asnumpy(a), g)
+
+
+def jacobi_rows(x, nd):
+    """x split by rows over devices 0 .. nd-1, as benchmarks/run.py's
+    w_jacobi lays out its grid."""
+    n = x.shape[0]
+    return dg.distributed_array(x, {d: slice(n * d // nd, n * (d + 1) // nd)
+                                    for d in range(nd)})
+
+
+def device_counts(nd):
+    return [tuple(c) for c in core._fusion_device_counts(nd)]
+
+
+@pytest.mark.parametrize("nd", [1, 2, 4])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_jacobi_fused_per_device(nd, dtype, fusion, no_leak):
+    """The in-place Jacobi step written with slices (benchmarks/run.py's
+    jacobi_step) on a grid split by rows: on every device each iteration is
+    one fused piece holding all five steps (four adds and the multiply), one
+    more for each neighbour's halo row that the shifted slices read (those
+    rows come from another device, so the space is cut there), and the
+    assignment into the interior, which reads what the chain wrote and
+    writes what it read, after it.  Before the chain's pieces were re-cut to
+    the call's boundaries, any device holding a halo broke the chain at each
+    shifted operand (12 runs of 14 steps an iteration on 2 devices)."""
+    if core._ndevices() < nd:
+        pytest.skip(f"{core._ndevices()} devices")
+    dg.config.fusion = True
+    x = np.random.default_rng(nd).standard_normal((40, 33)).astype(dtype)
+    X = jacobi_rows(x, nd)
+    views = (X[1:-1, 1:-1], X[:-2, 1:-1], X[2:, 1:-1], X[1:-1, :-2], X[1:-1, 2:])
+    y = x.copy()
+    yviews = (y[1:-1, 1:-1], y[:-2, 1:-1], y[2:, 1:-1], y[1:-1, :-2], y[1:-1, 2:])
+
+    def step(c, n, s, w, e):
+        c[:] = dtype(0.2) * (c + n + e + w + s)
+
+    step(*views)
+    step(*yviews)
+    core._fusion_flush()
+    before = device_counts(nd)
+    iters = 3
+    for _ in range(iters):
+        step(*views)
+        step(*yviews)
+    core._fusion_flush()
+    after = device_counts(nd)
+    for d in range(nd):
+        halos = (d > 0) + (d < nd - 1)
+        runs, steps = (after[d][0] - before[d][0], after[d][1] - before[d][1])
+        assert (runs, steps) == (iters * (1 + halos + 1), iters * (5 * (1 + halos) + 1)), \
+            f"device {d}: {runs} runs of {steps} steps in {iters} iterations"
+    near_numpy(dg.asnumpy(X), y)
+
+
+@pytest.mark.parametrize("nd", [1, 2, 4])
+def test_shifted_sum_fused_per_device(nd, fusion, no_leak):
+    """bench_cpu.py's jacobi row, 0.25 * (four shifted slices) into a new
+    array: every fused piece holds the four steps, whatever the devices; the
+    pieces are the interior of each device's chunk and the rows whose
+    neighbours live on another device."""
+    if core._ndevices() < nd:
+        pytest.skip(f"{core._ndevices()} devices")
+    dg.config.fusion = True
+    x = np.random.default_rng(7).standard_normal((48, 20))
+    a = jacobi_rows(x, nd)
+    core._fusion_flush()
+    before = device_counts(nd)
+    r = 0.25 * (a[:-2, 1:-1] + a[2:, 1:-1] + a[1:-1, :-2] + a[1:-1, 2:])
+    core._fusion_flush()
+    after = device_counts(nd)
+    for d in range(nd):
+        runs, steps = (after[d][0] - before[d][0], after[d][1] - before[d][1])
+        assert steps == 4 * runs and runs <= 3, f"device {d}: {runs} runs of {steps} steps"
+    near_numpy(dg.asnumpy(r), 0.25 * (x[:-2, 1:-1] + x[2:, 1:-1] + x[1:-1, :-2] + x[1:-1, 2:]))
+
+
+def run_shifted_chain(xp, seed, a, b):
+    """A random chain over views of a and b shifted by 0 to 2 along both
+    axes, with writes into shifted views of both (written once for NumPy and
+    dgarray): the chain's pieces re-cut where the shifts take halo rows from
+    other devices, and writes that overlap what the chain reads."""
+    rng = np.random.default_rng(seed)
+    n0, n1 = a.shape[0] - 2, a.shape[1] - 2
+    t, out = None, []
+    for _ in range(int(rng.integers(3, 12))):
+        kind = int(rng.integers(0, 8))
+        s0, s1 = int(rng.integers(0, 3)), int(rng.integers(0, 3))
+        va = a[s0:s0 + n0, s1:s1 + n1]
+        r0, r1 = int(rng.integers(0, 3)), int(rng.integers(0, 3))
+        vb = b[r0:r0 + n0, r1:r1 + n1]
+        if kind == 0 or t is None:
+            t = va + vb
+        elif kind == 1:
+            t = t * va - 0.5
+        elif kind == 2:
+            t = xp.maximum(t, vb)
+        elif kind == 3:
+            a[s0:s0 + n0, s1:s1 + n1] = t * 0.25
+        elif kind == 4:
+            b[s0:s0 + n0, s1:s1 + n1] += va
+        elif kind == 5:
+            out.append(t)
+            t = t + vb
+        elif kind == 6:
+            a[1:-1, 1:-1] = 0.2 * (a[1:-1, 1:-1] + a[:-2, 1:-1] + a[2:, 1:-1]
+                                   + a[1:-1, :-2] + a[1:-1, 2:])
+        else:
+            t = t / (1.0 + va * va)
+    return out + [t, a, b]
+
+
+@pytest.mark.parametrize("seed", range(16))
+def test_random_shifted_chains(ndev, seed, fusion, no_leak):
+    rng = np.random.default_rng(300 + seed)
+    shape = (int(rng.integers(5, 30)), int(rng.integers(4, 12)))
+    x, y = rng.standard_normal(shape), rng.standard_normal(shape)
+    want = run_shifted_chain(np, seed, x.copy(), y.copy())
+    results = {}
+    for on in (True, False):
+        dg.config.fusion = on
+        got = run_shifted_chain(dg, seed, dist(x, ndev, seed), dist(y, ndev, seed // 3))
+        results[on] = [dg.asnumpy(g) for g in got]
+    for w, f, u in zip(want, results[True], results[False]):
+        np.testing.assert_array_equal(f, u)   # fusion changes no bit
+        near_numpy(u, w)

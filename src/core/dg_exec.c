@@ -416,6 +416,7 @@ static dg_status ew_record(const dg_ew_call *call, ew_work *w, int *recorded, dg
             if (w->pieces[i].late == pass) {
                 ew_piece_desc(call, w, &w->pieces[i], &ds[n], acc, &na, fp[n].buf);
                 fp[n].d = &ds[n];
+                fp[n].box = &w->pieces[i].box;
                 fp[n].dev = call->out[0]->chunks[w->pieces[i].chunk].device;
                 n++;
             }

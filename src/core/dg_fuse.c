@@ -10,7 +10,8 @@
 #include "dg_fuse.h"
 #include "dg_ufunc.h"
 
-#define FZ_MAXPIECES 64 /* pieces of one call that may join a chain */
+#define FZ_MAXPIECES 64 /* pieces of one call, or of a chain, that may join a chain */
+#define FZ_COUNTED_DEVS 64 /* devices whose runs dg_fuse_device_counts keeps apart */
 /* A call of fewer elements runs at once (DGARRAY_FUSION_MIN_ELEMS changes
  * it): below this, recording and running a chain costs more than the pass
  * over memory it saves (a lone `a + b` of 1,000 elements read at once took
@@ -22,12 +23,25 @@
  * one) on its device, and the buffers its memory values live in. */
 typedef struct fz_piece {
     int dev;
+    int boxed;             /* lo is known and the piece is a box of unit steps: it may be
+                            * re-cut (fz_cut) */
+    int64_t lo[DG_MAXDIM]; /* its first element in the calls' index space */
     dg_fused_desc d;
     dg_buffer *buf[DG_FUSED_MAXVALS]; /* each value's buffer (borrowed from held); NULL for
                                        * scalars, temps */
     int nheld;
     dg_buffer *held[DG_FUSED_MAXVALS]; /* the distinct buffers, one strong reference each */
 } fz_piece;
+
+/* Where chain piece i and call piece j meet when a call joins the chain: the
+ * box of `shape` at oi in piece i and at oj in piece j (each piece's own
+ * coordinates).  A call whose pieces line up with the chain's one to one
+ * joins along cuts (i, i) of whole pieces; else along the common refinement
+ * of both sets of boxes, the chain's pieces split where it cuts them. */
+typedef struct fz_cut {
+    int i, j;
+    int64_t oi[DG_MAXDIM], oj[DG_MAXDIM], shape[DG_MAXDIM];
+} fz_cut;
 
 /* The pending chain: nstep calls recorded, each with one step in every
  * piece. */
@@ -37,6 +51,10 @@ typedef struct fz_chain {
     int nstep;
     uint32_t fpe; /* the action word of its calls (dg_fpe.h): one per chain */
     fz_piece *pieces; /* [FZ_MAXPIECES], allocated at the first record */
+    fz_piece *spare;  /* [FZ_MAXPIECES]: the pieces being re-cut (allocated at the first
+                       * re-cut), swapped with `pieces` */
+    int shared;       /* 1 once a call joined along cuts other than one to one: a buffer
+                       * may then be held by several pieces */
 } fz_chain;
 
 static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -49,6 +67,11 @@ static int64_t g_min_elems = -1; /* DGARRAY_FUSION_MIN_ELEMS, read with g_enable
 /* 1 while this thread holds g_mu: the enqueues of a run of the chain pass */
 static _Thread_local int t_inside;
 static int64_t g_runs, g_steps;
+static int64_t g_dev_runs[FZ_COUNTED_DEVS], g_dev_steps[FZ_COUNTED_DEVS];
+/* the cuts of the call being recorded and the call pieces' first elements
+ * (g_mu held) */
+static fz_cut g_cuts[FZ_MAXPIECES];
+static int64_t g_call_lo[FZ_MAXPIECES][DG_MAXDIM];
 
 int dg_fuse_enabled(void)
 {
@@ -73,6 +96,14 @@ void dg_fuse_counts(int64_t *runs, int64_t *steps)
     pthread_mutex_lock(&g_mu);
     *runs = g_runs;
     *steps = g_steps;
+    pthread_mutex_unlock(&g_mu);
+}
+
+void dg_fuse_device_counts(int dev, int64_t *runs, int64_t *steps)
+{
+    pthread_mutex_lock(&g_mu);
+    *runs = dev >= 0 && dev < FZ_COUNTED_DEVS ? g_dev_runs[dev] : 0;
+    *steps = dev >= 0 && dev < FZ_COUNTED_DEVS ? g_dev_steps[dev] : 0;
     pthread_mutex_unlock(&g_mu);
 }
 
@@ -123,22 +154,15 @@ static int chain_uses(const dg_mem *m)
     return 0;
 }
 
-/* 1 if operand (m, dtype, data, strides) of a call's piece pi, read or
- * written (`write`), would make the chain inexact: the chain or the operand
- * writes m, and the other touches it through another view or piece. */
-static int conflicts(const dg_mem *m, int pi, int write, int dtype, const char *data,
-                     const int64_t *strides, int ndim, const int64_t *shape)
+/* 1 if the chain writes memory m. */
+static int chain_writes(const dg_mem *m)
 {
     int i, k;
     for (i = 0; i < g_chain.npiece; i++) {
         const fz_piece *f = &g_chain.pieces[i];
-        for (k = 0; k < f->d.nval; k++) {
-            const dg_fused_val *v = &f->d.val[k];
-            if (val_mem(f, k) != m || (!write && v->kind != DG_FV_OUT))
-                continue;
-            if (i != pi || !same_view(v, dtype, data, strides, ndim, shape))
+        for (k = 0; k < f->d.nval; k++)
+            if (f->d.val[k].kind == DG_FV_OUT && val_mem(f, k) == m)
                 return 1;
-        }
     }
     return 0;
 }
@@ -151,31 +175,219 @@ static void norm_strides(const dg_ew_desc *d, int k, int64_t *out)
         out[a] = d->shape[a] > 1 ? d->strides[k][a] : 0;
 }
 
-/* 1 if the call's n pieces can join the pending chain (which holds some). */
-static int joinable(dg_backend_i *be, const dg_fuse_piece *p, int n)
+/* data moved to the element at o (per axis) of a view of these strides. */
+static char *at(char *data, const int64_t *strides, const int64_t *o, int ndim)
 {
-    int i, k;
-    if (g_chain.be != be || g_chain.npiece != n || g_chain.nstep >= DG_FUSED_MAXSTEPS)
+    int a;
+    for (a = 0; a < ndim; a++)
+        data += o[a] * strides[a];
+    return data;
+}
+
+/* 1 if the bytes that two views touch may overlap: view k (data dk, strides
+ * sk over shape hk, items of iszk bytes). */
+static int spans_meet(int ndim, const char *d0, const int64_t *s0, const int64_t *h0,
+                      int isz0, const char *d1, const int64_t *s1, const int64_t *h1,
+                      int isz1)
+{
+    const char *lo0 = d0, *hi0 = d0 + isz0, *lo1 = d1, *hi1 = d1 + isz1;
+    int a;
+    for (a = 0; a < ndim; a++) {
+        const int64_t e0 = (h0[a] - 1) * s0[a], e1 = (h1[a] - 1) * s1[a];
+        if (e0 < 0)
+            lo0 += e0;
+        else
+            hi0 += e0;
+        if (e1 < 0)
+            lo1 += e1;
+        else
+            hi1 += e1;
+    }
+    return lo0 < hi1 && lo1 < hi0;
+}
+
+/* The first element of call piece p (its box's starts) in lo: 1 if p's box
+ * is known, of unit steps and of p's shape (it may then be cut). */
+static int call_lo(const dg_fuse_piece *p, int64_t *lo)
+{
+    int a;
+    if (!p->box || p->box->ndim != p->d->ndim)
         return 0;
-    for (i = 0; i < n; i++) {
-        const fz_piece *f = &g_chain.pieces[i];
-        const dg_ew_desc *d = p[i].d;
-        const dg_loop_info *li = &dg_loops[d->loop];
-        if (f->dev != p[i].dev || f->d.ndim != d->ndim ||
-            memcmp(f->d.shape, d->shape, sizeof(int64_t) * (size_t)d->ndim) != 0 ||
-            f->d.nval + li->nin + li->nout > DG_FUSED_MAXVALS)
+    for (a = 0; a < p->d->ndim; a++) {
+        const dg_range r = p->box->r[a];
+        if (dg_range_len(r) != p->d->shape[a] || (r.step != 1 && dg_range_len(r) > 1))
             return 0;
-        for (k = 0; k < li->nin + li->nout; k++) {
-            int64_t s[DG_MAXDIM];
-            if (!p[i].buf[k] || !d->data[k])
-                continue;
-            norm_strides(d, k, s);
-            if (conflicts(p[i].buf[k]->mem, i, k >= li->nin, li->dtypes[k], d->data[k], s,
-                          d->ndim, d->shape))
-                return 0;
-        }
+        lo[a] = r.start;
     }
     return 1;
+}
+
+/* Elements of the box that (lo0, sh0) and (lo1, sh1) share, its first
+ * element and shape in lo, sh. */
+static int64_t meet(int ndim, const int64_t *lo0, const int64_t *sh0, const int64_t *lo1,
+                    const int64_t *sh1, int64_t *lo, int64_t *sh)
+{
+    int64_t n = 1;
+    int a;
+    for (a = 0; a < ndim; a++) {
+        const int64_t b = lo0[a] > lo1[a] ? lo0[a] : lo1[a];
+        const int64_t e0 = lo0[a] + sh0[a], e1 = lo1[a] + sh1[a];
+        const int64_t e = e0 < e1 ? e0 : e1;
+        lo[a] = b;
+        sh[a] = e > b ? e - b : 0;
+        n *= sh[a];
+    }
+    return n;
+}
+
+/* The cuts (g_cuts) along which the call's n pieces join the chain (which
+ * holds some); their number, 0 where the pieces cannot join it.  Pieces
+ * that line up one to one (same devices and shapes, in order) join whole.
+ * Else, where every piece of both is a box of unit steps and the boxes on
+ * each device are disjoint and cover the same elements in both, along the
+ * boxes where a chain piece and a call piece of one device meet: the chain
+ * and the call then cut the space alike, as Jacobi's shifted slices do not
+ * (the neighbour rows that another device holds make pieces of their own). */
+static int cuts_of(dg_backend_i *be, const dg_fuse_piece *p, int n)
+{
+    int64_t got_i[FZ_MAXPIECES] = {0}, got_j[FZ_MAXPIECES] = {0}, lo[DG_MAXDIM];
+    const int nd = g_chain.pieces[0].d.ndim;
+    int i, j, a, nc = 0;
+    if (g_chain.be != be || g_chain.nstep >= DG_FUSED_MAXSTEPS)
+        return 0;
+    for (j = 0; j < n; j++)
+        if (p[j].d->ndim != nd)
+            return 0;
+    if (n == g_chain.npiece) {
+        for (i = 0; i < n; i++) {
+            const fz_piece *f = &g_chain.pieces[i];
+            if (f->dev != p[i].dev ||
+                memcmp(f->d.shape, p[i].d->shape, sizeof(int64_t) * (size_t)nd) != 0)
+                break;
+        }
+        if (i == n) {
+            for (i = 0; i < n; i++) {
+                const dg_loop_info *li = &dg_loops[p[i].d->loop];
+                if (g_chain.pieces[i].d.nval + li->nin + li->nout > DG_FUSED_MAXVALS)
+                    return 0;
+            }
+            for (i = 0; i < n; i++) {
+                fz_cut *c = &g_cuts[i];
+                c->i = c->j = i;
+                for (a = 0; a < nd; a++) {
+                    c->oi[a] = c->oj[a] = 0;
+                    c->shape[a] = p[i].d->shape[a];
+                }
+            }
+            return n;
+        }
+    }
+    for (j = 0; j < n; j++)
+        if (!call_lo(&p[j], g_call_lo[j]))
+            return 0;
+    for (i = 0; i < g_chain.npiece; i++)
+        if (!g_chain.pieces[i].boxed)
+            return 0;
+    /* the boxes of one device are disjoint, in the chain and in the call */
+    for (i = 0; i < g_chain.npiece; i++)
+        for (j = i + 1; j < g_chain.npiece; j++) {
+            const fz_piece *f = &g_chain.pieces[i], *h = &g_chain.pieces[j];
+            int64_t sh[DG_MAXDIM];
+            if (f->dev == h->dev && meet(nd, f->lo, f->d.shape, h->lo, h->d.shape, lo, sh))
+                return 0;
+        }
+    for (i = 0; i < n; i++)
+        for (j = i + 1; j < n; j++) {
+            int64_t sh[DG_MAXDIM];
+            if (p[i].dev == p[j].dev &&
+                meet(nd, g_call_lo[i], p[i].d->shape, g_call_lo[j], p[j].d->shape, lo, sh))
+                return 0;
+        }
+    for (i = 0; i < g_chain.npiece; i++) {
+        const fz_piece *f = &g_chain.pieces[i];
+        for (j = 0; j < n; j++) {
+            int64_t sh[DG_MAXDIM], k;
+            fz_cut *c;
+            if (f->dev != p[j].dev)
+                continue;
+            k = meet(nd, f->lo, f->d.shape, g_call_lo[j], p[j].d->shape, lo, sh);
+            if (!k)
+                continue;
+            if (nc == FZ_MAXPIECES)
+                return 0;
+            c = &g_cuts[nc];
+            c->i = i;
+            c->j = j;
+            for (a = 0; a < nd; a++) {
+                c->oi[a] = lo[a] - f->lo[a];
+                c->oj[a] = lo[a] - g_call_lo[j][a];
+                c->shape[a] = sh[a];
+            }
+            got_i[i] += k;
+            got_j[j] += k;
+            nc++;
+        }
+    }
+    /* every element of both in one cut */
+    for (i = 0; i < g_chain.npiece; i++)
+        if (got_i[i] != dg_shape_size(nd, g_chain.pieces[i].d.shape))
+            return 0;
+    for (i = 0; i < nc; i++) {
+        const dg_loop_info *li = &dg_loops[p[g_cuts[i].j].d->loop];
+        if (g_chain.pieces[g_cuts[i].i].d.nval + li->nin + li->nout > DG_FUSED_MAXVALS)
+            return 0;
+    }
+    for (j = 0; j < n; j++)
+        if (got_j[j] != dg_shape_size(nd, p[j].d->shape))
+            return 0;
+    return nc;
+}
+
+/* 1 if the call's pieces p joined along the nc cuts would make the chain
+ * inexact: a memory that the chain or the call writes is touched by the
+ * other in the same cut through another view, or in another cut at bytes
+ * that may be the same.  (A fused piece runs every step of an element
+ * together, and the pieces run in any order.) */
+static int cuts_conflict(const dg_fuse_piece *p, int nc)
+{
+    int r, r2, k, v;
+    for (r = 0; r < nc; r++) {
+        const fz_cut *c = &g_cuts[r];
+        const dg_ew_desc *d = p[c->j].d;
+        const dg_loop_info *li = &dg_loops[d->loop];
+        for (k = 0; k < li->nin + li->nout; k++) {
+            const int write = k >= li->nin, dt = li->dtypes[k];
+            const dg_mem *m;
+            int64_t s[DG_MAXDIM];
+            char *data;
+            if (!p[c->j].buf[k] || !d->data[k])
+                continue;
+            m = p[c->j].buf[k]->mem;
+            norm_strides(d, k, s);
+            data = at(d->data[k], s, c->oj, d->ndim);
+            for (r2 = 0; r2 < nc; r2++) {
+                const fz_piece *f = &g_chain.pieces[g_cuts[r2].i];
+                for (v = 0; v < f->d.nval; v++) {
+                    const dg_fused_val *fv = &f->d.val[v];
+                    char *vd;
+                    if (val_mem(f, v) != m || (!write && fv->kind != DG_FV_OUT))
+                        continue;
+                    vd = at(fv->data, fv->strides, g_cuts[r2].oi, d->ndim);
+                    if (r2 == r) {
+                        dg_fused_val w = *fv;
+                        w.data = vd;
+                        if (same_view(&w, dt, data, s, d->ndim, c->shape))
+                            continue;
+                    }
+                    if (spans_meet(d->ndim, vd, fv->strides, g_cuts[r2].shape,
+                                   dg_dtype_size(fv->dtype), data, s, c->shape,
+                                   dg_dtype_size(dt)))
+                        return 1;
+                }
+            }
+        }
+    }
+    return 0;
 }
 
 /* A new value of f (room checked by the caller); its index. */
@@ -198,6 +410,7 @@ static void append(fz_piece *f, const dg_fuse_piece *p, int first)
     int k, j;
     if (first) {
         f->dev = p->dev;
+        f->boxed = call_lo(p, f->lo);
         f->d.ndim = d->ndim;
         memcpy(f->d.shape, d->shape, sizeof(int64_t) * (size_t)d->ndim);
         f->d.nval = f->d.nstep = f->nheld = 0;
@@ -238,35 +451,161 @@ static void append(fz_piece *f, const dg_fuse_piece *p, int first)
     }
 }
 
-/* Results of piece f whose arrays are gone (their buffer held by the chain
- * alone, its memory by that buffer alone, and no value reading what it held
- * before) become temporaries, and their memory goes back to the pool.  A
- * buffer written here is in no other piece (joinable's rule), so the
- * chain's one reference is this piece's. */
-static void reap(dg_backend_i *be, fz_piece *f)
+/* 1 if the chain's pieces hold b by all of its references and write it, and
+ * none reads what it held before (kind DG_FV_IN); only piece `from` where
+ * no other piece may hold b. */
+static int dropped(const dg_buffer *b, int from)
 {
-    int h, j;
-    for (h = 0; h < f->nheld; h++) {
-        dg_buffer *b = f->held[h];
-        int written = 0, read = 0;
-        if (b->refcnt != 1 || b->mem->refcnt != 1)
-            continue;
-        for (j = 0; j < f->d.nval; j++)
-            if (f->buf[j] == b) {
-                written |= f->d.val[j].kind == DG_FV_OUT;
-                read |= f->d.val[j].kind == DG_FV_IN;
+    int i, k, holders = 0, written = 0;
+    if (b->mem->refcnt != 1 || b->refcnt > g_chain.npiece || (!g_chain.shared && b->refcnt != 1))
+        return 0;
+    for (i = g_chain.shared ? 0 : from; i < (g_chain.shared ? g_chain.npiece : from + 1); i++) {
+        const fz_piece *f = &g_chain.pieces[i];
+        for (k = 0; k < f->nheld; k++)
+            holders += f->held[k] == b;
+        for (k = 0; k < f->d.nval; k++)
+            if (f->buf[k] == b) {
+                if (f->d.val[k].kind == DG_FV_IN)
+                    return 0;
+                written |= f->d.val[k].kind == DG_FV_OUT;
             }
-        if (!written || read)
-            continue;
-        for (j = 0; j < f->d.nval; j++)
-            if (f->buf[j] == b) {
-                f->d.val[j].kind = DG_FV_TEMP;
-                f->d.val[j].data = NULL;
-                f->buf[j] = NULL;
-            }
-        f->held[h--] = f->held[--f->nheld];
-        dg_buffer_decref(be, b);
     }
+    return written && holders == b->refcnt;
+}
+
+/* Results whose arrays are gone (their buffer held by the chain alone, its
+ * memory by that buffer alone, and no value reading what it held before)
+ * become temporaries, and their memory goes back to the pool.  Each piece
+ * holds a buffer once; a re-cut chain (fz_cut) holds one in several pieces. */
+static void reap(dg_backend_i *be)
+{
+    int i, h, j, k;
+    for (i = 0; i < g_chain.npiece; i++) {
+        fz_piece *f = &g_chain.pieces[i];
+        for (h = 0; h < f->nheld; h++) {
+            dg_buffer *b = f->held[h];
+            if (!dropped(b, i))
+                continue;
+            /* every piece that holds b, this one last */
+            for (j = g_chain.npiece - 1; j >= i; j--) {
+                fz_piece *g = &g_chain.pieces[j];
+                for (k = 0; k < g->d.nval; k++)
+                    if (g->buf[k] == b) {
+                        g->d.val[k].kind = DG_FV_TEMP;
+                        g->d.val[k].data = NULL;
+                        g->buf[k] = NULL;
+                    }
+                for (k = 0; k < g->nheld && g->held[k] != b; k++)
+                    ;
+                if (k < g->nheld) {
+                    g->held[k] = g->held[--g->nheld];
+                    dg_buffer_decref(be, b);
+                }
+            }
+            h--;
+        }
+    }
+}
+
+/* Drops piece f's references and empties it. */
+static void release_piece(dg_backend_i *be, fz_piece *f)
+{
+    int k;
+    for (k = 0; k < f->nheld; k++)
+        dg_buffer_decref(be, f->held[k]);
+    for (k = 0; k < f->d.nval; k++)
+        f->buf[k] = NULL;
+    f->d.nval = f->d.nstep = f->nheld = 0;
+}
+
+/* *g: chain piece f restricted to the box of `shape` at o (f's own
+ * coordinates), with references of its own to f's buffers. */
+static void sub_piece(fz_piece *g, const fz_piece *f, const int64_t *o, const int64_t *shape)
+{
+    int k, a;
+    g->dev = f->dev;
+    g->boxed = f->boxed;
+    g->d.ndim = f->d.ndim;
+    for (a = 0; a < f->d.ndim; a++) {
+        g->lo[a] = f->lo[a] + o[a];
+        g->d.shape[a] = shape[a];
+    }
+    g->d.nval = f->d.nval;
+    for (k = 0; k < f->d.nval; k++) {
+        g->d.val[k] = f->d.val[k];
+        if (f->d.val[k].data)
+            g->d.val[k].data = at(f->d.val[k].data, f->d.val[k].strides, o, f->d.ndim);
+        g->buf[k] = f->buf[k];
+    }
+    g->d.nstep = f->d.nstep;
+    memcpy(g->d.step, f->d.step, sizeof(g->d.step[0]) * (size_t)f->d.nstep);
+    g->nheld = f->nheld;
+    for (k = 0; k < f->nheld; k++) {
+        g->held[k] = f->held[k];
+        f->held[k]->refcnt++;
+    }
+}
+
+/* Appends the call's pieces p to the chain along the nc cuts of g_cuts
+ * (cuts_of), the chain's pieces re-cut first where a cut is not one whole
+ * piece of it: each cut becomes one piece.  0 where memory for the re-cut is
+ * lacking (nothing done). */
+static int join(dg_backend_i *be, const dg_fuse_piece *p, int n, int nc)
+{
+    unsigned char seen[FZ_MAXPIECES] = {0};
+    const int nd = g_chain.pieces[0].d.ndim;
+    int r, k, whole = nc == g_chain.npiece;
+    for (r = 0; r < nc && whole; r++) {
+        const fz_cut *c = &g_cuts[r];
+        whole = !seen[c->i] && memcmp(c->shape, g_chain.pieces[c->i].d.shape,
+                                      sizeof(int64_t) * (size_t)nd) == 0;
+        seen[c->i] = 1;
+    }
+    if (!whole) {
+        fz_piece *old = g_chain.pieces;
+        if (!g_chain.spare &&
+            !(g_chain.spare = (fz_piece *)calloc(FZ_MAXPIECES, sizeof(fz_piece))))
+            return 0;
+        for (r = 0; r < nc; r++)
+            sub_piece(&g_chain.spare[r], &old[g_cuts[r].i], g_cuts[r].oi, g_cuts[r].shape);
+        for (r = 0; r < g_chain.npiece; r++)
+            release_piece(be, &old[r]);
+        g_chain.pieces = g_chain.spare;
+        g_chain.spare = old;
+        g_chain.npiece = nc;
+        for (r = 0; r < nc; r++) {
+            g_cuts[r].i = r;
+            memset(g_cuts[r].oi, 0, sizeof(g_cuts[r].oi));
+        }
+    }
+    for (r = 0; r < nc; r++) {
+        const fz_cut *c = &g_cuts[r];
+        const dg_loop_info *li = &dg_loops[p[c->j].d->loop];
+        dg_ew_desc e = *p[c->j].d;
+        dg_fuse_piece q = p[c->j];
+        memcpy(e.shape, c->shape, sizeof(int64_t) * (size_t)nd);
+        for (k = 0; k < li->nin + li->nout; k++)
+            if (e.data[k])
+                e.data[k] = at(e.data[k], e.strides[k], c->oj, nd);
+        q.d = &e;
+        q.box = NULL;
+        append(&g_chain.pieces[c->i], &q, 0);
+    }
+    /* a call piece in several cuts: its buffers held by several pieces */
+    g_chain.shared |= !whole || nc != n;
+    return 1;
+}
+
+/* 1 if piece f reads or writes memory last written by another stream than
+ * its device's compute stream (a transfer's): it runs after the pieces that
+ * need not wait (a wait holds back what follows it on the stream). */
+static int piece_waits(const fz_piece *f)
+{
+    int k;
+    for (k = 0; k < f->nheld; k++)
+        if (dg_mem_read_waits(f->held[k]->mem, f->dev, DG_STREAM_COMPUTE))
+            return 1;
+    return 0;
 }
 
 /* ---- running the chain ------------------------------------------------------- */
@@ -334,15 +673,15 @@ static void as_ew(const dg_fused_desc *d, dg_ew_desc *e)
 
 /* Enqueues piece f: its needed steps as one fused piece of work (or one
  * plain loop), reading and writing its memory values. */
-static dg_status run_piece(dg_backend_i *be, fz_piece *f, dg_error *err)
+static dg_status run_piece(dg_backend_i *be, fz_piece *f, int64_t chain_elems, dg_error *err)
 {
     dg_fused_desc dd, *d = &dd;
     dg_buffer *bufs[DG_FUSED_MAXVALS];
     dg_access acc[DG_FUSED_MAXVALS];
     int na = 0, k, j, temps = 0;
     dg_status st;
-    reap(be, f);
     prune(f, d, bufs);
+    d->chain_elems = chain_elems;
     for (k = 0; k < d->nval; k++) {
         unsigned how;
         temps |= d->val[k].kind == DG_FV_TEMP;
@@ -368,6 +707,10 @@ static dg_status run_piece(dg_backend_i *be, fz_piece *f, dg_error *err)
     if (st == DG_OK && d->nstep) {
         g_runs++;
         g_steps += d->nstep;
+        if (f->dev >= 0 && f->dev < FZ_COUNTED_DEVS) {
+            g_dev_runs[f->dev]++;
+            g_dev_steps[f->dev] += d->nstep;
+        }
     }
     return st;
 }
@@ -378,28 +721,35 @@ static dg_status flush_locked(dg_error *err)
 {
     dg_status st = DG_OK;
     dg_error e2 = DG_ERROR_INIT;
-    int i, k;
+    unsigned char late[FZ_MAXPIECES];
+    int64_t elems = 0;
+    int i, pass;
     uint32_t fpe_was;
     if (!g_chain.nstep)
         return DG_OK;
+    reap(g_chain.be);
+    for (i = 0; i < g_chain.npiece; i++) {
+        late[i] = (unsigned char)piece_waits(&g_chain.pieces[i]);
+        elems += dg_shape_size(g_chain.pieces[i].d.ndim, g_chain.pieces[i].d.shape);
+    }
     /* the chain's work runs under its calls' errstate, whichever thread
      * runs it and whatever errstate that thread has now */
     fpe_was = dg_fpe_set_actions(g_chain.fpe);
-    for (i = 0; i < g_chain.npiece; i++) {
-        fz_piece *f = &g_chain.pieces[i];
-        dg_status s2 = run_piece(g_chain.be, f, st == DG_OK ? err : &e2);
-        if (st == DG_OK)
-            st = s2;
-        for (k = 0; k < f->nheld; k++)
-            dg_buffer_decref(g_chain.be, f->held[k]);
-        for (k = 0; k < f->d.nval; k++)
-            f->buf[k] = NULL;
-        f->d.nval = f->d.nstep = f->nheld = 0;
-    }
+    for (pass = 0; pass < 2; pass++)
+        for (i = 0; i < g_chain.npiece; i++)
+            if (late[i] == pass) {
+                dg_status s2 = run_piece(g_chain.be, &g_chain.pieces[i], elems,
+                                         st == DG_OK ? err : &e2);
+                if (st == DG_OK)
+                    st = s2;
+            }
+    for (i = 0; i < g_chain.npiece; i++)
+        release_piece(g_chain.be, &g_chain.pieces[i]);
     dg_error_clear(&e2);
     dg_fpe_set_actions(fpe_was);
     g_chain.nstep = 0;
     g_chain.npiece = 0;
+    g_chain.shared = 0;
     atomic_store_explicit(&g_pending, 0, memory_order_release);
     return st;
 }
@@ -432,8 +782,12 @@ dg_status dg_fuse_touch(const dg_access *acc, int n, dg_error *err)
     if (t_inside || !dg_fuse_pending())
         return DG_OK;
     lock();
+    /* a read of what the chain only reads can come first (a halo row sent
+     * from a chunk that the chain reads) */
     for (i = 0; i < n && !hit; i++)
-        hit = acc[i].mem && chain_uses(acc[i].mem);
+        hit = acc[i].mem && (acc[i].how & (DG_ACC_WRITE | DG_ACC_WRITE_PART)
+                                 ? chain_uses(acc[i].mem)
+                                 : chain_writes(acc[i].mem));
     if (hit)
         st = flush_locked(err);
     unlock();
@@ -444,7 +798,9 @@ dg_status dg_fuse_touch_buffer(const dg_buffer *b, dg_error *err)
 {
     dg_access a;
     a.mem = b->mem;
-    a.how = DG_ACC_READ;
+    /* as a write: the host may go on to lend the memory to code that
+     * writes it (dg_external.c) */
+    a.how = DG_ACC_WRITE_PART;
     a.dev = a.stream = -1;
     return dg_fuse_touch(&a, 1, err);
 }
@@ -459,7 +815,7 @@ dg_status dg_fuse_record(dg_backend_i *be, const dg_fuse_piece *p, int n, int *r
                          dg_error *err)
 {
     dg_status st = DG_OK;
-    int i;
+    int i, joined = 0;
     *recorded = 0;
     if (t_inside || n <= 0 || n > FZ_MAXPIECES || !dg_fuse_enabled() ||
         !dg_be_has(be, DG_SLOT_FUSED) || dg_fpe_strict(dg_fpe_actions()))
@@ -482,20 +838,24 @@ dg_status dg_fuse_record(dg_backend_i *be, const dg_fuse_piece *p, int n, int *r
             return DG_OK; /* not recorded: the caller enqueues the call */
         }
     }
-    /* a call under another errstate starts a chain of its own */
-    if (g_chain.nstep && (!joinable(be, p, n) || g_chain.fpe != dg_fpe_actions()))
-        st = flush_locked(err);
+    if (g_chain.nstep) {
+        /* a call under another errstate starts a chain of its own */
+        const int nc = g_chain.fpe == dg_fpe_actions() ? cuts_of(be, p, n) : 0;
+        if (nc && !cuts_conflict(p, nc) && join(be, p, n, nc))
+            joined = 1;
+        else
+            st = flush_locked(err);
+    }
     if (st == DG_OK) {
-        const int first = g_chain.nstep == 0;
-        if (first) {
+        if (!joined) {
             g_chain.fpe = dg_fpe_actions();
             g_chain.be = be;
             g_chain.npiece = n;
+            g_chain.shared = 0;
+            for (i = 0; i < n; i++)
+                append(&g_chain.pieces[i], &p[i], 1);
         }
-        for (i = 0; i < n; i++) {
-            append(&g_chain.pieces[i], &p[i], first);
-            reap(be, &g_chain.pieces[i]);
-        }
+        reap(be);
         g_chain.nstep++;
         atomic_store_explicit(&g_pending, 1, memory_order_release);
         *recorded = 1;

@@ -47,6 +47,11 @@ typedef struct dg_fused_step {
 typedef struct dg_fused_desc {
     int ndim;
     int64_t shape[DG_MAXDIM];
+    /* elements of all the pieces of the chain this one belongs to (0:
+     * unknown): a piece that is small only because the chain was cut where
+     * its operands come from several devices (a halo row) may run as the
+     * large ones do (cuda_fused.c) */
+    int64_t chain_elems;
     int nval;
     dg_fused_val val[DG_FUSED_MAXVALS];
     int nstep;

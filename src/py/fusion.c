@@ -47,6 +47,35 @@ static PyObject *f_fusion_counts(PyObject *mod, PyObject *unused)
     return Py_BuildValue("(iLL)", dg_fuse_pending(), (long long)runs, (long long)steps);
 }
 
+/* _fusion_device_counts(n) -> ((fused pieces run, steps they held) of device
+ * 0, ..., of device n - 1) */
+static PyObject *f_fusion_device_counts(PyObject *mod, PyObject *arg)
+{
+    PyObject *r;
+    long n = PyLong_AsLong(arg);
+    long d;
+    (void)mod;
+    if (n == -1 && PyErr_Occurred())
+        return NULL;
+    if (n < 0) {
+        PyErr_SetString(PyExc_ValueError, "_fusion_device_counts: n must be >= 0");
+        return NULL;
+    }
+    if (!(r = PyTuple_New(n)))
+        return NULL;
+    for (d = 0; d < n; d++) {
+        int64_t runs = 0, steps = 0;
+        PyObject *t;
+        dg_fuse_device_counts((int)d, &runs, &steps);
+        if (!(t = Py_BuildValue("(LL)", (long long)runs, (long long)steps))) {
+            Py_DECREF(r);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(r, d, t);
+    }
+    return r;
+}
+
 /* ---- the run-time compiler (dg_rtc.h), for tests ---- */
 
 /* (available, why not) */
@@ -256,6 +285,8 @@ PyMethodDef dgpy_fusion_methods[] = {
     {"_fusion_flush", f_fusion_flush, METH_NOARGS, "run the pending elementwise chain"},
     {"_fusion_counts", f_fusion_counts, METH_NOARGS,
      "(pending, fused pieces run, steps they held)"},
+    {"_fusion_device_counts", f_fusion_device_counts, METH_O,
+     "(n) -> ((fused pieces run, steps they held) of devices 0 .. n-1)"},
     {"_rtc_available", f_rtc_available, METH_NOARGS, "(NVRTC loads, why not)"},
     {"_rtc_compile", f_rtc_compile, METH_VARARGS,
      "(src, arch, driver=0) -> (cubin, 'compiled' | 'memory' | 'disk')"},

@@ -14,11 +14,15 @@
  * operands for one argument block), the chain runs step by step with the
  * ahead-of-time elementwise kernels instead, its temporaries in memory of
  * the device's pool: slower, never wrong.  The reason is said once on
- * stderr, and the steps are used from then on.  A piece of fewer than
- * DGARRAY_FUSED_KERNEL_MIN elements (default 65,536) also runs step by
- * step: there a compile (hundreds of milliseconds the first time a chain is
- * seen) costs more than the launches it saves, and a program of many small
- * distinct chains (a test suite) would spend its time in NVRTC. */
+ * stderr, and the steps are used from then on.  A piece of a chain of fewer
+ * than DGARRAY_FUSED_KERNEL_MIN elements in all its pieces (default 65,536)
+ * also runs step by step: there a compile (hundreds of milliseconds the
+ * first time a chain is seen) costs more than the launches it saves, and a
+ * program of many small distinct chains (a test suite) would spend its time
+ * in NVRTC.  A small piece of a large chain (the halo row of a stencil
+ * whose chain was cut at the rows another device holds) is a kernel too:
+ * step by step it would cost a launch and a temporary per step at every
+ * iteration. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -225,7 +229,7 @@ dg_status cu_fused(dg_backend_i *be, int dev, int stream, const dg_fused_desc *d
             d->val[a].strides[0] = 0;
     }
     DG_CHECK_GOTO(cu_set_device(b, dev, err), st, done);
-    off = n < kernel_min();
+    off = (d0->chain_elems > n ? d0->chain_elems : n) < kernel_min();
     pthread_mutex_lock(&g_mu);
     off |= g_rtc_off;
     pthread_mutex_unlock(&g_mu);
