@@ -164,6 +164,42 @@ def test_real_sides_starting_at_any_element(ndev, dt):
                 check(dg.fft.irfftn(dg.asarray(c), axes=axes), np.fft.irfftn(c, axes=axes), dt)
 
 
+@pytest.mark.parametrize("dt", [np.float32, np.complex64, np.complex128])
+def test_strided_axes_in_tiles(ndev, dt):
+    """Transforms along axes that are not contiguous, with more neighbouring
+    transforms than one tile holds (the CPU backend gathers up to 256 bytes of
+    them per point into a dense block, src/backend/cpu/cpu_fft.c): whole tiles
+    and a last partial one, another batch axis walked around them, views whose
+    neighbours are not adjacent (a step of 2), every kind (c2c, r2c, c2r and
+    the inner axes of n-d transforms); float64 along one axis keeps NumPy's
+    bits."""
+    a = data((9, 3, 150), dt, 11)
+    cdt = np.result_type(dt, np.complex64)
+    for lname, m in maps_for(a.shape, ndev)[:3]:
+        d = dg.distributed_array(a, m)
+        for key in ((Ellipsis,), (Ellipsis, slice(1, None, 2))):
+            v, hv = d[key], a[key]
+            for axis in (0, 1):
+                for name in ("fft", "ifft"):
+                    check(getattr(dg.fft, name)(v, axis=axis, norm="ortho"),
+                          getattr(np.fft, name)(hv, axis=axis, norm="ortho"), dt)
+                if np.dtype(dt).kind == "f":
+                    check(dg.fft.rfft(v, axis=axis), np.fft.rfft(hv, axis=axis), dt)
+                c = np.fft.rfft(hv.real, axis=axis).astype(cdt)
+                check(dg.fft.irfft(dg.asarray(c), n=9, axis=axis),
+                      np.fft.irfft(c, n=9, axis=axis), dt)
+            for axes in ((0, 1), (1, 0, 2)):
+                check(dg.fft.fftn(v, axes=axes), np.fft.fftn(hv, axes=axes), dt)
+                c = np.fft.rfftn(hv.real, axes=axes).astype(cdt)
+                check(dg.fft.irfftn(dg.asarray(c), axes=axes), np.fft.irfftn(c, axes=axes), dt)
+    if dg.backend() == "cpu" and dt == np.complex128:
+        for axis in (0, 1):
+            np.testing.assert_array_equal(dg.fft.fft(dg.asarray(a), axis=axis).get(),
+                                          np.fft.fft(a, axis=axis))
+            np.testing.assert_array_equal(dg.fft.rfft(dg.asarray(a.real), axis=axis).get(),
+                                          np.fft.rfft(a.real, axis=axis))
+
+
 def test_more_than_three_axes(ndev):
     a = data((3, 4, 2, 5, 3), np.complex128, 6)
     check(dg.fft.fftn(dg.asarray(a)), np.fft.fftn(a), np.complex128)

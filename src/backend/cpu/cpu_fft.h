@@ -38,7 +38,8 @@ void dg_cpu_fft_set_loops(const dg_cpu_fft_loops *loops);
 int dg_cpu_fft_available(void);
 
 /* Bytes of host workspace the transform d needs (C2R over several axes:
- * its complex intermediate), 0 for none. */
+ * its complex intermediate; a pass along a strided axis: two blocks of its
+ * tiles, at most 4 MiB each), 0 for none. */
 size_t dg_cpu_fft_work_bytes(const dg_fft_desc *d);
 
 /* Runs `d` (dg_fft_desc in dg_fft.h) synchronously on the calling thread,
