@@ -173,7 +173,7 @@ dg_random_k(const __grid_constant__ dg_fill_desc d, int64_t n, int32_t isz, int3
  * the words of a block come from one Philox call. */
 template <int DIST, int ISZ>
 struct dg_rr_geom {
-    static constexpr int SHIFT = (DIST != DG_RAND_NORMAL && ISZ <= 4) ? 2 : 1;
+    static constexpr int SHIFT = ISZ <= 4 ? 2 : 1; /* dg_rand_shift */
     static constexpr int E = 1 << SHIFT;
     static constexpr int UE = 16 / ISZ;
     static constexpr int UB = UE / E;
@@ -209,9 +209,9 @@ __device__ __forceinline__ void dg_rr_unit(const dg_fill_random *r, uint64_t u,
 #pragma unroll
     for (int j = 0; j < G::UB; j++) {
         const dg_u32x4 w = dg_rand_block(r, u * G::UB + (uint64_t)j, 0);
-        dg_rand_polar pr = {0.0, 0.0, 0.0};
+        dg_rand_polar pr = {0.0, 0.0, 0.0, {0.0f, 0.0f, 0.0f, 0.0f}};
         if (DIST == DG_RAND_NORMAL)
-            pr = dg_rand_normal_pair(w);
+            pr = dg_rand_normals(w, ISZ);
 #pragma unroll
         for (int k = 0; k < G::E; k++)
             v[j * G::E + k] = dg_rand_bits(r, ISZ, f0 + (uint64_t)(j * G::E + k), w, pr);
