@@ -182,8 +182,8 @@ DG_HD uint64_t dg_rand_below64(const dg_fill_random *r, uint64_t flat, uint64_t 
 }
 
 /* log(k * 2^-24) for k in [1, 2^24], in IEEE single operations: u = m * 2^e
- * with m in [sqrt(1/2), sqrt(2)) (the bits of (float)k less those of
- * 2^24 * 0x1.6a09e6p-1 bring m's boundary to the exponent's), f = m - 1
+ * with m in [0x1.6a09e6p-1, 2 * 0x1.6a09e6p-1) (about [sqrt(1/2), sqrt(2)),
+ * split on the bits of (float)k), f = m - 1
  * (exact), s = f / (2 + f), log m = 2 atanh s = f - f^2/2 + s (f^2/2 + R(s^2)),
  * R(z) = z (L0 + z (L1 + z L2)) a fit of 2 atanh(s) / s - 2 of relative error
  * 2.8e-7 (Lawson's minimax on s^2 in [0, 0.0295]), e ln 2 with ln 2 in two
@@ -201,7 +201,9 @@ DG_HD float dg_rand_logf(uint32_t k)
     uint32_t b, t;
     float m, f, hfsq, s, z, R, e;
     memcpy(&b, &u, 4);
-    t = b - 0x0b3504f3u; /* b - bits(0x1.6a09e6p-1) + bits(2^-24) - bits(1): top bits e + 128 */
+    /* b - bits(0x1.6a09e6p-1) + (128 - 24) << 23: e + 128 above bit 23, m's
+     * mantissa (less that of 0x1.6a09e6p-1) below */
+    t = b - 0x0b3504f3u;
     b = (t & 0x7fffffu) + 0x3f3504f3u;
     memcpy(&m, &b, 4);
     e = (float)((int32_t)(t >> 23) - 128);
@@ -239,8 +241,9 @@ DG_HD void dg_rand_sincosf(uint32_t k, float *out_c, float *out_s)
     const float t = x * x;
     const float sn = x * 1.5f + x * (DG_RN_S0 + t * (DG_RN_S1 + t * (DG_RN_S2 + t * DG_RN_S3)));
     const float cs = 1.0f + t * (DG_RN_C0 + t * (DG_RN_C1 + t * (DG_RN_C2 + t * DG_RN_C3)));
+    /* (cos, sin) in quadrant q & 3 = 0, 1, 2, 3: (cs, sn), (-sn, cs),
+     * (-cs, -sn), (sn, -cs) */
     const float c = (q & 1) ? sn : cs, s = (q & 1) ? cs : sn;
-    /* quadrant q: (cos, sin) = (c, s), (-s, c), (-c, -s), (s, -c) */
     *out_c = (q + 1) & 2 ? -c : c;
     *out_s = q & 2 ? -s : s;
 }
