@@ -169,9 +169,15 @@ def _normal_cdf(x):
 
 
 def test_float32_normals_statistics():
-    n = 1 << 20
-    z = dg.random.default_rng(20261127).standard_normal(n, dtype=np.float32).get()
+    z = dg.random.default_rng(20261127).standard_normal(1 << 20, dtype=np.float32).get()
+    check_statistics(z)
+
+
+def check_statistics(z):
+    """Asserts that z (a multiple of 4 standard normals, blocks of 4 in
+    order) looks standard normal and independent."""
     x = z.astype(np.float64)
+    n = len(x)
     assert abs(x.mean()) < 5 / math.sqrt(n)
     assert abs(x.var() - 1) < 5 * math.sqrt(2 / n)
     assert abs((x ** 3).mean()) < 5 * math.sqrt(15 / n)          # skewness
