@@ -173,7 +173,7 @@ dg_random_k(const __grid_constant__ dg_fill_desc d, int64_t n, int32_t isz, int3
  * the words of a block come from one Philox call. */
 template <int DIST, int ISZ>
 struct dg_rr_geom {
-    static constexpr int SHIFT = (DIST != DG_RAND_NORMAL && ISZ <= 4) ? 2 : 1;
+    static constexpr int SHIFT = ISZ <= 4 ? 2 : 1; /* dg_rand_shift */
     static constexpr int E = 1 << SHIFT;
     static constexpr int UE = 16 / ISZ;
     static constexpr int UB = UE / E;
@@ -209,9 +209,9 @@ __device__ __forceinline__ void dg_rr_unit(const dg_fill_random *r, uint64_t u,
 #pragma unroll
     for (int j = 0; j < G::UB; j++) {
         const dg_u32x4 w = dg_rand_block(r, u * G::UB + (uint64_t)j, 0);
-        dg_rand_polar pr = {0.0, 0.0, 0.0};
+        dg_rand_polar pr = {0.0, 0.0, 0.0, {0.0f, 0.0f, 0.0f, 0.0f}};
         if (DIST == DG_RAND_NORMAL)
-            pr = dg_rand_normal_pair(w);
+            pr = dg_rand_normals(w, ISZ);
 #pragma unroll
         for (int k = 0; k < G::E; k++)
             v[j * G::E + k] = dg_rand_bits(r, ISZ, f0 + (uint64_t)(j * G::E + k), w, pr);
@@ -222,7 +222,9 @@ __device__ __forceinline__ void dg_rr_unit(const dg_fill_random *r, uint64_t u,
  * each; the partial units at its ends (or every unit of a run that is not
  * aligned) are stored element by element.  UNIT: uniforms of [0, 1) (a 0,
  * b 1), computed as -0.0 + 1 * u, which the compiler folds to u: the same
- * bits as 0 + 1 * u for every u >= +0, without the two operations. */
+ * bits as 0 + 1 * u for every u >= +0, without the two operations; float32
+ * standard normals, computed as 0 + 1 * z, folded to 0 + z (one addition:
+ * z may be -0). */
 template <int DIST, int ISZ, bool UNIT = false>
 __global__ void __launch_bounds__(DG_CU_THREADS)
 dg_random_run_k(const __grid_constant__ dg_cu_rand_run a)
@@ -231,7 +233,7 @@ dg_random_run_k(const __grid_constant__ dg_cu_rand_run a)
     dg_fill_random r = a.r; /* in registers; the distribution a constant */
     r.dist = DIST;
     if (UNIT) {
-        r.a = -0.0;
+        r.a = DIST == DG_RAND_UNIFORM ? -0.0 : 0.0;
         r.b = 1.0;
     }
     const uint64_t first = a.first, end = a.first + (uint64_t)a.n;
@@ -260,7 +262,7 @@ dg_random_run_k(const __grid_constant__ dg_cu_rand_run a)
 extern "C" cudaError_t dg_cu_random_run(const dg_cu_rand_run *a, int nsm, cudaStream_t s)
 {
     const int isz = dg_dtype_size(a->dtype), dist = a->r.dist;
-    const bool unit = a->r.a == 0.0 && a->r.b == 1.0; /* random(): see dg_random_run_k */
+    const bool unit = a->r.a == 0.0 && !signbit(a->r.a) && a->r.b == 1.0; /* see dg_random_run_k */
     const void *k = NULL;
     int64_t units, blocks;
     void *args[] = {(void *)a};
@@ -271,8 +273,9 @@ extern "C" cudaError_t dg_cu_random_run(const dg_cu_rand_run *a, int nsm, cudaSt
         k = unit ? (const void *)dg_random_run_k<DG_RAND_UNIFORM, 8, true>
                  : (const void *)dg_random_run_k<DG_RAND_UNIFORM, 8>;
     else if (dist == DG_RAND_NORMAL && (isz == 4 || isz == 8))
-        k = isz == 4 ? (const void *)dg_random_run_k<DG_RAND_NORMAL, 4>
-                     : (const void *)dg_random_run_k<DG_RAND_NORMAL, 8>;
+        k = isz == 8 ? (const void *)dg_random_run_k<DG_RAND_NORMAL, 8>
+            : unit   ? (const void *)dg_random_run_k<DG_RAND_NORMAL, 4, true>
+                     : (const void *)dg_random_run_k<DG_RAND_NORMAL, 4>;
     else if (dist == DG_RAND_INTEGERS && isz == 1)
         k = (const void *)dg_random_run_k<DG_RAND_INTEGERS, 1>;
     else if (dist == DG_RAND_INTEGERS && isz == 2)

@@ -75,8 +75,8 @@ def draws():
 
 def test_values_do_not_depend_on_the_number_of_devices_or_the_backend(tmp_path):
     """The same draws on 1, 3 and 4 virtual CPU devices, and on this
-    process's backend: bit for bit, but for normals drawn on GPUs (their
-    libm), within a few ulp."""
+    process's backend: bit for bit, but for float64 normals drawn on GPUs
+    (their libm), within a few ulp."""
     got = {}
     for n in (1, 3, 4):
         env = dict(os.environ, DGARRAY_CPU_DEVICES=str(n), DGARRAY_BACKEND="cpu",
@@ -96,7 +96,7 @@ def test_values_do_not_depend_on_the_number_of_devices_or_the_backend(tmp_path):
     for k, ref in got[1].items():
         for n in (3, 4):
             np.testing.assert_array_equal(got[n][k], ref, err_msg=f"{k} on {n} devices")
-        if k in "nm" and dg.backend() != "cpu":
+        if k == "m" and dg.backend() != "cpu":
             np.testing.assert_array_max_ulp(here[k], ref, maxulp=4)
         else:
             np.testing.assert_array_equal(here[k], ref, err_msg=f"{k} on {dg.backend()}")
@@ -119,10 +119,12 @@ def test_reproducible_and_streams_differ():
     assert not np.any(c1.random(20).get() == c2.random(20).get())
 
 
-def test_float32_normals_are_float64_normals_rounded():
+def test_float32_normals_are_not_float64_normals_rounded():
+    """float32 normals have their own definition (tests/test_random_normals.py):
+    four from a Philox block, in single precision."""
     d = dg.random.default_rng(3).standard_normal(1000).get()
     f = dg.random.default_rng(3).standard_normal(1000, dtype=np.float32).get()
-    np.testing.assert_array_equal(f, d.astype(np.float32))
+    assert (f != d.astype(np.float32)).mean() > 0.9
 
 
 @pytest.mark.parametrize("call", [

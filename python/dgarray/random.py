@@ -227,7 +227,9 @@ class Generator:
 
     def standard_normal(self, size=None, dtype=_numpy.float64, out=None, *, index_map=None):
         """Standard normal floats (float64 or float32; Box-Muller), as NumPy's
-        Generator.standard_normal."""
+        Generator.standard_normal.  float32 ones are computed in single
+        precision, four from a Philox block (kernels/dg_random.h), not
+        float64 ones rounded."""
         return self._float_draw("standard_normal", size, dtype, out, _NORMAL, 0.0, 1.0,
                                 index_map)
 
