@@ -587,6 +587,9 @@ def chunks_are_this_processs():
         got = a.chunks()
         assert [(d, tuple((s.start, s.stop, s.step) for s in i)) for d, i, _ in got] == \
             [(d, b) for d, b in layout if d in mine], name
+        if dg.backend() != "cpu":  # NumPy reads host memory only: the listing alone
+            del got, a
+            continue
         for _, index, c in got:
             eq(np.from_dlpack(c), x[index], name)
             eq(np.asarray(c), x[index], name)
