@@ -207,6 +207,13 @@ class BuildExt(build_ext):
         self.check_extensions_list(self.extensions)
         tasks = []
         for ext in self.extensions:
+            # the headers the sources include count: a change of one (say
+            # kernels/dg_random.h, which the CPU loops include) left an in-place
+            # build's extension stale
+            heads = set()
+            for src in ext.sources:
+                heads |= local_includes(src, ext.include_dirs)
+            ext.depends = sorted(heads | set(ext.depends))
             if self.force or newer_group(list(ext.sources) + list(ext.depends),
                                          self.get_ext_fullpath(ext.name), "newer"):
                 for src in ext.sources:
