@@ -40,11 +40,15 @@ struct alignas(8) uint2 { unsigned x, y; };
 struct alignas(16) uint4 { unsigned x, y, z, w; };
 """
 RUNNER = """
-extern "C" void dg_host_run(const unsigned long long *w)
+extern "C" void dg_host_run(const unsigned long long *w, unsigned threads)
 {
     dg_fused_args b;
     std::memcpy(&b, w, sizeof b);
-    dg_fused(b);
+    blockDim.x = threads;  /* a grid of one block of `threads`, run one after another */
+    for (unsigned t = 0; t < threads; t++) {
+        threadIdx.x = t;
+        dg_fused(b);
+    }
 }
 """
 
@@ -65,9 +69,10 @@ def temp(dtype, ndim):
     return (TEMP, DT[np.dtype(dtype)], 0, (0,) * ndim, b"")
 
 
-def run(tmp_path, shape, vals, steps, contiguous=None):
-    """Compiles and runs the kernel of the chain; `contiguous`: whether the
-    source must be the contiguous kernel's (vectors of several elements)."""
+def run(tmp_path, shape, vals, steps, contiguous=None, threads=1):
+    """Compiles and runs the kernel of the chain, as `threads` threads of one
+    block (each thread's elements a grid stride apart); `contiguous`: whether
+    the source must be the contiguous kernel's (vectors of several elements)."""
     src, words = core._fused_source_of(tuple(shape), vals, steps)
     if contiguous is not None:
         assert ("dg_fpack" in src) == contiguous, src
@@ -81,7 +86,7 @@ def run(tmp_path, shape, vals, steps, contiguous=None):
                     str(cpp), "-o", str(so)], check=True, capture_output=True)
     lib = ctypes.CDLL(str(so))
     buf = ctypes.create_string_buffer(words, len(words))
-    lib.dg_host_run(buf)
+    lib.dg_host_run(buf, ctypes.c_uint(threads))
 
 
 def test_strided_scalars_temps(tmp_path):
@@ -211,3 +216,23 @@ def test_contiguous_kernel_in_place(tmp_path):
             out(a)]
     run(tmp_path, (23,), vals, [("multiply", (0, 1, 2)), ("add", (2, 3, 4))], contiguous=True)
     np.testing.assert_array_equal(a, a0 * 2 + 1)
+
+
+@pytest.mark.parametrize("threads", [1, 3, 7, 64])
+def test_general_kernel_grid_strides(tmp_path, threads):
+    """The general kernel steps each thread's coordinates by the grid's stride
+    with carries (no division per element): 2-d and 3-d strided, transposed
+    and broadcast operands, the stride smaller and larger than the inner
+    extents, every element once."""
+    rng = np.random.default_rng(4)
+    for shape in [(5, 7), (3, 4, 5), (2, 1, 9), (11, 2)]:
+        base = rng.standard_normal(tuple(2 * e for e in shape))
+        a = base[tuple(slice(None, None, 2) for _ in shape)]          # strided
+        b = rng.standard_normal(shape[::-1]).T                        # transposed
+        row = rng.standard_normal(shape[-1])
+        r = np.broadcast_to(row, shape)                               # stride 0
+        o = np.full(shape, np.nan)
+        vals = [mem(a), mem(b), mem(r), temp(np.float64, len(shape)), out(o)]
+        steps = [("multiply", (0, 1, 3)), ("add", (3, 2, 4))]
+        run(tmp_path, shape, vals, steps, contiguous=False, threads=threads)
+        np.testing.assert_array_equal(o, a * b + r)

@@ -328,27 +328,45 @@ dg_status dg_fused_cuda_source(const dg_fused_desc *d, char *buf, size_t cap,
             return dg_error_set(err, DG_ERR_NOTIMPL, -1, "a fused chain too long for one kernel");
         return DG_OK;
     }
+    /* each thread's coordinates c<a> of element i, and s<a> of the grid's
+     * stride, found by division once; each step of the loop adds the
+     * stride's coordinates with carries (one pass: s<a> < extent<a>),
+     * instead of dividing i by every extent for every element */
     put(&b, "extern \"C\" __global__ void __launch_bounds__(256)\n"
             "dg_fused(const __grid_constant__ dg_fused_args b)\n{\n"
             "    const long long n = (long long)b.w[0];\n"
-            "    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n;\n"
-            "         i += (long long)gridDim.x * blockDim.x) {\n");
+            "    long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;\n"
+            "    const long long step = (long long)gridDim.x * blockDim.x;\n");
+    for (a = 0; a < nd; a++)
+        put(&b, "    long long c%d, s%d;\n", a, a);
+    put(&b, "    {\n        long long r = i, t = step;\n");
+    for (a = nd - 1; a > 0; a--)
+        put(&b, "        c%d = r %% (long long)b.w[%d]; r /= (long long)b.w[%d];\n"
+                "        s%d = t %% (long long)b.w[%d]; t /= (long long)b.w[%d];\n",
+            a, 1 + a, 1 + a, a, 1 + a, 1 + a);
+    if (nd > 0)
+        put(&b, "        c0 = r;\n        s0 = t;\n");
+    put(&b, "        (void)r;\n        (void)t;\n    }\n"
+            "    for (; i < n; i += step) {\n");
     /* byte offsets of the memory values */
-    for (k = 0; k < d->nval; k++)
-        if (word[k] >= 0 && in_memory(&d->val[k]))
-            put(&b, "        long long o%d = 0;\n", k);
-    put(&b, "        {\n            long long r = i, q;\n");
-    for (a = nd - 1; a >= 0; a--) {
-        if (a > 0)
-            put(&b, "            q = r %% (long long)b.w[%d]; r /= (long long)b.w[%d];\n", 1 + a,
-                1 + a);
-        else
-            put(&b, "            q = r;\n");
-        for (k = 0; k < d->nval; k++)
-            if (word[k] >= 0 && in_memory(&d->val[k]))
-                put(&b, "            o%d += q * (long long)b.w[%d];\n", k, word[k] + 1 + a);
+    for (k = 0; k < d->nval; k++) {
+        if (word[k] < 0 || !in_memory(&d->val[k]))
+            continue;
+        put(&b, "        const long long o%d = 0", k);
+        for (a = 0; a < nd; a++)
+            put(&b, " + c%d * (long long)b.w[%d]", a, word[k] + 1 + a);
+        put(&b, ";\n");
     }
-    put(&b, "            (void)q;\n        }\n");
+    /* the next element's coordinates */
+    if (nd > 0) {
+        put(&b, "        {\n            long long carry = 0;\n");
+        for (a = nd - 1; a > 0; a--)
+            put(&b, "            c%d += s%d + carry;\n"
+                    "            carry = c%d >= (long long)b.w[%d];\n"
+                    "            if (carry)\n                c%d -= (long long)b.w[%d];\n",
+                a, a, a, 1 + a, a, 1 + a);
+        put(&b, "            c0 += s0 + carry;\n        }\n");
+    }
     /* inputs and scalars, read before any step stores */
     for (k = 0; k < d->nval; k++) {
         const dg_fused_val *v = &d->val[k];
