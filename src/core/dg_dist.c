@@ -806,11 +806,8 @@ static dg_status dist_allreduce(dg_backend_i *be, int stream, const dg_allreduce
         return dg_error_set(err, DG_ERR_NOMEM, -1, "out of host memory");
     displs = counts + np;
     /* rows grouped by process (the allgather's order), each group in r's order */
-    for (i = 0; i < r->n; i++) {
+    for (i = 0; i < r->n; i++)
         counts[d->proc_of[r->devs[i]]] += row;
-        if (first < 0 && loc(d, r->devs[i]) >= 0)
-            first = i;
-    }
     for (p = 1; p < np; p++)
         displs[p] = displs[p - 1] + counts[p - 1];
     /* device to device where few processes take part (the same choice on
@@ -821,11 +818,12 @@ static dg_status dist_allreduce(dg_backend_i *be, int stream, const dg_allreduce
             nproc += counts[p] > 0;
         if (nproc <= DIST_DEVICE_ALLRED_PROCS) {
             free(counts);
-            st = first >= 0 ? device_allreduce(d, stream, r, first, err) : DG_OK;
+            for (i = 0; i < r->n && loc(d, r->devs[i]) < 0; i++)
+                ; /* this process's first device of r, if any */
+            st = i < r->n ? device_allreduce(d, stream, r, i, err) : DG_OK;
             return job_check(d, st, err);
         }
     }
-    first = -1;
     n_allreduce_host++;
     /* zeroed: the padding of argmax's rows goes out too */
     mine = (char *)calloc(counts[d->comm->rank] + 1, 1);
