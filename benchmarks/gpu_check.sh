@@ -232,13 +232,16 @@ if [[ " $steps " == *" mh "* ]]; then
     echo "mh_host.py, all-reduce $how:" >> "$OUT/mh_rows.log"
     grep "^|" /tmp/mh_host_$how.log | tee -a "$OUT/mh_rows.log"
   done
+  # MH_ROWS=none: no rows (the cases and the latency only)
   rows="${MH_ROWS:-reshard_128MiB,add_f32_2p28,sum_argmax_f32_2p28,matmul_f64_8192}"
-  timeout 240 "${mpi[@]}" python3 benchmarks/run.py --machine "${BENCH_MACHINE:-nvidia-h200-x2}" \
-      --only "$rows" --out /tmp/mh_rows > "$OUT/mh_rows.log" 2>&1 || rc=1
-  DGARRAY_BENCH_PEERS=none DGARRAY_BACKEND=cuda timeout 240 python3 benchmarks/run.py \
-      --machine "${BENCH_MACHINE:-nvidia-h200-x2}-one" --only "$rows" --out /tmp/mh_rows >> "$OUT/mh_rows.log" 2>&1 || rc=1
-  grep "^|" "$OUT/mh_rows.log"
-  cat /tmp/mh_rows/*.json >> "$OUT/mh_rows.log"  # $OUT brings back 8 files at most
+  if [[ $rows != none ]]; then
+    timeout 240 "${mpi[@]}" python3 benchmarks/run.py --machine "${BENCH_MACHINE:-nvidia-h200-x2}" \
+        --only "$rows" --out /tmp/mh_rows >> "$OUT/mh_rows.log" 2>&1 || rc=1
+    DGARRAY_BENCH_PEERS=none DGARRAY_BACKEND=cuda timeout 240 python3 benchmarks/run.py \
+        --machine "${BENCH_MACHINE:-nvidia-h200-x2}-one" --only "$rows" --out /tmp/mh_rows >> "$OUT/mh_rows.log" 2>&1 || rc=1
+    grep "^|" "$OUT/mh_rows.log"
+    cat /tmp/mh_rows/*.json >> "$OUT/mh_rows.log"  # $OUT brings back 8 files at most
+  fi
   timeout 120 "${mpi[@]}" -x NCCL_SOCKET_IFNAME=lo -x NCCL_IB_DISABLE=1 bash -c \
       'NCCL_HOSTID=host$OMPI_COMM_WORLD_RANK exec python3 tests/_mpi_cases.py --quick' \
       > /tmp/mh_hosts.log 2>&1 || rc=1
