@@ -153,9 +153,28 @@ def workloads(n=1 << 28, sq=16384):
         "histogram": (lambda: dg.histogram(a, bins=256, range=(-4, 4))[0].get(), 4 * n),
         "take": (lambda: dg.take(tx, ti)._sync(), 16 << 26),
     }
+    # [fusion] rows: one Jacobi step (run.py's code and byte count) and the
+    # chain; [linalg-fft]: fft2 of complex64 split by rows, and its columns'
+    # pass alone (axis 0 of an array split by columns)
+    from run import chain_expr, jacobi_step, jacobi_views
+    jv = jacobi_views(b)
+    jbytes = 16 * (sq - 2) * (sq - 2) * 4 + 2 * (ndev - 1) * (sq - 2) * 4
+    fn = 8192
+    fz = (np.random.default_rng(12).standard_normal((fn, fn), dtype=np.float32)
+          .astype(np.complex64))
+    fr = dg.distributed_array(fz, sq_map_k(fn, ndev))
+    fc = fr.reshard({d: (slice(None), m) for d, m in sq_map_k(fn, ndev).items()})
+    fflops = 5.0 * fn * fn * np.log2(fn * fn)
+    fusion = {
+        "jacobi": (lambda: (jacobi_step(*jv), b._sync()), jbytes),
+        "chain": (lambda: chain_expr(dg, a, c)._sync(), 3 * 4 * n),
+        "fft2": (lambda: dg.fft.fft2(fr)._sync(), fflops),
+        "fft_cols": (lambda: dg.fft.fft(fc, axis=0)._sync(), fflops / 2),
+    }
     return {
         **mm,
         **surface,
+        **fusion,
         "add_reshard": (lambda: (a + cs.reshard(a.index_map))._sync(), 3 * 4 * n),
         "reshard_128MiB": (lambda: one.reshard(to1)._sync(), 4 << 25),
         "add": (lambda: (a + c)._sync(), 3 * 4 * n),
