@@ -9,14 +9,16 @@ dgarray._cuda  (when nvcc is found): src/backend/cuda and kernels/, linked with
                that nvidia-smi finds, else sm_90, plus PTX of compute_80).
 
 Every compile (nvcc's and the C compiler's, of both extensions) runs in one
-pool of DGARRAY_BUILD_JOBS (default: the cores) workers, the longest first,
-whether or not pip passes -j.
+pool of DGARRAY_BUILD_JOBS (default: the cores) workers, the longest first
+(COMPILE_SECONDS), whether or not pip passes -j; DGARRAY_BUILD_TIMES=1 prints
+each compile's start, wall and CPU time (pip install -v shows them).
 """
 import os
 import re
 import shutil
 import subprocess
 import sys
+import time
 from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 from glob import glob
@@ -164,11 +166,33 @@ def cuda_targets():
     return ["-gencode", f"arch=compute_{base},code=[{','.join(codes)}]"]
 
 
+# The CPU seconds of each compile (one core of a 2-core machine, sm_90, CUDA
+# 13.0, session 12; DGARRAY_BUILD_TIMES=1 prints them), by which the pool
+# orders its work, the longest first, so that the compiles that finish last
+# are short ones and every core stays busy to the end.  The bytes a file
+# includes, the estimate for a file not listed, put sort.cu (57 s: CUB, whose
+# headers it does not count) and cpu_loops.c (23 s: macro expansion) last of
+# the long ones, and the build waited on them.
+COMPILE_SECONDS = {
+    "kernels/sort.cu": 57, "kernels/scan.cu": 34,
+    "kernels/reduce_0.cu": 27, "kernels/reduce_1.cu": 33, "kernels/reduce_2.cu": 31,
+    "kernels/reduce_3.cu": 27, "kernels/reduce_4.cu": 33, "kernels/reduce_5.cu": 31,
+    "kernels/ew_0.cu": 28, "kernels/ew_1.cu": 26, "kernels/ew_2.cu": 26,
+    "kernels/ew_3.cu": 30, "kernels/ew_4.cu": 31, "kernels/ew_5.cu": 28,
+    "src/backend/cpu/cpu_loops.c": 23, "kernels/index.cu": 10, "kernels/surface.cu": 9,
+    "kernels/fill.cu": 2.5, "kernels/ew_table.cu": 1.8, "kernels/gemm_int.cu": 1.3,
+    "kernels/reduce.cu": 1.3, "kernels/copy.cu": 1.1, "kernels/dense.cu": 1.0,
+}
+
+
 def compile_weight(src, include_dirs):
-    """A rough cost of compiling src: the bytes it includes (nvcc's kernels
-    count ten times), so that the pool starts the longest compiles first."""
+    """The CPU seconds compiling src takes: COMPILE_SECONDS's, else estimated
+    from the bytes it includes (about 8 kB a second for nvcc's kernels, 400 kB
+    for the C compiler)."""
+    if src in COMPILE_SECONDS:
+        return COMPILE_SECONDS[src]
     size = sum(os.path.getsize(p) for p in local_includes(src, include_dirs))
-    return size * (10 if src.endswith(".cu") else 1)
+    return size / (8000 if src.endswith(".cu") else 400000)
 
 
 class BuildExt(build_ext):
@@ -185,14 +209,24 @@ class BuildExt(build_ext):
         if (os.path.exists(obj) and os.path.getmtime(obj) >= max(
                 os.path.getmtime(p) for p in local_includes(src, ext.include_dirs))):
             return [obj]
-        # -O1 is the host compiler's level only (the launch stubs and tables):
-        # cicc and ptxas optimise device code fully whatever it is; --threads
-        # lets nvcc run the architectures' ptxas in parallel.
-        cmd = [nvcc, "-c", src, "-o", obj, "-O1", "-std=c++17", "--threads", "0",
+        # -O0 is the host compiler's level only (the launch stubs, the
+        # dispatch and the constant tables): cicc and ptxas optimise device
+        # code fully whatever it is (every object's .nv_fatbin is
+        # byte-identical to -O1's and -O3's), and it took 17 s of the build's
+        # CPU time less than -O1 (session 12); --threads lets nvcc run the
+        # architectures' ptxas in parallel.
+        cmd = [nvcc, "-c", src, "-o", obj, "-O0", "-std=c++17", "--threads", "0",
                "-Xcompiler", "-fPIC,-fvisibility=hidden", "--fmad=false",
-               "-DNDEBUG"] + cuda_targets() + [f"-I{d}" for d in ext.include_dirs]
+               "-DNDEBUG", "-Xfatbin=-compress-all"] + cuda_targets() + [
+                   f"-I{d}" for d in ext.include_dirs]
         print(" ".join(cmd), flush=True)
-        subprocess.check_call(cmd)
+        proc = subprocess.Popen(cmd)
+        # wait4: nvcc's CPU time with that of the compilers it waited for
+        _, status, usage = os.wait4(proc.pid, 0)
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        if proc.returncode:
+            raise subprocess.CalledProcessError(proc.returncode, cmd)
+        self.task_cpu[src] = usage.ru_utime + usage.ru_stime
         return [obj]
 
     def c_compile(self, ext, src):
@@ -202,6 +236,16 @@ class BuildExt(build_ext):
                                      include_dirs=ext.include_dirs, debug=self.debug,
                                      extra_postargs=ext.extra_compile_args or [],
                                      depends=ext.depends)
+
+    def print_times(self, times, total):
+        """DGARRAY_BUILD_TIMES=1: each compile's start (seconds from the
+        pool's), wall time and, for nvcc, CPU time (nvcc and its compilers)."""
+        print(f"dgarray build: {len(times)} compiles in {total:.1f} s", flush=True)
+        for src, start, wall in sorted(times, key=lambda t: t[1]):
+            cpu = self.task_cpu.get(src)
+            cpu = f" cpu {cpu:7.1f} s" if cpu is not None else ""
+            print(f"dgarray build: start {start:7.1f} s wall {wall:7.1f} s{cpu}  {src}",
+                  flush=True)
 
     def build_extensions(self):
         self.check_extensions_list(self.extensions)
@@ -222,10 +266,20 @@ class BuildExt(build_ext):
         tasks.sort(key=lambda t: -t[0])
         jobs = int(os.environ.get("DGARRAY_BUILD_JOBS", 0) or os.cpu_count() or 2)
         objs = {ext.name: [] for ext in self.extensions}
+        self.task_cpu, times, t0 = {}, [], time.monotonic()
+
+        def timed(src, fn):
+            start = time.monotonic()
+            out = fn()
+            times.append((src, start - t0, time.monotonic() - start))
+            return out
+
         with ThreadPoolExecutor(max_workers=max(1, min(jobs, len(tasks) or 1))) as pool:
-            futs = [(ext, pool.submit(fn)) for _, ext, fn in tasks]
+            futs = [(ext, pool.submit(timed, fn.args[1], fn)) for _, ext, fn in tasks]
             for ext, fut in futs:
                 objs[ext.name] += fut.result()
+        if os.environ.get("DGARRAY_BUILD_TIMES") == "1":
+            self.print_times(times, time.monotonic() - t0)
         for ext in self.extensions:
             # linking only: the sources are compiled; they stay the link's
             # dependencies so that an unchanged tree is not linked again
