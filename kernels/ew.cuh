@@ -18,6 +18,11 @@
  * includes this file without DG_EW_PART: it instantiates no kernel and only
  * builds the info table and the dispatch over the parts.
  *
+ * Loops whose kernels would compute the same bytes as another loop's
+ * (kernels/dg_same_bits.h: int32 add is uint32 add) have none of their own:
+ * their entry is empty, and the dispatch (dg_cu_ew_entry_get) returns that
+ * loop's entry.
+ *
  * The loops are numbered with __COUNTER__ as the list expands (checked
  * against DG_NLOOPS below), and every launcher entry carries the number it
  * was made for, which the backend checks when it starts. */
@@ -32,6 +37,7 @@
 #include "cu_kernels.h"
 #include "dg_dtype.h"
 #include "dg_loops.h"
+#include "dg_same_bits.h"
 #include "dg_scalar.h"
 
 /* The type of an operand slot a loop does not use. */
@@ -133,20 +139,22 @@ static_assert((int)dg_ew_nloops == (int)DG_NLOOPS,
 #undef DG_EW_L22
 #undef DG_EW_IDX
 
+static_assert((int)dg_sb_nloops == (int)dg_ew_nloops, "dg_same_bits.h read another list");
+
 /* Loops that reductions and scans fold with: ufuncs that are associative and
  * commutative (up to rounding), three equal dtypes. */
 template <int I> constexpr bool dg_ew_foldable()
 {
-    typedef dg_ew_loop<I> L;
-    const char *n = L::NAME;
-    return L::NIN == 2 && L::NOUT == 1 && std::is_same<typename L::T0, typename L::T1>::value &&
-           std::is_same<typename L::T0, typename L::T2>::value &&
-           (dg_ew_streq(n, "add") || dg_ew_streq(n, "multiply") ||
-            dg_ew_streq(n, "maximum") || dg_ew_streq(n, "minimum") || dg_ew_streq(n, "fmax") ||
-            dg_ew_streq(n, "fmin") || dg_ew_streq(n, "logical_and") ||
-            dg_ew_streq(n, "logical_or") || dg_ew_streq(n, "logical_xor") ||
-            dg_ew_streq(n, "bitwise_and") || dg_ew_streq(n, "bitwise_or") ||
-            dg_ew_streq(n, "bitwise_xor"));
+    const dg_sb_sig &s = dg_sb_sigs[I];
+    switch (s.uf) {
+    case DG_UF_add: case DG_UF_multiply: case DG_UF_maximum: case DG_UF_minimum:
+    case DG_UF_fmax: case DG_UF_fmin: case DG_UF_logical_and: case DG_UF_logical_or:
+    case DG_UF_logical_xor: case DG_UF_bitwise_and: case DG_UF_bitwise_or:
+    case DG_UF_bitwise_xor:
+        return s.nin == 2 && s.nout == 1 && s.d[0] == s.d[1] && s.d[0] == s.d[2];
+    default:
+        return false;
+    }
 }
 
 /* Compile-time facts about a loop: operand sizes, and the elements per thread
@@ -313,6 +321,11 @@ __device__ __forceinline__ void dg_ew_offsets(const dg_cu_ew_strided &a, IDX r,
 #pragma unroll
     for (int k = 0; k < DG_MAXOPS; k++)
         off[k] = 0;
+    /* not unrolled: a division per dim costs what it costs either way, and
+     * nvcc's unrolling (by 4, for any ndim) of this loop, in both index
+     * widths, was most of every strided kernel's code: 18% of the
+     * elementwise kernels' compile time */
+#pragma unroll 1
     for (int d = a.ndim - 1; d > 0; d--) {
         const IDX sh = (IDX)a.shape[d];
         const IDX q = r / sh;
@@ -468,10 +481,13 @@ static cudaError_t dg_ew_launch_strided(const dg_cu_ew_strided *a, unsigned bloc
                             args, 0, s);
 }
 
-/* The launchers of loop I (instantiated only for this part's loops). */
+/* The launchers of loop I (instantiated only for this part's loops); none
+ * for a loop that runs another loop's kernels. */
 template <int I> constexpr dg_cu_ew_entry dg_ew_entry()
 {
-    if constexpr (dg_ew_traits<dg_ew_loop<I> >::vec > 1)
+    if constexpr (dg_same_bits_loop(I) != I)
+        return dg_cu_ew_entry{NULL, NULL, -1};
+    else if constexpr (dg_ew_traits<dg_ew_loop<I> >::vec > 1)
         return dg_cu_ew_entry{&dg_ew_launch_contig<I>, &dg_ew_launch_strided<I>, I};
     else
         return dg_cu_ew_entry{NULL, &dg_ew_launch_strided<I>, I};

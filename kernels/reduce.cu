@@ -4,6 +4,18 @@
 #include "reduce.cuh"
 
 static_assert(DG_CU_RED_NPARTS == 6, "list every part below");
+/* dg_red_ops::of[loop]: the op a loop reduces with: that of the loop whose
+ * kernels it runs (dg_same_bits_loop) where it folds, else its own (which
+ * has no kernels: the GPU does not reduce with it). */
+template <class Seq> struct dg_red_op_table;
+template <size_t... I> struct dg_red_op_table<std::index_sequence<I...> > {
+    static constexpr int of[] = {
+        (dg_ew_foldable<(int)I>() ? dg_same_bits_loop((int)I) : (int)I)...};
+    static_assert(((!dg_ew_foldable<(int)I>() ||
+                    dg_ew_foldable<dg_same_bits_loop((int)I)>()) && ...),
+                  "a foldable loop runs the kernels of one that does not fold");
+};
+typedef dg_red_op_table<std::make_index_sequence<dg_ew_nloops> > dg_red_ops;
 
 extern "C" {
 extern const dg_red_entry *const dg_cu_red_part_0, *const dg_cu_red_part_1,
@@ -21,7 +33,7 @@ static const dg_red_entry *dg_red_find(int kind, int loop, int dtype)
     if (kind == DG_RED_LOOP) {
         if (loop < 0 || loop >= dg_ew_nloops)
             return NULL;
-        op = loop;
+        op = dg_red_ops::of[loop];
     } else if (kind == DG_RED_ARGMAX || kind == DG_RED_ARGMIN) {
         if (dtype < 0 || dtype >= DG_NDTYPES)
             return NULL;

@@ -30,7 +30,10 @@
  * (kernels/reduce_<k>.cu): a part defines DG_RED_PART and includes this file,
  * which instantiates the kernels of the ops whose number (below) is
  * DG_RED_PART modulo DG_CU_RED_NPARTS and exports them as
- * dg_cu_red_part_<k>[op / DG_CU_RED_NPARTS].  kernels/reduce.cu dispatches. */
+ * dg_cu_red_part_<k>[op / DG_CU_RED_NPARTS].  kernels/reduce.cu dispatches.
+ * A loop that runs another loop's kernels (kernels/dg_same_bits.h: int32
+ * add is uint32 add) has no reduction kernels of its own either: the
+ * dispatch reduces with that loop's op. */
 #ifndef DG_REDUCE_CUH
 #define DG_REDUCE_CUH
 
@@ -232,6 +235,11 @@ __device__ __forceinline__ void dg_red_kept_at(const dg_cu_red &a, IDX m, int64_
                                                int64_t &kn)
 {
     ks = kd = ki = kw = kn = 0;
+    /* not unrolled: once an output, and a division a dim either way; nvcc's
+     * unrolling of this loop and of dg_red_red_at's, in both index widths
+     * and in every kernel, was a third of the reduction kernels' code and
+     * of their compile time */
+#pragma unroll 1
     for (int d = a.nk - 1; d > 0; d--) {
         const IDX n = (IDX)a.kshape[d], q = m / n;
         const int64_t c = (int64_t)(m - q * n);
@@ -271,6 +279,8 @@ __device__ __forceinline__ void dg_red_red_at(const dg_cu_red &a, IDX k, int64_t
                                               int64_t &rw, int64_t &rn, int64_t &gi)
 {
     rs = rw = rn = gi = 0;
+    /* not unrolled (see dg_red_kept_at): a division a dim either way */
+#pragma unroll 1
     for (int d = a.nr - 1; d > 0; d--) {
         const IDX n = (IDX)a.rshape[d], q = k / n;
         const int64_t c = (int64_t)(k - q * n);
@@ -897,11 +907,12 @@ template <class Op, int OP> constexpr dg_red_entry dg_red_entry_of()
                             OP};
 }
 
-/* The kernels of op OP (none for a loop that does not fold). */
+/* The kernels of op OP (none for a loop that does not fold, or that runs
+ * another loop's kernels). */
 template <int OP> constexpr dg_red_entry dg_red_op_entry()
 {
     if constexpr (OP < dg_ew_nloops) {
-        if constexpr (dg_ew_foldable<OP>())
+        if constexpr (dg_ew_foldable<OP>() && dg_same_bits_loop(OP) == OP)
             return dg_red_entry_of<dg_red_loop_op<OP>, OP>();
         else
             return dg_red_entry{{NULL, NULL, NULL, NULL, NULL}, 1, OP};

@@ -99,12 +99,14 @@ __device__ __forceinline__ typename Op::T dg_scan_warp(typename Op::T v, int lan
     return v;
 }
 
-/* Byte offsets of row `row` (C order over the row dims) in src, dst, carry. */
+/* Byte offsets of row `row` (C order over the row dims) in src, dst, carry
+ * (the loop not unrolled: once a row, a division a dim either way). */
 __device__ __forceinline__ void dg_scan_locate(const dg_cu_scan &a, int64_t row,
                                                const char *&src, char *&dst,
                                                const char *&carry)
 {
     int64_t so = 0, dof = 0, co = 0, r = row;
+#pragma unroll 1
     for (int d = a.nrd - 1; d >= 0; d--) {
         const int64_t q = r / a.rshape[d], c = r - q * a.rshape[d];
         r = q;
@@ -285,12 +287,17 @@ struct dg_scan_entry {
     dg_scan_kernel k[3];
 };
 
+/* A loop that runs another loop's kernels (kernels/dg_same_bits.h: int32 add
+ * is uint32 add) scans with that loop's, which fold too. */
 template <int I> constexpr dg_scan_entry dg_scan_entry_of()
 {
-    if constexpr (dg_ew_foldable<I>())
-        return dg_scan_entry{{&dg_scan_thread_k<I>, &dg_scan_warp_k<I>, &dg_scan_block_k<I>}};
-    else
+    constexpr int S = dg_same_bits_loop(I);
+    if constexpr (dg_ew_foldable<I>()) {
+        static_assert(dg_ew_foldable<S>(), "a foldable loop runs a non-foldable one's kernels");
+        return dg_scan_entry{{&dg_scan_thread_k<S>, &dg_scan_warp_k<S>, &dg_scan_block_k<S>}};
+    } else {
         return dg_scan_entry{{NULL, NULL, NULL}};
+    }
 }
 
 template <class Seq> struct dg_scan_table;

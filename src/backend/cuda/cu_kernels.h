@@ -91,7 +91,12 @@ typedef struct dg_cu_ew_entry {
 extern const int dg_cu_ew_nloops;
 /* dg_cu_ew_infos[i]: loop i's operand sizes and vector width (static). */
 extern const dg_cu_ew_info *const dg_cu_ew_infos;
-/* The launchers of loop i (0 <= i < dg_cu_ew_nloops); borrowed, static. */
+/* The loop whose kernels loop i runs: i, or a loop of the same operand
+ * sizes whose kernels compute the same bytes (kernels/dg_same_bits.h); -1
+ * past the list. */
+int dg_cu_ew_kernels_of(int i);
+/* The launchers of loop i (0 <= i < dg_cu_ew_nloops), made for loop
+ * dg_cu_ew_kernels_of(i) (their `loop`); borrowed, static. */
 const dg_cu_ew_entry *dg_cu_ew_entry_get(int i);
 
 /* A reduction (the backend's reduce slot) after coalescing: m outputs over

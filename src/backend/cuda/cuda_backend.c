@@ -1263,10 +1263,11 @@ static dg_status backend_create(int ndevices, dg_backend_i **out, dg_error *err)
     cudaError_t ce;
     int n = 0, i, j, *ids = NULL;
 
-    /* the kernel table must be the loop list's, entry i for loop i */
+    /* the kernel table must be the loop list's: loop i's entry made for the
+     * loop whose kernels it runs */
     for (i = 0; i < dg_cu_ew_nloops; i++) {
         const dg_cu_ew_entry *ent = dg_cu_ew_entry_get(i);
-        if (ent == NULL || ent->loop != i || ent->strided == NULL)
+        if (ent == NULL || ent->loop != dg_cu_ew_kernels_of(i) || ent->strided == NULL)
             return dg_error_set(err, DG_ERR_INTERNAL, -1,
                                 "the CUDA elementwise kernels are out of order at loop %d "
                                 "(a stale build?)", i);
