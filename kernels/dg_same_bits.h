@@ -65,13 +65,28 @@ constexpr int dg_sb_unsigned(int d)
     return -1;
 }
 
+/* dg_sb_first.at[uf]: the first loop of ufunc uf (the list groups the loops
+ * by ufunc), so that a search looks at one ufunc's loops only. */
+struct dg_sb_firsts {
+    int at[DG_NUFUNCS];
+};
+constexpr dg_sb_firsts dg_sb_first_loops()
+{
+    dg_sb_firsts f{};
+    for (int u = 0; u < DG_NUFUNCS; u++)
+        f.at[u] = dg_sb_nloops;
+    for (int j = dg_sb_nloops - 1; j >= 0; j--)
+        f.at[dg_sb_sigs[j].uf] = j;
+    return f;
+}
+inline constexpr dg_sb_firsts dg_sb_first = dg_sb_first_loops();
+
 /* The loop of ufunc uf with nin inputs and dtypes d, or -1. */
 constexpr int dg_sb_find(int uf, int nin, const int (&d)[4])
 {
-    for (int j = 0; j < dg_sb_nloops; j++) {
+    for (int j = dg_sb_first.at[uf]; j < dg_sb_nloops && dg_sb_sigs[j].uf == uf; j++) {
         const dg_sb_sig &s = dg_sb_sigs[j];
-        if (s.uf == uf && s.nin == nin && s.d[0] == d[0] && s.d[1] == d[1] && s.d[2] == d[2] &&
-            s.d[3] == d[3])
+        if (s.nin == nin && s.d[0] == d[0] && s.d[1] == d[1] && s.d[2] == d[2] && s.d[3] == d[3])
             return j;
     }
     return -1;

@@ -143,9 +143,9 @@ static_assert((int)dg_sb_nloops == (int)dg_ew_nloops, "dg_same_bits.h read anoth
 
 /* Loops that reductions and scans fold with: ufuncs that are associative and
  * commutative (up to rounding), three equal dtypes. */
-template <int I> constexpr bool dg_ew_foldable()
+constexpr bool dg_ew_foldable(int i)
 {
-    const dg_sb_sig &s = dg_sb_sigs[I];
+    const dg_sb_sig &s = dg_sb_sigs[i];
     switch (s.uf) {
     case DG_UF_add: case DG_UF_multiply: case DG_UF_maximum: case DG_UF_minimum:
     case DG_UF_fmax: case DG_UF_fmin: case DG_UF_logical_and: case DG_UF_logical_or:

@@ -4,16 +4,27 @@
 #include "reduce.cuh"
 
 static_assert(DG_CU_RED_NPARTS == 6, "list every part below");
-/* dg_red_ops::of[loop]: the op a loop reduces with: that of the loop whose
- * kernels it runs (dg_same_bits_loop) where it folds, else its own (which
- * has no kernels: the GPU does not reduce with it). */
+/* The op loop i reduces with: that of the loop whose kernels it runs
+ * (dg_same_bits_loop) where it folds, else its own (which has no kernels:
+ * the GPU does not reduce with it). */
+constexpr int dg_red_op_of(int i)
+{
+    return dg_ew_foldable(i) ? dg_same_bits_loop(i) : i;
+}
+
+constexpr bool dg_red_ops_fold()
+{
+    for (int i = 0; i < dg_ew_nloops; i++)
+        if (!dg_ew_foldable(dg_red_op_of(i)) && dg_ew_foldable(i))
+            return false;
+    return true;
+}
+static_assert(dg_red_ops_fold(), "a foldable loop runs the kernels of one that does not fold");
+
+/* dg_red_ops::of[loop]: dg_red_op_of, for the dispatch at run time. */
 template <class Seq> struct dg_red_op_table;
 template <size_t... I> struct dg_red_op_table<std::index_sequence<I...> > {
-    static constexpr int of[] = {
-        (dg_ew_foldable<(int)I>() ? dg_same_bits_loop((int)I) : (int)I)...};
-    static_assert(((!dg_ew_foldable<(int)I>() ||
-                    dg_ew_foldable<dg_same_bits_loop((int)I)>()) && ...),
-                  "a foldable loop runs the kernels of one that does not fold");
+    static constexpr int of[] = {dg_red_op_of((int)I)...};
 };
 typedef dg_red_op_table<std::make_index_sequence<dg_ew_nloops> > dg_red_ops;
 

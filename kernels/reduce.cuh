@@ -912,7 +912,7 @@ template <class Op, int OP> constexpr dg_red_entry dg_red_entry_of()
 template <int OP> constexpr dg_red_entry dg_red_op_entry()
 {
     if constexpr (OP < dg_ew_nloops) {
-        if constexpr (dg_ew_foldable<OP>() && dg_same_bits_loop(OP) == OP)
+        if constexpr (dg_ew_foldable(OP) && dg_same_bits_loop(OP) == OP)
             return dg_red_entry_of<dg_red_loop_op<OP>, OP>();
         else
             return dg_red_entry{{NULL, NULL, NULL, NULL, NULL}, 1, OP};

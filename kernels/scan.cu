@@ -292,8 +292,8 @@ struct dg_scan_entry {
 template <int I> constexpr dg_scan_entry dg_scan_entry_of()
 {
     constexpr int S = dg_same_bits_loop(I);
-    if constexpr (dg_ew_foldable<I>()) {
-        static_assert(dg_ew_foldable<S>(), "a foldable loop runs a non-foldable one's kernels");
+    if constexpr (dg_ew_foldable(I)) {
+        static_assert(dg_ew_foldable(S), "a foldable loop runs a non-foldable one's kernels");
         return dg_scan_entry{{&dg_scan_thread_k<S>, &dg_scan_warp_k<S>, &dg_scan_block_k<S>}};
     } else {
         return dg_scan_entry{{NULL, NULL, NULL}};
