@@ -40,15 +40,23 @@ struct alignas(8) uint2 { unsigned x, y; };
 struct alignas(16) uint4 { unsigned x, y, z, w; };
 """
 RUNNER = """
-extern "C" void dg_host_run(const unsigned long long *w, unsigned threads)
+extern "C" void dg_host_run(const unsigned long long *w, unsigned threads, unsigned gx,
+                            unsigned gy)
 {
     dg_fused_args b;
     std::memcpy(&b, w, sizeof b);
-    blockDim.x = threads;  /* a grid of one block of `threads`, run one after another */
-    for (unsigned t = 0; t < threads; t++) {
-        threadIdx.x = t;
-        dg_fused(b);
-    }
+    /* a grid of gx x gy blocks of `threads`, every thread run one after another */
+    blockDim.x = threads;
+    gridDim.x = gx;
+    gridDim.y = gy;
+    for (unsigned y = 0; y < gy; y++)
+        for (unsigned x = 0; x < gx; x++)
+            for (unsigned t = 0; t < threads; t++) {
+                blockIdx.x = x;
+                blockIdx.y = y;
+                threadIdx.x = t;
+                dg_fused(b);
+            }
 }
 """
 
@@ -69,13 +77,22 @@ def temp(dtype, ndim):
     return (TEMP, DT[np.dtype(dtype)], 0, (0,) * ndim, b"")
 
 
-def run(tmp_path, shape, vals, steps, contiguous=None, threads=1):
+def run(tmp_path, shape, vals, steps, contiguous=None, threads=1, rows=None, grid_rows=None):
     """Compiles and runs the kernel of the chain, as `threads` threads of one
-    block (each thread's elements a grid stride apart); `contiguous`: whether
-    the source must be the contiguous kernel's (vectors of several elements)."""
-    src, words = core._fused_source_of(tuple(shape), vals, steps)
+    block (each thread's elements a grid stride apart), or for the row kernel
+    a grid of tiles of each row and `grid_rows` blocks down the rows (each
+    block's rows a grid stride apart; default all rows); `contiguous`:
+    whether the source must be the contiguous kernel's (vectors of several
+    elements), `rows` whether it must be the row kernel."""
+    src, words, (items, nrows, cols) = core._fused_source_of(tuple(shape), vals, steps)
     if contiguous is not None:
         assert ("dg_fpack" in src) == contiguous, src
+    if rows is not None:
+        assert (items > 0) == rows, src
+    gx = gy = 1
+    if items > 0:
+        gx = -(-cols // (items * threads))
+        gy = max(1, min(nrows, grid_rows or nrows))
     # a new name each time: dlopen of a path it loaded before returns that library
     run.count = getattr(run, "count", 0) + 1
     cpp = tmp_path / f"k{run.count}.cpp"
@@ -86,7 +103,7 @@ def run(tmp_path, shape, vals, steps, contiguous=None, threads=1):
                     str(cpp), "-o", str(so)], check=True, capture_output=True)
     lib = ctypes.CDLL(str(so))
     buf = ctypes.create_string_buffer(words, len(words))
-    lib.dg_host_run(buf, ctypes.c_uint(threads))
+    lib.dg_host_run(buf, ctypes.c_uint(threads), ctypes.c_uint(gx), ctypes.c_uint(gy))
 
 
 def test_strided_scalars_temps(tmp_path):
@@ -236,3 +253,41 @@ def test_general_kernel_grid_strides(tmp_path, threads):
         steps = [("multiply", (0, 1, 3)), ("add", (3, 2, 4))]
         run(tmp_path, shape, vals, steps, contiguous=False, threads=threads)
         np.testing.assert_array_equal(o, a * b + r)
+
+
+@pytest.mark.parametrize("threads,grid_rows", [(1, None), (5, 2), (64, 3)])
+def test_row_kernel_tiles_and_rows(tmp_path, threads, grid_rows):
+    """The row kernel (a long last axis, memory not dense and aligned):
+    Jacobi's step on shifted slices of one grid into a temporary, a 3-d
+    space of strided, transposed and broadcast operands, and a 1-d view one
+    element off alignment; tiles of several elements per thread that end
+    inside a row, rows a grid stride apart; every element once (the output
+    starts as NaN)."""
+    rng = np.random.default_rng(9)
+    # Jacobi: 0.2 * (c + n + s + w + e) of a 7 x 300 grid, 300 >= the row kernel's least
+    g = rng.standard_normal((7, 300)).astype(np.float32)
+    views = [g[1:-1, 1:-1], g[:-2, 1:-1], g[2:, 1:-1], g[1:-1, :-2], g[1:-1, 2:]]
+    o = np.full((5, 298), np.nan, np.float32)
+    t = [temp(np.float32, 2) for _ in range(4)]
+    vals = [mem(v) for v in views] + t + [scalar(0.2, np.float32, 2), out(o)]
+    steps = [("add", (0, 1, 5)), ("add", (5, 2, 6)), ("add", (6, 3, 7)), ("add", (7, 4, 8)),
+             ("multiply", (9, 8, 10))]
+    run(tmp_path, o.shape, vals, steps, rows=True, threads=threads, grid_rows=grid_rows)
+    want = np.float32(0.2) * ((((views[0] + views[1]) + views[2]) + views[3]) + views[4])
+    np.testing.assert_array_equal(o, want)
+    # 3-d: strided, transposed and broadcast operands (leading coordinates by division)
+    shape = (3, 2, 260)
+    a = rng.standard_normal(tuple(2 * e for e in shape))[::2, ::2, ::2]
+    b = rng.standard_normal(shape[::-1]).T
+    r = np.broadcast_to(rng.standard_normal(shape[-1]), shape)
+    o3 = np.full(shape, np.nan)
+    run(tmp_path, shape, [mem(a), mem(b), mem(r), temp(np.float64, 3), out(o3)],
+        [("multiply", (0, 1, 3)), ("add", (3, 2, 4))], rows=True, threads=threads,
+        grid_rows=grid_rows)
+    np.testing.assert_array_equal(o3, a * b + r)
+    # 1-d, one float32 off 16-byte alignment: not the contiguous kernel's
+    x = rng.standard_normal(1001).astype(np.float32)
+    o1 = np.full(1000, np.nan, np.float32)
+    run(tmp_path, (1000,), [mem(x[1:]), scalar(3.0, np.float32, 1), out(o1)],
+        [("multiply", (0, 1, 2))], contiguous=False, rows=True, threads=threads)
+    np.testing.assert_array_equal(o1, x[1:] * np.float32(3))

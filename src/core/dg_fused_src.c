@@ -1,6 +1,7 @@
 /* The CUDA source of a fused chain (dg_fused_src.h). */
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "dg_fused_src.h"
@@ -283,6 +284,117 @@ static void put_contig(src_buf *b, const dg_fused_desc *d, const int *word, int 
     put(b, "    }\n}\n");
 }
 
+/* The shortest last axis the row kernel takes (shorter rows leave most of a
+ * tile's threads idle: the general kernel serves them). */
+#define DG_FUSED_ROW_MIN 256
+
+/* DGARRAY_FUSED_ROWS="items,blocks" (a measuring aid, as benchmarks/
+ * fused_rows.py uses it; unset in normal use): the row kernel's elements per
+ * thread, and the least resident blocks per SM its launch bounds ask of the
+ * compiler (0: none, the compiler's choice of registers).  1 if it is set. */
+static int row_tuning(int *items, int *blocks)
+{
+    const char *e = getenv("DGARRAY_FUSED_ROWS");
+    int i = 0, bl = 0;
+    if (e == NULL || sscanf(e, "%d,%d", &i, &bl) < 1)
+        return 0;
+    if (items)
+        *items = i > 0 && i <= 16 ? i : 0;
+    if (blocks)
+        *blocks = bl > 0 && bl <= 8 ? bl : 0;
+    return 1;
+}
+
+/* Elements per thread of a tile of the row kernel: 32 bytes of the widest
+ * input (4 to 8 elements), so that each SM keeps enough loads in flight to
+ * cover the memory's latency (4 float32 each, 2048 threads: 32 KiB, about
+ * what an H200's SM needs at full bandwidth while loads are in flight only
+ * part of the time). */
+static int row_items(const dg_fused_desc *d)
+{
+    int k, maxs = 1, items;
+    if (row_tuning(&items, NULL) && items > 0)
+        return items;
+    for (k = 0; k < d->nval; k++)
+        if (d->val[k].kind == DG_FV_IN && dg_dtype_size(d->val[k].dtype) > maxs)
+            maxs = dg_dtype_size(d->val[k].dtype);
+    items = 32 / maxs;
+    return items < 4 ? 4 : items > 8 ? 8 : items;
+}
+
+/* The row kernel, for a space whose last axis is long (nd >= 1) and whose
+ * memory is not dense and aligned (Jacobi's shifted slices, a transposed or
+ * strided view): each block takes tiles of I x blockDim.x neighbouring
+ * elements of rows blockIdx.y, blockIdx.y + gridDim.y, ...; a row's offsets
+ * come from its leading coordinates once per row (divisions only past two
+ * axes), an element's from its column alone.  Each thread loads the inputs
+ * of its I elements (row_items) before it computes and stores any, so that several
+ * loads are in flight (a fused chain's output is never another element of an
+ * input: dg_fuse.c keeps overlapping views apart). */
+static void put_rows(src_buf *b, const dg_fused_desc *d, const int *word, int I)
+{
+    const int nd = d->ndim;
+    int k, a, blocks = 0;
+    if (row_tuning(NULL, &blocks) && blocks > 0)
+        put(b, "extern \"C\" __global__ void __launch_bounds__(256, %d)\n", blocks);
+    else
+        put(b, "extern \"C\" __global__ void __launch_bounds__(256)\n");
+    put(b, "dg_fused(const __grid_constant__ dg_fused_args b)\n{\n"
+           "    const long long cols = (long long)b.w[%d];\n"
+           "    const long long rows = (long long)b.w[0] / cols;\n"
+           "    const long long cs = (long long)blockIdx.x * %d * blockDim.x + threadIdx.x;\n"
+           "    for (long long row = blockIdx.y; row < rows; row += gridDim.y) {\n",
+        nd, I);
+    /* the row's leading coordinates */
+    if (nd > 1) {
+        put(b, "        long long r = row;\n");
+        for (a = nd - 2; a > 0; a--)
+            put(b, "        const long long c%d = r %% (long long)b.w[%d];\n"
+                   "        r /= (long long)b.w[%d];\n", a, 1 + a, 1 + a);
+        put(b, "        const long long c0 = r;\n");
+    }
+    for (k = 0; k < d->nval; k++) {
+        if (word[k] < 0 || !in_memory(&d->val[k]))
+            continue;
+        put(b, "        const long long r%d = 0", k);
+        for (a = 0; a < nd - 1; a++)
+            put(b, " + c%d * (long long)b.w[%d]", a, word[k] + 1 + a);
+        put(b, ";\n        const long long l%d = (long long)b.w[%d];\n", k, word[k] + nd);
+    }
+    /* the inputs of the thread's elements, loaded first */
+    put(b, "        bool on[%d];\n", I);
+    for (k = 0; k < d->nval; k++)
+        if (d->val[k].kind == DG_FV_IN)
+            put(b, "        %s x%d[%d];\n", ctype[d->val[k].dtype], k, I);
+    put(b, "#pragma unroll\n        for (int j = 0; j < %d; j++) {\n"
+           "            const long long c = cs + (long long)j * blockDim.x;\n"
+           "            on[j] = c < cols;\n"
+           "            if (on[j]) {\n", I);
+    for (k = 0; k < d->nval; k++)
+        if (d->val[k].kind == DG_FV_IN)
+            put(b, "                x%d[j] = *(const %s *)((const char *)b.w[%d] + r%d + c * l%d);\n",
+                k, ctype[d->val[k].dtype], word[k], k, k);
+    put(b, "            }\n        }\n"
+           "#pragma unroll\n        for (int j = 0; j < %d; j++) {\n"
+           "            const long long c = cs + (long long)j * blockDim.x;\n"
+           "            if (!on[j])\n                continue;\n", I);
+    for (k = 0; k < d->nval; k++) {
+        const dg_fused_val *v = &d->val[k];
+        const char *t = ctype[v->dtype];
+        if (v->kind == DG_FV_IN)
+            put(b, "        const %s v%d = x%d[j];\n", t, k, k);
+        else if (v->kind == DG_FV_SCALAR)
+            put(b, "        const %s v%d = *(const %s *)&b.w[%d];\n", t, k, t, word[k]);
+        else if (v->kind == DG_FV_OUT)
+            put(b, "        const long long o%d = r%d + c * l%d;\n        %s v%d;\n", k, k, k,
+                t, k);
+        else
+            put(b, "        %s v%d;\n", t, k);
+    }
+    put_steps(b, d, word, 'o');
+    put(b, "        }\n    }\n}\n");
+}
+
 dg_status dg_fused_cuda_source(const dg_fused_desc *d, char *buf, size_t cap,
                                dg_fused_args *args, dg_error *err)
 {
@@ -317,6 +429,9 @@ dg_status dg_fused_cuda_source(const dg_fused_desc *d, char *buf, size_t cap,
     }
     args->nwords = nw;
     args->vec = V;
+    args->items = 0;
+    args->cols = nd > 0 ? d->shape[nd - 1] : 1;
+    args->rows = args->cols > 0 ? (int64_t)args->w[0] / args->cols : 0;
 
     put(&b, "#define DG_SCALAR_PARTS %d\n"
             "#include \"dg_scalar.h\"\n"
@@ -324,6 +439,13 @@ dg_status dg_fused_cuda_source(const dg_fused_desc *d, char *buf, size_t cap,
         scalar_parts(d), nw);
     if (V > 1) {
         put_contig(&b, d, word, V);
+        if (!b.ok)
+            return dg_error_set(err, DG_ERR_NOTIMPL, -1, "a fused chain too long for one kernel");
+        return DG_OK;
+    }
+    if (nd >= 1 && d->shape[nd - 1] >= DG_FUSED_ROW_MIN && d->shape[nd - 1] < ((int64_t)1 << 40)) {
+        args->items = row_items(d);
+        put_rows(&b, d, word, args->items);
         if (!b.ok)
             return dg_error_set(err, DG_ERR_NOTIMPL, -1, "a fused chain too long for one kernel");
         return DG_OK;

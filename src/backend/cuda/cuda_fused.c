@@ -127,9 +127,21 @@ static dg_status run_kernel(cu_be *b, int dev, cudaStream_t s, const dg_fused_de
     if (st == DG_OK)
         st = kernel_of(code, dev, &k, err);
     if (st == DG_OK) {
-        /* a contiguous kernel's thread moves args->vec elements */
-        grid.x = cu_blocks((n + args->vec - 1) / args->vec, (int64_t)b->devs[dev].nsm * 16);
-        grid.y = grid.z = 1;
+        if (args->items > 0) {
+            /* the row kernel: a block per tile of a row, rows a grid stride
+             * apart; about 16 blocks per SM in all, as the other kernels */
+            const int64_t tile = (int64_t)args->items * DG_CU_THREADS;
+            const int64_t gx = (args->cols + tile - 1) / tile;
+            int64_t gy = (int64_t)b->devs[dev].nsm * 16 / gx;
+            gy = gy < 1 ? 1 : gy > args->rows ? args->rows : gy;
+            grid.x = (unsigned)gx;
+            grid.y = (unsigned)(gy < 1 ? 1 : gy > 65535 ? 65535 : gy);
+        } else {
+            /* a contiguous kernel's thread moves args->vec elements */
+            grid.x = cu_blocks((n + args->vec - 1) / args->vec, (int64_t)b->devs[dev].nsm * 16);
+            grid.y = 1;
+        }
+        grid.z = 1;
         block.x = DG_CU_THREADS;
         block.y = block.z = 1;
         params[0] = args->w;

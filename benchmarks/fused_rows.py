@@ -1,0 +1,74 @@
+"""The Jacobi row's two kernels under settings of the fused row kernel.
+
+One step of benchmarks/run.py's Jacobi (`center[:] = 0.2 * (c + n + e + w +
+s)` on the shifted slices of one float32 grid split by rows) is a fused
+kernel that writes a temporary, then the copy of the temporary into the
+interior.  For each setting of DGARRAY_FUSED_ROWS ("items,blocks": elements
+per thread, least resident blocks per SM; "" the default), prints the whole
+step (10 steps, best of 5, GB/s counted as run.py counts), the fused
+expression alone (its result a new array) and the copy alone, in GB/s of
+the bytes each moves at least (2 x 4 bytes per interior element).
+
+    python benchmarks/fused_rows.py [--n 16384] [--settings ",4,0 8,0 8,4"]
+"""
+import argparse
+import os
+import sys
+
+import numpy as np
+
+import dgarray as dg
+from _timing import best_of
+from run import jacobi_step, jacobi_views
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--n", type=int, default=16384)
+    ap.add_argument("--iters", type=int, default=10)
+    ap.add_argument("--settings", default=",4,0,8,0,4,8,8,4,8,6",
+                    help="comma-separated values taken in pairs after a leading default ('')")
+    args = ap.parse_args()
+    parts = args.settings.split(",")
+    settings = [""] + [f"{parts[i]},{parts[i + 1]}" for i in range(1, len(parts) - 1, 2)]
+    n, iters = args.n, args.iters
+    ndev = len(dg.devices())
+    rows = {d: slice(n * d // ndev, n * (d + 1) // ndev) for d in range(ndev)}
+    x = np.random.default_rng(6).standard_normal((n, n), dtype=np.float32)
+    g = dg.distributed_array(x, rows)
+    c, no, so, we, ea = views = jacobi_views(g)
+    interior = (n - 2) * (n - 2) * 4
+    counted = (4 * 3 + 2 + 2) * interior + 2 * (ndev - 1) * (n - 2) * 4
+    tmp = 0.2 * (c + no + ea + we + so)
+    tmp._sync()
+    print(f"dgarray on {dg.backend()}, {ndev} device(s), {n} x {n} float32")
+    print("| DGARRAY_FUSED_ROWS | step GB/s (run.py's count) | fused alone GB/s | copy alone GB/s |")
+    print("|---|---|---|---|")
+    for s in settings:
+        if s:
+            os.environ["DGARRAY_FUSED_ROWS"] = s
+        else:
+            os.environ.pop("DGARRAY_FUSED_ROWS", None)
+
+        def steps():
+            for _ in range(iters):
+                jacobi_step(*views)
+            g._sync()
+
+        def fused():
+            (0.2 * (c + no + ea + we + so))._sync()
+
+        def copy():
+            c[...] = tmp
+            g._sync()
+        t_step = best_of(steps, 5, 1) / iters
+        t_fused = best_of(fused, 5, 1)
+        t_copy = best_of(copy, 5, 1)
+        print(f"| {s or 'default'} | {counted / t_step / 1e9:,.0f} | "
+              f"{2 * interior / t_fused / 1e9:,.0f} | {2 * interior / t_copy / 1e9:,.0f} |")
+        sys.stdout.flush()
+    os.environ.pop("DGARRAY_FUSED_ROWS", None)
+
+
+if __name__ == "__main__":
+    main()
