@@ -327,23 +327,14 @@ __device__ __forceinline__ void dg_ew_offsets(const dg_cu_ew_strided &a, IDX r,
         off[k] += (int64_t)r * a.strides[0][k];
 }
 
-/* Elements per thread of a tile of the 2-d strided path: 32 bytes of the
- * widest input, 4 to 8 elements.  A thread's loads are in flight together;
- * at the registers these kernels take (about 44: 1,280 threads per SM), 4
- * float32 each kept about 20 KiB in flight per SM, short of the ~29 KiB an
- * H200 SM needs (the copy of a Jacobi step's temporary into the interior
- * moved 2.8 TB/s against a + b's 4.3). */
-template <class L> struct dg_ew_row_items {
-    static constexpr int in = L::NIN > 1 && sizeof(typename L::T1) > sizeof(typename L::T0)
-                                  ? (int)sizeof(typename L::T1)
-                                  : (int)sizeof(typename L::T0);
-    static constexpr int value = 32 / in < 4 ? 4 : 32 / in > 8 ? 8 : 32 / in;
-};
+/* Elements per thread of a tile of the 2-d strided path. */
+#define DG_EW_ROW_ITEMS 4
+#define DG_EW_ROW_TILE (DG_EW_ROW_ITEMS * DG_CU_THREADS)
 
 /* The strided kernel on a space of one or two dims (a row-strided view, the
- * interior of a grid): tiles of ITEMS x DG_CU_THREADS neighbouring elements of one
+ * interior of a grid): tiles of DG_EW_ROW_TILE neighbouring elements of one
  * row, found with one division per tile, not per element; each thread loads
- * the inputs of its ITEMS elements (dg_ew_row_items) before it computes and stores
+ * the inputs of its DG_EW_ROW_ITEMS elements before it computes and stores
  * any, so that several loads are in flight (an output that is an input is
  * the same element of it, never another: the core reads overlapping views
  * from copies). */
@@ -354,16 +345,14 @@ __device__ __forceinline__ void dg_ew_rows(const dg_cu_ew_strided &a, const T0 &
     typedef typename L::T2 T2;
     typedef typename L::T3 T3;
     constexpr int NOP = L::NIN + L::NOUT;
-    constexpr int ITEMS = dg_ew_row_items<L>::value;
-    constexpr int64_t TILE = (int64_t)ITEMS * DG_CU_THREADS;
     const bool two = a.ndim == 2;
     const int ic = two ? 1 : 0;
     const int64_t rows = two ? a.shape[0] : 1, cols = a.shape[ic];
-    const int64_t ntc = (cols + TILE - 1) / TILE, ntiles = rows * ntc;
+    const int64_t ntc = (cols + DG_EW_ROW_TILE - 1) / DG_EW_ROW_TILE, ntiles = rows * ntc;
     const char *where = a.data[DG_CU_WHERE];
 
     for (int64_t t = blockIdx.x; t < ntiles; t += gridDim.x) {
-        const int64_t row = t / ntc, c0 = (t - row * ntc) * TILE + threadIdx.x;
+        const int64_t row = t / ntc, c0 = (t - row * ntc) * DG_EW_ROW_TILE + threadIdx.x;
         char *p[DG_MAXOPS];
         const char *w = NULL;
 #pragma unroll
@@ -371,11 +360,11 @@ __device__ __forceinline__ void dg_ew_rows(const dg_cu_ew_strided &a, const T0 &
             p[k] = a.data[k] == NULL ? NULL : a.data[k] + (two ? row * a.strides[0][k] : 0);
         if (where != NULL)
             w = where + (two ? row * a.strides[0][DG_CU_WHERE] : 0);
-        T0 x0[ITEMS];
-        T1 x1[ITEMS];
-        bool on[ITEMS];
+        T0 x0[DG_EW_ROW_ITEMS];
+        T1 x1[DG_EW_ROW_ITEMS];
+        bool on[DG_EW_ROW_ITEMS];
 #pragma unroll
-        for (int j = 0; j < ITEMS; j++) {
+        for (int j = 0; j < DG_EW_ROW_ITEMS; j++) {
             const int64_t c = c0 + (int64_t)j * DG_CU_THREADS;
             on[j] = c < cols &&
                     (w == NULL || *(const dg_bool *)(w + c * a.strides[ic][DG_CU_WHERE]));
@@ -389,7 +378,7 @@ __device__ __forceinline__ void dg_ew_rows(const dg_cu_ew_strided &a, const T0 &
             }
         }
 #pragma unroll
-        for (int j = 0; j < ITEMS; j++) {
+        for (int j = 0; j < DG_EW_ROW_ITEMS; j++) {
             const int64_t c = c0 + (int64_t)j * DG_CU_THREADS;
             T2 x2{};
             T3 x3{};
