@@ -305,6 +305,15 @@ static int row_tuning(int *items, int *blocks)
     return 1;
 }
 
+/* 0 where the fourth number of DGARRAY_FUSED_ROWS is 0 (the streaming
+ * kernel off: the row kernel serves its chains), else 1. */
+static int stream_allowed(void)
+{
+    const char *e = getenv("DGARRAY_FUSED_ROWS");
+    int i = 0, bl = 0, ps = 0, on = 1;
+    return !(e != NULL && sscanf(e, "%d,%d,%d,%d", &i, &bl, &ps, &on) == 4 && on == 0);
+}
+
 /* Elements per thread of a tile of the row kernel: 32 bytes of the widest
  * input (4 to 8 elements), so that each SM keeps enough loads in flight to
  * cover the memory's latency (4 float32 each, 2048 threads: 32 KiB, about
@@ -395,6 +404,146 @@ static void put_rows(src_buf *b, const dg_fused_desc *d, const int *word, int I)
     put(b, "        }\n    }\n}\n");
 }
 
+/* The streaming kernel's band (rows a thread walks down), its elements per
+ * thread, and the most rows apart the members of one family may be. */
+#define DG_FUSED_BAND 32
+#define DG_FUSED_STREAM_ITEMS 4
+#define DG_FUSED_SPAN 4
+
+/* The families of a 2-d space's inputs: inputs of one dtype and strides
+ * whose addresses differ by whole rows (Jacobi's north, centre and south
+ * slices of one grid), so that member k at row r is its family's anchor (its
+ * first input) at row r + off[k], off[k] within [lo, hi] of the anchor, hi -
+ * lo <= DG_FUSED_SPAN.  fam[k]: the anchor of k's family where the family has
+ * two members or more, else -1.  Returns the number of such families. */
+static int stream_families(const dg_fused_desc *d, int *fam, int64_t *off, int64_t *lo,
+                           int64_t *hi)
+{
+    int n[DG_FUSED_MAXVALS], k, j, nf = 0;
+    for (k = 0; k < d->nval; k++) {
+        const dg_fused_val *v = &d->val[k];
+        const int64_t s0 = v->strides[0];
+        fam[k] = -1;
+        off[k] = lo[k] = hi[k] = 0;
+        n[k] = 0;
+        if (v->kind != DG_FV_IN || s0 == 0)
+            continue;
+        for (j = 0; j < k; j++) {
+            const dg_fused_val *a = &d->val[j];
+            const int64_t diff = (int64_t)((intptr_t)v->data - (intptr_t)a->data);
+            int64_t q;
+            if (fam[j] != j || a->dtype != v->dtype || a->strides[0] != s0 ||
+                a->strides[1] != v->strides[1] || diff % s0 != 0)
+                continue;
+            q = diff / s0;
+            if ((q > hi[j] ? q : hi[j]) - (q < lo[j] ? q : lo[j]) > DG_FUSED_SPAN)
+                continue;
+            fam[k] = j;
+            off[k] = q;
+            lo[j] = q < lo[j] ? q : lo[j];
+            hi[j] = q > hi[j] ? q : hi[j];
+            n[j]++;
+            break;
+        }
+        if (j == k) {
+            fam[k] = k;
+            n[k] = 1;
+        }
+    }
+    for (k = 0; k < d->nval; k++) {
+        if (fam[k] >= 0 && n[fam[k]] < 2)
+            fam[k] = -1;
+        nf += fam[k] == k;
+    }
+    return nf;
+}
+
+/* The streaming kernel, for a 2-d space whose inputs hold families (rows
+ * of one memory a few rows apart: Jacobi's step): each thread takes
+ * DG_FUSED_STREAM_ITEMS columns a block apart and walks down a band of
+ * DG_FUSED_BAND rows, keeping each family's rows r + lo .. r + hi in
+ * registers, so that each row of a family is read once per band (instead of
+ * once per member: the row kernel reads Jacobi's grid three times, through
+ * L2); bands a grid stride apart.  The other inputs are read at each row, as
+ * the row kernel reads them. */
+static void put_stream(src_buf *b, const dg_fused_desc *d, const int *word, const int *fam,
+                       const int64_t *off, const int64_t *lo, const int64_t *hi)
+{
+    const int I = DG_FUSED_STREAM_ITEMS;
+    int k, i;
+    put(b, "extern \"C\" __global__ void __launch_bounds__(256)\n"
+           "dg_fused(const __grid_constant__ dg_fused_args b)\n{\n"
+           "    const long long rows = (long long)b.w[1], cols = (long long)b.w[2];\n"
+           "    const long long cs = (long long)blockIdx.x * %d * blockDim.x + threadIdx.x;\n"
+           "    long long c[%d];\n    bool on[%d];\n"
+           "#pragma unroll\n    for (int j = 0; j < %d; j++) {\n"
+           "        c[j] = cs + (long long)j * blockDim.x;\n        on[j] = c[j] < cols;\n    }\n",
+        I, I, I, I);
+    /* each family's window: f<anchor>_<row - r - lo>[column] */
+    for (k = 0; k < d->nval; k++)
+        if (fam[k] == k)
+            for (i = 0; i <= (int)(hi[k] - lo[k]); i++)
+                put(b, "    %s f%d_%d[%d];\n", ctype[d->val[k].dtype], k, i, I);
+    for (k = 0; k < d->nval; k++)
+        if (d->val[k].kind == DG_FV_IN && fam[k] < 0)
+            put(b, "    %s x%d[%d];\n", ctype[d->val[k].dtype], k, I);
+    put(b, "    for (long long rb = (long long)blockIdx.y * %d; rb < rows;\n"
+           "         rb += (long long)gridDim.y * %d) {\n"
+           "        const long long re = rb + %d < rows ? rb + %d : rows;\n",
+        DG_FUSED_BAND, DG_FUSED_BAND, DG_FUSED_BAND, DG_FUSED_BAND);
+    /* the window's first rows, rb + lo .. rb + hi - 1 */
+    put(b, "#pragma unroll\n        for (int j = 0; j < %d; j++) {\n"
+           "            if (!on[j])\n                continue;\n", I);
+    for (k = 0; k < d->nval; k++)
+        if (fam[k] == k)
+            for (i = 0; i < (int)(hi[k] - lo[k]); i++)
+                put(b, "            f%d_%d[j] = *(const %s *)((const char *)b.w[%d] + (rb + %lld) * "
+                       "(long long)b.w[%d] + c[j] * (long long)b.w[%d]);\n",
+                    k, i, ctype[d->val[k].dtype], word[k], (long long)(lo[k] + i), word[k] + 1,
+                    word[k] + 2);
+    put(b, "        }\n        for (long long r = rb; r < re; r++) {\n"
+           "#pragma unroll\n            for (int j = 0; j < %d; j++) {\n"
+           "                if (!on[j])\n                    continue;\n", I);
+    /* the rows that enter the windows, and the other inputs of row r */
+    for (k = 0; k < d->nval; k++) {
+        const dg_fused_val *v = &d->val[k];
+        if (fam[k] == k)
+            put(b, "                f%d_%d[j] = *(const %s *)((const char *)b.w[%d] + (r + %lld) * "
+                   "(long long)b.w[%d] + c[j] * (long long)b.w[%d]);\n",
+                k, (int)(hi[k] - lo[k]), ctype[v->dtype], word[k], (long long)hi[k], word[k] + 1,
+                word[k] + 2);
+        else if (v->kind == DG_FV_IN && fam[k] < 0)
+            put(b, "                x%d[j] = *(const %s *)((const char *)b.w[%d] + r * "
+                   "(long long)b.w[%d] + c[j] * (long long)b.w[%d]);\n",
+                k, ctype[v->dtype], word[k], word[k] + 1, word[k] + 2);
+    }
+    put(b, "            }\n"
+           "#pragma unroll\n            for (int j = 0; j < %d; j++) {\n"
+           "                if (!on[j])\n                    continue;\n", I);
+    for (k = 0; k < d->nval; k++) {
+        const dg_fused_val *v = &d->val[k];
+        const char *t = ctype[v->dtype];
+        if (v->kind == DG_FV_IN && fam[k] >= 0)
+            put(b, "        const %s v%d = f%d_%d[j];\n", t, k, fam[k], (int)(off[k] - lo[fam[k]]));
+        else if (v->kind == DG_FV_IN)
+            put(b, "        const %s v%d = x%d[j];\n", t, k, k);
+        else if (v->kind == DG_FV_SCALAR)
+            put(b, "        const %s v%d = *(const %s *)&b.w[%d];\n", t, k, t, word[k]);
+        else if (v->kind == DG_FV_OUT)
+            put(b, "        const long long o%d = r * (long long)b.w[%d] + c[j] * (long long)b.w[%d];\n"
+                   "        %s v%d;\n", k, word[k] + 1, word[k] + 2, t, k);
+        else
+            put(b, "        %s v%d;\n", t, k);
+    }
+    put_steps(b, d, word, 'o');
+    /* the windows move down a row */
+    for (k = 0; k < d->nval; k++)
+        if (fam[k] == k)
+            for (i = 0; i < (int)(hi[k] - lo[k]); i++)
+                put(b, "        f%d_%d[j] = f%d_%d[j];\n", k, i, k, i + 1);
+    put(b, "            }\n        }\n    }\n}\n");
+}
+
 dg_status dg_fused_cuda_source(const dg_fused_desc *d, char *buf, size_t cap,
                                dg_fused_args *args, dg_error *err)
 {
@@ -430,6 +579,7 @@ dg_status dg_fused_cuda_source(const dg_fused_desc *d, char *buf, size_t cap,
     args->nwords = nw;
     args->vec = V;
     args->items = 0;
+    args->band = 0;
     args->cols = nd > 0 ? d->shape[nd - 1] : 1;
     args->rows = args->cols > 0 ? (int64_t)args->w[0] / args->cols : 0;
 
@@ -442,6 +592,20 @@ dg_status dg_fused_cuda_source(const dg_fused_desc *d, char *buf, size_t cap,
         if (!b.ok)
             return dg_error_set(err, DG_ERR_NOTIMPL, -1, "a fused chain too long for one kernel");
         return DG_OK;
+    }
+    if (nd == 2 && d->shape[1] >= DG_FUSED_ROW_MIN && d->shape[1] < ((int64_t)1 << 40) &&
+        d->shape[0] >= 2 * DG_FUSED_SPAN && stream_allowed()) {
+        int fam[DG_FUSED_MAXVALS];
+        int64_t off[DG_FUSED_MAXVALS], lo[DG_FUSED_MAXVALS], hi[DG_FUSED_MAXVALS];
+        if (stream_families(d, fam, off, lo, hi) > 0) {
+            args->items = DG_FUSED_STREAM_ITEMS;
+            args->band = DG_FUSED_BAND;
+            put_stream(&b, d, word, fam, off, lo, hi);
+            if (!b.ok)
+                return dg_error_set(err, DG_ERR_NOTIMPL, -1,
+                                    "a fused chain too long for one kernel");
+            return DG_OK;
+        }
     }
     if (nd >= 1 && d->shape[nd - 1] >= DG_FUSED_ROW_MIN && d->shape[nd - 1] < ((int64_t)1 << 40)) {
         args->items = row_items(d);

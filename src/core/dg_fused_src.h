@@ -30,6 +30,9 @@ typedef struct dg_fused_args {
      * row (the last axis, cols long) per block, blocks (cols tiles, rows) */
     int items;
     int64_t rows, cols;
+    /* the streaming kernel (band > 0): threads walk down bands of `band`
+     * rows, blocks (column tiles of items x blockDim.x, bands) */
+    int band;
     uint64_t w[DG_FUSED_MAXWORDS];
 } dg_fused_args;
 

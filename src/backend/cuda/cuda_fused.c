@@ -127,7 +127,13 @@ static dg_status run_kernel(cu_be *b, int dev, cudaStream_t s, const dg_fused_de
     if (st == DG_OK)
         st = kernel_of(code, dev, &k, err);
     if (st == DG_OK) {
-        if (args->items > 0) {
+        if (args->band > 0) {
+            /* the streaming kernel: a block per tile of columns and band of rows */
+            const int64_t tile = (int64_t)args->items * DG_CU_THREADS;
+            const int64_t gy = (args->rows + args->band - 1) / args->band;
+            grid.x = (unsigned)((args->cols + tile - 1) / tile);
+            grid.y = (unsigned)(gy < 1 ? 1 : gy > 65535 ? 65535 : gy);
+        } else if (args->items > 0) {
             /* the row kernel: a block per tile of a row, rows a grid stride
              * apart; about 16 blocks per SM in all, as the other kernels
              * (the third number of DGARRAY_FUSED_ROWS, a measuring aid,
