@@ -5,8 +5,9 @@ s)` on the shifted slices of one float32 grid split by rows) is a fused
 kernel that writes a temporary, then the copy of the temporary into the
 interior.  For each setting of DGARRAY_FUSED_ROWS ("items,blocks": elements
 per thread, least resident blocks per SM; "items,blocks,per_sm": and
-blocks per SM in the launch, 16 by default; "items,blocks,per_sm,0": the
-streaming kernel off, so that Jacobi's chain takes the row kernel;
+blocks per SM in the launch, 16 by default; "items,blocks,per_sm,rr": the
+streaming kernel's rows a step (1, or 2 by default; 0: the streaming kernel
+off, so that Jacobi's chain takes the row kernel);
 "default" unset), prints the
 whole step (10 steps, best of 5, GB/s counted as run.py counts), the fused
 expression alone (its result a new array), the copy alone (the ahead-of-time

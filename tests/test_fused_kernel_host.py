@@ -316,15 +316,18 @@ def jacobi_want(views, dtype=np.float32):
     return dtype(0.2) * acc
 
 
+@pytest.mark.parametrize("rows_a_step", [1, 2])
 @pytest.mark.parametrize("threads,grid_rows", [(1, None), (5, 1), (64, 2)])
-def test_streaming_kernel_families(tmp_path, threads, grid_rows):
+def test_streaming_kernel_families(tmp_path, monkeypatch, threads, grid_rows, rows_a_step):
     """The streaming kernel (inputs that are rows of one memory a few rows
     apart, a thread walking down a band with them in registers): Jacobi's
     step over 75 rows (bands of 32 end inside the space; a grid of one or two
     blocks down walks several bands), views 2 rows apart (rows of the window
     no view reads), a grid walked upwards (negative row stride), two
     families with a broadcast row and another array beside them; every
-    element once (outputs start as NaN)."""
+    element once (outputs start as NaN); one row a step and two (the
+    default: a band of 32 rows over 75 ends on an odd row)."""
+    monkeypatch.setenv("DGARRAY_FUSED_ROWS", f"0,0,16,{rows_a_step}")
     rng = np.random.default_rng(11)
     g = rng.standard_normal((77, 300)).astype(np.float32)
     views = [g[1:-1, 1:-1], g[:-2, 1:-1], g[2:, 1:-1], g[1:-1, :-2], g[1:-1, 2:]]

@@ -305,13 +305,16 @@ static int row_tuning(int *items, int *blocks)
     return 1;
 }
 
-/* 0 where the fourth number of DGARRAY_FUSED_ROWS is 0 (the streaming
- * kernel off: the row kernel serves its chains), else 1. */
-static int stream_allowed(void)
+/* The fourth number of DGARRAY_FUSED_ROWS: the streaming kernel's rows a
+ * step (1 or 2; 0: the streaming kernel off, the row kernel serves its
+ * chains); 2 where it is not set. */
+static int stream_rows(void)
 {
     const char *e = getenv("DGARRAY_FUSED_ROWS");
-    int i = 0, bl = 0, ps = 0, on = 1;
-    return !(e != NULL && sscanf(e, "%d,%d,%d,%d", &i, &bl, &ps, &on) == 4 && on == 0);
+    int i = 0, bl = 0, ps = 0, rr = 2;
+    if (e == NULL || sscanf(e, "%d,%d,%d,%d", &i, &bl, &ps, &rr) < 4)
+        return 2;
+    return rr < 0 ? 0 : rr > 2 ? 2 : rr;
 }
 
 /* Elements per thread of a tile of the row kernel: 32 bytes of the widest
@@ -461,16 +464,18 @@ static int stream_families(const dg_fused_desc *d, int *fam, int64_t *off, int64
 /* The streaming kernel, for a 2-d space whose inputs hold families (rows
  * of one memory a few rows apart: Jacobi's step): each thread takes
  * DG_FUSED_STREAM_ITEMS columns a block apart and walks down a band of
- * DG_FUSED_BAND rows, keeping each family's rows r + lo .. r + hi in
- * registers, so that each row of a family is read once per band (instead of
- * once per member: the row kernel reads Jacobi's grid three times, through
- * L2); bands a grid stride apart.  The other inputs are read at each row, as
- * the row kernel reads them. */
+ * DG_FUSED_BAND rows, RR rows a step, keeping each family's rows r + lo ..
+ * r + RR - 1 + hi in registers, so that each row of a family is read once
+ * per band (instead of once per member: the row kernel reads Jacobi's grid
+ * three times, through L2); bands a grid stride apart.  The other inputs
+ * are read at each row, as the row kernel reads them.  A step loads every
+ * input of its RR rows before it computes and stores any (RR = 2: twice the
+ * loads in flight of a thread, which waits for each step's loads). */
 static void put_stream(src_buf *b, const dg_fused_desc *d, const int *word, const int *fam,
-                       const int64_t *off, const int64_t *lo, const int64_t *hi)
+                       const int64_t *off, const int64_t *lo, const int64_t *hi, int RR)
 {
     const int I = DG_FUSED_STREAM_ITEMS;
-    int k, i;
+    int k, i, rr;
     put(b, "extern \"C\" __global__ void __launch_bounds__(256)\n"
            "dg_fused(const __grid_constant__ dg_fused_args b)\n{\n"
            "    const long long rows = (long long)b.w[1], cols = (long long)b.w[2];\n"
@@ -479,14 +484,15 @@ static void put_stream(src_buf *b, const dg_fused_desc *d, const int *word, cons
            "#pragma unroll\n    for (int j = 0; j < %d; j++) {\n"
            "        c[j] = cs + (long long)j * blockDim.x;\n        on[j] = c[j] < cols;\n    }\n",
         I, I, I, I);
-    /* each family's window: f<anchor>_<row - r - lo>[column] */
+    /* each family's window: f<anchor>_<row - r - lo>[column], RR - 1 + hi - lo rows */
     for (k = 0; k < d->nval; k++)
         if (fam[k] == k)
-            for (i = 0; i <= (int)(hi[k] - lo[k]); i++)
+            for (i = 0; i < RR + (int)(hi[k] - lo[k]); i++)
                 put(b, "    %s f%d_%d[%d];\n", ctype[d->val[k].dtype], k, i, I);
     for (k = 0; k < d->nval; k++)
         if (d->val[k].kind == DG_FV_IN && fam[k] < 0)
-            put(b, "    %s x%d[%d];\n", ctype[d->val[k].dtype], k, I);
+            for (rr = 0; rr < RR; rr++)
+                put(b, "    %s x%d_%d[%d];\n", ctype[d->val[k].dtype], k, rr, I);
     put(b, "    for (long long rb = (long long)blockIdx.y * %d; rb < rows;\n"
            "         rb += (long long)gridDim.y * %d) {\n"
            "        const long long re = rb + %d < rows ? rb + %d : rows;\n",
@@ -501,46 +507,59 @@ static void put_stream(src_buf *b, const dg_fused_desc *d, const int *word, cons
                        "(long long)b.w[%d] + c[j] * (long long)b.w[%d]);\n",
                     k, i, ctype[d->val[k].dtype], word[k], (long long)(lo[k] + i), word[k] + 1,
                     word[k] + 2);
-    put(b, "        }\n        for (long long r = rb; r < re; r++) {\n"
+    put(b, "        }\n        for (long long r = rb; r < re; r += %d) {\n"
            "#pragma unroll\n            for (int j = 0; j < %d; j++) {\n"
-           "                if (!on[j])\n                    continue;\n", I);
-    /* the rows that enter the windows, and the other inputs of row r */
-    for (k = 0; k < d->nval; k++) {
-        const dg_fused_val *v = &d->val[k];
-        if (fam[k] == k)
-            put(b, "                f%d_%d[j] = *(const %s *)((const char *)b.w[%d] + (r + %lld) * "
-                   "(long long)b.w[%d] + c[j] * (long long)b.w[%d]);\n",
-                k, (int)(hi[k] - lo[k]), ctype[v->dtype], word[k], (long long)hi[k], word[k] + 1,
-                word[k] + 2);
-        else if (v->kind == DG_FV_IN && fam[k] < 0)
-            put(b, "                x%d[j] = *(const %s *)((const char *)b.w[%d] + r * "
-                   "(long long)b.w[%d] + c[j] * (long long)b.w[%d]);\n",
-                k, ctype[v->dtype], word[k], word[k] + 1, word[k] + 2);
+           "                if (!on[j])\n                    continue;\n", RR, I);
+    /* the rows that enter the windows, and the other inputs, of the step's rows */
+    for (rr = 0; rr < RR; rr++) {
+        if (rr > 0)
+            put(b, "                if (r + %d < re) {\n", rr);
+        for (k = 0; k < d->nval; k++) {
+            const dg_fused_val *v = &d->val[k];
+            if (fam[k] == k)
+                put(b, "                f%d_%d[j] = *(const %s *)((const char *)b.w[%d] + (r + %lld) "
+                       "* (long long)b.w[%d] + c[j] * (long long)b.w[%d]);\n",
+                    k, (int)(hi[k] - lo[k]) + rr, ctype[v->dtype], word[k],
+                    (long long)(hi[k] + rr), word[k] + 1, word[k] + 2);
+            else if (v->kind == DG_FV_IN && fam[k] < 0)
+                put(b, "                x%d_%d[j] = *(const %s *)((const char *)b.w[%d] + (r + %d) * "
+                       "(long long)b.w[%d] + c[j] * (long long)b.w[%d]);\n",
+                    k, rr, ctype[v->dtype], word[k], rr, word[k] + 1, word[k] + 2);
+        }
+        if (rr > 0)
+            put(b, "                }\n");
     }
-    put(b, "            }\n"
-           "#pragma unroll\n            for (int j = 0; j < %d; j++) {\n"
-           "                if (!on[j])\n                    continue;\n", I);
-    for (k = 0; k < d->nval; k++) {
-        const dg_fused_val *v = &d->val[k];
-        const char *t = ctype[v->dtype];
-        if (v->kind == DG_FV_IN && fam[k] >= 0)
-            put(b, "        const %s v%d = f%d_%d[j];\n", t, k, fam[k], (int)(off[k] - lo[fam[k]]));
-        else if (v->kind == DG_FV_IN)
-            put(b, "        const %s v%d = x%d[j];\n", t, k, k);
-        else if (v->kind == DG_FV_SCALAR)
-            put(b, "        const %s v%d = *(const %s *)&b.w[%d];\n", t, k, t, word[k]);
-        else if (v->kind == DG_FV_OUT)
-            put(b, "        const long long o%d = r * (long long)b.w[%d] + c[j] * (long long)b.w[%d];\n"
-                   "        %s v%d;\n", k, word[k] + 1, word[k] + 2, t, k);
-        else
-            put(b, "        %s v%d;\n", t, k);
+    put(b, "            }\n");
+    for (rr = 0; rr < RR; rr++) {
+        put(b, "#pragma unroll\n            for (int j = 0; j < %d; j++) {\n"
+               "                if (!on[j]%s)\n                    continue;\n"
+               "        const long long r_ = r + %d;\n",
+            I, rr > 0 ? (rr == 1 ? " || r + 1 >= re" : " || r + 2 >= re") : "", rr);
+        for (k = 0; k < d->nval; k++) {
+            const dg_fused_val *v = &d->val[k];
+            const char *t = ctype[v->dtype];
+            if (v->kind == DG_FV_IN && fam[k] >= 0)
+                put(b, "        const %s v%d = f%d_%d[j];\n", t, k, fam[k],
+                    (int)(off[k] - lo[fam[k]]) + rr);
+            else if (v->kind == DG_FV_IN)
+                put(b, "        const %s v%d = x%d_%d[j];\n", t, k, k, rr);
+            else if (v->kind == DG_FV_SCALAR)
+                put(b, "        const %s v%d = *(const %s *)&b.w[%d];\n", t, k, t, word[k]);
+            else if (v->kind == DG_FV_OUT)
+                put(b, "        const long long o%d = r_ * (long long)b.w[%d] + c[j] * "
+                       "(long long)b.w[%d];\n        %s v%d;\n", k, word[k] + 1, word[k] + 2, t, k);
+            else
+                put(b, "        %s v%d;\n", t, k);
+        }
+        put_steps(b, d, word, 'o');
+        put(b, "            }\n");
     }
-    put_steps(b, d, word, 'o');
-    /* the windows move down a row */
+    /* the windows move down RR rows */
+    put(b, "#pragma unroll\n            for (int j = 0; j < %d; j++) {\n", I);
     for (k = 0; k < d->nval; k++)
         if (fam[k] == k)
             for (i = 0; i < (int)(hi[k] - lo[k]); i++)
-                put(b, "        f%d_%d[j] = f%d_%d[j];\n", k, i, k, i + 1);
+                put(b, "                f%d_%d[j] = f%d_%d[j];\n", k, i, k, i + RR);
     put(b, "            }\n        }\n    }\n}\n");
 }
 
@@ -594,13 +613,13 @@ dg_status dg_fused_cuda_source(const dg_fused_desc *d, char *buf, size_t cap,
         return DG_OK;
     }
     if (nd == 2 && d->shape[1] >= DG_FUSED_ROW_MIN && d->shape[1] < ((int64_t)1 << 40) &&
-        d->shape[0] >= 2 * DG_FUSED_SPAN && stream_allowed()) {
+        d->shape[0] >= 2 * DG_FUSED_SPAN && stream_rows() > 0) {
         int fam[DG_FUSED_MAXVALS];
         int64_t off[DG_FUSED_MAXVALS], lo[DG_FUSED_MAXVALS], hi[DG_FUSED_MAXVALS];
         if (stream_families(d, fam, off, lo, hi) > 0) {
             args->items = DG_FUSED_STREAM_ITEMS;
             args->band = DG_FUSED_BAND;
-            put_stream(&b, d, word, fam, off, lo, hi);
+            put_stream(&b, d, word, fam, off, lo, hi, stream_rows());
             if (!b.ok)
                 return dg_error_set(err, DG_ERR_NOTIMPL, -1,
                                     "a fused chain too long for one kernel");
