@@ -40,15 +40,23 @@ struct alignas(8) uint2 { unsigned x, y; };
 struct alignas(16) uint4 { unsigned x, y, z, w; };
 """
 RUNNER = """
-extern "C" void dg_host_run(const unsigned long long *w, unsigned threads)
+extern "C" void dg_host_run(const unsigned long long *w, unsigned threads, unsigned gx,
+                            unsigned gy)
 {
     dg_fused_args b;
     std::memcpy(&b, w, sizeof b);
-    blockDim.x = threads;  /* a grid of one block of `threads`, run one after another */
-    for (unsigned t = 0; t < threads; t++) {
-        threadIdx.x = t;
-        dg_fused(b);
-    }
+    /* a grid of gx x gy blocks of `threads`, every thread run one after another */
+    blockDim.x = threads;
+    gridDim.x = gx;
+    gridDim.y = gy;
+    for (unsigned y = 0; y < gy; y++)
+        for (unsigned x = 0; x < gx; x++)
+            for (unsigned t = 0; t < threads; t++) {
+                blockIdx.x = x;
+                blockIdx.y = y;
+                threadIdx.x = t;
+                dg_fused(b);
+            }
 }
 """
 
@@ -69,13 +77,27 @@ def temp(dtype, ndim):
     return (TEMP, DT[np.dtype(dtype)], 0, (0,) * ndim, b"")
 
 
-def run(tmp_path, shape, vals, steps, contiguous=None, threads=1):
+def run(tmp_path, shape, vals, steps, contiguous=None, threads=1, rows=None, grid_rows=None,
+        stream=None):
     """Compiles and runs the kernel of the chain, as `threads` threads of one
-    block (each thread's elements a grid stride apart); `contiguous`: whether
-    the source must be the contiguous kernel's (vectors of several elements)."""
-    src, words = core._fused_source_of(tuple(shape), vals, steps)
+    block (each thread's elements a grid stride apart), or for the row and
+    streaming kernels a grid of tiles of each row and `grid_rows` blocks down
+    the rows or bands (each block's a grid stride apart; default all);
+    `contiguous`: whether the source must be the contiguous kernel's
+    (vectors of several elements), `rows` whether the row kernel's or the
+    streaming kernel's, `stream` whether the streaming kernel's."""
+    src, words, (items, nrows, cols, band) = core._fused_source_of(tuple(shape), vals, steps)
     if contiguous is not None:
         assert ("dg_fpack" in src) == contiguous, src
+    if rows is not None:
+        assert (items > 0) == rows, src
+    if stream is not None:
+        assert (band > 0) == stream, src
+    gx = gy = 1
+    if items > 0:
+        gx = -(-cols // (items * threads))
+        down = -(-nrows // band) if band else nrows
+        gy = max(1, min(down, grid_rows or down))
     # a new name each time: dlopen of a path it loaded before returns that library
     run.count = getattr(run, "count", 0) + 1
     cpp = tmp_path / f"k{run.count}.cpp"
@@ -86,7 +108,7 @@ def run(tmp_path, shape, vals, steps, contiguous=None, threads=1):
                     str(cpp), "-o", str(so)], check=True, capture_output=True)
     lib = ctypes.CDLL(str(so))
     buf = ctypes.create_string_buffer(words, len(words))
-    lib.dg_host_run(buf, ctypes.c_uint(threads))
+    lib.dg_host_run(buf, ctypes.c_uint(threads), ctypes.c_uint(gx), ctypes.c_uint(gy))
 
 
 def test_strided_scalars_temps(tmp_path):
@@ -236,3 +258,121 @@ def test_general_kernel_grid_strides(tmp_path, threads):
         steps = [("multiply", (0, 1, 3)), ("add", (3, 2, 4))]
         run(tmp_path, shape, vals, steps, contiguous=False, threads=threads)
         np.testing.assert_array_equal(o, a * b + r)
+
+
+@pytest.mark.parametrize("threads,grid_rows", [(1, None), (5, 2), (64, 3)])
+def test_row_kernel_tiles_and_rows(tmp_path, threads, grid_rows):
+    """The row kernel (a long last axis, memory not dense and aligned):
+    Jacobi's step on shifted slices of one grid into a temporary, a 3-d
+    space of strided, transposed and broadcast operands, and a 1-d view one
+    element off alignment; tiles of several elements per thread that end
+    inside a row, rows a grid stride apart; every element once (the output
+    starts as NaN)."""
+    rng = np.random.default_rng(9)
+    # Jacobi: 0.2 * (c + n + s + w + e) of a 7 x 300 grid, 300 >= the row kernel's least
+    g = rng.standard_normal((7, 300)).astype(np.float32)
+    views = [g[1:-1, 1:-1], g[:-2, 1:-1], g[2:, 1:-1], g[1:-1, :-2], g[1:-1, 2:]]
+    o = np.full((5, 298), np.nan, np.float32)
+    t = [temp(np.float32, 2) for _ in range(4)]
+    vals = [mem(v) for v in views] + t + [scalar(0.2, np.float32, 2), out(o)]
+    steps = [("add", (0, 1, 5)), ("add", (5, 2, 6)), ("add", (6, 3, 7)), ("add", (7, 4, 8)),
+             ("multiply", (9, 8, 10))]
+    run(tmp_path, o.shape, vals, steps, rows=True, threads=threads, grid_rows=grid_rows,
+        stream=False)
+    want = np.float32(0.2) * ((((views[0] + views[1]) + views[2]) + views[3]) + views[4])
+    np.testing.assert_array_equal(o, want)
+    # 3-d: strided, transposed and broadcast operands (leading coordinates by division)
+    shape = (3, 2, 260)
+    a = rng.standard_normal(tuple(2 * e for e in shape))[::2, ::2, ::2]
+    b = rng.standard_normal(shape[::-1]).T
+    r = np.broadcast_to(rng.standard_normal(shape[-1]), shape)
+    o3 = np.full(shape, np.nan)
+    run(tmp_path, shape, [mem(a), mem(b), mem(r), temp(np.float64, 3), out(o3)],
+        [("multiply", (0, 1, 3)), ("add", (3, 2, 4))], rows=True, threads=threads,
+        grid_rows=grid_rows)
+    np.testing.assert_array_equal(o3, a * b + r)
+    # 1-d, one float32 off 16-byte alignment: not the contiguous kernel's
+    x = rng.standard_normal(1001).astype(np.float32)
+    o1 = np.full(1000, np.nan, np.float32)
+    run(tmp_path, (1000,), [mem(x[1:]), scalar(3.0, np.float32, 1), out(o1)],
+        [("multiply", (0, 1, 2))], contiguous=False, rows=True, threads=threads)
+    np.testing.assert_array_equal(o1, x[1:] * np.float32(3))
+
+
+def jacobi_vals(views, o, dtype=np.float32):
+    """The values and steps of 0.2 * (v0 + v1 + ... ) into o."""
+    k = len(views)
+    t = [temp(dtype, 2) for _ in range(k - 1)]
+    vals = [mem(v) for v in views] + t + [scalar(0.2, dtype, 2), out(o)]
+    steps = [("add", (0, 1, k))] + [("add", (k + i - 1, i + 1, k + i)) for i in range(1, k - 1)]
+    steps.append(("multiply", (2 * k - 1, 2 * k - 2, 2 * k)))
+    return vals, steps
+
+
+def jacobi_want(views, dtype=np.float32):
+    acc = views[0] + views[1]
+    for v in views[2:]:
+        acc = acc + v
+    return dtype(0.2) * acc
+
+
+@pytest.mark.parametrize("rows_a_step", [1, 2])
+@pytest.mark.parametrize("threads,grid_rows", [(1, None), (5, 1), (64, 2)])
+def test_streaming_kernel_families(tmp_path, monkeypatch, threads, grid_rows, rows_a_step):
+    """The streaming kernel (inputs that are rows of one memory a few rows
+    apart, a thread walking down a band with them in registers): Jacobi's
+    step over 75 rows (bands of 32 end inside the space; a grid of one or two
+    blocks down walks several bands), views 2 rows apart (rows of the window
+    no view reads), a grid walked upwards (negative row stride), two
+    families with a broadcast row and another array beside them; every
+    element once (outputs start as NaN); one row a step and two (the
+    default: a band of 32 rows over 75 ends on an odd row)."""
+    monkeypatch.setenv("DGARRAY_FUSED_ROWS", f"0,0,16,{rows_a_step}")
+    rng = np.random.default_rng(11)
+    g = rng.standard_normal((77, 300)).astype(np.float32)
+    views = [g[1:-1, 1:-1], g[:-2, 1:-1], g[2:, 1:-1], g[1:-1, :-2], g[1:-1, 2:]]
+    o = np.full((75, 298), np.nan, np.float32)
+    vals, steps = jacobi_vals(views, o)
+    run(tmp_path, o.shape, vals, steps, threads=threads, grid_rows=grid_rows, stream=True)
+    np.testing.assert_array_equal(o, jacobi_want(views))
+    # 2 rows apart: the window holds rows r - 2 .. r + 2, of which r +- 1 no view reads
+    views = [g[2:-2, 3:], g[:-4, 3:], g[4:, 3:]]
+    o = np.full((73, 297), np.nan, np.float32)
+    vals, steps = jacobi_vals(views, o)
+    run(tmp_path, o.shape, vals, steps, threads=threads, grid_rows=grid_rows, stream=True)
+    np.testing.assert_array_equal(o, jacobi_want(views))
+    # upwards: the row stride is negative
+    u = g[::-1]
+    views = [u[1:-1, 1:-1], u[:-2, 1:-1], u[2:, 1:-1]]
+    o = np.full((75, 298), np.nan, np.float32)
+    vals, steps = jacobi_vals(views, o)
+    run(tmp_path, o.shape, vals, steps, threads=threads, grid_rows=grid_rows, stream=True)
+    np.testing.assert_array_equal(o, jacobi_want(views))
+    # two families (float64: h's rows, g's rows), a broadcast row, another array
+    h = rng.standard_normal((40, 260))
+    g2 = rng.standard_normal((40, 260))
+    other = rng.standard_normal((60, 600))[::2, 1:521:2]         # 30 x 260, strided
+    row = np.broadcast_to(rng.standard_normal(260), (30, 260))   # row stride 0
+    views = [h[5:35], h[4:34], h[8:38], g2[0:30], g2[2:32], row, other]
+    o = np.full((30, 260), np.nan)
+    vals, steps = jacobi_vals(views, o, np.float64)
+    run(tmp_path, o.shape, vals, steps, threads=threads, grid_rows=grid_rows, stream=True)
+    np.testing.assert_array_equal(o, jacobi_want(views, np.float64))
+
+
+def test_streaming_kernel_not_taken(tmp_path):
+    """Inputs of one memory further apart than the window, of other strides,
+    or too few rows: the row kernel, not the streaming one."""
+    rng = np.random.default_rng(12)
+    g = rng.standard_normal((40, 300)).astype(np.float32)
+    o = np.full((30, 300), np.nan, np.float32)
+    for views in ([g[0:30], g[10:40]],                     # 10 rows apart
+                  [g[0:30], g[::-1][0:30]]):               # another row stride
+        vals, steps = jacobi_vals(views, o)
+        run(tmp_path, o.shape, vals, steps, rows=True, stream=False)
+        np.testing.assert_array_equal(o, jacobi_want(views))
+    views = [g[1:5], g[0:4]]                              # 4 rows: fewer than 2 windows
+    o4 = np.full((4, 300), np.nan, np.float32)
+    vals, steps = jacobi_vals(views, o4)
+    run(tmp_path, o4.shape, vals, steps, rows=True, stream=False)
+    np.testing.assert_array_equal(o4, jacobi_want(views))

@@ -2,6 +2,8 @@
 against the same chains unfused (dgarray.config.fusion off) and NumPy, on
 random chains of ufuncs, scalars, broadcasting, views, out= and slice
 assignments, including writes that overlap what the chain reads."""
+import warnings
+
 import numpy as np
 import pytest
 
@@ -119,6 +121,41 @@ def test_chain_is_fused(ndev, fusion):
     assert steps - steps0 == 9 * (runs - runs0), "one fused piece per chunk with every step"
     assert runs - runs0 <= max(nchunks, ndev)
     near_numpy(got, np.sqrt(a * a + b * b) + 2 * np.sin(a) - b / 3)
+
+
+@pytest.mark.parametrize("into", ["whole", "view"])
+def test_assignment_joins_the_chain(ndev, into, fusion, no_leak):
+    """`x[...] = expr` and `g[:, 1:-1] = expr` (expr reading other memory,
+    laid out as the target): the copy into place joins the chain that
+    computes expr (it runs
+    under no errstate, the chain under NumPy's default), so the chain writes
+    x itself: one fused piece per chunk with every step, NumPy's values; a
+    divide by zero in expr still warns as NumPy's does, and under
+    errstate(all='ignore') does not."""
+    dg.config.fusion = True
+    a = np.linspace(1, 2, 40 * 30, dtype=np.float32).reshape(40, 30)
+    A = dist(a, ndev, 1)
+    x = np.zeros((40, 32), np.float32) if into == "view" else np.zeros((40, 30), np.float32)
+    X = dist(x, ndev, 1)
+    tx, TX = (x[:, 1:-1], X[:, 1:-1]) if into == "view" else (x, X)
+    core._fusion_flush()
+    _, runs0, steps0 = counts()
+    TX[...] = (A * 2 + 1) / 3
+    tx[...] = (a * 2 + 1) / 3
+    got = dg.asnumpy(X)
+    _, runs, steps = counts()
+    assert steps - steps0 == 4 * (runs - runs0), "the copy is a step of the chain's pieces"
+    near_numpy(got, x)
+    with pytest.warns(RuntimeWarning, match="divide by zero"):
+        TX[...] = A / 0
+        dg.asnumpy(X)
+    with np.errstate(all="ignore"):
+        tx[...] = a / 0
+        TX[...] = A / 0
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            got = dg.asnumpy(X)
+    np.testing.assert_array_equal(got, x)
 
 
 def test_fusion_off_runs_at_once(fusion):

@@ -158,7 +158,7 @@ def test_contiguous_kernel_compiles(cache_dir):
           (OUT, i1, m.ctypes.data, (1,), b"")], [("add", (0, 1, 2))]),
     ]
     for vals, steps in cases:
-        src, _ = core._fused_source_of((16,), vals, steps)
+        src, _, _ = core._fused_source_of((16,), vals, steps)
         assert "dg_fpack" in src, src
         code, _ = core._rtc_compile(src, 90)
         assert code[:4] == b"\x7fELF"

@@ -50,6 +50,8 @@ typedef struct fz_chain {
     int npiece;
     int nstep;
     uint32_t fpe; /* the action word of its calls (dg_fpe.h): one per chain */
+    int quiet;    /* 1 while none of its steps can raise a floating-point error (copies):
+                   * a call under another word may then join, the chain taking its word */
     fz_piece *pieces; /* [FZ_MAXPIECES], allocated at the first record */
     fz_piece *spare;  /* [FZ_MAXPIECES]: the pieces being re-cut (allocated at the first
                        * re-cut), swapped with `pieces` */
@@ -811,6 +813,17 @@ int dg_fuse_wanted(dg_backend_i *be, int64_t nelems)
            dg_be_has(be, DG_SLOT_FUSED);
 }
 
+/* 1 if the call of pieces p can raise no floating-point error whatever
+ * its errstate: a copy (a cast to the same dtype), as `a[...] = b` and
+ * copyto are.  Such a call joins a chain under another action word (the
+ * assignment of a chain's result into place runs under none), and a chain of
+ * such calls takes the word of the next call. */
+static int quiet_call(const dg_fuse_piece *p)
+{
+    const dg_loop_info *li = &dg_loops[p[0].d->loop];
+    return li->ufunc == DG_UF_cast && li->dtypes[0] == li->dtypes[1];
+}
+
 dg_status dg_fuse_record(dg_backend_i *be, const dg_fuse_piece *p, int n, int *recorded,
                          dg_error *err)
 {
@@ -839,15 +852,23 @@ dg_status dg_fuse_record(dg_backend_i *be, const dg_fuse_piece *p, int n, int *r
         }
     }
     if (g_chain.nstep) {
-        /* a call under another errstate starts a chain of its own */
-        const int nc = g_chain.fpe == dg_fpe_actions() ? cuts_of(be, p, n) : 0;
-        if (nc && !cuts_conflict(p, nc) && join(be, p, n, nc))
+        /* a call under another errstate starts a chain of its own, unless
+         * it or the chain can raise nothing */
+        const uint32_t word = dg_fpe_actions();
+        const int quiet = quiet_call(p);
+        const int nc = g_chain.fpe == word || quiet || g_chain.quiet ? cuts_of(be, p, n) : 0;
+        if (nc && !cuts_conflict(p, nc) && join(be, p, n, nc)) {
             joined = 1;
-        else
+            if (g_chain.fpe != word && !quiet)
+                g_chain.fpe = word; /* the chain was quiet */
+            g_chain.quiet &= quiet;
+        } else {
             st = flush_locked(err);
+        }
     }
     if (st == DG_OK) {
         if (!joined) {
+            g_chain.quiet = quiet_call(p);
             g_chain.fpe = dg_fpe_actions();
             g_chain.be = be;
             g_chain.npiece = n;

@@ -192,8 +192,10 @@ done:
  * of a chain given whole: vals a list of (kind, dtype, address, strides,
  * scalar bytes) (dg_fused_kind, dg_dtype numbers), steps a list of
  * (ufunc name, operand indices) whose loop is the one of the operands'
- * dtypes.  -> (source, argument words as bytes).  For tests that run the
- * generated kernel on the host over NumPy's memory. */
+ * dtypes.  -> (source, argument words as bytes, (items, rows, cols, band):
+ * the row or streaming kernel's tile, space and band (streaming: band > 0),
+ * items 0 for the others).  For tests that run
+ * the generated kernel on the host over NumPy's memory. */
 static PyObject *f_fused_source_of(PyObject *mod, PyObject *args)
 {
     PyObject *shape, *vals, *steps, *r = NULL;
@@ -271,7 +273,8 @@ static PyObject *f_fused_source_of(PyObject *mod, PyObject *args)
         dgpy_raise(&err);
         goto done;
     }
-    r = Py_BuildValue("(sy#)", buf, (const char *)fa->w, (Py_ssize_t)(8 * fa->nwords));
+    r = Py_BuildValue("(sy#(iLLi))", buf, (const char *)fa->w, (Py_ssize_t)(8 * fa->nwords),
+                      fa->items, (long long)fa->rows, (long long)fa->cols, fa->band);
 done:
     free(d);
     free(fa);
