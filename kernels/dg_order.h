@@ -16,6 +16,8 @@
 #ifndef DG_ORDER_H
 #define DG_ORDER_H
 
+#include <string.h>
+
 #include "dg_scalar.h"
 
 #define DG_ORDER_REAL(t, ct)                                                    \
@@ -106,5 +108,23 @@ DG_HD int dg_order_key_bits(int dtype)
     X(INT16, i2, int16_t) X(UINT16, u2, uint16_t) X(INT32, i4, int32_t)         \
     X(UINT32, u4, uint32_t) X(INT64, i8, int64_t) X(UINT64, u8, uint64_t)       \
     X(FLOAT16, f2, dg_half) X(FLOAT32, f4, float) X(FLOAT64, f8, double)
+
+/* The key of the element of `dtype` at p (read at any alignment); 0 for a
+ * dtype without keys (dg_order_key_bits 0). */
+DG_HD uint64_t dg_order_key_at(int dtype, const void *p)
+{
+    switch (dtype) {
+#define DG_ORDER_KEY_CASE(E, t, ct)                                             \
+    case DG_##E: {                                                              \
+        ct v;                                                                   \
+        memcpy(&v, p, sizeof v);                                                \
+        return dg_order_key_##t(v);                                             \
+    }
+        DG_ORDER_KEYED(DG_ORDER_KEY_CASE)
+#undef DG_ORDER_KEY_CASE
+    default:
+        return 0;
+    }
+}
 
 #endif /* DG_ORDER_H */

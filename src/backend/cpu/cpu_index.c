@@ -9,6 +9,7 @@
 
 #include "cpu_index.h"
 #include "../../core/dg_dtype.h"
+#include "dg_order.h"
 
 /* Copies one element of isz bytes. */
 static inline void copy_item(char *dst, const char *src, int isz)
@@ -65,6 +66,49 @@ static void copy_block(int ndim, const int64_t *shape, int isz, const char *src,
     } while (step_outer(ndim, shape, idx, 2, p, st));
 }
 
+/* Whether the element at x is under the keyed selection's prefixes. */
+static int key_in(const dg_select_desc *d, const char *x)
+{
+    const uint64_t q = dg_order_key_at(d->dtype, x) >> d->pshift;
+    return q >= d->lo && q <= d->hi;
+}
+
+/* A keyed selection (dg_select_desc.keyed): the values whose keys are under
+ * the prefixes, in C order. */
+static void select_keyed(const dg_select_desc *d)
+{
+    int64_t idx[DG_MAXDIM], i, n, k = 0;
+    const int nd = d->ndim;
+    char *p[1];
+    const int64_t(*st[1]) = {d->src_strides};
+    int a;
+
+    for (a = 0; a < nd; a++)
+        if (d->shape[a] == 0) {
+            *d->count = 0;
+            return;
+        }
+    if (nd == 0) {
+        if (key_in(d, d->src)) {
+            copy_item(d->dst, d->src, d->itemsize);
+            k = 1;
+        }
+        *d->count = k;
+        return;
+    }
+    memset(idx, 0, sizeof idx);
+    p[0] = (char *)d->src;
+    n = d->shape[nd - 1];
+    do {
+        const char *s = p[0];
+        const int64_t ss = d->src_strides[nd - 1];
+        for (i = 0; i < n; i++)
+            if (key_in(d, s + i * ss))
+                copy_item(d->dst + (k++) * d->itemsize, s + i * ss, d->itemsize);
+    } while (step_outer(nd, d->shape, idx, 1, p, st));
+    *d->count = k;
+}
+
 void dg_cpu_select_run(const dg_select_desc *d)
 {
     static const int64_t zero[DG_MAXDIM];
@@ -74,6 +118,10 @@ void dg_cpu_select_run(const dg_select_desc *d)
     const int64_t(*st[2]) = {d->src ? d->src_strides : zero, d->mask_strides};
     int a;
 
+    if (d->keyed) {
+        select_keyed(d);
+        return;
+    }
     for (a = 0; a < nd; a++)
         if (d->shape[a] == 0) {
             *d->count = 0;
