@@ -175,6 +175,43 @@ def test_keep_keys(dtype, ndev):
                 assert got.size >= cap, (name, got.size)
 
 
+@pytest.mark.parametrize("dtype", ["f2", "f4", "f8", "i2", "u4", "i8"])
+def test_radix_count_modes(dtype, ndev):
+    """_core._count's radix counts (GPU: the flat kernel's modes, dense
+    chunks; the general kernel, strided ones) against the keys' digits
+    counted here: every key, a prefix as long as the keys (0: every key,
+    else none; pshift 64: no prefix), one prefix, two (apart or equal)."""
+    x = values(dtype, (3001,), 6, nan=True, low=-300, high=300)
+    if x.dtype.kind == "f":
+        x[3], x[4], x[9] = -0.0, np.inf, -np.inf
+    k = np.array([int(v) for v in _keys(x)], dtype=object)
+    w = x.dtype.itemsize * 8
+    top = sorted(set(int(v) >> (w - 12) for v in k), key=lambda p: -sum(
+        int(v) >> (w - 12) == p for v in k))
+    p1, p2 = top[0], top[1 % len(top)]
+
+    def want(nbins, shift, pshift, prefixes):
+        c = np.zeros(nbins, np.int64)
+        half = nbins // len(prefixes)
+        for v in k:
+            for i, p in enumerate(prefixes):  # pshift 64: no prefix
+                if pshift >= 64 or v >> pshift == p:
+                    c[i * half + ((v >> shift) & (half - 1))] += 1
+                    break
+        return c
+
+    cases = [(4096, w - 12, w, 0), (4096, w - 12, 64, 0), (256, w - 8, w, 1),
+             (4096, max(w - 24, 0), w - 12, p1), (8192, max(w - 24, 0), w - 12, (p1, p2)),
+             (8192, max(w - 24, 0), w - 12, (p1, p1)), (64, 2, w - 12, p2)]
+    for name, d in layouts(x, ndev, ("default", "uneven", "strided", "overlap")):
+        for nbins, shift, pshift, pre in cases:
+            got = _quantiles._core._count(d, None, nbins, _quantiles._RADIX, shift, pshift,
+                                          pre).get()
+            np.testing.assert_array_equal(
+                got, want(nbins, shift, pshift, pre if isinstance(pre, tuple) else (pre,)),
+                f"{name} {nbins} {shift} {pshift} {pre}")
+
+
 @pytest.mark.parametrize("narrow", ["host", "device", "never"])
 @pytest.mark.parametrize("dtype", ["f4", "f8", "i4", "u8", "f2"])
 def test_gathered_selection(dtype, narrow, ndev, monkeypatch):
