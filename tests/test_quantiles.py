@@ -158,14 +158,14 @@ def test_keep_keys(dtype, ndev):
     w = x.dtype.itemsize * 8
     for pshift in (w - 12, w - 8, 3):
         mid = int(np.sort(k)[x.size // 2]) >> pshift
-        for lo, hi in ((mid, mid), (mid - 1, mid + 2), (0, mid)):
+        for lo, hi in ((mid, mid), (mid - 1, mid + 2), (0, mid), (mid, (1 << (w - pshift)) - 1)):
             lo = max(lo, 0)
             under = np.array([lo <= int(v) >> pshift <= hi for v in k])
             cap = int(under.sum())
             pad = _quantiles._pad_for(x.dtype, pshift, lo, hi)
             if cap == 0 or pad is None:
                 continue
-            for name, d in layouts(x, ndev, ("default", "uneven", "replicated", "overlap")):
+            for name, d in layouts(x, ndev, ("default", "strided", "replicated", "overlap")):
                 got = dg.asarray(_quantiles._core._keep_keys(d, pshift, lo, hi, cap, pad)).get()
                 gk = _keys(got)
                 kept = np.array([lo <= int(v) >> pshift <= hi for v in gk], dtype=bool)
@@ -228,7 +228,7 @@ def test_gathered_selection(dtype, narrow, ndev, monkeypatch):
     x = (rng.standard_normal(n) * (1e6 if np.dtype(dtype).kind in "iu" else 1))
     x = np.abs(x) if dtype[0] == "u" else x
     x = x.astype(dtype)
-    for name, d in layouts(x, ndev, ("default", "uneven", "replicated", "overlap")):
+    for name, d in layouts(x, ndev, ("default", "strided", "replicated", "overlap")):
         core = _Counting(_quantiles._core, n)
         monkeypatch.setattr(_quantiles, "_core", core)
         like_numpy(lambda: np.median(d), lambda: np.median(x), name)
@@ -245,6 +245,12 @@ def test_gathered_selection(dtype, narrow, ndev, monkeypatch):
         like_numpy(lambda: np.median(d), lambda: np.median(x))
         like_numpy(lambda: np.nanquantile(d, 0.5, method="nearest"),
                    lambda: np.nanquantile(x, 0.5, method="nearest"))
+        x[: 3 * n // 5] = np.nan  # the middle ranks among the NaNs (the top prefix)
+        d = dg.asarray(x)
+        m = n - int(np.isnan(x).sum())
+        got = _quantiles.select_ranks(d, [m - 1, m, n // 2])  # the largest number, NaNs
+        assert got[0] == np.sort(x)[m - 1] and np.isnan(got[1:]).all(), got
+        like_numpy(lambda: np.median(d), lambda: np.median(x))
 
 
 class _Counting:
