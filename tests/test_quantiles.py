@@ -212,6 +212,27 @@ def test_radix_count_modes(dtype, ndev):
                 f"{name} {nbins} {shift} {pshift} {pre}")
 
 
+@pytest.mark.parametrize("dtype", ["f2", "f4", "f8"])
+def test_nans_counted_by_the_first_pass(dtype, ndev, monkeypatch):
+    """NaNs of every bit pattern (negative, signalling, the largest), with
+    the infinities beside them: NumPy's nanmedian, median and nanpercentile;
+    float16 and float32 count them in the first pass's top bin, without a
+    reading of x of their own (float64's top bin holds +inf too)."""
+    u = f"u{np.dtype(dtype).itemsize}"
+    top = np.iinfo(u).max
+    x = values(dtype, (9001,), 7, nan=True)
+    x[1], x[2] = np.inf, -np.inf
+    x[3:6] = np.array([top, top >> 1, (top >> 1) - 1], u).view(dtype)  # NaNs
+    assert np.isnan(x[3:6]).all()
+    if np.dtype(dtype).itemsize <= 4:
+        monkeypatch.setattr(_quantiles, "count_nan", lambda a: pytest.fail("read x again"))
+    for name, d in layouts(x, ndev, ("default", "overlap")):
+        like_numpy(lambda: np.nanmedian(d), lambda: np.nanmedian(x), name)
+        like_numpy(lambda: np.median(d), lambda: np.median(x), name)
+        like_numpy(lambda: np.nanpercentile(d, [0, 37, 100]),
+                   lambda: np.nanpercentile(x, [0, 37, 100]), name)
+
+
 @pytest.mark.parametrize("narrow", ["host", "device", "never"])
 @pytest.mark.parametrize("dtype", ["f4", "f8", "i4", "u8", "f2"])
 def test_gathered_selection(dtype, narrow, ndev, monkeypatch):

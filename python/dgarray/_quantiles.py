@@ -337,10 +337,14 @@ def select_ranks(x, ranks, sel=None):
 
 def count_nan_with(x, sel):
     """count_nan(x), without reading x again where the selector's first
-    pass shows nothing in its top bin: every NaN's key is the largest
-    (kernels/dg_order.h), so an empty top bin means no NaN."""
-    if sel is not None and x.dtype.kind == "f" and not sel.first_counts()[-1]:
-        return 0
+    pass tells: every NaN's key is the largest (kernels/dg_order.h), so an
+    empty top bin means no NaN; for float16 and float32 the top bin's prefix
+    (12 bits) covers the sign, the exponent and a mantissa bit, so it holds
+    the NaNs and nothing else (float64's holds +inf too)."""
+    if sel is not None and x.dtype.kind == "f":
+        top = int(sel.first_counts()[-1])
+        if not top or x.dtype.itemsize <= 4:
+            return top
     return count_nan(x)
 
 
