@@ -309,7 +309,11 @@ typedef struct dg_allreduce_desc {
  * whose mask byte is non-zero, in C order of the block, written densely to
  * dst: their values (itemsize bytes each, from src) or, when src is NULL,
  * their indices as int64: base + sum over the axes of pos[a] * gstride[a].
- * How many were written goes to *count (one int64 in device memory). */
+ * How many were written goes to *count (one int64 in device memory).
+ * With `keyed` (bool, integer and float dtypes; src required, mask unused)
+ * the elements selected are those whose order key k (dg_order_key of
+ * `dtype`, kernels/dg_order.h) has lo <= (k >> pshift) <= hi (pshift < 64):
+ * a radix selection's elements under the prefixes it narrowed to. */
 typedef struct dg_select_desc {
     int ndim;
     int64_t shape[DG_MAXDIM];
@@ -322,6 +326,8 @@ typedef struct dg_select_desc {
     int64_t gstride[DG_MAXDIM];
     char *dst;
     int64_t *count;
+    int keyed, dtype, pshift;
+    uint64_t lo, hi;
 } dg_select_desc;
 
 /* Keyed copies of rows (dg_backend_i.rows).  For each j < n whose key[j]

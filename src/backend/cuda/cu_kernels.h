@@ -229,6 +229,8 @@ cudaError_t dg_cu_random_run(const dg_cu_rand_run *a, int nsm, cudaStream_t s);
  *     src, mstr from mask), in C order: where the mask byte is non-zero, the
  *     element's value (itemsize bytes) or, src NULL, its index base +
  *     sum c[a] * gstride[a] (int64) is written to dst[k], k counting them;
+ *     With keyed (a dtype with order keys, src required, mask unused) an
+ *     element is selected where lo <= (its order key >> pshift) <= hi;
  *   ROUTE: for each j < n whose key[j] lies in (start, stop, step):
  *     rows[k] = (key[j] - start) / step, pos[k] = j.
  * How many to *count (int64). */
@@ -244,6 +246,8 @@ typedef struct dg_cu_compact {
     int64_t start, stop, step;
     int64_t *rows, *pos;
     int64_t *count;
+    int32_t keyed, dtype, pshift;
+    uint64_t lo, hi;
 } dg_cu_compact;
 
 /* Enqueues the kernels of compaction a on s (stream of the current device,
