@@ -45,6 +45,24 @@ int dg_fpe_strict(uint32_t actions);
  * noted since the last take is kept.  Any thread. */
 void dg_fpe_note(uint32_t actions, unsigned kinds, const char *where);
 
+/* 1 where the CPU backend notes by the software rule of the GPU kernels
+ * (kernels/dg_scalar.h, dg_fpe_rule) instead of the floating-point status:
+ * DGARRAY_FPE=soft, or dg_fpe_set_soft, so that CI checks the GPU's rule
+ * against NumPy.  Any thread. */
+int dg_fpe_soft(void);
+/* Sets it (0 or 1); returns the one it replaces. */
+int dg_fpe_set_soft(int on);
+
+/* A source of noted words other than dg_fpe_note: a GPU backend's, read
+ * where dg_fpe_take reads (fold: or's into *noted what the devices noted
+ * since the last call, and sets *where to the name of the work where it
+ * is known).  At most DG_FPE_NSOURCES at once; ctx borrowed until removed.
+ * 0, or -1 when there is no room. */
+#define DG_FPE_NSOURCES 4
+typedef void (*dg_fpe_source_fn)(void *ctx, uint32_t *noted, const char **where);
+int dg_fpe_add_source(dg_fpe_source_fn fold, void *ctx);
+void dg_fpe_remove_source(dg_fpe_source_fn fold, void *ctx);
+
 /* The noted word, emptied (0: nothing to report), and *where the name of the
  * work that raised first (NULL with 0). */
 uint32_t dg_fpe_take(const char **where);
