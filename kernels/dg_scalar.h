@@ -2027,6 +2027,20 @@ DG_FPE_CX int dg_fpe_streq(const char *a, const char *b)
     return *a == *b;
 }
 
+/* The kind character of dtype dt (dg_dtype_kind, at compile time). */
+DG_FPE_CX char dg_fpe_kind(int dt)
+{
+    switch (dt) {
+#define DG_FPE_KIND_X(E, sfx, ct, sz, ch, nm, kd)                              \
+    case DG_##E:                                                               \
+        return kd;
+        DG_DTYPE_LIST(DG_FPE_KIND_X)
+#undef DG_FPE_KIND_X
+    default:
+        return 0;
+    }
+}
+
 /* The class of the loop of ufunc `uf` whose first input, second input (0
  * without one) and outputs are of dtype kinds k0, k1, o0, o1 ('b', 'i', 'u',
  * 'f', 'c'; 0 without one). */
@@ -2213,6 +2227,61 @@ DG_HD uint32_t dg_fpe_noted_bits(uint32_t actions, unsigned kinds)
             bits |= 1u << (k * 8 + (int)act);
     }
     return bits;
+}
+
+/* Publishes the kinds (non-zero) a kernel's thread raised under the action
+ * word `actions`, as dg_cu_fpe says (src/backend/cuda/cu_kernels.h): gate
+ * (device memory) holds (generation << 32 | bits published in it); rec, in
+ * mapped host memory, is { total, where, cnt[32] }.  The first thread of a
+ * generation to raise a kind writes its count and `where`, then total;
+ * the others read the gate and stop.  Out of line (the rare branch).  Off
+ * the GPU (the host tests of generated kernels) the same, without atomics. */
+DG_FPE_COLD void dg_fpe_publish(uint32_t actions, uint32_t gen, unsigned long long *gate,
+                                uint32_t *rec, int32_t where, unsigned kinds)
+{
+    const unsigned long long bits = dg_fpe_noted_bits(actions, kinds);
+    unsigned long long cur = *(volatile unsigned long long *)gate, fresh = 0;
+    int b;
+    if (bits == 0)
+        return;
+    for (;;) {
+        const uint32_t g = (uint32_t)(cur >> 32);
+        const unsigned long long have = g == gen ? (cur & 0xffffffffull) : 0;
+        const unsigned long long want = ((unsigned long long)gen << 32) | have | bits;
+        unsigned long long prev;
+        if (g == gen && (cur & bits) == bits)
+            return; /* published in this generation */
+        if ((int32_t)(g - gen) > 0) {
+            fresh = bits; /* a launch of an older generation: published ungated */
+            break;
+        }
+#if defined(__CUDA_ARCH__)
+        prev = atomicCAS(gate, cur, want);
+#else
+        prev = *gate;
+        if (prev == cur)
+            *gate = want;
+#endif
+        if (prev == cur) {
+            fresh = bits & ~have;
+            break;
+        }
+        cur = prev;
+    }
+    ((volatile uint32_t *)rec)[1] = (uint32_t)where;
+#if defined(__CUDA_ARCH__)
+    __threadfence_system();
+    for (b = 0; b < 32; b++)
+        if (fresh >> b & 1u)
+            atomicAdd(&rec[2 + b], 1u);
+    __threadfence_system();
+    atomicAdd(&rec[0], 1u);
+#else
+    for (b = 0; b < 32; b++)
+        if (fresh >> b & 1u)
+            rec[2 + b]++;
+    rec[0]++;
+#endif
 }
 
 #endif /* DG_SCALAR_H */

@@ -12,6 +12,7 @@ import os
 import re
 import shutil
 import subprocess
+import warnings
 
 import numpy as np
 import pytest
@@ -69,11 +70,18 @@ def temp(dtype, ndim):
     return (TEMP, DT[np.dtype(dtype)], 0, (0,) * ndim, b"")
 
 
-def run(tmp_path, shape, vals, steps, contiguous=None, threads=1):
+def run(tmp_path, shape, vals, steps, contiguous=None, threads=1, fpe=None):
     """Compiles and runs the kernel of the chain, as `threads` threads of one
     block (each thread's elements a grid stride apart); `contiguous`: whether
-    the source must be the contiguous kernel's (vectors of several elements)."""
-    src, words = core._fused_source_of(tuple(shape), vals, steps)
+    the source must be the contiguous kernel's (vectors of several elements);
+    fpe: the kernel that checks floating-point errors, its last four argument
+    words these (action word | generation << 32, gate, record, where)."""
+    src, words = core._fused_source_of(tuple(shape), vals, steps, fpe is not None)
+    if fpe is not None:
+        assert "dg_fpe_publish" in src
+        w = np.frombuffer(words, np.uint64).copy()
+        w[-4:] = fpe
+        words = w.tobytes()
     if contiguous is not None:
         assert ("dg_fpack" in src) == contiguous, src
     # a new name each time: dlopen of a path it loaded before returns that library
@@ -236,3 +244,51 @@ def test_general_kernel_grid_strides(tmp_path, threads):
         steps = [("multiply", (0, 1, 3)), ("add", (3, 2, 4))]
         run(tmp_path, shape, vals, steps, contiguous=False, threads=threads)
         np.testing.assert_array_equal(o, a * b + r)
+
+
+KINDS = ("divide by zero", "overflow", "underflow", "invalid value")
+
+
+@pytest.mark.parametrize("contiguous", [True, False])
+def test_checked_kernel_notes_numpy_kinds(tmp_path, contiguous):
+    """The checked kernel of a chain (its errstate watches something) notes
+    the kinds NumPy's loops raise on the same values, by the software rule
+    (kernels/dg_scalar.h), in the record the CUDA backend reads: each kind
+    raised counted once per generation, `where` and the gate set; the
+    unchecked kernel of the same chain has no check at all."""
+    a = np.array([1.0, 0.0, 1e308, 2.0, -1.0, 0.5, 3.0, 4.0])
+    b = np.array([0.0, 0.0, 1e-10, 1.0, 1.0, 2.0, 1.0, 1.0])
+    if not contiguous:
+        a, b = np.repeat(a, 2)[::2], np.repeat(b, 2)[::2]
+    o = np.zeros(8)
+    vals = [mem(a), mem(b), temp(np.float64, 1), out(o)]
+    steps = [("divide", (0, 1, 2)), ("log", (2, 3))]
+    src, _ = core._fused_source_of((8,), vals, steps)
+    assert "dg_fpe" not in src
+    gate = np.zeros(1, np.uint64)
+    rec = np.zeros(34, np.uint32)
+    actions = 0x1111  # warn for every kind (dg_fpe.h: 4 bits per kind)
+    gen = 5
+    run(tmp_path, (8,), vals, steps, contiguous=contiguous,
+        fpe=(actions | gen << 32, gate.ctypes.data, rec.ctypes.data, 77))
+    with np.errstate(all="ignore"):
+        np.testing.assert_array_equal(o, np.log(a / b))
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        with np.errstate(all="warn"):
+            np.log(np.divide(a, b))
+    exp = {k for k in range(4) if any(str(x.message).startswith(KINDS[k]) for x in w)}
+    got = {k for k in range(4) if rec[2 + k * 8 + 1]}
+    assert got == exp == {0, 1, 3}
+    assert rec[0] == 1 and rec[1] == 77  # one publication, by `where`
+    assert sum(rec[2:]) == len(exp)
+    assert int(gate[0]) >> 32 == gen
+    # a later thread of the same generation raising the same kinds writes nothing
+    run(tmp_path, (8,), vals, steps, contiguous=contiguous,
+        fpe=(actions | gen << 32, gate.ctypes.data, rec.ctypes.data, 78))
+    assert rec[0] == 1 and rec[1] == 77
+    # a new generation publishes again; ignore (action 0) notes nothing
+    run(tmp_path, (8,), vals, steps, contiguous=contiguous,
+        fpe=(0x1101 | (gen + 1) << 32, gate.ctypes.data, rec.ctypes.data, 79))
+    assert rec[0] == 2 and rec[1] == 79
+    assert rec[2 + 0 * 8 + 1] == 2 and rec[2 + 3 * 8 + 1] == 2 and rec[2 + 1 * 8 + 1] == 1

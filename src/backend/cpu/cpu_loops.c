@@ -218,16 +218,6 @@ unsigned dg_cpu_soft_end(void)
     return t_soft_kinds;
 }
 
-int dg_cpu_loop_fpe_cls(int loop)
-{
-    const dg_loop_info *li = &dg_loops[loop];
-    const int nin = li->nin;
-    return dg_fpe_cls(dg_ufunc_name(li->ufunc), dg_dtype_kind(li->dtypes[0]),
-                      nin > 1 ? dg_dtype_kind(li->dtypes[1]) : 0,
-                      dg_dtype_kind(li->dtypes[nin]),
-                      li->nout > 1 ? dg_dtype_kind(li->dtypes[nin + 1]) : 0);
-}
-
 /* kern (loop `loop`) over n elements as dg_cpu_kernel says, one at a time:
  * each element's inputs copied first (an output may be an input), then
  * classified with its results (dg_fpe_rule), as a CUDA kernel does. */
@@ -236,7 +226,7 @@ static void dg_cpu_soft_run(int loop, dg_cpu_kernel kern, char *const *p, const 
 {
     const dg_loop_info *li = &dg_loops[loop];
     const int nin = li->nin, nop = li->nin + li->nout;
-    const int cls = dg_cpu_loop_fpe_cls(loop);
+    const int cls = dg_loop_fpe_cls(loop);
     int dt[DG_MAXLOOPOPS];
     for (int k = 0; k < nop; k++)
         dt[k] = li->dtypes[k];

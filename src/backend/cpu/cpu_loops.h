@@ -30,9 +30,6 @@ void dg_cpu_loop_inner(int loop, char *const *p, const int64_t *s, int64_t n);
 void dg_cpu_soft_begin(uint32_t actions);
 unsigned dg_cpu_soft_end(void);
 
-/* The class (dg_fpe_cls) of loop `loop`. */
-int dg_cpu_loop_fpe_cls(int loop);
-
 /* Fills the N-d strided block of `d` with a constant, NumPy's arange values,
  * an identity-like diagonal or random draws (dg_fill_kind); values are in
  * d->dtype.  `d` is
