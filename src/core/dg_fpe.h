@@ -10,8 +10,11 @@
  * the work a call enqueues; a backend that can see the status (the CPU
  * backend: fetestexcept on the thread that ran the task) notes each kind
  * raised whose action is not `ignore`, with that action, in one process-wide
- * word; the binding takes the word after the call (waiting for the call's
- * work when anything is watched) and reports, as NumPy does, once per call.
+ * word; a backend whose devices keep no status (CUDA) classifies results in
+ * its kernels by the software rule of kernels/dg_scalar.h (dg_fpe_rule) and
+ * is a source of noted words (dg_fpe_add_source, read by dg_fpe_take); the
+ * binding takes the word after the call (waiting for the call's work when
+ * anything is watched) and reports, as NumPy does, once per call.
  *
  * Action word: 4 bits per kind at DG_FPE_SHIFT(kind), the DG_FPE_IGNORE..
  * DG_FPE_LOG code.  Noted word: bit kind * 8 + action for each kind raised.

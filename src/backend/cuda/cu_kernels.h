@@ -159,6 +159,7 @@ typedef struct dg_cu_red {
         kwhere[DG_MAXDIM], kin[DG_MAXDIM];
     int64_t rshape[DG_MAXDIM], rstr[DG_MAXDIM], rwhere[DG_MAXDIM], rgs[DG_MAXDIM],
         rin[DG_MAXDIM];
+    dg_cu_fpe fpe; /* sum and prod of floats: overflow and invalid noted ("reduce") */
 } dg_cu_red;
 
 /* The passes of a reduction (kernels/reduce.cuh):
