@@ -89,6 +89,16 @@ def observe(fn, mode, errcall):
     return seen
 
 
+def read(r):
+    """Reads dgarray results on the host: a call that only warns reports
+    when its work has run (docs/architecture.md, "Floating-point errors"):
+    at the end of the call where it ran at once, else at a later call or at
+    the host read of a result, here (a GPU's kernels run later)."""
+    for x in r if isinstance(r, tuple) else (r,):
+        np.asarray(x)
+    return r
+
+
 def both(np_fn, dg_fn, mode, capfd):
     """NumPy's and dgarray's observations of one mode, stderr included."""
     capfd.readouterr()
@@ -107,7 +117,7 @@ def test_every_mode_every_kind(ndev, mode, kind, capfd, fusion_off):
     b = np.array([y, 1.0, 1.0, y, 1.0])
     da, db = dist(a, ndev), dist(b, ndev, 2)
     uf = getattr(np, name)
-    exp, got = both(lambda: uf(a, b), lambda: getattr(dg, name)(da, db), mode, capfd)
+    exp, got = both(lambda: uf(a, b), lambda: read(getattr(dg, name)(da, db)), mode, capfd)
     assert got == exp
     assert exp != ([], None, [], [], "") or mode == "ignore"
 
@@ -118,7 +128,7 @@ def test_several_kinds_in_one_call(ndev, mode, capfd, fusion_off):
     a = np.array([1.0, 0.0, 1e308, 1e-300, np.inf])
     b = np.array([0.0, 0.0, 1e-10, 1e300, np.inf])
     da, db = dist(a, ndev), dist(b, ndev, 3)
-    exp, got = both(lambda: np.divide(a, b), lambda: dg.divide(da, db), mode, capfd)
+    exp, got = both(lambda: np.divide(a, b), lambda: read(dg.divide(da, db)), mode, capfd)
     assert got == exp
 
 
@@ -193,7 +203,7 @@ def test_every_ufunc_warns_as_numpy(ndev, dtype, fusion_off, rule):
             dargs = [dist(x, ndev, k + 1) for k, x in enumerate(args)]
             with warnings.catch_warnings(record=True) as w:
                 warnings.simplefilter("always")
-                getattr(dg, name)(*dargs)
+                read(getattr(dg, name)(*dargs))
             got = sorted({str(x.message) for x in w})
         if rule == "fenv":
             assert got == exp, (name, dtype)
@@ -209,7 +219,10 @@ def test_every_ufunc_warns_as_numpy(ndev, dtype, fusion_off, rule):
 
 @pytest.mark.parametrize("mode", ["warn", "raise", "call"])
 @pytest.mark.parametrize("how", ["sum", "prod", "cumsum", "cumprod", "mean", "add.reduce"])
-def test_reductions(ndev, mode, how, capfd):
+def test_reductions(ndev, mode, how, capfd, rule):
+    if rule == "device" and how.startswith("cum"):
+        pytest.skip("the CUDA backend's scans check nothing yet (docs/architecture.md, "
+                    "\"Floating-point errors\")")
     x = np.full(40, 1e307)
     x[3] = 1e300
     dx = dist(x, ndev)
@@ -257,8 +270,8 @@ def test_default_state(ndev, fusion_off):
     da = dist(np.array([1e-300, 0.0, 3.0]), ndev)
     with warnings.catch_warnings(record=True) as w:
         warnings.simplefilter("always")
-        dg.multiply(da, da)
-        dg.divide(da, 0.0)
+        read(dg.multiply(da, da))
+        read(dg.divide(da, 0.0))
     msgs = sorted({str(x.message) for x in w})
     assert msgs == ["divide by zero encountered in divide", "invalid value encountered in divide"]
 
