@@ -41,15 +41,23 @@ struct alignas(8) uint2 { unsigned x, y; };
 struct alignas(16) uint4 { unsigned x, y, z, w; };
 """
 RUNNER = """
-extern "C" void dg_host_run(const unsigned long long *w, unsigned threads)
+extern "C" void dg_host_run(const unsigned long long *w, unsigned threads, unsigned gx,
+                            unsigned gy)
 {
     dg_fused_args b;
     std::memcpy(&b, w, sizeof b);
-    blockDim.x = threads;  /* a grid of one block of `threads`, run one after another */
-    for (unsigned t = 0; t < threads; t++) {
-        threadIdx.x = t;
-        dg_fused(b);
-    }
+    /* a grid of gx x gy blocks of `threads`, every thread run one after another */
+    blockDim.x = threads;
+    gridDim.x = gx;
+    gridDim.y = gy;
+    for (unsigned y = 0; y < gy; y++)
+        for (unsigned x = 0; x < gx; x++)
+            for (unsigned t = 0; t < threads; t++) {
+                blockIdx.x = x;
+                blockIdx.y = y;
+                threadIdx.x = t;
+                dg_fused(b);
+            }
 }
 """
 
@@ -70,13 +78,19 @@ def temp(dtype, ndim):
     return (TEMP, DT[np.dtype(dtype)], 0, (0,) * ndim, b"")
 
 
-def run(tmp_path, shape, vals, steps, contiguous=None, threads=1, fpe=None):
+def run(tmp_path, shape, vals, steps, contiguous=None, threads=1, rows=None, grid_rows=None,
+        stream=None, fpe=None):
     """Compiles and runs the kernel of the chain, as `threads` threads of one
-    block (each thread's elements a grid stride apart); `contiguous`: whether
-    the source must be the contiguous kernel's (vectors of several elements);
-    fpe: the kernel that checks floating-point errors, its last four argument
-    words these (action word | generation << 32, gate, record, where)."""
-    src, words = core._fused_source_of(tuple(shape), vals, steps, fpe is not None)
+    block (each thread's elements a grid stride apart), or for the row and
+    streaming kernels a grid of tiles of each row and `grid_rows` blocks down
+    the rows or bands (each block's a grid stride apart; default all);
+    `contiguous`: whether the source must be the contiguous kernel's
+    (vectors of several elements), `rows` whether the row kernel's or the
+    streaming kernel's, `stream` whether the streaming kernel's; fpe: the
+    kernel that checks floating-point errors, its last four argument words
+    these (action word | generation << 32, gate, record, where)."""
+    src, words, (items, nrows, cols, band) = core._fused_source_of(
+        tuple(shape), vals, steps, fpe is not None)
     if fpe is not None:
         assert "dg_fpe_publish" in src
         w = np.frombuffer(words, np.uint64).copy()
@@ -84,6 +98,15 @@ def run(tmp_path, shape, vals, steps, contiguous=None, threads=1, fpe=None):
         words = w.tobytes()
     if contiguous is not None:
         assert ("dg_fpack" in src) == contiguous, src
+    if rows is not None:
+        assert (items > 0) == rows, src
+    if stream is not None:
+        assert (band > 0) == stream, src
+    gx = gy = 1
+    if items > 0:
+        gx = -(-cols // (items * threads))
+        down = -(-nrows // band) if band else nrows
+        gy = max(1, min(down, grid_rows or down))
     # a new name each time: dlopen of a path it loaded before returns that library
     run.count = getattr(run, "count", 0) + 1
     cpp = tmp_path / f"k{run.count}.cpp"
@@ -94,7 +117,7 @@ def run(tmp_path, shape, vals, steps, contiguous=None, threads=1, fpe=None):
                     str(cpp), "-o", str(so)], check=True, capture_output=True)
     lib = ctypes.CDLL(str(so))
     buf = ctypes.create_string_buffer(words, len(words))
-    lib.dg_host_run(buf, ctypes.c_uint(threads))
+    lib.dg_host_run(buf, ctypes.c_uint(threads), ctypes.c_uint(gx), ctypes.c_uint(gy))
 
 
 def test_strided_scalars_temps(tmp_path):
@@ -246,30 +269,155 @@ def test_general_kernel_grid_strides(tmp_path, threads):
         np.testing.assert_array_equal(o, a * b + r)
 
 
+@pytest.mark.parametrize("threads,grid_rows", [(1, None), (5, 2), (64, 3)])
+def test_row_kernel_tiles_and_rows(tmp_path, threads, grid_rows):
+    """The row kernel (a long last axis, memory not dense and aligned):
+    Jacobi's step on shifted slices of one grid into a temporary, a 3-d
+    space of strided, transposed and broadcast operands, and a 1-d view one
+    element off alignment; tiles of several elements per thread that end
+    inside a row, rows a grid stride apart; every element once (the output
+    starts as NaN)."""
+    rng = np.random.default_rng(9)
+    # Jacobi: 0.2 * (c + n + s + w + e) of a 7 x 300 grid, 300 >= the row kernel's least
+    g = rng.standard_normal((7, 300)).astype(np.float32)
+    views = [g[1:-1, 1:-1], g[:-2, 1:-1], g[2:, 1:-1], g[1:-1, :-2], g[1:-1, 2:]]
+    o = np.full((5, 298), np.nan, np.float32)
+    t = [temp(np.float32, 2) for _ in range(4)]
+    vals = [mem(v) for v in views] + t + [scalar(0.2, np.float32, 2), out(o)]
+    steps = [("add", (0, 1, 5)), ("add", (5, 2, 6)), ("add", (6, 3, 7)), ("add", (7, 4, 8)),
+             ("multiply", (9, 8, 10))]
+    run(tmp_path, o.shape, vals, steps, rows=True, threads=threads, grid_rows=grid_rows,
+        stream=False)
+    want = np.float32(0.2) * ((((views[0] + views[1]) + views[2]) + views[3]) + views[4])
+    np.testing.assert_array_equal(o, want)
+    # 3-d: strided, transposed and broadcast operands (leading coordinates by division)
+    shape = (3, 2, 260)
+    a = rng.standard_normal(tuple(2 * e for e in shape))[::2, ::2, ::2]
+    b = rng.standard_normal(shape[::-1]).T
+    r = np.broadcast_to(rng.standard_normal(shape[-1]), shape)
+    o3 = np.full(shape, np.nan)
+    run(tmp_path, shape, [mem(a), mem(b), mem(r), temp(np.float64, 3), out(o3)],
+        [("multiply", (0, 1, 3)), ("add", (3, 2, 4))], rows=True, threads=threads,
+        grid_rows=grid_rows)
+    np.testing.assert_array_equal(o3, a * b + r)
+    # 1-d, one float32 off 16-byte alignment: not the contiguous kernel's
+    x = rng.standard_normal(1001).astype(np.float32)
+    o1 = np.full(1000, np.nan, np.float32)
+    run(tmp_path, (1000,), [mem(x[1:]), scalar(3.0, np.float32, 1), out(o1)],
+        [("multiply", (0, 1, 2))], contiguous=False, rows=True, threads=threads)
+    np.testing.assert_array_equal(o1, x[1:] * np.float32(3))
+
+
+def jacobi_vals(views, o, dtype=np.float32):
+    """The values and steps of 0.2 * (v0 + v1 + ... ) into o."""
+    k = len(views)
+    t = [temp(dtype, 2) for _ in range(k - 1)]
+    vals = [mem(v) for v in views] + t + [scalar(0.2, dtype, 2), out(o)]
+    steps = [("add", (0, 1, k))] + [("add", (k + i - 1, i + 1, k + i)) for i in range(1, k - 1)]
+    steps.append(("multiply", (2 * k - 1, 2 * k - 2, 2 * k)))
+    return vals, steps
+
+
+def jacobi_want(views, dtype=np.float32):
+    acc = views[0] + views[1]
+    for v in views[2:]:
+        acc = acc + v
+    return dtype(0.2) * acc
+
+
+@pytest.mark.parametrize("rows_a_step", [1, 2])
+@pytest.mark.parametrize("threads,grid_rows", [(1, None), (5, 1), (64, 2)])
+def test_streaming_kernel_families(tmp_path, monkeypatch, threads, grid_rows, rows_a_step):
+    """The streaming kernel (inputs that are rows of one memory a few rows
+    apart, a thread walking down a band with them in registers): Jacobi's
+    step over 75 rows (bands of 32 end inside the space; a grid of one or two
+    blocks down walks several bands), views 2 rows apart (rows of the window
+    no view reads), a grid walked upwards (negative row stride), two
+    families with a broadcast row and another array beside them; every
+    element once (outputs start as NaN); one row a step and two (the
+    default: a band of 32 rows over 75 ends on an odd row)."""
+    monkeypatch.setenv("DGARRAY_FUSED_ROWS", f"0,0,16,{rows_a_step}")
+    rng = np.random.default_rng(11)
+    g = rng.standard_normal((77, 300)).astype(np.float32)
+    views = [g[1:-1, 1:-1], g[:-2, 1:-1], g[2:, 1:-1], g[1:-1, :-2], g[1:-1, 2:]]
+    o = np.full((75, 298), np.nan, np.float32)
+    vals, steps = jacobi_vals(views, o)
+    run(tmp_path, o.shape, vals, steps, threads=threads, grid_rows=grid_rows, stream=True)
+    np.testing.assert_array_equal(o, jacobi_want(views))
+    # 2 rows apart: the window holds rows r - 2 .. r + 2, of which r +- 1 no view reads
+    views = [g[2:-2, 3:], g[:-4, 3:], g[4:, 3:]]
+    o = np.full((73, 297), np.nan, np.float32)
+    vals, steps = jacobi_vals(views, o)
+    run(tmp_path, o.shape, vals, steps, threads=threads, grid_rows=grid_rows, stream=True)
+    np.testing.assert_array_equal(o, jacobi_want(views))
+    # upwards: the row stride is negative
+    u = g[::-1]
+    views = [u[1:-1, 1:-1], u[:-2, 1:-1], u[2:, 1:-1]]
+    o = np.full((75, 298), np.nan, np.float32)
+    vals, steps = jacobi_vals(views, o)
+    run(tmp_path, o.shape, vals, steps, threads=threads, grid_rows=grid_rows, stream=True)
+    np.testing.assert_array_equal(o, jacobi_want(views))
+    # two families (float64: h's rows, g's rows), a broadcast row, another array
+    h = rng.standard_normal((40, 260))
+    g2 = rng.standard_normal((40, 260))
+    other = rng.standard_normal((60, 600))[::2, 1:521:2]         # 30 x 260, strided
+    row = np.broadcast_to(rng.standard_normal(260), (30, 260))   # row stride 0
+    views = [h[5:35], h[4:34], h[8:38], g2[0:30], g2[2:32], row, other]
+    o = np.full((30, 260), np.nan)
+    vals, steps = jacobi_vals(views, o, np.float64)
+    run(tmp_path, o.shape, vals, steps, threads=threads, grid_rows=grid_rows, stream=True)
+    np.testing.assert_array_equal(o, jacobi_want(views, np.float64))
+
+
+def test_streaming_kernel_not_taken(tmp_path):
+    """Inputs of one memory further apart than the window, of other strides,
+    or too few rows: the row kernel, not the streaming one."""
+    rng = np.random.default_rng(12)
+    g = rng.standard_normal((40, 300)).astype(np.float32)
+    o = np.full((30, 300), np.nan, np.float32)
+    for views in ([g[0:30], g[10:40]],                     # 10 rows apart
+                  [g[0:30], g[::-1][0:30]]):               # another row stride
+        vals, steps = jacobi_vals(views, o)
+        run(tmp_path, o.shape, vals, steps, rows=True, stream=False)
+        np.testing.assert_array_equal(o, jacobi_want(views))
+    views = [g[1:5], g[0:4]]                              # 4 rows: fewer than 2 windows
+    o4 = np.full((4, 300), np.nan, np.float32)
+    vals, steps = jacobi_vals(views, o4)
+    run(tmp_path, o4.shape, vals, steps, rows=True, stream=False)
+    np.testing.assert_array_equal(o4, jacobi_want(views))
 KINDS = ("divide by zero", "overflow", "underflow", "invalid value")
 
 
-@pytest.mark.parametrize("contiguous", [True, False])
-def test_checked_kernel_notes_numpy_kinds(tmp_path, contiguous):
+@pytest.mark.parametrize("kernel", ["contiguous", "general", "rows"])
+def test_checked_kernel_notes_numpy_kinds(tmp_path, kernel):
     """The checked kernel of a chain (its errstate watches something) notes
     the kinds NumPy's loops raise on the same values, by the software rule
     (kernels/dg_scalar.h), in the record the CUDA backend reads: each kind
     raised counted once per generation, `where` and the gate set; the
-    unchecked kernel of the same chain has no check at all."""
-    a = np.array([1.0, 0.0, 1e308, 2.0, -1.0, 0.5, 3.0, 4.0])
-    b = np.array([0.0, 0.0, 1e-10, 1.0, 1.0, 2.0, 1.0, 1.0])
-    if not contiguous:
-        a, b = np.repeat(a, 2)[::2], np.repeat(b, 2)[::2]
-    o = np.zeros(8)
-    vals = [mem(a), mem(b), temp(np.float64, 1), out(o)]
+    unchecked kernel of the same chain has no check at all.  The contiguous,
+    general and row kernels."""
+    a0 = np.array([1.0, 0.0, 1e308, 2.0, -1.0, 0.5, 3.0, 4.0])
+    b0 = np.array([0.0, 0.0, 1e-10, 1.0, 1.0, 2.0, 1.0, 1.0])
+    shape = (8,)
+    if kernel == "general":
+        a, b = np.repeat(a0, 2)[::2], np.repeat(b0, 2)[::2]
+    elif kernel == "rows":  # two strided rows of 320: the row kernel
+        shape = (2, 320)
+        a = np.tile(a0, 160).reshape(2, 640)[:, ::2]
+        b = np.tile(b0, 160).reshape(2, 640)[:, ::2]
+    else:
+        a, b = a0, b0
+    o = np.zeros(shape)
+    vals = [mem(a), mem(b), temp(np.float64, len(shape)), out(o)]
     steps = [("divide", (0, 1, 2)), ("log", (2, 3))]
-    src, _ = core._fused_source_of((8,), vals, steps)
+    src = core._fused_source_of(shape, vals, steps)[0]
     assert "dg_fpe" not in src
     gate = np.zeros(1, np.uint64)
     rec = np.zeros(34, np.uint32)
     actions = 0x1111  # warn for every kind (dg_fpe.h: 4 bits per kind)
     gen = 5
-    run(tmp_path, (8,), vals, steps, contiguous=contiguous,
+    kw = {"contiguous": kernel == "contiguous", "rows": kernel == "rows"}
+    run(tmp_path, shape, vals, steps, **kw,
         fpe=(actions | gen << 32, gate.ctypes.data, rec.ctypes.data, 77))
     with np.errstate(all="ignore"):
         np.testing.assert_array_equal(o, np.log(a / b))
@@ -284,11 +432,36 @@ def test_checked_kernel_notes_numpy_kinds(tmp_path, contiguous):
     assert sum(rec[2:]) == len(exp)
     assert int(gate[0]) >> 32 == gen
     # a later thread of the same generation raising the same kinds writes nothing
-    run(tmp_path, (8,), vals, steps, contiguous=contiguous,
+    run(tmp_path, shape, vals, steps, **kw,
         fpe=(actions | gen << 32, gate.ctypes.data, rec.ctypes.data, 78))
     assert rec[0] == 1 and rec[1] == 77
     # a new generation publishes again; ignore (action 0) notes nothing
-    run(tmp_path, (8,), vals, steps, contiguous=contiguous,
+    run(tmp_path, shape, vals, steps, **kw,
         fpe=(0x1101 | (gen + 1) << 32, gate.ctypes.data, rec.ctypes.data, 79))
     assert rec[0] == 2 and rec[1] == 79
     assert rec[2 + 0 * 8 + 1] == 2 and rec[2 + 3 * 8 + 1] == 2 and rec[2 + 1 * 8 + 1] == 1
+
+
+def test_checked_streaming_kernel(tmp_path, monkeypatch):
+    """The checked streaming kernel (Jacobi's step over a grid where two
+    neighbours' sum overflows float32): the kinds NumPy's loops raise on the
+    same values, noted once; the values as the unchecked kernel's."""
+    monkeypatch.setenv("DGARRAY_FUSED_ROWS", "0,0,16,2")
+    g = np.random.default_rng(13).standard_normal((77, 300)).astype(np.float32)
+    g[40, 100] = g[41, 100] = np.float32(3e38)
+    views = [g[1:-1, 1:-1], g[:-2, 1:-1], g[2:, 1:-1], g[1:-1, :-2], g[1:-1, 2:]]
+    o = np.full((75, 298), np.nan, np.float32)
+    vals, steps = jacobi_vals(views, o)
+    gate = np.zeros(1, np.uint64)
+    rec = np.zeros(34, np.uint32)
+    run(tmp_path, o.shape, vals, steps, threads=64, stream=True,
+        fpe=(0x1111 | 3 << 32, gate.ctypes.data, rec.ctypes.data, 5))
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        with np.errstate(all="warn"):
+            want = jacobi_want(views)
+    np.testing.assert_array_equal(o, want)
+    exp = {k for k in range(4) if any(str(x.message).startswith(KINDS[k]) for x in w)}
+    got = {k for k in range(4) if rec[2 + k * 8 + 1]}
+    assert got == exp == {1}
+    assert rec[0] == 1 and rec[1] == 5

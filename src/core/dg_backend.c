@@ -61,6 +61,7 @@ int dg_be_has(const dg_backend_i *be, dg_be_slot s)
         [DG_SLOT_COUNT] = be->count != NULL,
         [DG_SLOT_GEMM_WIDE] = be->gemm_wide != NULL,
         [DG_SLOT_WATCH] = be->watch != NULL,
+        [DG_SLOT_MARK] = be->mark != NULL,
     };
     return (unsigned)s < DG_NSLOTS_OPTIONAL && filled[s];
 }
@@ -310,6 +311,11 @@ dg_status dg_be_transport(dg_backend_i *be, const dg_pxfer *x, int n, dg_error *
 dg_status dg_be_watch(dg_backend_i *be, double timeout_s, dg_error *err)
 {
     return be->watch ? be->watch(be, timeout_s, err) : DG_OK;
+}
+
+dg_status dg_be_mark(dg_backend_i *be, dg_pos p, dg_error *err)
+{
+    return be->mark ? be->mark(be, p, err) : DG_OK;
 }
 
 /* dg_fpe_source_fn of a backend's fpe_fold. */

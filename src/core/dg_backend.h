@@ -633,6 +633,15 @@ struct dg_backend_i {
      * with the same message.  Where the transport's waits are bounded
      * already (the CPU backend's MPI messages) there is nothing to watch. */
     dg_status (*watch)(dg_backend_i *be, double timeout_s, dg_error *err);
+    /* OPTIONAL (NULL: DG_OK, nothing done).  Makes position p, the work just
+     * enqueued on its stream, one that a later `wait` on another stream
+     * waits for exactly: a backend that marks positions only when a wait
+     * asks for one (the CUDA backend's events) would otherwise mark the
+     * stream's end at that time, and the wait would take in work enqueued
+     * on p's stream after p.  The core marks the positions of work that
+     * touches another device's memory (a peer read of a neighbour's rows),
+     * the positions another device's work is likely to wait for. */
+    dg_status (*mark)(dg_backend_i *be, dg_pos p, dg_error *err);
 
     /* Floating-point errors ([surface] item 3, dg_fpe.h) of devices that keep
      * no floating-point status (GPUs: their kernels note what they raise).
@@ -686,6 +695,7 @@ typedef enum dg_be_slot {
     DG_SLOT_COUNT,
     DG_SLOT_GEMM_WIDE,
     DG_SLOT_WATCH,
+    DG_SLOT_MARK,
     DG_NSLOTS_OPTIONAL
 } dg_be_slot;
 
@@ -770,6 +780,8 @@ dg_status dg_be_join(dg_backend_i *be, dg_comm_i *comm, int first_gdev, int ngde
 dg_status dg_be_transport(dg_backend_i *be, const dg_pxfer *x, int n, dg_error *err);
 /* NULL watch: DG_OK. */
 dg_status dg_be_watch(dg_backend_i *be, double timeout_s, dg_error *err);
+/* NULL mark: DG_OK. */
+dg_status dg_be_mark(dg_backend_i *be, dg_pos p, dg_error *err);
 
 void dg_be_destroy(dg_backend_i *be);
 

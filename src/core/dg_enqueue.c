@@ -287,6 +287,26 @@ static void record(dg_backend_i *be, const dg_access *acc, int n, const dg_pos *
     }
 }
 
+/* Marks (dg_be_mark) the position of each access of work that touched
+ * memory of another device than its own, where waits of that device's work
+ * come next (the neighbour's next write waits for this read): marked now,
+ * such a wait takes in nothing the stream runs later (a copy one device
+ * enqueued after its peer read would hold back the other device's write). */
+static dg_status mark_foreign(dg_backend_i *be, const dg_access *acc, int n, const dg_pos *at,
+                              dg_error *err)
+{
+    int i;
+    for (i = 0; i < n; i++) {
+        const int dev = at ? at->dev : acc[i].dev;
+        if (acc[i].mem && acc[i].mem->device != dev) {
+            DG_CHECK(dg_be_mark(be, at ? *at : dg_be_pos(be, dev, acc[i].stream), err));
+            if (at)
+                break; /* one position: marked */
+        }
+    }
+    return DG_OK;
+}
+
 dg_status dg_enqueue(dg_backend_i *be, int dev, int stream, const dg_access *acc, int n,
                      dg_work w, dg_error *err)
 {
@@ -301,6 +321,8 @@ dg_status dg_enqueue(dg_backend_i *be, int dev, int stream, const dg_access *acc
     st = w.run(be, dev, stream, w.ctx, err);
     p = dg_be_pos(be, dev, stream);
     record(be, acc, n, &p, st == DG_OK);
+    if (st == DG_OK)
+        st = mark_foreign(be, acc, n, &p, err);
     return st;
 }
 
@@ -316,5 +338,7 @@ dg_status dg_enqueue_group(dg_backend_i *be, const dg_access *acc, int n, dg_gro
             DG_CHECK(wait_for(be, &acc[i], acc[i].dev, acc[i].stream, err));
     st = fn(be, ctx, err);
     record(be, acc, n, NULL, st == DG_OK);
+    if (st == DG_OK)
+        st = mark_foreign(be, acc, n, NULL, err);
     return st;
 }

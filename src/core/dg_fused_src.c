@@ -1,6 +1,7 @@
 /* The CUDA source of a fused chain (dg_fused_src.h). */
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "dg_fused_src.h"
@@ -29,6 +30,7 @@ typedef struct src_buf {
     char *p;
     size_t cap, len;
     int ok;
+    int fpe; /* the first of the 4 words of floating-point error noting, or -1 */
 } src_buf;
 
 static void put(src_buf *b, const char *fmt, ...)
@@ -224,11 +226,32 @@ static void put_fpe_check(src_buf *b, const dg_fused_step *st)
         li->nin, nop);
 }
 
+/* Where the chain is checked (b->fpe >= 0), at a kernel's start: the action
+ * word, the generation and "underflow is watched" read once, and fk, the
+ * kinds the thread's elements raised. */
+static void put_fpe_head(src_buf *b)
+{
+    if (b->fpe < 0)
+        return;
+    put(b, "    const unsigned fpa = (unsigned)b.w[%d], fpg = (unsigned)(b.w[%d] >> 32);\n"
+           "    const int fpu = ((fpa >> 8) & 15u) != 0;\n"
+           "    unsigned fk = 0;\n", b->fpe, b->fpe);
+}
+
+/* At a checked kernel's end: the kinds published (dg_fpe_publish). */
+static void put_fpe_tail(src_buf *b)
+{
+    if (b->fpe < 0)
+        return;
+    put(b, "    (void)fpu;\n    if (fk)\n        dg_fpe_publish(fpa, fpg, (unsigned long long *)b.w[%d], "
+           "(uint32_t *)b.w[%d], (int32_t)b.w[%d], fk);\n", b->fpe + 1, b->fpe + 2, b->fpe + 3);
+}
+
 /* The steps of one element, values v<k> (declared by the caller); each
  * output stored as `store` says: "o" at its byte offset o<k> (the general
  * kernel), "i" at element i (the contiguous kernel's tail), "p" into its
  * pack p<k>.v[e] (the contiguous kernel's vectors). */
-static void put_steps(src_buf *b, const dg_fused_desc *d, const int *word, char store, int fpe)
+static void put_steps(src_buf *b, const dg_fused_desc *d, const int *word, char store)
 {
     char fn[64];
     int s, k;
@@ -245,7 +268,7 @@ static void put_steps(src_buf *b, const dg_fused_desc *d, const int *word, char 
         else
             put(b, "        %s(v%d, v%d, &v%d, &v%d);\n", fn, st->op[0], st->op[1], st->op[2],
                 st->op[3]);
-        if (fpe)
+        if (b->fpe >= 0)
             put_fpe_check(b, st);
         for (k = li->nin; k < li->nin + li->nout; k++) {
             const int o = st->op[k];
@@ -286,34 +309,13 @@ static void put_values(src_buf *b, const dg_fused_desc *d, const int *word, char
     }
 }
 
-/* Where the chain is checked (fpe: its first word, else -1): the action
- * word, generation and "underflow is watched" read once, and fk, the kinds
- * the thread's elements raised. */
-static void put_fpe_head(src_buf *b, int fpe)
-{
-    if (fpe < 0)
-        return;
-    put(b, "    const unsigned fpa = (unsigned)b.w[%d], fpg = (unsigned)(b.w[%d] >> 32);\n"
-           "    const int fpu = ((fpa >> 8) & 15u) != 0;\n"
-           "    unsigned fk = 0;\n", fpe, fpe);
-}
-
-/* The kernel's end: the kinds published (dg_fpe_publish: nothing for 0). */
-static void put_fpe_tail(src_buf *b, int fpe)
-{
-    if (fpe < 0)
-        return;
-    put(b, "    if (fk)\n        dg_fpe_publish(fpa, fpg, (unsigned long long *)b.w[%d], "
-           "(uint32_t *)b.w[%d], (int32_t)b.w[%d], fk);\n", fpe + 1, fpe + 2, fpe + 3);
-}
-
 /* The contiguous kernel (vec_width V > 1): a thread moves V elements of
  * each dense value with one aligned access of V * itemsize bytes (a pack:
  * the raw word and the V elements over it), computes the steps element by
  * element, and stores each output's pack whole; the n % V last elements
  * one each (a grid-stride loop too, so any launch covers them); inputs of
  * stride 0 are read once. */
-static void put_contig(src_buf *b, const dg_fused_desc *d, const int *word, int V, int fpe)
+static void put_contig(src_buf *b, const dg_fused_desc *d, const int *word, int V)
 {
     int k;
     put(b, "template <int B> struct dg_fraw;\n"
@@ -329,7 +331,7 @@ static void put_contig(src_buf *b, const dg_fused_desc *d, const int *word, int 
            "    const long long n = (long long)b.w[0], nvec = n / %d;\n"
            "    const long long first = (long long)blockIdx.x * blockDim.x + threadIdx.x;\n"
            "    const long long step = (long long)gridDim.x * blockDim.x;\n", V);
-    put_fpe_head(b, fpe);
+    put_fpe_head(b);
     for (k = 0; k < d->nval; k++) {
         const dg_fused_val *v = &d->val[k];
         if (v->kind == DG_FV_IN && v->strides[0] == 0)
@@ -348,7 +350,7 @@ static void put_contig(src_buf *b, const dg_fused_desc *d, const int *word, int 
     }
     put(b, "#pragma unroll\n        for (int e = 0; e < %d; e++) {\n", V);
     put_values(b, d, word, 'p');
-    put_steps(b, d, word, 'p', fpe >= 0);
+    put_steps(b, d, word, 'p');
     put(b, "        }\n");
     for (k = 0; k < d->nval; k++) {
         const dg_fused_val *v = &d->val[k];
@@ -358,16 +360,301 @@ static void put_contig(src_buf *b, const dg_fused_desc *d, const int *word, int 
     }
     put(b, "    }\n    for (long long i = nvec * %d + first; i < n; i += step) {\n", V);
     put_values(b, d, word, 'i');
-    put_steps(b, d, word, 'i', fpe >= 0);
+    put_steps(b, d, word, 'i');
     put(b, "    }\n");
-    put_fpe_tail(b, fpe);
+    put_fpe_tail(b);
+    put(b, "}\n");
+}
+
+/* The shortest last axis the row kernel takes (shorter rows leave most of a
+ * tile's threads idle: the general kernel serves them). */
+#define DG_FUSED_ROW_MIN 256
+
+/* DGARRAY_FUSED_ROWS="items,blocks" (a measuring aid, as benchmarks/
+ * fused_rows.py uses it; unset in normal use): the row kernel's elements per
+ * thread, and the least resident blocks per SM its launch bounds ask of the
+ * compiler (0: none, the compiler's choice of registers).  1 if it is set. */
+static int row_tuning(int *items, int *blocks)
+{
+    const char *e = getenv("DGARRAY_FUSED_ROWS");
+    int i = 0, bl = 0;
+    if (e == NULL || sscanf(e, "%d,%d", &i, &bl) < 1)
+        return 0;
+    if (items)
+        *items = i > 0 && i <= 16 ? i : 0;
+    if (blocks)
+        *blocks = bl > 0 && bl <= 8 ? bl : 0;
+    return 1;
+}
+
+/* The fourth number of DGARRAY_FUSED_ROWS: the streaming kernel's rows a
+ * step (1 or 2; 0: the streaming kernel off, the row kernel serves its
+ * chains); 2 where it is not set. */
+static int stream_rows(void)
+{
+    const char *e = getenv("DGARRAY_FUSED_ROWS");
+    int i = 0, bl = 0, ps = 0, rr = 2;
+    if (e == NULL || sscanf(e, "%d,%d,%d,%d", &i, &bl, &ps, &rr) < 4)
+        return 2;
+    return rr < 0 ? 0 : rr > 2 ? 2 : rr;
+}
+
+/* Elements per thread of a tile of the row kernel: 32 bytes of the widest
+ * input (4 to 8 elements), so that each SM keeps enough loads in flight to
+ * cover the memory's latency (4 float32 each, 2048 threads: 32 KiB, about
+ * what an H200's SM needs at full bandwidth while loads are in flight only
+ * part of the time). */
+static int row_items(const dg_fused_desc *d)
+{
+    int k, maxs = 1, items;
+    if (row_tuning(&items, NULL) && items > 0)
+        return items;
+    for (k = 0; k < d->nval; k++)
+        if (d->val[k].kind == DG_FV_IN && dg_dtype_size(d->val[k].dtype) > maxs)
+            maxs = dg_dtype_size(d->val[k].dtype);
+    items = 32 / maxs;
+    return items < 4 ? 4 : items > 8 ? 8 : items;
+}
+
+/* The row kernel, for a space whose last axis is long (nd >= 1) and whose
+ * memory is not dense and aligned (Jacobi's shifted slices, a transposed or
+ * strided view): each block takes tiles of I x blockDim.x neighbouring
+ * elements of rows blockIdx.y, blockIdx.y + gridDim.y, ...; a row's offsets
+ * come from its leading coordinates once per row (divisions only past two
+ * axes), an element's from its column alone.  Each thread loads the inputs
+ * of its I elements (row_items) before it computes and stores any, so that several
+ * loads are in flight (a fused chain's output is never another element of an
+ * input: dg_fuse.c keeps overlapping views apart). */
+static void put_rows(src_buf *b, const dg_fused_desc *d, const int *word, int I)
+{
+    const int nd = d->ndim;
+    int k, a, blocks = 0;
+    if (row_tuning(NULL, &blocks) && blocks > 0)
+        put(b, "extern \"C\" __global__ void __launch_bounds__(256, %d)\n", blocks);
+    else
+        put(b, "extern \"C\" __global__ void __launch_bounds__(256)\n");
+    put(b, "dg_fused(const __grid_constant__ dg_fused_args b)\n{\n"
+           "    const long long cols = (long long)b.w[%d];\n"
+           "    const long long rows = (long long)b.w[0] / cols;\n"
+           "    const long long cs = (long long)blockIdx.x * %d * blockDim.x + threadIdx.x;\n",
+        nd, I);
+    put_fpe_head(b);
+    put(b, "    for (long long row = blockIdx.y; row < rows; row += gridDim.y) {\n");
+    /* the row's leading coordinates */
+    if (nd > 1) {
+        put(b, "        long long r = row;\n");
+        for (a = nd - 2; a > 0; a--)
+            put(b, "        const long long c%d = r %% (long long)b.w[%d];\n"
+                   "        r /= (long long)b.w[%d];\n", a, 1 + a, 1 + a);
+        put(b, "        const long long c0 = r;\n");
+    }
+    for (k = 0; k < d->nval; k++) {
+        if (word[k] < 0 || !in_memory(&d->val[k]))
+            continue;
+        put(b, "        const long long r%d = 0", k);
+        for (a = 0; a < nd - 1; a++)
+            put(b, " + c%d * (long long)b.w[%d]", a, word[k] + 1 + a);
+        put(b, ";\n        const long long l%d = (long long)b.w[%d];\n", k, word[k] + nd);
+    }
+    /* the inputs of the thread's elements, loaded first */
+    put(b, "        bool on[%d];\n", I);
+    for (k = 0; k < d->nval; k++)
+        if (d->val[k].kind == DG_FV_IN)
+            put(b, "        %s x%d[%d];\n", ctype[d->val[k].dtype], k, I);
+    put(b, "#pragma unroll\n        for (int j = 0; j < %d; j++) {\n"
+           "            const long long c = cs + (long long)j * blockDim.x;\n"
+           "            on[j] = c < cols;\n"
+           "            if (on[j]) {\n", I);
+    for (k = 0; k < d->nval; k++)
+        if (d->val[k].kind == DG_FV_IN)
+            put(b, "                x%d[j] = *(const %s *)((const char *)b.w[%d] + r%d + c * l%d);\n",
+                k, ctype[d->val[k].dtype], word[k], k, k);
+    put(b, "            }\n        }\n"
+           "#pragma unroll\n        for (int j = 0; j < %d; j++) {\n"
+           "            const long long c = cs + (long long)j * blockDim.x;\n"
+           "            if (!on[j])\n                continue;\n", I);
+    for (k = 0; k < d->nval; k++) {
+        const dg_fused_val *v = &d->val[k];
+        const char *t = ctype[v->dtype];
+        if (v->kind == DG_FV_IN)
+            put(b, "        const %s v%d = x%d[j];\n", t, k, k);
+        else if (v->kind == DG_FV_SCALAR)
+            put(b, "        const %s v%d = *(const %s *)&b.w[%d];\n", t, k, t, word[k]);
+        else if (v->kind == DG_FV_OUT)
+            put(b, "        const long long o%d = r%d + c * l%d;\n        %s v%d;\n", k, k, k,
+                t, k);
+        else
+            put(b, "        %s v%d;\n", t, k);
+    }
+    put_steps(b, d, word, 'o');
+    put(b, "        }\n    }\n");
+    put_fpe_tail(b);
+    put(b, "}\n");
+}
+
+/* The streaming kernel's band (rows a thread walks down), its elements per
+ * thread, and the most rows apart the members of one family may be. */
+#define DG_FUSED_BAND 32
+#define DG_FUSED_STREAM_ITEMS 4
+#define DG_FUSED_SPAN 4
+
+/* The families of a 2-d space's inputs: inputs of one dtype and strides
+ * whose addresses differ by whole rows (Jacobi's north, centre and south
+ * slices of one grid), so that member k at row r is its family's anchor (its
+ * first input) at row r + off[k], off[k] within [lo, hi] of the anchor, hi -
+ * lo <= DG_FUSED_SPAN.  fam[k]: the anchor of k's family where the family has
+ * two members or more, else -1.  Returns the number of such families. */
+static int stream_families(const dg_fused_desc *d, int *fam, int64_t *off, int64_t *lo,
+                           int64_t *hi)
+{
+    int n[DG_FUSED_MAXVALS], k, j, nf = 0;
+    for (k = 0; k < d->nval; k++) {
+        const dg_fused_val *v = &d->val[k];
+        const int64_t s0 = v->strides[0];
+        fam[k] = -1;
+        off[k] = lo[k] = hi[k] = 0;
+        n[k] = 0;
+        if (v->kind != DG_FV_IN || s0 == 0)
+            continue;
+        for (j = 0; j < k; j++) {
+            const dg_fused_val *a = &d->val[j];
+            const int64_t diff = (int64_t)((intptr_t)v->data - (intptr_t)a->data);
+            int64_t q;
+            if (fam[j] != j || a->dtype != v->dtype || a->strides[0] != s0 ||
+                a->strides[1] != v->strides[1] || diff % s0 != 0)
+                continue;
+            q = diff / s0;
+            if ((q > hi[j] ? q : hi[j]) - (q < lo[j] ? q : lo[j]) > DG_FUSED_SPAN)
+                continue;
+            fam[k] = j;
+            off[k] = q;
+            lo[j] = q < lo[j] ? q : lo[j];
+            hi[j] = q > hi[j] ? q : hi[j];
+            n[j]++;
+            break;
+        }
+        if (j == k) {
+            fam[k] = k;
+            n[k] = 1;
+        }
+    }
+    for (k = 0; k < d->nval; k++) {
+        if (fam[k] >= 0 && n[fam[k]] < 2)
+            fam[k] = -1;
+        nf += fam[k] == k;
+    }
+    return nf;
+}
+
+/* The streaming kernel, for a 2-d space whose inputs hold families (rows
+ * of one memory a few rows apart: Jacobi's step): each thread takes
+ * DG_FUSED_STREAM_ITEMS columns a block apart and walks down a band of
+ * DG_FUSED_BAND rows, RR rows a step, keeping each family's rows r + lo ..
+ * r + RR - 1 + hi in registers, so that each row of a family is read once
+ * per band (instead of once per member: the row kernel reads Jacobi's grid
+ * three times, through L2); bands a grid stride apart.  The other inputs
+ * are read at each row, as the row kernel reads them.  A step loads every
+ * input of its RR rows before it computes and stores any (RR = 2: twice the
+ * loads in flight of a thread, which waits for each step's loads). */
+static void put_stream(src_buf *b, const dg_fused_desc *d, const int *word, const int *fam,
+                       const int64_t *off, const int64_t *lo, const int64_t *hi, int RR)
+{
+    const int I = DG_FUSED_STREAM_ITEMS;
+    int k, i, rr;
+    put(b, "extern \"C\" __global__ void __launch_bounds__(256)\n"
+           "dg_fused(const __grid_constant__ dg_fused_args b)\n{\n"
+           "    const long long rows = (long long)b.w[1], cols = (long long)b.w[2];\n"
+           "    const long long cs = (long long)blockIdx.x * %d * blockDim.x + threadIdx.x;\n"
+           "    long long c[%d];\n    bool on[%d];\n"
+           "#pragma unroll\n    for (int j = 0; j < %d; j++) {\n"
+           "        c[j] = cs + (long long)j * blockDim.x;\n        on[j] = c[j] < cols;\n    }\n",
+        I, I, I, I);
+    put_fpe_head(b);
+    /* each family's window: f<anchor>_<row - r - lo>[column], RR - 1 + hi - lo rows */
+    for (k = 0; k < d->nval; k++)
+        if (fam[k] == k)
+            for (i = 0; i < RR + (int)(hi[k] - lo[k]); i++)
+                put(b, "    %s f%d_%d[%d];\n", ctype[d->val[k].dtype], k, i, I);
+    for (k = 0; k < d->nval; k++)
+        if (d->val[k].kind == DG_FV_IN && fam[k] < 0)
+            for (rr = 0; rr < RR; rr++)
+                put(b, "    %s x%d_%d[%d];\n", ctype[d->val[k].dtype], k, rr, I);
+    put(b, "    for (long long rb = (long long)blockIdx.y * %d; rb < rows;\n"
+           "         rb += (long long)gridDim.y * %d) {\n"
+           "        const long long re = rb + %d < rows ? rb + %d : rows;\n",
+        DG_FUSED_BAND, DG_FUSED_BAND, DG_FUSED_BAND, DG_FUSED_BAND);
+    /* the window's first rows, rb + lo .. rb + hi - 1 */
+    put(b, "#pragma unroll\n        for (int j = 0; j < %d; j++) {\n"
+           "            if (!on[j])\n                continue;\n", I);
+    for (k = 0; k < d->nval; k++)
+        if (fam[k] == k)
+            for (i = 0; i < (int)(hi[k] - lo[k]); i++)
+                put(b, "            f%d_%d[j] = *(const %s *)((const char *)b.w[%d] + (rb + %lld) * "
+                       "(long long)b.w[%d] + c[j] * (long long)b.w[%d]);\n",
+                    k, i, ctype[d->val[k].dtype], word[k], (long long)(lo[k] + i), word[k] + 1,
+                    word[k] + 2);
+    put(b, "        }\n        for (long long r = rb; r < re; r += %d) {\n"
+           "#pragma unroll\n            for (int j = 0; j < %d; j++) {\n"
+           "                if (!on[j])\n                    continue;\n", RR, I);
+    /* the rows that enter the windows, and the other inputs, of the step's rows */
+    for (rr = 0; rr < RR; rr++) {
+        if (rr > 0)
+            put(b, "                if (r + %d < re) {\n", rr);
+        for (k = 0; k < d->nval; k++) {
+            const dg_fused_val *v = &d->val[k];
+            if (fam[k] == k)
+                put(b, "                f%d_%d[j] = *(const %s *)((const char *)b.w[%d] + (r + %lld) "
+                       "* (long long)b.w[%d] + c[j] * (long long)b.w[%d]);\n",
+                    k, (int)(hi[k] - lo[k]) + rr, ctype[v->dtype], word[k],
+                    (long long)(hi[k] + rr), word[k] + 1, word[k] + 2);
+            else if (v->kind == DG_FV_IN && fam[k] < 0)
+                put(b, "                x%d_%d[j] = *(const %s *)((const char *)b.w[%d] + (r + %d) * "
+                       "(long long)b.w[%d] + c[j] * (long long)b.w[%d]);\n",
+                    k, rr, ctype[v->dtype], word[k], rr, word[k] + 1, word[k] + 2);
+        }
+        if (rr > 0)
+            put(b, "                }\n");
+    }
+    put(b, "            }\n");
+    for (rr = 0; rr < RR; rr++) {
+        put(b, "#pragma unroll\n            for (int j = 0; j < %d; j++) {\n"
+               "                if (!on[j]%s)\n                    continue;\n"
+               "        const long long r_ = r + %d;\n",
+            I, rr > 0 ? (rr == 1 ? " || r + 1 >= re" : " || r + 2 >= re") : "", rr);
+        for (k = 0; k < d->nval; k++) {
+            const dg_fused_val *v = &d->val[k];
+            const char *t = ctype[v->dtype];
+            if (v->kind == DG_FV_IN && fam[k] >= 0)
+                put(b, "        const %s v%d = f%d_%d[j];\n", t, k, fam[k],
+                    (int)(off[k] - lo[fam[k]]) + rr);
+            else if (v->kind == DG_FV_IN)
+                put(b, "        const %s v%d = x%d_%d[j];\n", t, k, k, rr);
+            else if (v->kind == DG_FV_SCALAR)
+                put(b, "        const %s v%d = *(const %s *)&b.w[%d];\n", t, k, t, word[k]);
+            else if (v->kind == DG_FV_OUT)
+                put(b, "        const long long o%d = r_ * (long long)b.w[%d] + c[j] * "
+                       "(long long)b.w[%d];\n        %s v%d;\n", k, word[k] + 1, word[k] + 2, t, k);
+            else
+                put(b, "        %s v%d;\n", t, k);
+        }
+        put_steps(b, d, word, 'o');
+        put(b, "            }\n");
+    }
+    /* the windows move down RR rows */
+    put(b, "#pragma unroll\n            for (int j = 0; j < %d; j++) {\n", I);
+    for (k = 0; k < d->nval; k++)
+        if (fam[k] == k)
+            for (i = 0; i < (int)(hi[k] - lo[k]); i++)
+                put(b, "                f%d_%d[j] = f%d_%d[j];\n", k, i, k, i + RR);
+    put(b, "            }\n        }\n    }\n");
+    put_fpe_tail(b);
     put(b, "}\n");
 }
 
 dg_status dg_fused_cuda_source(const dg_fused_desc *d, char *buf, size_t cap, int check_fpe,
                                dg_fused_args *args, dg_error *err)
 {
-    src_buf b = {buf, cap, 0, 1};
+    src_buf b = {buf, cap, 0, 1, -1};
     int word[DG_FUSED_MAXVALS];
     int nd = d->ndim, nw = 1 + nd, k, a;
     const int V = vec_width(d);
@@ -401,19 +688,44 @@ dg_status dg_fused_cuda_source(const dg_fused_desc *d, char *buf, size_t cap, in
         if (nw + 4 > DG_FUSED_MAXWORDS)
             return dg_error_set(err, DG_ERR_NOTIMPL, -1, "a fused chain with too many "
                                 "operands for one kernel");
-        args->fpe_word = nw;
+        args->fpe_word = b.fpe = nw;
         memset(&args->w[nw], 0, 4 * sizeof args->w[0]);
         nw += 4;
     }
     args->nwords = nw;
     args->vec = V;
+    args->items = 0;
+    args->band = 0;
+    args->cols = nd > 0 ? d->shape[nd - 1] : 1;
+    args->rows = args->cols > 0 ? (int64_t)args->w[0] / args->cols : 0;
 
     put(&b, "#define DG_SCALAR_PARTS %d\n"
             "#include \"dg_scalar.h\"\n"
             "struct dg_fused_args { unsigned long long w[%d]; };\n",
         scalar_parts(d), nw);
     if (V > 1) {
-        put_contig(&b, d, word, V, args->fpe_word);
+        put_contig(&b, d, word, V);
+        if (!b.ok)
+            return dg_error_set(err, DG_ERR_NOTIMPL, -1, "a fused chain too long for one kernel");
+        return DG_OK;
+    }
+    if (nd == 2 && d->shape[1] >= DG_FUSED_ROW_MIN && d->shape[1] < ((int64_t)1 << 40) &&
+        d->shape[0] >= 2 * DG_FUSED_SPAN && stream_rows() > 0) {
+        int fam[DG_FUSED_MAXVALS];
+        int64_t off[DG_FUSED_MAXVALS], lo[DG_FUSED_MAXVALS], hi[DG_FUSED_MAXVALS];
+        if (stream_families(d, fam, off, lo, hi) > 0) {
+            args->items = DG_FUSED_STREAM_ITEMS;
+            args->band = DG_FUSED_BAND;
+            put_stream(&b, d, word, fam, off, lo, hi, stream_rows());
+            if (!b.ok)
+                return dg_error_set(err, DG_ERR_NOTIMPL, -1,
+                                    "a fused chain too long for one kernel");
+            return DG_OK;
+        }
+    }
+    if (nd >= 1 && d->shape[nd - 1] >= DG_FUSED_ROW_MIN && d->shape[nd - 1] < ((int64_t)1 << 40)) {
+        args->items = row_items(d);
+        put_rows(&b, d, word, args->items);
         if (!b.ok)
             return dg_error_set(err, DG_ERR_NOTIMPL, -1, "a fused chain too long for one kernel");
         return DG_OK;
@@ -427,7 +739,7 @@ dg_status dg_fused_cuda_source(const dg_fused_desc *d, char *buf, size_t cap, in
             "    const long long n = (long long)b.w[0];\n"
             "    long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;\n"
             "    const long long step = (long long)gridDim.x * blockDim.x;\n");
-    put_fpe_head(&b, args->fpe_word);
+    put_fpe_head(&b);
     for (a = 0; a < nd; a++)
         put(&b, "    long long c%d, s%d;\n", a, a);
     put(&b, "    {\n        long long r = i, t = step;\n");
@@ -470,9 +782,9 @@ dg_status dg_fused_cuda_source(const dg_fused_desc *d, char *buf, size_t cap, in
         else
             put(&b, "        %s v%d;\n", t, k);
     }
-    put_steps(&b, d, word, 'o', args->fpe_word >= 0);
+    put_steps(&b, d, word, 'o');
     put(&b, "    }\n");
-    put_fpe_tail(&b, args->fpe_word);
+    put_fpe_tail(&b);
     put(&b, "}\n");
     if (!b.ok)
         return dg_error_set(err, DG_ERR_NOTIMPL, -1, "a fused chain too long for one kernel");

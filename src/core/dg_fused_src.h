@@ -26,6 +26,13 @@
 typedef struct dg_fused_args {
     int nwords;
     int vec; /* elements a thread moves per access (1: the general kernel) */
+    /* the row kernel (items > 0): tiles of items x blockDim.x elements of one
+     * row (the last axis, cols long) per block, blocks (cols tiles, rows) */
+    int items;
+    int64_t rows, cols;
+    /* the streaming kernel (band > 0): threads walk down bands of `band`
+     * rows, blocks (column tiles of items x blockDim.x, bands) */
+    int band;
     /* the first of the 4 words of floating-point error noting, or -1: the
      * caller fills w[fpe_word..+3] with dg_cu_fpe's actions | gen << 32,
      * gate, record and where (src/backend/cuda/cu_kernels.h) */

@@ -194,8 +194,9 @@ done:
  * (ufunc name, operand indices) whose loop is the one of the operands'
  * dtypes; check_fpe (optional): the source checks floating-point errors,
  * its last 4 argument words left 0 for the caller.  -> (source, argument
- * words as bytes).  For tests that run the
- * generated kernel on the host over NumPy's memory. */
+ * words as bytes, (items, rows, cols, band): the row or streaming kernel's
+ * tile, space and band (streaming: band > 0), items 0 for the others).  For
+ * tests that run the generated kernel on the host over NumPy's memory. */
 static PyObject *f_fused_source_of(PyObject *mod, PyObject *args)
 {
     PyObject *shape, *vals, *steps, *r = NULL;
@@ -274,7 +275,8 @@ static PyObject *f_fused_source_of(PyObject *mod, PyObject *args)
         dgpy_raise(&err);
         goto done;
     }
-    r = Py_BuildValue("(sy#)", buf, (const char *)fa->w, (Py_ssize_t)(8 * fa->nwords));
+    r = Py_BuildValue("(sy#(iLLi))", buf, (const char *)fa->w, (Py_ssize_t)(8 * fa->nwords),
+                      fa->items, (long long)fa->rows, (long long)fa->cols, fa->band);
 done:
     free(d);
     free(fa);

@@ -218,6 +218,7 @@ static dg_backend_i bare_of(const dg_backend_i *be)
     b.search = NULL;
     b.count = NULL;
     b.watch = NULL;
+    b.mark = NULL;
     return b;
 }
 
@@ -240,7 +241,8 @@ static void test_dispatch_defaults(void)
         EXPECT(!dg_be_has(&bare, (dg_be_slot)s));
         EXPECT(dg_be_has(g_be, (dg_be_slot)s) ==
                (s != DG_SLOT_BYTES_HELD && s != DG_SLOT_TRIM &&
-                s != DG_SLOT_WATCH)); /* the CPU backend's (its MPI waits are bounded) */
+                s != DG_SLOT_WATCH && /* the CPU backend's (its MPI waits are bounded) */
+                s != DG_SLOT_MARK));  /* its waits wait for positions exactly */
     }
     EXPECT(dg_be_can_access(&bare, 0, g_be->ndevices - 1) == 0);
     EXPECT(dg_be_gemm_wide(&bare, DG_FLOAT64) == 0);
@@ -255,6 +257,7 @@ static void test_dispatch_defaults(void)
     dg_be_release(&bare, 0, p);
     CHECK_OK(dg_be_trim(&bare, 0, err));
     CHECK_OK(dg_be_watch(&bare, 1.0, err)); /* nothing to watch */
+    CHECK_OK(dg_be_mark(&bare, dg_be_pos(&bare, 0, DG_STREAM_COMPUTE), err));
     EXPECT(dg_be_transport(&bare, NULL, 0, &e) == DG_ERR_NOTIMPL);
     EXPECT(strcmp(e.msg, "the cpu backend cannot run as one process of several") == 0);
     dg_error_clear(&e);

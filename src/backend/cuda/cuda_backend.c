@@ -347,6 +347,20 @@ dg_status cu_wait(dg_backend_i *be, int dev, int stream, dg_pos p, dg_error *err
     return DG_OK;
 }
 
+dg_status cu_mark(dg_backend_i *be, dg_pos p, dg_error *err)
+{
+    cu_be *b = cu_of(be);
+    cu_event *e;
+    if (p.seq == 0)
+        return DG_OK;
+    DG_CHECK(cu_check_stream(b, p.dev, p.stream, "mark a position", err));
+    if (pos_done(b, p))
+        return DG_OK;
+    DG_CHECK(ev_cover(b, p.dev, p.stream, p.seq, &e, err));
+    ev_release(b, p.dev, e);
+    return DG_OK;
+}
+
 /* The host waits for p: fully (cudaEventSynchronize) when timeout_us < 0,
  * else for at most timeout_us, polling the covering event and yielding the
  * CPU between polls (as cudaEventSynchronize spins), so that the wait can
@@ -908,6 +922,13 @@ static dg_status slot_wait(dg_backend_i *be, int dev, int stream, dg_pos p, dg_e
     return st;
 }
 
+static dg_status slot_mark(dg_backend_i *be, dg_pos p, dg_error *err)
+{
+    dg_status st;
+    KEEP_DEVICE(cu_mark(be, p, err));
+    return st;
+}
+
 static dg_status slot_sync(dg_backend_i *be, dg_pos p, dg_error *err)
 {
     dg_status st;
@@ -1328,6 +1349,7 @@ static dg_status backend_create(int ndevices, dg_backend_i **out, dg_error *err)
     b->iface.join = slot_join;           /* [multihost] */
     b->iface.transport = slot_transport; /* [multihost] */
     b->iface.watch = slot_watch;         /* [multihost] */
+    b->iface.mark = slot_mark;
     b->iface.can_access = cu_can_access;
     b->iface.select = slot_select;
     b->iface.rows = slot_rows;

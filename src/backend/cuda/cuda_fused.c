@@ -138,9 +138,33 @@ static dg_status run_kernel(cu_be *b, int dev, cudaStream_t s, const dg_fused_de
     if (st == DG_OK)
         st = kernel_of(code, dev, &k, err);
     if (st == DG_OK) {
-        /* a contiguous kernel's thread moves args->vec elements */
-        grid.x = cu_blocks((n + args->vec - 1) / args->vec, (int64_t)b->devs[dev].nsm * 16);
-        grid.y = grid.z = 1;
+        if (args->band > 0) {
+            /* the streaming kernel: a block per tile of columns and band of rows */
+            const int64_t tile = (int64_t)args->items * DG_CU_THREADS;
+            const int64_t gy = (args->rows + args->band - 1) / args->band;
+            grid.x = (unsigned)((args->cols + tile - 1) / tile);
+            grid.y = (unsigned)(gy < 1 ? 1 : gy > 65535 ? 65535 : gy);
+        } else if (args->items > 0) {
+            /* the row kernel: a block per tile of a row, rows a grid stride
+             * apart; about 16 blocks per SM in all, as the other kernels
+             * (the third number of DGARRAY_FUSED_ROWS, a measuring aid,
+             * sets another) */
+            const int64_t tile = (int64_t)args->items * DG_CU_THREADS;
+            const int64_t gx = (args->cols + tile - 1) / tile;
+            const char *tune = getenv("DGARRAY_FUSED_ROWS");
+            int i_ = 0, b_ = 0, per_sm = 16;
+            if (tune != NULL && sscanf(tune, "%d,%d,%d", &i_, &b_, &per_sm) < 3)
+                per_sm = 16;
+            int64_t gy = (int64_t)b->devs[dev].nsm * (per_sm > 0 ? per_sm : 16) / gx;
+            gy = gy < 1 ? 1 : gy > args->rows ? args->rows : gy;
+            grid.x = (unsigned)gx;
+            grid.y = (unsigned)(gy < 1 ? 1 : gy > 65535 ? 65535 : gy);
+        } else {
+            /* a contiguous kernel's thread moves args->vec elements */
+            grid.x = cu_blocks((n + args->vec - 1) / args->vec, (int64_t)b->devs[dev].nsm * 16);
+            grid.y = 1;
+        }
+        grid.z = 1;
         block.x = DG_CU_THREADS;
         block.y = block.z = 1;
         params[0] = args->w;

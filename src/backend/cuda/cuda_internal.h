@@ -186,6 +186,9 @@ void cu_reduce_scratch_free(cu_dev *d);
 
 /* The backend's wait: (dev, stream) waits for p. */
 dg_status cu_wait(dg_backend_i *be, int dev, int stream, dg_pos p, dg_error *err);
+/* Records an event at p now, so that waits for p take in nothing after it
+ * (dg_backend_i.mark). */
+dg_status cu_mark(dg_backend_i *be, dg_pos p, dg_error *err);
 dg_pos cu_pos(dg_backend_i *be, int dev, int stream);
 
 /* ---- launch geometry ------------------------------------------------------ */
