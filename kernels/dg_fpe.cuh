@@ -40,16 +40,26 @@ template <int D, class T> __device__ __forceinline__ bool dg_cu_fpe_odd(const T 
         return false;
 }
 
-/* The kinds one element of a loop of class C raised: operands a, b, o, o1
- * in the loop's order (inputs, then outputs; NIN inputs, NOP in all) of
- * dtypes D0..D3.  The common case is one compare per output (or per
- * divisor, per cast input); dg_fpe_rule_at, out of line, classifies the odd
- * ones.  `actions` != 0 (the caller tests it once per thread). */
-template <int C, int NIN, int NOP, int D0, int D1, int D2, int D3, class T0, class T1, class T2,
-          class T3>
+/* dg_fpe_rule_at of one element of loop L (operands by value, in the
+ * loop's order): out of line, one copy per loop, so that each unrolled
+ * element of each kernel adds a call, not the classification. */
+template <class L, class T0, class T1, class T2, class T3>
+static __device__ __noinline__ unsigned dg_cu_fpe_classify(bool under, T0 a, T1 b, T2 o, T3 o1)
+{
+    const int dt[4] = {L::D0, L::D1, L::D2, L::D3};
+    const void *const p[4] = {&a, &b, &o, &o1};
+    return dg_fpe_rule_at(L::CLS, under, L::NIN, L::NIN + L::NOUT, dt, p);
+}
+
+/* The kinds one element of loop L raised: operands a, b, o, o1 in the
+ * loop's order (inputs, then outputs).  The common case is one compare per
+ * output (or per divisor, per cast input); dg_cu_fpe_classify, out of line,
+ * classifies the odd ones.  `actions` != 0 (the caller tests it). */
+template <class L, class T0, class T1, class T2, class T3>
 __device__ __forceinline__ unsigned dg_cu_fpe_check(uint32_t actions, const T0 &a, const T1 &b,
                                                     const T2 &o, const T3 &o1)
 {
+    constexpr int C = L::CLS;
     if constexpr ((C & 15) == DG_FPC_NONE) {
         return 0;
     } else {
@@ -60,24 +70,17 @@ __device__ __forceinline__ unsigned dg_cu_fpe_check(uint32_t actions, const T0 &
         } else if constexpr ((C & 15) == DG_FPC_INT_RECIP) {
             odd = a == (T0)0;
         } else if constexpr ((C & 15) == DG_FPC_TO_INT) {
-            const double x = dg_fpe_load(D0, &a).re;
-            odd = !dg_fpe_int_ok(x, D1) || x != x;
+            odd = !dg_fpe_int_ok(dg_fpe_load(L::D0, &a).re, L::D1);
+        } else if constexpr (L::NIN == 1) {
+            odd = dg_cu_fpe_odd<L::D1>(b, under);
+            if constexpr (L::NOUT > 1)
+                odd = odd || dg_cu_fpe_odd<L::D2>(o, under);
         } else {
-            if constexpr (NIN == 1) {
-                odd = dg_cu_fpe_odd<D1>(b, under);
-                if constexpr (NOP > 2)
-                    odd = odd || dg_cu_fpe_odd<D2>(o, under);
-            } else {
-                odd = dg_cu_fpe_odd<D2>(o, under);
-                if constexpr (NOP > 3)
-                    odd = odd || dg_cu_fpe_odd<D3>(o1, under);
-            }
+            odd = dg_cu_fpe_odd<L::D2>(o, under);
+            if constexpr (L::NOUT > 1)
+                odd = odd || dg_cu_fpe_odd<L::D3>(o1, under);
         }
-        if (!odd)
-            return 0;
-        const int dt[4] = {D0, D1, D2, D3};
-        const void *const p[4] = {&a, &b, &o, &o1};
-        return dg_fpe_rule_at(C, under, NIN, NOP, dt, p);
+        return odd ? dg_cu_fpe_classify<L>(under, a, b, o, o1) : 0u;
     }
 }
 

@@ -266,8 +266,7 @@ __device__ __forceinline__ void dg_ew_eval_fpe(bool uexp, const dg_cu_fpe &fpe, 
     dg_ew_eval<L>(uexp, a, b, o, o1);
     if constexpr ((L::CLS & 15) != DG_FPC_NONE) {
         if (fpe.actions != 0)
-            fk |= dg_cu_fpe_check<L::CLS, L::NIN, L::NIN + L::NOUT, L::D0, L::D1, L::D2, L::D3>(
-                fpe.actions, a, b, o, o1);
+            fk |= dg_cu_fpe_check<L>(fpe.actions, a, b, o, o1);
     }
 }
 

@@ -107,11 +107,8 @@ template <int I> struct dg_red_loop_op {
         if constexpr (FPE) {
             ai |= xi;
             if (dg_cu_fpe_odd<L::D2>(o, false) &&
-                !dg_red_fpe_from<L::D0>(a, o) && !dg_red_fpe_from<L::D0>(x, o)) {
-                const int dt[4] = {L::D0, L::D1, L::D2, -1};
-                const void *const p[4] = {&a, &x, &o, &o};
-                ai |= (int64_t)dg_fpe_rule_at(L::CLS, 0, 2, 3, dt, p);
-            }
+                !dg_red_fpe_from<L::D0>(a, o) && !dg_red_fpe_from<L::D0>(x, o))
+                ai |= (int64_t)dg_cu_fpe_classify<L>(false, a, x, o, none);
         }
     }
 };
