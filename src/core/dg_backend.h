@@ -36,7 +36,7 @@
 #include "dg_gemm.h"
 #include "dg_status.h"
 
-#define DG_BACKEND_VERSION 8
+#define DG_BACKEND_VERSION 9
 #define DG_HOST (-1)
 #define DG_MAXOPS 5 /* operands of one loop: nin + nout <= 4, plus the where mask */
 
@@ -648,6 +648,20 @@ struct dg_backend_i {
      * touches another device's memory (a peer read of a neighbour's rows),
      * the positions another device's work is likely to wait for. */
     dg_status (*mark)(dg_backend_i *be, dg_pos p, dg_error *err);
+
+    /* Floating-point errors ([surface] item 3, dg_fpe.h) of devices that keep
+     * no floating-point status (GPUs: their kernels note what they raise).
+     * fpe_actions: set by the core (dg_be_fpe_attach) before any work, never
+     * by the backend: the calling thread's action word (dg_fpe_actions of the
+     * core's copy of dg_fpe.c: the backend may be another extension module,
+     * with copies of its own).  OPTIONAL fpe_fold (NULL: the backend notes
+     * with dg_fpe_note itself, as the CPU backend does): or's into *noted
+     * the noted words its devices published since its last call, and sets
+     * *where (if NULL) to the name of the work that published; called by
+     * dg_fpe_take (the binding's calls, never two at once), without waiting
+     * for any work. */
+    uint32_t (*fpe_actions)(void);
+    void (*fpe_fold)(dg_backend_i *be, uint32_t *noted, const char **where);
 };
 
 /* ---- calls into the table (dg_backend.c) -----------------------------------
@@ -656,6 +670,11 @@ struct dg_backend_i {
  * slot's arguments and contract, and gives the default of an OPTIONAL slot
  * the backend left NULL.  Code outside dg_backend.c never calls a slot
  * itself. */
+
+/* Hands be the core's action word (fpe_actions) and adds its fpe_fold as a
+ * source of dg_fpe_take, until dg_be_destroy: once, when the binding takes
+ * the backend.  DG_ERR_INTERNAL where dg_fpe has no room for another. */
+dg_status dg_be_fpe_attach(dg_backend_i *be, dg_error *err);
 
 /* The OPTIONAL slots, for dg_be_has and dg_be_need. */
 typedef enum dg_be_slot {
