@@ -138,17 +138,21 @@ def workloads(n=1 << 28, sq=16384):
               "cg_step": (cg_step, 8 << 30),
               "matmul_f64": (lambda: done(fa @ fb), 2 * k ** 3),
               "matvec_f64_32768": (lambda: done(big.dot(vec)), 8 << 30)}
-    # [surface] and [gpu-speed] rows: the selection's count passes one by one
-    # (the top digit of every key; then a 12-bit digit under a prefix that few
-    # keys share), the median and the histogram of run.py's w_surface, and
-    # take of w_take
+    # [surface] and [gpu-speed] rows: the selection's passes one by one (the
+    # top digit of every key; a 12-bit digit under a prefix that few keys
+    # share; the gathering of the keys under that prefix, a median's second
+    # and last reading of x), the median and the histogram of run.py's
+    # w_surface, and take of w_take
     from dgarray import _core
     key0 = int(np.array(0.01, np.float32).view(np.uint32)) ^ 0x80000000
+    under0 = max(1, int(_core._count(a, None, 4096, 1, 8, 20, key0 >> 20).get().sum()))
     ti = dg.asarray(np.random.default_rng(8).integers(0, 1 << 26, 1 << 26))
     tx = dg.asarray(x[: 1 << 26])
     surface = {
         "count_top": (lambda: _core._count(a, None, 4096, 1, 20, 32, 0).get(), 4 * n),
         "count_prefix": (lambda: _core._count(a, None, 4096, 1, 8, 20, key0 >> 20).get(), 4 * n),
+        "keep_prefix": (lambda: _core._keep_keys(a, 20, key0 >> 20, key0 >> 20, under0,
+                                                 np.float32(np.nan))._sync(), 4 * n),
         "median": (lambda: float(dg.median(a)), 4 * n),
         "histogram": (lambda: dg.histogram(a, bins=256, range=(-4, 4))[0].get(), 4 * n),
         "take": (lambda: dg.take(tx, ti)._sync(), 16 << 26),

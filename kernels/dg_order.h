@@ -16,6 +16,8 @@
 #ifndef DG_ORDER_H
 #define DG_ORDER_H
 
+#include <string.h>
+
 #include "dg_scalar.h"
 
 #define DG_ORDER_REAL(t, ct)                                                    \
@@ -78,9 +80,15 @@ DG_HD uint64_t dg_order_key_i2(int16_t a) { return (uint16_t)((uint16_t)a ^ 0x80
 DG_HD uint64_t dg_order_key_i4(int32_t a) { return (uint32_t)a ^ 0x80000000u; }
 DG_HD uint64_t dg_order_key_i8(int64_t a) { return (uint64_t)a ^ ((uint64_t)1 << 63); }
 DG_HD uint64_t dg_order_key_f2(dg_half a) { return dg_order_fkey(a, 16, 0x7C00u, 0x03FFu); }
+/* float32's key in 32-bit arithmetic without branches (dg_order_fkey's,
+ * every bit pattern checked on the host): the radix counts find a key for
+ * each of 2^28 elements at the memory's speed. */
 DG_HD uint64_t dg_order_key_f4(float a)
 {
-    return dg_order_fkey(dg_f4_bits(a), 32, 0x7F800000u, 0x007FFFFFu);
+    const uint32_t b = dg_f4_bits(a), m = b & 0x7FFFFFFFu;
+    const uint32_t z = m ? b : 0u; /* -0.0 as 0.0 */
+    const uint32_t k = z ^ ((0u - (z >> 31)) | 0x80000000u);
+    return m > 0x7F800000u ? 0xFFFFFFFFu : k; /* every NaN all ones */
 }
 DG_HD uint64_t dg_order_key_f8(double a)
 {
@@ -106,5 +114,23 @@ DG_HD int dg_order_key_bits(int dtype)
     X(INT16, i2, int16_t) X(UINT16, u2, uint16_t) X(INT32, i4, int32_t)         \
     X(UINT32, u4, uint32_t) X(INT64, i8, int64_t) X(UINT64, u8, uint64_t)       \
     X(FLOAT16, f2, dg_half) X(FLOAT32, f4, float) X(FLOAT64, f8, double)
+
+/* The key of the element of `dtype` at p (read at any alignment); 0 for a
+ * dtype without keys (dg_order_key_bits 0). */
+DG_HD uint64_t dg_order_key_at(int dtype, const void *p)
+{
+    switch (dtype) {
+#define DG_ORDER_KEY_CASE(E, t, ct)                                             \
+    case DG_##E: {                                                              \
+        ct v;                                                                   \
+        memcpy(&v, p, sizeof v);                                                \
+        return dg_order_key_##t(v);                                             \
+    }
+        DG_ORDER_KEYED(DG_ORDER_KEY_CASE)
+#undef DG_ORDER_KEY_CASE
+    default:
+        return 0;
+    }
+}
 
 #endif /* DG_ORDER_H */

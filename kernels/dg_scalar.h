@@ -1924,4 +1924,364 @@ static inline dg_arg_better_fn dg_arg_better(int dtype, int is_min)
 #endif
 #endif /* DG_SP(ARG) */
 
+/* =========================================================================
+ * Floating-point errors noted in software ([surface] item 3, dg_fpe.h).
+ *
+ * A GPU keeps no floating-point status, so its kernels classify results
+ * themselves, where the call's action word watches anything: each element
+ * whose result is odd (dg_fpe_odd_*: a float part not finite, or tiny while
+ * underflow is watched; an integer division by 0 or -1; a float -> integer
+ * cast out of range: rare, one compare) goes to dg_fpe_kinds, which says
+ * what NumPy's loop raises there, from the loop's class (dg_fpe_cls):
+ *   - invalid: a NaN out of inputs none of which is NaN;
+ *   - divide: an infinity out of finite inputs at a pole of the function
+ *     (DG_FPC_POLE*: divide, floor_divide, divmod by 0, reciprocal and
+ *     power of 0, the log family, arctanh); integer division by 0;
+ *   - overflow: an infinity out of finite inputs anywhere else; integer
+ *     floor_divide / divmod of the type's minimum by -1;
+ *   - underflow (only where watched: NumPy ignores it by default): a zero
+ *     or subnormal result out of finite non-zero inputs, for the loops that
+ *     round a tiny result (DG_FPC_UNDER: multiply, divide, power, exp, ...;
+ *     not add or subtract, whose tiny results are exact).  Where the tiny
+ *     result is exact (5e-324 * 1.0) the CPU raises nothing and this rule
+ *     notes underflow.
+ * The CPU backend runs the same rule instead of fenv under DGARRAY_FPE=soft
+ * (cpu_loops.c), so that CI checks it against NumPy (tests/test_errstate.py
+ * lists where it differs).
+ * ========================================================================= */
+
+/* Kinds: bit 1 << DG_FPE_<kind> of dg_fpe.h. */
+#define DG_FK_DIVIDE 1u
+#define DG_FK_OVER 2u
+#define DG_FK_UNDER 4u
+#define DG_FK_INVALID 8u
+
+/* Loop classes (dg_fpe_cls), with DG_FPC_UNDER or'ed in. */
+enum {
+    DG_FPC_NONE = 0,  /* nothing noted (no float output; NumPy's loop raises nothing) */
+    DG_FPC_FLOAT = 1, /* invalid and overflow as above */
+    DG_FPC_POLE = 2,  /* an infinity out of finite inputs is divide */
+    DG_FPC_POLE_A0 = 3, /* ... where the first input is 0, else overflow */
+    DG_FPC_POLE_B0 = 4, /* ... where the second input is 0, else overflow */
+    DG_FPC_INT_DIV = 5, /* integers: b == 0 divide, min / -1 overflow */
+    DG_FPC_INT_MOD = 6, /* integers: b == 0 divide */
+    DG_FPC_TO_INT = 7,  /* a float -> integer cast: NaN, inf or out of range: invalid */
+    DG_FPC_INT_RECIP = 8, /* integer reciprocal: a == 0 divide and invalid */
+    DG_FPC_QUIET = 9,   /* float output: underflow only (spacing) */
+    DG_FPC_UNDER = 16   /* flag: a tiny result from non-zero inputs is underflow */
+};
+
+/* The ufuncs whose class is not DG_FPC_FLOAT for float outputs (fc) or not
+ * DG_FPC_NONE for integer inputs (ic).  One list for the CPU emulation, the
+ * CUDA kernels and the fused kernels' generator. */
+#define DG_FPE_UFUNC_CLASSES(X)                                                \
+    X(cast, DG_FPC_FLOAT | DG_FPC_UNDER, DG_FPC_NONE)                          \
+    X(multiply, DG_FPC_FLOAT | DG_FPC_UNDER, DG_FPC_NONE)                      \
+    X(square, DG_FPC_FLOAT | DG_FPC_UNDER, DG_FPC_NONE)                        \
+    X(divide, DG_FPC_POLE_B0 | DG_FPC_UNDER, DG_FPC_NONE)                      \
+    X(floor_divide, DG_FPC_POLE_B0, DG_FPC_INT_DIV)                            \
+    X(divmod, DG_FPC_POLE_B0, DG_FPC_INT_DIV)                                  \
+    X(remainder, DG_FPC_FLOAT, DG_FPC_INT_MOD)                                 \
+    X(fmod, DG_FPC_FLOAT, DG_FPC_INT_MOD)                                      \
+    X(reciprocal, DG_FPC_POLE_A0 | DG_FPC_UNDER, DG_FPC_INT_RECIP)             \
+    X(power, DG_FPC_POLE_A0 | DG_FPC_UNDER, DG_FPC_NONE)                       \
+    X(float_power, DG_FPC_POLE_A0 | DG_FPC_UNDER, DG_FPC_NONE)                 \
+    X(exp, DG_FPC_FLOAT | DG_FPC_UNDER, DG_FPC_NONE)                           \
+    X(exp2, DG_FPC_FLOAT | DG_FPC_UNDER, DG_FPC_NONE)                          \
+    X(ldexp, DG_FPC_FLOAT | DG_FPC_UNDER, DG_FPC_NONE)                         \
+    X(sin, DG_FPC_FLOAT | DG_FPC_UNDER, DG_FPC_NONE)                           \
+    X(arctan2, DG_FPC_FLOAT | DG_FPC_UNDER, DG_FPC_NONE)                       \
+    X(hypot, DG_FPC_FLOAT | DG_FPC_UNDER, DG_FPC_NONE)                         \
+    X(degrees, DG_FPC_FLOAT | DG_FPC_UNDER, DG_FPC_NONE)                       \
+    X(radians, DG_FPC_FLOAT | DG_FPC_UNDER, DG_FPC_NONE)                       \
+    X(deg2rad, DG_FPC_FLOAT | DG_FPC_UNDER, DG_FPC_NONE)                       \
+    X(rad2deg, DG_FPC_FLOAT | DG_FPC_UNDER, DG_FPC_NONE)                       \
+    X(nextafter, DG_FPC_FLOAT | DG_FPC_UNDER, DG_FPC_NONE)                     \
+    X(spacing, DG_FPC_QUIET | DG_FPC_UNDER, DG_FPC_NONE)                       \
+    X(log, DG_FPC_POLE, DG_FPC_NONE)                                           \
+    X(log2, DG_FPC_POLE, DG_FPC_NONE)                                          \
+    X(log10, DG_FPC_POLE, DG_FPC_NONE)                                         \
+    X(log1p, DG_FPC_POLE, DG_FPC_NONE)                                         \
+    X(arctanh, DG_FPC_POLE, DG_FPC_NONE)
+
+/* Compile-time where a C++ compiler reads this (the kernels' templates);
+ * DG_FPE_COLD: the rare branch, out of line in kernels (one copy per
+ * translation unit, not one per loop). */
+#if defined(__CUDACC__) || defined(__CUDACC_RTC__)
+#define DG_FPE_CX constexpr __host__ __device__
+#define DG_FPE_COLD static __host__ __device__ __noinline__
+#elif defined(__cplusplus)
+#define DG_FPE_CX constexpr
+#define DG_FPE_COLD static inline
+#else
+#define DG_FPE_CX static inline
+#define DG_FPE_COLD static inline
+#endif
+
+DG_FPE_CX int dg_fpe_streq(const char *a, const char *b)
+{
+    while (*a && *a == *b) {
+        a++;
+        b++;
+    }
+    return *a == *b;
+}
+
+/* The kind character of dtype dt (dg_dtype_kind, at compile time). */
+DG_FPE_CX char dg_fpe_kind(int dt)
+{
+    switch (dt) {
+#define DG_FPE_KIND_X(E, sfx, ct, sz, ch, nm, kd)                              \
+    case DG_##E:                                                               \
+        return kd;
+        DG_DTYPE_LIST(DG_FPE_KIND_X)
+#undef DG_FPE_KIND_X
+    default:
+        return 0;
+    }
+}
+
+/* The class of the loop of ufunc `uf` whose first input, second input (0
+ * without one) and outputs are of dtype kinds k0, k1, o0, o1 ('b', 'i', 'u',
+ * 'f', 'c'; 0 without one). */
+DG_FPE_CX int dg_fpe_cls(const char *uf, char k0, char k1, char o0, char o1)
+{
+    const int isint = (k0 == 'i' || k0 == 'u') && (k1 == 0 || k1 == 'i' || k1 == 'u');
+    const int fout = o0 == 'f' || o0 == 'c' || o1 == 'f' || o1 == 'c';
+    int fc = DG_FPC_FLOAT, ic = DG_FPC_NONE;
+#define DG_FPE_CLS_X(name, f, i)                                               \
+    if (dg_fpe_streq(uf, #name)) {                                             \
+        fc = (f);                                                              \
+        ic = (i);                                                              \
+    }
+    DG_FPE_UFUNC_CLASSES(DG_FPE_CLS_X)
+#undef DG_FPE_CLS_X
+    if (dg_fpe_streq(uf, "cast") && (k0 == 'f' || k0 == 'c'))
+        return o0 == 'i' || o0 == 'u' ? DG_FPC_TO_INT : o0 == 'b' ? DG_FPC_NONE : fc;
+    if (isint && ic != DG_FPC_NONE && !fout)
+        return ic;
+    return fout ? fc : DG_FPC_NONE;
+}
+
+/* The smallest normal magnitude of a float dtype (of its parts). */
+DG_FPE_CX double dg_fpe_tiny(int dt)
+{
+    return dt == DG_FLOAT16 ? 6.103515625e-05
+           : dt == DG_FLOAT32 || dt == DG_COMPLEX64 ? 1.1754943508222875e-38
+                                                    : 2.2250738585072014e-308;
+}
+
+/* x converts to integer dtype dt without the invalid operation of the
+ * conversion (the ranges of dg_d_to_i32 and its kin). */
+DG_HD int dg_fpe_int_ok(double x, int dt)
+{
+    switch (dt) {
+    case DG_INT64: return x >= -9223372036854775808.0 && x < 9223372036854775808.0;
+    case DG_UINT64: return x > -9223372036854775809.0 && x < 18446744073709551616.0;
+    case DG_UINT32: return x > -2147483649.0 && x < 4294967296.0;
+    case DG_BOOL: return 1;
+    default: return x > -2147483649.0 && x < 2147483648.0;
+    }
+}
+
+/* An element's results are odd (worth dg_fpe_kinds): the cheap test, per
+ * float part, per divisor, per cast input. */
+DG_HD int dg_fpe_odd_d(double x, int under, double tiny)
+{
+    return !(fabs(x) < HUGE_VAL) || (under && fabs(x) < tiny);
+}
+DG_HD int dg_fpe_odd_f(float x, int under)
+{
+    return !(fabsf(x) < HUGE_VALF) || (under && fabsf(x) < 1.17549435e-38f);
+}
+DG_HD int dg_fpe_odd_h(dg_half h, int under)
+{
+    return (h & 0x7c00u) == 0x7c00u || (under && (h & 0x7c00u) == 0);
+}
+
+/* One operand's value as the rule reads it. */
+typedef struct dg_fpe_v {
+    double re, im; /* a float or complex value; an integer's as double */
+    int64_t i;     /* an integer's bits */
+    int dt;        /* its dtype */
+} dg_fpe_v;
+
+/* The value of dtype dt at p. */
+DG_HD dg_fpe_v dg_fpe_load(int dt, const void *p)
+{
+    dg_fpe_v v;
+    const unsigned char *b = (const unsigned char *)p;
+    v.re = v.im = 0.0;
+    v.i = 0;
+    v.dt = dt;
+    switch (dt) {
+    case DG_BOOL: v.i = b[0] != 0; break;
+    case DG_INT8: v.i = *(const int8_t *)p; break;
+    case DG_UINT8: v.i = b[0]; break;
+    case DG_INT16: v.i = *(const int16_t *)p; break;
+    case DG_UINT16: v.i = *(const uint16_t *)p; break;
+    case DG_INT32: v.i = *(const int32_t *)p; break;
+    case DG_UINT32: v.i = *(const uint32_t *)p; break;
+    case DG_INT64: v.i = *(const int64_t *)p; break;
+    case DG_UINT64: v.i = (int64_t)*(const uint64_t *)p; break;
+    case DG_FLOAT16: v.re = (double)dg_half_to_float(*(const dg_half *)p); return v;
+    case DG_FLOAT32: v.re = (double)*(const float *)p; return v;
+    case DG_FLOAT64: v.re = *(const double *)p; return v;
+    case DG_COMPLEX64:
+        v.re = (double)((const float *)p)[0];
+        v.im = (double)((const float *)p)[1];
+        return v;
+    case DG_COMPLEX128:
+        v.re = ((const double *)p)[0];
+        v.im = ((const double *)p)[1];
+        return v;
+    default: break;
+    }
+    v.re = dt == DG_UINT64 ? (double)(uint64_t)v.i : (double)v.i;
+    return v;
+}
+
+/* The kinds (DG_FK_*) NumPy's loop of class cls raises for one element:
+ * inputs in[0..nin), outputs out[0..nout); `under`: underflow is watched. */
+DG_HD unsigned dg_fpe_rule(int cls, int under, int nin, const dg_fpe_v *in, int nout,
+                           const dg_fpe_v *out)
+{
+    const int c = cls & 15;
+    int nan_in = 0, fin_in = 1, zero_in = 0, k;
+    unsigned r = 0;
+    if (c == DG_FPC_NONE)
+        return 0;
+    if (c == DG_FPC_INT_DIV || c == DG_FPC_INT_MOD) {
+        const int sgn = in[0].dt == DG_INT8 || in[0].dt == DG_INT16 || in[0].dt == DG_INT32 ||
+                        in[0].dt == DG_INT64;
+        const int bits = in[0].dt == DG_INT8 ? 8 : in[0].dt == DG_INT16 ? 16
+                         : in[0].dt == DG_INT32 ? 32 : 64;
+        if (in[1].i == 0)
+            return DG_FK_DIVIDE;
+        if (c == DG_FPC_INT_DIV && sgn && in[1].i == -1 &&
+            in[0].i == (int64_t)(~(uint64_t)0 << (bits - 1)))
+            return DG_FK_OVER;
+        return 0;
+    }
+    if (c == DG_FPC_INT_RECIP)
+        return in[0].i == 0 ? DG_FK_DIVIDE | DG_FK_INVALID : 0;
+    if (c == DG_FPC_TO_INT)
+        return in[0].re != in[0].re || !dg_fpe_int_ok(in[0].re, out[0].dt) ? DG_FK_INVALID : 0;
+    for (k = 0; k < nin; k++) {
+        nan_in |= in[k].re != in[k].re || in[k].im != in[k].im;
+        fin_in &= fabs(in[k].re) < HUGE_VAL && fabs(in[k].im) < HUGE_VAL;
+        zero_in |= in[k].re == 0.0 && in[k].im == 0.0;
+    }
+    for (k = 0; k < nout; k++) {
+        const int dt = out[k].dt;
+        int part;
+        if (dt != DG_FLOAT16 && dt != DG_FLOAT32 && dt != DG_FLOAT64 && dt != DG_COMPLEX64 &&
+            dt != DG_COMPLEX128)
+            continue;
+        for (part = 0; part < (dt == DG_COMPLEX64 || dt == DG_COMPLEX128 ? 2 : 1); part++) {
+            const double x = part ? out[k].im : out[k].re;
+            if (c == DG_FPC_QUIET && !(fabs(x) < dg_fpe_tiny(dt)))
+                continue;
+            if (x != x) {
+                if (!nan_in)
+                    r |= DG_FK_INVALID;
+            } else if (!(fabs(x) < HUGE_VAL)) {
+                if (fin_in)
+                    r |= c == DG_FPC_POLE                          ? DG_FK_DIVIDE
+                         : c == DG_FPC_POLE_A0 && in[0].re == 0.0 ? DG_FK_DIVIDE
+                         : c == DG_FPC_POLE_B0 && nin > 1 && in[1].re == 0.0 &&
+                                   in[1].im == 0.0
+                             ? DG_FK_DIVIDE
+                             : DG_FK_OVER;
+            } else if (under && (cls & DG_FPC_UNDER) && fin_in && !zero_in && !nan_in &&
+                       fabs(x) < dg_fpe_tiny(dt) && dt != DG_COMPLEX64 &&
+                       dt != DG_COMPLEX128) {
+                r |= DG_FK_UNDER;
+            }
+        }
+    }
+    return r;
+}
+
+/* dg_fpe_rule of the element whose operands (nin inputs, then outputs) of
+ * dtypes dt[] are at p[]. */
+DG_FPE_COLD unsigned dg_fpe_rule_at(int cls, int under, int nin, int nop, const int *dt,
+                              const void *const *p)
+{
+    dg_fpe_v v[4];
+    int k;
+    for (k = 0; k < nop; k++)
+        v[k] = dg_fpe_load(dt[k], p[k]);
+    return dg_fpe_rule(cls, under, nin, v, nop - nin, v + nin);
+}
+
+/* The noted word (dg_fpe.h: bit kind * 8 + action) of `kinds` raised under
+ * the action word `actions`: the kinds whose action is not ignore. */
+DG_HD uint32_t dg_fpe_noted_bits(uint32_t actions, unsigned kinds)
+{
+    uint32_t bits = 0;
+    int k;
+    for (k = 0; k < 4; k++) {
+        const uint32_t act = (actions >> (k * 4)) & 0xFu;
+        if ((kinds >> k & 1u) && act != 0)
+            bits |= 1u << (k * 8 + (int)act);
+    }
+    return bits;
+}
+
+/* Publishes the kinds (non-zero) a kernel's thread raised under the action
+ * word `actions`, as dg_cu_fpe says (src/backend/cuda/cu_kernels.h): gate
+ * (device memory) holds (generation << 32 | bits published in it); rec, in
+ * mapped host memory, is { total, where, cnt[32] }.  The first thread of a
+ * generation to raise a kind writes its count and `where`, then total;
+ * the others read the gate and stop.  Out of line (the rare branch).  Off
+ * the GPU (the host tests of generated kernels) the same, without atomics. */
+DG_FPE_COLD void dg_fpe_publish(uint32_t actions, uint32_t gen, unsigned long long *gate,
+                                uint32_t *rec, int32_t where, unsigned kinds)
+{
+    const unsigned long long bits = dg_fpe_noted_bits(actions, kinds);
+    unsigned long long cur = *(volatile unsigned long long *)gate, fresh = 0;
+    int b;
+    if (bits == 0)
+        return;
+    for (;;) {
+        const uint32_t g = (uint32_t)(cur >> 32);
+        const unsigned long long have = g == gen ? (cur & 0xffffffffull) : 0;
+        const unsigned long long want = ((unsigned long long)gen << 32) | have | bits;
+        unsigned long long prev;
+        if (g == gen && (cur & bits) == bits)
+            return; /* published in this generation */
+        if ((int32_t)(g - gen) > 0) {
+            fresh = bits; /* a launch of an older generation: published ungated */
+            break;
+        }
+#if defined(__CUDA_ARCH__)
+        prev = atomicCAS(gate, cur, want);
+#else
+        prev = *gate;
+        if (prev == cur)
+            *gate = want;
+#endif
+        if (prev == cur) {
+            fresh = bits & ~have;
+            break;
+        }
+        cur = prev;
+    }
+    ((volatile uint32_t *)rec)[1] = (uint32_t)where;
+#if defined(__CUDA_ARCH__)
+    __threadfence_system();
+    for (b = 0; b < 32; b++)
+        if (fresh >> b & 1u)
+            atomicAdd(&rec[2 + b], 1u);
+    __threadfence_system();
+    atomicAdd(&rec[0], 1u);
+#else
+    for (b = 0; b < 32; b++)
+        if (fresh >> b & 1u)
+            rec[2 + b]++;
+    rec[0]++;
+#endif
+}
+
 #endif /* DG_SCALAR_H */

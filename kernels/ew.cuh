@@ -37,6 +37,7 @@
 #include "cu_kernels.h"
 #include "dg_dtype.h"
 #include "dg_loops.h"
+#include "dg_fpe.cuh"
 #include "dg_same_bits.h"
 #include "dg_scalar.h"
 
@@ -76,6 +77,8 @@ enum { dg_ew_counter_base = __COUNTER__ };
         typedef dg_ct_##to T1;                                                 \
         typedef dg_ew_none T2;                                                 \
         typedef dg_ew_none T3;                                                 \
+        static constexpr int D0 = DG_DT_##ti, D1 = DG_DT_##to, D2 = -1, D3 = -1; \
+        static constexpr int CLS = dg_fpe_cls(#uf, dg_fpe_kind(D0), 0, dg_fpe_kind(D1), 0); \
         static __device__ __forceinline__ void eval(T0 &a, T1 &o, T2 &, T3 &)  \
         {                                                                      \
             o = fn(a);                                                         \
@@ -89,6 +92,9 @@ enum { dg_ew_counter_base = __COUNTER__ };
         typedef dg_ct_##tb T1;                                                 \
         typedef dg_ct_##to T2;                                                 \
         typedef dg_ew_none T3;                                                 \
+        static constexpr int D0 = DG_DT_##ta, D1 = DG_DT_##tb, D2 = DG_DT_##to, D3 = -1; \
+        static constexpr int CLS =                                             \
+            dg_fpe_cls(#uf, dg_fpe_kind(D0), dg_fpe_kind(D1), dg_fpe_kind(D2), 0); \
         static constexpr bool SEXP =                                           \
             dg_ew_streq(#uf, "power") && std::is_same<T0, T1>::value &&        \
             (std::is_same<T0, float>::value || std::is_same<T0, double>::value); \
@@ -106,6 +112,9 @@ enum { dg_ew_counter_base = __COUNTER__ };
         typedef dg_ct_##to0 T1;                                                \
         typedef dg_ct_##to1 T2;                                                \
         typedef dg_ew_none T3;                                                 \
+        static constexpr int D0 = DG_DT_##ti, D1 = DG_DT_##to0, D2 = DG_DT_##to1, D3 = -1; \
+        static constexpr int CLS =                                             \
+            dg_fpe_cls(#uf, dg_fpe_kind(D0), 0, dg_fpe_kind(D1), dg_fpe_kind(D2)); \
         static __device__ __forceinline__ void eval(T0 &a, T1 &o0, T2 &o1, T3 &) \
         {                                                                      \
             fn(a, &o0, &o1);                                                   \
@@ -120,6 +129,10 @@ enum { dg_ew_counter_base = __COUNTER__ };
         typedef dg_ct_##tb T1;                                                 \
         typedef dg_ct_##to0 T2;                                                \
         typedef dg_ct_##to1 T3;                                                \
+        static constexpr int D0 = DG_DT_##ta, D1 = DG_DT_##tb, D2 = DG_DT_##to0, \
+                             D3 = DG_DT_##to1;                                 \
+        static constexpr int CLS = dg_fpe_cls(#uf, dg_fpe_kind(D0), dg_fpe_kind(D1), \
+                                              dg_fpe_kind(D2), dg_fpe_kind(D3)); \
         static __device__ __forceinline__ void eval(T0 &a, T1 &b, T2 &o0, T3 &o1) \
         {                                                                      \
             fn(a, b, &o0, &o1);                                                \
@@ -252,6 +265,19 @@ __device__ __forceinline__ void dg_ew_eval(bool uexp, T0 &a, T1 &b, T2 &o, T3 &o
     L::eval(a, b, o, o1);
 }
 
+/* dg_ew_eval and, where the call watches errors (fpe.actions != 0), the
+ * kinds the element raised or'ed into fk (kernels/dg_fpe.cuh). */
+template <class L, class T0, class T1, class T2, class T3>
+__device__ __forceinline__ void dg_ew_eval_fpe(bool uexp, const dg_cu_fpe &fpe, unsigned &fk,
+                                               T0 &a, T1 &b, T2 &o, T3 &o1)
+{
+    dg_ew_eval<L>(uexp, a, b, o, o1);
+    if constexpr ((L::CLS & 15) != DG_FPC_NONE) {
+        if (fpe.actions != 0)
+            fk |= dg_cu_fpe_check<L>(fpe.actions, a, b, o, o1);
+    }
+}
+
 /* All operands dense or uniform: V elements per thread and iteration, one
  * memory access per dense operand; the n % V last elements one each. */
 template <class L, int V>
@@ -274,6 +300,7 @@ dg_ew_contig_k(const __grid_constant__ dg_cu_ew_contig a)
     const int64_t nvec = a.n / V;
     const int64_t first = (int64_t)blockIdx.x * DG_CU_THREADS + threadIdx.x;
     const int64_t step = (int64_t)gridDim.x * DG_CU_THREADS;
+    unsigned fk = 0;
 
     for (int64_t j = first; j < nvec; j += step) {
         T0 x0[V];
@@ -284,7 +311,7 @@ dg_ew_contig_k(const __grid_constant__ dg_cu_ew_contig a)
         dg_ew_load_vec<1, L>(x1, a, j, d1, s1);
 #pragma unroll
         for (int e = 0; e < V; e++)
-            dg_ew_eval<L>(uexp, x0[e], x1[e], x2[e], x3[e]);
+            dg_ew_eval_fpe<L>(uexp, a.fpe, fk, x0[e], x1[e], x2[e], x3[e]);
         dg_ew_store_vec<1, L>(x1, a, j);
         dg_ew_store_vec<2, L>(x2, a, j);
         dg_ew_store_vec<3, L>(x3, a, j);
@@ -301,7 +328,7 @@ dg_ew_contig_k(const __grid_constant__ dg_cu_ew_contig a)
             if (d1)
                 x1 = reinterpret_cast<const T1 *>(a.data[1])[i];
         }
-        dg_ew_eval<L>(uexp, x0, x1, x2, x3);
+        dg_ew_eval_fpe<L>(uexp, a.fpe, fk, x0, x1, x2, x3);
         if constexpr (L::NIN == 1)
             reinterpret_cast<T1 *>(a.data[1])[i] = x1;
         if constexpr (L::NIN + L::NOUT > 2)
@@ -309,6 +336,7 @@ dg_ew_contig_k(const __grid_constant__ dg_cu_ew_contig a)
         if constexpr (L::NIN + L::NOUT > 3)
             reinterpret_cast<T3 *>(a.data[3])[i] = x3;
     }
+    dg_cu_fpe_publish(a.fpe, fk);
 }
 
 /* Byte offsets of element i of the iteration space in every operand (and the
@@ -353,7 +381,8 @@ __device__ __forceinline__ void dg_ew_offsets(const dg_cu_ew_strided &a, IDX r,
  * from copies). */
 template <class L, class T0, class T1>
 __device__ __forceinline__ void dg_ew_rows(const dg_cu_ew_strided &a, const T0 &s0,
-                                           const T1 &s1, bool d0, bool d1, bool uexp)
+                                           const T1 &s1, bool d0, bool d1, bool uexp,
+                                           unsigned &fk)
 {
     typedef typename L::T2 T2;
     typedef typename L::T3 T3;
@@ -397,7 +426,7 @@ __device__ __forceinline__ void dg_ew_rows(const dg_cu_ew_strided &a, const T0 &
             T3 x3{};
             if (!on[j])
                 continue;
-            dg_ew_eval<L>(uexp, x0[j], x1[j], x2, x3);
+            dg_ew_eval_fpe<L>(uexp, a.fpe, fk, x0[j], x1[j], x2, x3);
             if constexpr (L::NIN == 1)
                 *reinterpret_cast<T1 *>(p[1] + c * a.strides[ic][1]) = x1[j];
             if constexpr (NOP > 2)
@@ -430,8 +459,10 @@ dg_ew_strided_k(const __grid_constant__ dg_cu_ew_strided a)
     const bool small = a.n <= (int64_t)UINT32_MAX;
     const int64_t step = (int64_t)gridDim.x * DG_CU_THREADS;
 
+    unsigned fk = 0;
     if (a.ndim <= 2) {
-        dg_ew_rows<L>(a, s0, s1, d0, d1, uexp);
+        dg_ew_rows<L>(a, s0, s1, d0, d1, uexp, fk);
+        dg_cu_fpe_publish(a.fpe, fk);
         return;
     }
     for (int64_t i = (int64_t)blockIdx.x * DG_CU_THREADS + threadIdx.x; i < a.n; i += step) {
@@ -452,7 +483,7 @@ dg_ew_strided_k(const __grid_constant__ dg_cu_ew_strided a)
             if (d1)
                 x1 = *reinterpret_cast<const T1 *>(a.data[1] + off[1]);
         }
-        dg_ew_eval<L>(uexp, x0, x1, x2, x3);
+        dg_ew_eval_fpe<L>(uexp, a.fpe, fk, x0, x1, x2, x3);
         if constexpr (L::NIN == 1)
             *reinterpret_cast<T1 *>(a.data[1] + off[1]) = x1;
         if constexpr (L::NIN + L::NOUT > 2)
@@ -460,6 +491,7 @@ dg_ew_strided_k(const __grid_constant__ dg_cu_ew_strided a)
         if constexpr (L::NIN + L::NOUT > 3)
             *reinterpret_cast<T3 *>(a.data[3] + off[3]) = x3;
     }
+    dg_cu_fpe_publish(a.fpe, fk);
 }
 
 template <int I>

@@ -9,7 +9,8 @@
  * tile's ballot counts in shared memory).  The elements of a round are
  * neighbouring threads, so the loads of every step are coalesced.  A dense
  * 1-d selection of values takes CUB's single-pass DeviceSelect::Flagged
- * instead.
+ * instead, and a dense 1-d keyed one (the elements under a radix
+ * selection's prefixes) its DeviceSelect::If: one reading of the block.
  *
  * A keyed row copy is one thread per element of the rows named: it reads
  * the key, skips it outside the range, and copies one item (1 to 16 bytes);
@@ -21,6 +22,7 @@
 #include <cub/device/device_select.cuh>
 
 #include "cu_kernels.h"
+#include "dg_order.h"
 
 /* Rounds of DG_CU_THREADS elements per tile. */
 #define DG_CP_ROUNDS 16
@@ -60,6 +62,10 @@ __device__ __forceinline__ bool dg_cp_pred(const dg_cu_compact &a, int64_t i)
     }
     int64_t mo, so, gi;
     dg_cp_offsets(a, i, mo, so, gi);
+    if (a.keyed) {
+        const uint64_t q = dg_order_key_at(a.dtype, a.src + so) >> a.pshift;
+        return q >= a.lo && q <= a.hi;
+    }
     return a.mask[mo] != 0;
 }
 
@@ -178,6 +184,61 @@ static cudaError_t dg_cp_flagged(const dg_cu_compact *a, cudaMemPool_t pool, cud
     return e != cudaSuccess ? e : f;
 }
 
+/* A keyed selection's predicate on one element (dtype sfx t, C type ct):
+ * its key under the prefixes lo .. hi at pshift. */
+#define DG_CP_UNDER(E, t, ct)                                                    \
+    struct dg_cp_under_##t {                                                     \
+        int pshift;                                                              \
+        uint64_t lo, hi;                                                         \
+        __device__ __forceinline__ bool operator()(const ct &v) const            \
+        {                                                                        \
+            const uint64_t q = dg_order_key_##t(v) >> pshift;                    \
+            return q >= lo && q <= hi;                                           \
+        }                                                                        \
+    };
+DG_ORDER_KEYED(DG_CP_UNDER)
+#undef DG_CP_UNDER
+
+/* CUB's single-pass selection by predicate f of a dense 1-d block of T. */
+template <class T, class F>
+static cudaError_t dg_cp_if(const dg_cu_compact *a, F f, cudaMemPool_t pool, cudaStream_t s)
+{
+    const T *in = reinterpret_cast<const T *>(a->src);
+    T *out = reinterpret_cast<T *>(a->dst);
+    size_t bytes = 0;
+    void *tmp = NULL;
+    cudaError_t e = cub::DeviceSelect::If(NULL, bytes, in, out, a->count,
+                                          (::cuda::std::int64_t)a->n, f, s);
+    if (e != cudaSuccess)
+        return e;
+    e = cudaMallocFromPoolAsync(&tmp, bytes > 0 ? bytes : 1, pool, s);
+    if (e != cudaSuccess)
+        return e;
+    e = cub::DeviceSelect::If(tmp, bytes, in, out, a->count, (::cuda::std::int64_t)a->n, f, s);
+    cudaError_t g = cudaFreeAsync(tmp, s);
+    return e != cudaSuccess ? e : g;
+}
+
+/* A dense 1-d keyed selection by CUB (dg_cp_if); cudaErrorNotSupported
+ * (nothing enqueued) for a dtype without keys. */
+static cudaError_t dg_cp_keyed(const dg_cu_compact *a, cudaMemPool_t pool, cudaStream_t s)
+{
+    switch (a->dtype) {
+#define DG_CP_KEYED_CASE(E, t, ct)                                               \
+    case DG_##E: {                                                               \
+        dg_cp_under_##t f;                                                       \
+        f.pshift = a->pshift;                                                    \
+        f.lo = a->lo;                                                            \
+        f.hi = a->hi;                                                            \
+        return dg_cp_if<ct>(a, f, pool, s);                                      \
+    }
+        DG_ORDER_KEYED(DG_CP_KEYED_CASE)
+#undef DG_CP_KEYED_CASE
+    default:
+        return cudaErrorNotSupported;
+    }
+}
+
 extern "C" cudaError_t dg_cu_compact_run(const dg_cu_compact *a, int nsm, cudaMemPool_t pool,
                                          cudaStream_t s)
 {
@@ -192,7 +253,13 @@ extern "C" cudaError_t dg_cu_compact_run(const dg_cu_compact *a, int nsm, cudaMe
         return cudaMemsetAsync(a->count, 0, sizeof(int64_t), s);
     if (ntiles > 0x7fffffff)
         return cudaErrorInvalidValue;
-    if (a->kind == DG_CU_SELECT && a->src != NULL && a->ndim == 1 &&
+    if (a->keyed && (a->src == NULL || dg_order_key_bits(a->dtype) == 0 ||
+                     dg_order_key_bits(a->dtype) / 8 != a->itemsize))
+        return cudaErrorInvalidValue;
+    if (a->keyed && a->ndim == 1 && a->sstr[0] == a->itemsize &&
+        reinterpret_cast<uintptr_t>(a->src) % (uintptr_t)a->itemsize == 0)
+        return dg_cp_keyed(a, pool, s);
+    if (a->kind == DG_CU_SELECT && !a->keyed && a->src != NULL && a->ndim == 1 &&
         a->sstr[0] == a->itemsize && a->mstr[0] == 1) {
         switch (a->itemsize) {
         case 1: return dg_cp_flagged<uint8_t>(a, pool, s);

@@ -75,17 +75,44 @@ struct dg_red_entry {
 
 /* ---- the ops ------------------------------------------------------------ */
 
+/* 1 where v (dtype D) is NaN and so is r, or v is infinite and so is r: r
+ * came from v as the IEEE rules say, raising nothing. */
+template <int D, class T> __device__ __forceinline__ bool dg_red_fpe_from(const T &v, const T &r)
+{
+    const dg_fpe_v a = dg_fpe_load(D, &v), o = dg_fpe_load(D, &r);
+    const bool nan_o = o.re != o.re || o.im != o.im, nan_a = a.re != a.re || a.im != a.im;
+    return nan_o ? nan_a : (nan_a || !(fabs(a.re) < HUGE_VAL) || !(fabs(a.im) < HUGE_VAL));
+}
+
+/* A loop of DG_LOOP_LIST as a fold.  FPE (add and multiply of floats: sum,
+ * prod, mean): floating-point errors as NumPy's reduce reports them, by the
+ * rule of kernels/dg_scalar.h at each fold whose result is not finite while
+ * its operands were (a NaN or an infinity carried on raises nothing, and
+ * costs two compares): the kinds ride in the state's index, unused by these
+ * ops (or'ed by the merges, zero for an element), and are published where a
+ * state is written out (dg_red_put, dg_red_put_part) if the call watches
+ * them.  Underflow is not looked at.  The check costs one compare a fold
+ * whether or not anything is watched (the op has no kernel arguments). */
 template <int I> struct dg_red_loop_op {
     typedef dg_ew_loop<I> L;
     typedef typename L::T0 T;
     static constexpr bool ARG = false;
+    static constexpr bool FPE =
+        (L::CLS & 15) == DG_FPC_FLOAT && (dg_ew_streq(L::NAME, "add") ||
+                                           dg_ew_streq(L::NAME, "multiply"));
     static constexpr int VEC = 16 / (int)sizeof(T) > 8 ? 8 : 16 / (int)sizeof(T);
-    static __device__ __forceinline__ void fold(T &acc, int64_t &, T x, int64_t)
+    static __device__ __forceinline__ void fold(T &acc, int64_t &ai, T x, int64_t xi)
     {
         T a = acc, o;
         dg_ew_none none;
         L::eval(a, x, o, none);
         acc = o;
+        if constexpr (FPE) {
+            ai |= xi;
+            if (dg_cu_fpe_odd<L::D2>(o, false) &&
+                !dg_red_fpe_from<L::D0>(a, o) && !dg_red_fpe_from<L::D0>(x, o))
+                ai |= (int64_t)dg_cu_fpe_classify<L>(false, a, x, o, none);
+        }
     }
 };
 
@@ -110,6 +137,7 @@ template <int D, bool MIN> struct dg_red_arg_op {
     typedef dg_red_dt<D> DT;
     typedef typename DT::T T;
     static constexpr bool ARG = true;
+    static constexpr bool FPE = false;
     static constexpr int VEC = 16 / (int)sizeof(T) > 4 ? 4 : 16 / (int)sizeof(T);
     static __device__ __forceinline__ bool better(T a, T b)
     {
@@ -188,7 +216,7 @@ template <class Op> __device__ __forceinline__ void dg_red_warp(dg_red_st<Op> &s
         dg_red_st<Op> o;
         o.v = dg_red_shfl_down(st.v, d);
         o.i = 0;
-        if constexpr (Op::ARG)
+        if constexpr (Op::ARG || Op::FPE)
             o.i = dg_red_shfl_down(st.i, d);
         o.have = __shfl_down_sync(0xffffffffu, (int)st.have, d) != 0;
         dg_red_merge<Op>(st, o);
@@ -377,6 +405,9 @@ __device__ __forceinline__ void dg_red_put(const dg_cu_red &a, int64_t kd, int64
     if constexpr (Op::ARG)
         *reinterpret_cast<int64_t *>(reinterpret_cast<char *>(a.idx) + ki) =
             st.have ? st.i + a.idx_base : 0;
+    if constexpr (Op::FPE)
+        if (a.fpe.actions != 0 && st.have)
+            dg_cu_fpe_publish(a.fpe, (unsigned)st.i);
 }
 
 /* Writes the partial of output m and chunk s ([nsplit][m] arrays, perhaps
@@ -391,6 +422,9 @@ __device__ __forceinline__ void dg_red_put_part(const dg_cu_red &a, int64_t m, i
     if constexpr (Op::ARG)
         a.part_idx[p] = st.i + a.idx_base;
     a.part_have[p] = st.have;
+    if constexpr (Op::FPE)
+        if (a.fpe.actions != 0 && st.have)
+            dg_cu_fpe_publish(a.fpe, (unsigned)st.i);
 }
 
 /* *p read from L2 (ld.global.cg): partials other blocks wrote, never
@@ -723,7 +757,8 @@ __device__ __forceinline__ void dg_red_inner_any(const dg_cu_red &a, const char 
         const dg_red_roff r = dg_red_red<Op>(a, k, kn);
         if (wrow != NULL && !wrow[r.where])
             continue;
-        dg_red_st<Op> l{*reinterpret_cast<const T *>(row + r.src), r.gi, true};
+        /* the index of argmax / argmin; 0 for a loop's fold (its kinds, if FPE) */
+        dg_red_st<Op> l{*reinterpret_cast<const T *>(row + r.src), Op::ARG ? r.gi : 0, true};
         dg_red_merge<Op>(st, l);
     }
 }
@@ -778,6 +813,7 @@ dg_red_outer_k(const __grid_constant__ dg_cu_red a)
     typedef typename Op::T T;
     __shared__ T sv[DG_CU_THREADS * V];
     __shared__ int64_t si[Op::ARG ? DG_CU_THREADS * V : 1];
+    __shared__ unsigned sk[Op::FPE ? DG_CU_THREADS : 1]; /* kinds of a thread's V lanes */
     __shared__ bool sh[DG_CU_THREADS];
     const int ntx = a.tx, nty = DG_CU_THREADS / ntx, t = (int)threadIdx.x;
     const int tx = t & (ntx - 1), ty = t / ntx, s = (int)blockIdx.y;
@@ -816,10 +852,10 @@ dg_red_outer_k(const __grid_constant__ dg_cu_red a)
 #pragma unroll
                     for (int e = 0; e < V; e++) {
                         if (have) {
-                            Op::fold(acc[e], ai[e], x[e], r.gi);
+                            Op::fold(acc[e], ai[e], x[e], Op::ARG ? r.gi : 0);
                         } else {
                             acc[e] = x[e];
-                            ai[e] = r.gi;
+                            ai[e] = Op::ARG ? r.gi : 0;
                         }
                     }
                     have = true;
@@ -835,6 +871,13 @@ dg_red_outer_k(const __grid_constant__ dg_cu_red a)
                 si[t * V + e] = ai[e];
         }
         sh[t] = have;
+        unsigned kk = 0;
+        if constexpr (Op::FPE) {
+#pragma unroll
+            for (int e = 0; e < V; e++)
+                kk |= (unsigned)ai[e];
+            sk[t] = kk;
+        }
         for (int w = nty / 2; w >= 1; w /= 2) {
             __syncthreads();
             if (ty < w) {
@@ -854,6 +897,13 @@ dg_red_outer_k(const __grid_constant__ dg_cu_red a)
                         if constexpr (Op::ARG)
                             si[t * V + e] = ai[e];
                     }
+                    if constexpr (Op::FPE) {
+#pragma unroll
+                        for (int e = 0; e < V; e++)
+                            kk |= (unsigned)ai[e];
+                        kk |= sk[o];
+                        sk[t] = kk;
+                    }
                     have = true;
                     sh[t] = true;
                 }
@@ -867,7 +917,8 @@ dg_red_outer_k(const __grid_constant__ dg_cu_red a)
                 o = dg_red_kept(a, m0);
 #pragma unroll
             for (int e = 0; e < V; e++) {
-                dg_red_st<Op> st{acc[e], ai[e], have};
+                /* FPE: the kinds of all V outputs on each (published once) */
+                dg_red_st<Op> st{acc[e], Op::FPE ? (int64_t)kk : ai[e], have};
                 if (a.part != NULL)
                     dg_red_put_part<Op>(a, m0 + e, s, st);
                 else

@@ -232,44 +232,51 @@ __global__ void __launch_bounds__(DG_CU_THREADS) dg_count_k(const __grid_constan
 }
 
 /* The flat kernel's bin of one element, per mode, its constants read once
- * a thread: bin(p) is the bin of the element at p, or -1. */
-template <int DT> struct dg_flat_radix { /* DG_COUNT_RADIX */
-    typedef typename dg_ord<DT>::T T;
-    /* keys of 4 bytes or less in 32-bit arithmetic */
-    typedef typename std::conditional<(sizeof(T) <= 4), uint32_t, uint64_t>::type K;
-    K prefix, prefix2, mask;
-    int shift, pshift, half;
-    bool check, none;
-    __device__ __forceinline__ dg_flat_radix(const dg_cu_count &a, void *)
-    {
-        const int two = a.nprefix == 2;
-        check = a.pshift < (int)(8 * sizeof(K));
-        /* keys shorter than pshift bits: their prefix is 0 */
-        none = !check && a.pshift < 64 && a.prefix != 0 && a.prefix2 != 0;
-        prefix = (K)a.prefix;
-        prefix2 = (K)a.prefix2;
-        shift = a.shift;
-        pshift = check ? a.pshift : 0;
-        half = two ? (int)(a.nbins >> 1) : 0;
-        mask = (K)((two ? a.nbins >> 1 : a.nbins) - 1);
-    }
-    __device__ __forceinline__ int bin(const char *p) const
-    {
-        const K k = (K)dg_key<DT>::of(p);
-        if (none)
-            return -1;
-        if (check) {
-            const K q = k >> pshift;
-            if (q != prefix && q != prefix2)
-                return -1;
-            return (int)((k >> shift) & mask) + (q == prefix ? 0 : half);
+ * a thread: bin(p) is the bin of the element at p, or -1 (never where
+ * `all` says every element has one).
+ *
+ * A radix count's mode is fixed at compile time (dg_flat_radix<MODE>): every
+ * key (ALL: the first digit, or a prefix longer than the keys, all 0), the
+ * keys under one prefix (ONE) or under either of two, a half of the bins
+ * each (TWO); keys of 4 bytes or less in 32-bit arithmetic.  The runtime
+ * flags of one kernel for all three cost a branch an element: with them the
+ * loop issued about 35 instructions an element, which held a count of 2^28
+ * float32 to 2.5 TB/s of the H200's 4.4; float32's keys are branchless
+ * (dg_order_key_f4). */
+enum { DG_RADIX_ALL, DG_RADIX_ONE, DG_RADIX_TWO };
+template <int MODE> struct dg_flat_radix {
+    template <int DT> struct bin_of { /* DG_COUNT_RADIX */
+        typedef typename dg_ord<DT>::T T;
+        typedef typename std::conditional<(sizeof(T) <= 4), uint32_t, uint64_t>::type K;
+        static constexpr bool all = MODE == DG_RADIX_ALL;
+        K prefix, prefix2, mask;
+        int shift, pshift, half;
+        __device__ __forceinline__ bin_of(const dg_cu_count &a, void *)
+        {
+            prefix = (K)a.prefix;
+            prefix2 = (K)a.prefix2;
+            shift = a.shift;
+            pshift = MODE == DG_RADIX_ALL ? 0 : a.pshift;
+            half = MODE == DG_RADIX_TWO ? (int)(a.nbins >> 1) : 0;
+            mask = (K)((a.nprefix == 2 ? a.nbins >> 1 : a.nbins) - 1);
         }
-        return (int)((k >> shift) & mask);
-    }
+        __device__ __forceinline__ int bin(const char *p) const
+        {
+            const K k = (K)dg_key<DT>::of(p);
+            const int b = (int)((k >> shift) & mask);
+            if (MODE == DG_RADIX_ALL)
+                return b;
+            const K q = k >> pshift;
+            if (MODE == DG_RADIX_ONE)
+                return q == prefix ? b : -1;
+            return q == prefix ? b : q == prefix2 ? b + half : -1;
+        }
+    };
 };
 
 template <int DT> struct dg_flat_edges { /* DG_COUNT_EDGES: float dtypes */
     typedef typename dg_ord<DT>::T T;
+    static constexpr bool all = false;
     const T *e; /* the edges, in shared memory */
     int nbins;
     double lo, scale;
@@ -307,6 +314,7 @@ template <int DT> struct dg_flat_edges { /* DG_COUNT_EDGES: float dtypes */
 };
 
 template <int DT> struct dg_flat_bins { /* DG_COUNT_BINS: int64 bin numbers */
+    static constexpr bool all = false;
     int64_t nbins;
     __device__ __forceinline__ dg_flat_bins(const dg_cu_count &a, void *) : nbins(a.nbins) {}
     __device__ __forceinline__ int bin(const char *p) const
@@ -323,6 +331,35 @@ template <typename T> union dg_vec16 {
 };
 
 #define DG_FLAT_VECS 4 /* 16-byte vectors a thread has in flight */
+
+/* Adds the elements of NV vectors to their bins in shared memory: their
+ * bins found first, then (where not every element has one) one branch for
+ * them all, rarely taken under a prefix few keys share, instead of one an
+ * element. */
+template <int DT, template <int> class BIN, int NV>
+__device__ __forceinline__ void dg_count_vecs(const BIN<DT> &bin,
+                                              const dg_vec16<typename dg_ord<DT>::T> *v,
+                                              unsigned int *cbins)
+{
+    constexpr int V = 16 / sizeof(typename dg_ord<DT>::T);
+    int b[NV][V];
+    bool any = BIN<DT>::all;
+#pragma unroll
+    for (int u = 0; u < NV; u++)
+#pragma unroll
+        for (int e = 0; e < V; e++) {
+            b[u][e] = bin.bin(reinterpret_cast<const char *>(&v[u].e[e]));
+            any = any || b[u][e] >= 0;
+        }
+    if (!any)
+        return;
+#pragma unroll
+    for (int u = 0; u < NV; u++)
+#pragma unroll
+        for (int e = 0; e < V; e++)
+            if (BIN<DT>::all || b[u][e] >= 0)
+                atomicAdd(&cbins[b[u][e]], 1u);
+}
 
 /* A count of dense elements without weights whose bins (and edges) fit in
  * shared memory (ndim 1, the element's size apart, src aligned to it): the
@@ -364,23 +401,22 @@ __global__ void __launch_bounds__(DG_CU_THREADS) dg_count_flat_k(const __grid_co
         b0 = bin.bin(a.src + (tail + tid) * (int64_t)sizeof(T));
     if (b0 >= 0)
         atomicAdd(&cbins[b0], 1u);
-    for (int64_t j0 = tid; j0 < nvec; j0 += DG_FLAT_VECS * step) {
+    /* whole rounds of DG_FLAT_VECS vectors unpredicated (their addresses
+     * one pointer stepped: predicated loads had the compiler rebuild each
+     * address from the arguments, 20 instructions a vector), then the rest */
+    const uint4 *q = vp + tid;
+    const int64_t whole = nvec - tid - (DG_FLAT_VECS - 1) * step;
+    for (int64_t j0 = 0; j0 < whole; j0 += DG_FLAT_VECS * step, q += DG_FLAT_VECS * step) {
         dg_vec16<T> v[DG_FLAT_VECS];
 #pragma unroll
         for (int u = 0; u < DG_FLAT_VECS; u++)
-            if (j0 + u * step < nvec)
-                v[u].q = __ldcs(vp + j0 + u * step);
-#pragma unroll
-        for (int u = 0; u < DG_FLAT_VECS; u++) {
-            if (j0 + u * step < nvec) {
-#pragma unroll
-                for (int e = 0; e < V; e++) {
-                    const int b = bin.bin(reinterpret_cast<const char *>(&v[u].e[e]));
-                    if (b >= 0)
-                        atomicAdd(&cbins[b], 1u);
-                }
-            }
-        }
+            v[u].q = __ldcs(q + u * step);
+        dg_count_vecs<DT, BIN, DG_FLAT_VECS>(bin, v, cbins);
+    }
+    for (int64_t j = q - vp; j < nvec; j += step) {
+        dg_vec16<T> v;
+        v.q = __ldcs(vp + j);
+        dg_count_vecs<DT, BIN, 1>(bin, &v, cbins);
     }
     __syncthreads();
     for (int64_t b = threadIdx.x; b < a.nbins; b += DG_CU_THREADS)
@@ -529,9 +565,26 @@ static size_t dg_flat_smem(const dg_cu_count *a)
 template <int DT>
 static void dg_count_go(const dg_cu_count *a, unsigned blocks, cudaStream_t s)
 {
+    typedef typename dg_ord<DT>::T T;
     const size_t smem = (size_t)a->nbins * (a->weight ? 8 : 4), flat = dg_flat_smem<DT>(a);
-    if (flat && a->radix == DG_COUNT_RADIX) {
-        dg_count_flat_k<DT, dg_flat_radix><<<blocks, DG_CU_THREADS, flat, s>>>(*a);
+    const int kbits = sizeof(T) <= 4 ? 32 : 64; /* the flat kernel's key width */
+    if (flat && a->radix == DG_COUNT_RADIX && a->pshift >= kbits) {
+        /* a prefix longer than the keys: all 0, so the keys under a prefix
+         * of 0 are every key, under any other none (nothing to count) */
+        if (a->pshift < 64 && a->prefix != 0 && a->prefix2 != 0)
+            return;
+        if (a->nprefix == 1 || a->pshift >= 64) {
+            dg_count_flat_k<DT, dg_flat_radix<DG_RADIX_ALL>::bin_of>
+                <<<blocks, DG_CU_THREADS, flat, s>>>(*a);
+            return;
+        }
+    } else if (flat && a->radix == DG_COUNT_RADIX) {
+        if (a->nprefix == 1 || a->prefix == a->prefix2)
+            dg_count_flat_k<DT, dg_flat_radix<DG_RADIX_ONE>::bin_of>
+                <<<blocks, DG_CU_THREADS, flat, s>>>(*a);
+        else
+            dg_count_flat_k<DT, dg_flat_radix<DG_RADIX_TWO>::bin_of>
+                <<<blocks, DG_CU_THREADS, flat, s>>>(*a);
         return;
     }
     if constexpr (DT == DG_INT64) { /* bin numbers are int64 */

@@ -12,10 +12,23 @@ import pytest
 import dgarray as dg
 from _maps import maps_for
 
-# The CUDA backend reads no floating-point status (GPUs keep none): device
-# results there are not reported (docs/architecture.md, "Floating-point errors").
-pytestmark = pytest.mark.skipif(dg.backend() == "cuda",
-                                reason="errstate is honoured on the CPU backend only")
+# How the backend notes errors: the CPU's floating-point status ("fenv"), or
+# the software rule of the GPU kernels (kernels/dg_scalar.h, dg_fpe_rule): on
+# the CUDA backend ("device"), and on the CPU backend under DGARRAY_FPE=soft
+# ("soft", dgarray._core._set_fpe_soft), so that CI checks the GPU's rule.
+RULES = ["fenv", "soft"] if dg.backend() == "cpu" else ["device"]
+
+
+@pytest.fixture(params=RULES, autouse=True)
+def rule(request):
+    if request.param == "device":
+        yield request.param
+        return
+    old = dg._core._set_fpe_soft(request.param == "soft")
+    try:
+        yield request.param
+    finally:
+        dg._core._set_fpe_soft(old)
 
 MODES = ["ignore", "warn", "raise", "call", "print", "log"]
 KINDS = ["divide", "over", "under", "invalid"]
@@ -76,6 +89,16 @@ def observe(fn, mode, errcall):
     return seen
 
 
+def read(r):
+    """Reads dgarray results on the host: a call that only warns reports
+    when its work has run (docs/architecture.md, "Floating-point errors"):
+    at the end of the call where it ran at once, else at a later call or at
+    the host read of a result, here (a GPU's kernels run later)."""
+    for x in r if isinstance(r, tuple) else (r,):
+        np.asarray(x)
+    return r
+
+
 def both(np_fn, dg_fn, mode, capfd):
     """NumPy's and dgarray's observations of one mode, stderr included."""
     capfd.readouterr()
@@ -94,7 +117,7 @@ def test_every_mode_every_kind(ndev, mode, kind, capfd, fusion_off):
     b = np.array([y, 1.0, 1.0, y, 1.0])
     da, db = dist(a, ndev), dist(b, ndev, 2)
     uf = getattr(np, name)
-    exp, got = both(lambda: uf(a, b), lambda: getattr(dg, name)(da, db), mode, capfd)
+    exp, got = both(lambda: uf(a, b), lambda: read(getattr(dg, name)(da, db)), mode, capfd)
     assert got == exp
     assert exp != ([], None, [], [], "") or mode == "ignore"
 
@@ -105,13 +128,51 @@ def test_several_kinds_in_one_call(ndev, mode, capfd, fusion_off):
     a = np.array([1.0, 0.0, 1e308, 1e-300, np.inf])
     b = np.array([0.0, 0.0, 1e-10, 1e300, np.inf])
     da, db = dist(a, ndev), dist(b, ndev, 3)
-    exp, got = both(lambda: np.divide(a, b), lambda: dg.divide(da, db), mode, capfd)
+    exp, got = both(lambda: np.divide(a, b), lambda: read(dg.divide(da, db)), mode, capfd)
     assert got == exp
 
 
-@pytest.mark.parametrize("dtype", ["float16", "float32", "float64", "complex128", "int8",
-                                   "int64", "uint8"])
-def test_every_ufunc_warns_as_numpy(ndev, dtype, fusion_off):
+# Where the software rule (kernels/dg_scalar.h, dg_fpe_rule: what a result
+# says, not the floating-point status) reports other kinds than NumPy on the
+# special values below, by NumPy's ufunc name: the kinds that may differ, and
+# why.  Real dtypes (bool, integers, float16/32/64):
+SOFT_DIFFERS = {
+    # NumPy's loop compares a NaN input (an ordered comparison raises
+    # invalid) and underflows in exp of an intermediate: the result says neither
+    "logaddexp": {"invalid value", "underflow"},
+    "logaddexp2": {"invalid value", "underflow"},
+    # NumPy's float16 spacing of inf raises invalid (float32/64 do not)
+    "spacing": {"invalid value"},
+    # the subnormal next to 0 comes from a zero input (the rule's underflow
+    # asks for non-zero inputs)
+    "nextafter": {"underflow"},
+    # the quotient underflows before the floor; the floored result is exact
+    "floor_divide": {"underflow"},
+    "divmod": {"underflow"},
+}
+# Complex loops raise per part and in intermediate steps (Smith's division,
+# C99's cexp, ...), and their comparisons compare NaN parts; the rule looks
+# at whole values, so it may miss kinds NumPy reports.  It reports no kind
+# NumPy does not, but for these (the pole rule of real power and arctan):
+SOFT_EXTRA_COMPLEX = {
+    "power": {"divide by zero"},
+    "float_power": {"divide by zero"},
+    "arctan": {"overflow"},
+}
+
+
+def soft_agrees(name, dtype, got, exp):
+    """got (the software rule's kinds) is NumPy's exp but for the listed
+    differences."""
+    got, exp = set(got), set(exp)
+    if dtype.startswith("complex"):
+        return got - exp <= SOFT_EXTRA_COMPLEX.get(name, set())
+    return got ^ exp <= SOFT_DIFFERS.get(name, set())
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64", "complex64", "complex128",
+                                   "int8", "int64", "uint8"])
+def test_every_ufunc_warns_as_numpy(ndev, dtype, fusion_off, rule):
     """Each ufunc dgarray has, on special values (zeros, infinities, NaN,
     extremes, subnormals), warns exactly what NumPy warns."""
     with np.errstate(all="ignore"):
@@ -142,9 +203,14 @@ def test_every_ufunc_warns_as_numpy(ndev, dtype, fusion_off):
             dargs = [dist(x, ndev, k + 1) for k, x in enumerate(args)]
             with warnings.catch_warnings(record=True) as w:
                 warnings.simplefilter("always")
-                getattr(dg, name)(*dargs)
+                read(getattr(dg, name)(*dargs))
             got = sorted({str(x.message) for x in w})
-        assert got == exp, (name, dtype)
+        if rule == "fenv":
+            assert got == exp, (name, dtype)
+        else:
+            kinds = [[m.split(" encountered")[0] for m in x] for x in (got, exp)]
+            assert soft_agrees(uf.__name__, dtype, *kinds), (name, dtype, got, exp)
+            assert all(m.endswith(" in " + uf.__name__) for m in got), (name, got)
         checked += 1
         warned += bool(exp)
     assert checked > 20
@@ -153,7 +219,10 @@ def test_every_ufunc_warns_as_numpy(ndev, dtype, fusion_off):
 
 @pytest.mark.parametrize("mode", ["warn", "raise", "call"])
 @pytest.mark.parametrize("how", ["sum", "prod", "cumsum", "cumprod", "mean", "add.reduce"])
-def test_reductions(ndev, mode, how, capfd):
+def test_reductions(ndev, mode, how, capfd, rule):
+    if rule == "device" and how.startswith("cum"):
+        pytest.skip("the CUDA backend's scans check nothing yet (docs/architecture.md, "
+                    "\"Floating-point errors\")")
     x = np.full(40, 1e307)
     x[3] = 1e300
     dx = dist(x, ndev)
@@ -201,8 +270,8 @@ def test_default_state(ndev, fusion_off):
     da = dist(np.array([1e-300, 0.0, 3.0]), ndev)
     with warnings.catch_warnings(record=True) as w:
         warnings.simplefilter("always")
-        dg.multiply(da, da)
-        dg.divide(da, 0.0)
+        read(dg.multiply(da, da))
+        read(dg.divide(da, 0.0))
     msgs = sorted({str(x.message) for x in w})
     assert msgs == ["divide by zero encountered in divide", "invalid value encountered in divide"]
 

@@ -12,6 +12,7 @@ import os
 import re
 import shutil
 import subprocess
+import warnings
 
 import numpy as np
 import pytest
@@ -78,15 +79,23 @@ def temp(dtype, ndim):
 
 
 def run(tmp_path, shape, vals, steps, contiguous=None, threads=1, rows=None, grid_rows=None,
-        stream=None):
+        stream=None, fpe=None):
     """Compiles and runs the kernel of the chain, as `threads` threads of one
     block (each thread's elements a grid stride apart), or for the row and
     streaming kernels a grid of tiles of each row and `grid_rows` blocks down
     the rows or bands (each block's a grid stride apart; default all);
     `contiguous`: whether the source must be the contiguous kernel's
     (vectors of several elements), `rows` whether the row kernel's or the
-    streaming kernel's, `stream` whether the streaming kernel's."""
-    src, words, (items, nrows, cols, band) = core._fused_source_of(tuple(shape), vals, steps)
+    streaming kernel's, `stream` whether the streaming kernel's; fpe: the
+    kernel that checks floating-point errors, its last four argument words
+    these (action word | generation << 32, gate, record, where)."""
+    src, words, (items, nrows, cols, band) = core._fused_source_of(
+        tuple(shape), vals, steps, fpe is not None)
+    if fpe is not None:
+        assert "dg_fpe_publish" in src
+        w = np.frombuffer(words, np.uint64).copy()
+        w[-4:] = fpe
+        words = w.tobytes()
     if contiguous is not None:
         assert ("dg_fpack" in src) == contiguous, src
     if rows is not None:
@@ -376,3 +385,83 @@ def test_streaming_kernel_not_taken(tmp_path):
     vals, steps = jacobi_vals(views, o4)
     run(tmp_path, o4.shape, vals, steps, rows=True, stream=False)
     np.testing.assert_array_equal(o4, jacobi_want(views))
+KINDS = ("divide by zero", "overflow", "underflow", "invalid value")
+
+
+@pytest.mark.parametrize("kernel", ["contiguous", "general", "rows"])
+def test_checked_kernel_notes_numpy_kinds(tmp_path, kernel):
+    """The checked kernel of a chain (its errstate watches something) notes
+    the kinds NumPy's loops raise on the same values, by the software rule
+    (kernels/dg_scalar.h), in the record the CUDA backend reads: each kind
+    raised counted once per generation, `where` and the gate set; the
+    unchecked kernel of the same chain has no check at all.  The contiguous,
+    general and row kernels."""
+    a0 = np.array([1.0, 0.0, 1e308, 2.0, -1.0, 0.5, 3.0, 4.0])
+    b0 = np.array([0.0, 0.0, 1e-10, 1.0, 1.0, 2.0, 1.0, 1.0])
+    shape = (8,)
+    if kernel == "general":
+        a, b = np.repeat(a0, 2)[::2], np.repeat(b0, 2)[::2]
+    elif kernel == "rows":  # two strided rows of 320: the row kernel
+        shape = (2, 320)
+        a = np.tile(a0, 160).reshape(2, 640)[:, ::2]
+        b = np.tile(b0, 160).reshape(2, 640)[:, ::2]
+    else:
+        a, b = a0, b0
+    o = np.zeros(shape)
+    vals = [mem(a), mem(b), temp(np.float64, len(shape)), out(o)]
+    steps = [("divide", (0, 1, 2)), ("log", (2, 3))]
+    src = core._fused_source_of(shape, vals, steps)[0]
+    assert "dg_fpe" not in src
+    gate = np.zeros(1, np.uint64)
+    rec = np.zeros(34, np.uint32)
+    actions = 0x1111  # warn for every kind (dg_fpe.h: 4 bits per kind)
+    gen = 5
+    kw = {"contiguous": kernel == "contiguous", "rows": kernel == "rows"}
+    run(tmp_path, shape, vals, steps, **kw,
+        fpe=(actions | gen << 32, gate.ctypes.data, rec.ctypes.data, 77))
+    with np.errstate(all="ignore"):
+        np.testing.assert_array_equal(o, np.log(a / b))
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        with np.errstate(all="warn"):
+            np.log(np.divide(a, b))
+    exp = {k for k in range(4) if any(str(x.message).startswith(KINDS[k]) for x in w)}
+    got = {k for k in range(4) if rec[2 + k * 8 + 1]}
+    assert got == exp == {0, 1, 3}
+    assert rec[0] == 1 and rec[1] == 77  # one publication, by `where`
+    assert sum(rec[2:]) == len(exp)
+    assert int(gate[0]) >> 32 == gen
+    # a later thread of the same generation raising the same kinds writes nothing
+    run(tmp_path, shape, vals, steps, **kw,
+        fpe=(actions | gen << 32, gate.ctypes.data, rec.ctypes.data, 78))
+    assert rec[0] == 1 and rec[1] == 77
+    # a new generation publishes again; ignore (action 0) notes nothing
+    run(tmp_path, shape, vals, steps, **kw,
+        fpe=(0x1101 | (gen + 1) << 32, gate.ctypes.data, rec.ctypes.data, 79))
+    assert rec[0] == 2 and rec[1] == 79
+    assert rec[2 + 0 * 8 + 1] == 2 and rec[2 + 3 * 8 + 1] == 2 and rec[2 + 1 * 8 + 1] == 1
+
+
+def test_checked_streaming_kernel(tmp_path, monkeypatch):
+    """The checked streaming kernel (Jacobi's step over a grid where two
+    neighbours' sum overflows float32): the kinds NumPy's loops raise on the
+    same values, noted once; the values as the unchecked kernel's."""
+    monkeypatch.setenv("DGARRAY_FUSED_ROWS", "0,0,16,2")
+    g = np.random.default_rng(13).standard_normal((77, 300)).astype(np.float32)
+    g[40, 100] = g[41, 100] = np.float32(3e38)
+    views = [g[1:-1, 1:-1], g[:-2, 1:-1], g[2:, 1:-1], g[1:-1, :-2], g[1:-1, 2:]]
+    o = np.full((75, 298), np.nan, np.float32)
+    vals, steps = jacobi_vals(views, o)
+    gate = np.zeros(1, np.uint64)
+    rec = np.zeros(34, np.uint32)
+    run(tmp_path, o.shape, vals, steps, threads=64, stream=True,
+        fpe=(0x1111 | 3 << 32, gate.ctypes.data, rec.ctypes.data, 5))
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        with np.errstate(all="warn"):
+            want = jacobi_want(views)
+    np.testing.assert_array_equal(o, want)
+    exp = {k for k in range(4) if any(str(x.message).startswith(KINDS[k]) for x in w)}
+    got = {k for k in range(4) if rec[2 + k * 8 + 1]}
+    assert got == exp == {1}
+    assert rec[0] == 1 and rec[1] == 5

@@ -146,6 +146,8 @@ def test_assignment_joins_the_chain(ndev, into, fusion, no_leak):
     _, runs, steps = counts()
     assert steps - steps0 == 4 * (runs - runs0), "the copy is a step of the chain's pieces"
     near_numpy(got, x)
+    if dg.process_count() > 1:
+        return  # in a job only the processes that hold the zeros' quotients note the status
     with pytest.warns(RuntimeWarning, match="divide by zero"):
         TX[...] = A / 0
         dg.asnumpy(X)

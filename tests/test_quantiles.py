@@ -98,9 +98,17 @@ def test_quantile_methods(method, dtype, ndev, selection):
                rtol=tol(dtype))
 
 
-def test_selection_is_exact_on_large_arrays(ndev):
+@pytest.mark.parametrize("narrow", ["host", "device", "never"])
+def test_selection_is_exact_on_large_arrays(ndev, narrow, monkeypatch):
     """Arrays past the sort threshold go through the radix passes: every
-    rank asked of every key width is the sorted array's."""
+    rank asked of every key width is the sorted array's, whether the
+    elements under the prefixes are gathered and the ranks found on the host
+    (host), gathered and counted on the devices (device), or never gathered
+    (every pass reading x)."""
+    if narrow == "device":
+        monkeypatch.setattr(_quantiles, "_HOST_FINISH", 0)
+    elif narrow == "never":
+        monkeypatch.setattr(_quantiles, "_KEEP_PART", 1 << 40)
     rng = np.random.default_rng(5)
     for dtype in ("i1", "u2", "i4", "u8", "f2", "f4", "f8"):
         x = values(dtype, (20001,), 9, nan=True)
@@ -118,26 +126,182 @@ def test_selection_is_exact_on_large_arrays(ndev):
                    lambda: np.nanpercentile(x, [1, 50, 99.5]))
 
 
-class _Counting:
-    """dgarray._core with its _count calls counted (the readings of x)."""
+def _keys(x):
+    """NumPy's order keys of x (kernels/dg_order.h), written here apart from
+    _quantiles._keys_of: NaN all ones, -0.0 as 0.0, negatives flipped."""
+    w = x.dtype.itemsize * 8
+    u = x.view(f"u{x.dtype.itemsize}").astype(object)
+    out = []
+    for v, b in zip(x.tolist(), u.tolist()):
+        if x.dtype.kind == "i":
+            out.append(b ^ (1 << (w - 1)))
+        elif x.dtype.kind == "u":
+            out.append(b)
+        elif v != v:
+            out.append((1 << w) - 1)
+        else:
+            b = 0 if v == 0 else b
+            out.append(((1 << w) - 1) ^ b if b >> (w - 1) else b | 1 << (w - 1))
+    return np.array(out, dtype=object)
 
-    def __init__(self, core):
-        self.core, self.calls = core, 0
+
+@pytest.mark.parametrize("dtype", ["f2", "f4", "f8", "i2", "u4", "i8"])
+def test_keep_keys(dtype, ndev):
+    """_core._keep_keys gathers exactly the elements whose keys are under
+    the prefixes (each once, on every layout: replicated and overlapping
+    ones too), then the padding: min(piece, cap) places a piece."""
+    x = values(dtype, (3001,), 4, nan=True, low=-300, high=300)
+    x[5:40] = x[4]  # ties
+    if x.dtype.kind == "f":
+        x[7] = -0.0
+    k = _keys(x)
+    w = x.dtype.itemsize * 8
+    for pshift in (w - 12, w - 8, 3):
+        mid = int(np.sort(k)[x.size // 2]) >> pshift
+        for lo, hi in ((mid, mid), (mid - 1, mid + 2), (0, mid), (mid, (1 << (w - pshift)) - 1)):
+            lo = max(lo, 0)
+            under = np.array([lo <= int(v) >> pshift <= hi for v in k])
+            cap = int(under.sum())
+            pad = _quantiles._pad_for(x.dtype, pshift, lo, hi)
+            if cap == 0 or pad is None:
+                continue
+            for name, d in layouts(x, ndev, ("default", "strided", "replicated", "overlap")):
+                got = dg.asarray(_quantiles._core._keep_keys(d, pshift, lo, hi, cap, pad)).get()
+                gk = _keys(got)
+                kept = np.array([lo <= int(v) >> pshift <= hi for v in gk], dtype=bool)
+                np.testing.assert_array_equal(np.sort(gk[kept]), np.sort(k[under]),
+                                              f"{name} {pshift} {lo} {hi}")
+                assert got.size <= cap * max(1, len(d.devices)) * 2, (name, got.size)
+                assert got.size >= cap, (name, got.size)
+
+
+@pytest.mark.parametrize("dtype", ["f2", "f4", "f8", "i2", "u4", "i8"])
+def test_radix_count_modes(dtype, ndev):
+    """_core._count's radix counts (GPU: the flat kernel's modes, dense
+    chunks; the general kernel, strided ones) against the keys' digits
+    counted here: every key, a prefix as long as the keys (0: every key,
+    else none; pshift 64: no prefix), one prefix, two (apart or equal)."""
+    x = values(dtype, (3001,), 6, nan=True, low=-300, high=300)
+    if x.dtype.kind == "f":
+        x[3], x[4], x[9] = -0.0, np.inf, -np.inf
+    k = np.array([int(v) for v in _keys(x)], dtype=object)
+    w = x.dtype.itemsize * 8
+    top = sorted(set(int(v) >> (w - 12) for v in k), key=lambda p: -sum(
+        int(v) >> (w - 12) == p for v in k))
+    p1, p2 = top[0], top[1 % len(top)]
+
+    def want(nbins, shift, pshift, prefixes):
+        c = np.zeros(nbins, np.int64)
+        half = nbins // len(prefixes)
+        for v in k:
+            for i, p in enumerate(prefixes):  # pshift 64: no prefix
+                if pshift >= 64 or v >> pshift == p:
+                    c[i * half + ((v >> shift) & (half - 1))] += 1
+                    break
+        return c
+
+    cases = [(4096, w - 12, w, 0), (4096, w - 12, 64, 0), (256, w - 8, w, 1),
+             (4096, max(w - 24, 0), w - 12, p1), (8192, max(w - 24, 0), w - 12, (p1, p2)),
+             (8192, max(w - 24, 0), w - 12, (p1, p1)), (64, 2, w - 12, p2)]
+    for name, d in layouts(x, ndev, ("default", "uneven", "strided", "overlap")):
+        for nbins, shift, pshift, pre in cases:
+            got = _quantiles._core._count(d, None, nbins, _quantiles._RADIX, shift, pshift,
+                                          pre).get()
+            np.testing.assert_array_equal(
+                got, want(nbins, shift, pshift, pre if isinstance(pre, tuple) else (pre,)),
+                f"{name} {nbins} {shift} {pshift} {pre}")
+
+
+@pytest.mark.parametrize("dtype", ["f2", "f4", "f8"])
+def test_nans_counted_by_the_first_pass(dtype, ndev, monkeypatch):
+    """NaNs of every bit pattern (negative, signalling, the largest), with
+    the infinities beside them: NumPy's nanmedian, median and nanpercentile;
+    float16 and float32 count them in the first pass's top bin, without a
+    reading of x of their own (float64's top bin holds +inf too)."""
+    u = f"u{np.dtype(dtype).itemsize}"
+    top = np.iinfo(u).max
+    x = values(dtype, (9001,), 7, nan=True)
+    x[1], x[2] = np.inf, -np.inf
+    x[3:6] = np.array([top, top >> 1, (top >> 1) - 1], u).view(dtype)  # NaNs
+    assert np.isnan(x[3:6]).all()
+    if np.dtype(dtype).itemsize <= 4:
+        monkeypatch.setattr(_quantiles, "count_nan", lambda a: pytest.fail("read x again"))
+    for name, d in layouts(x, ndev, ("default", "overlap")):
+        like_numpy(lambda: np.nanmedian(d), lambda: np.nanmedian(x), name)
+        like_numpy(lambda: np.median(d), lambda: np.median(x), name)
+        like_numpy(lambda: np.nanpercentile(d, [0, 37, 100]),
+                   lambda: np.nanpercentile(x, [0, 37, 100]), name)
+
+
+@pytest.mark.parametrize("narrow", ["host", "device", "never"])
+@pytest.mark.parametrize("dtype", ["f4", "f8", "i4", "u8", "f2"])
+def test_gathered_selection(dtype, narrow, ndev, monkeypatch):
+    """The elements under the prefixes of a median or close quantiles
+    gathered (then their ranks found on the host, or counted on the
+    devices), or not: NumPy's results every way, on layouts that split,
+    replicate and overlap x; gathered where asked."""
+    if narrow == "device":
+        monkeypatch.setattr(_quantiles, "_HOST_FINISH", 0)
+    elif narrow == "never":
+        monkeypatch.setattr(_quantiles, "_KEEP_PART", 1 << 40)
+    rng = np.random.default_rng(11)
+    n = 1 << 15
+    x = (rng.standard_normal(n) * (1e6 if np.dtype(dtype).kind in "iu" else 1))
+    x = np.abs(x) if dtype[0] == "u" else x
+    x = x.astype(dtype)
+    for name, d in layouts(x, ndev, ("default", "strided", "replicated", "overlap")):
+        core = _Counting(_quantiles._core, n)
+        monkeypatch.setattr(_quantiles, "_core", core)
+        like_numpy(lambda: np.median(d), lambda: np.median(x), name)
+        like_numpy(lambda: np.median(d[1:]), lambda: np.median(x[1:]), name)
+        for method in ("linear", "lower", "midpoint", "hazen"):
+            like_numpy(lambda: np.percentile(d, [49.99, 50.0, 50.01], method=method),
+                       lambda: np.percentile(x, [49.99, 50.0, 50.01], method=method), name)
+        monkeypatch.setattr(_quantiles, "_core", core.core)
+        assert (core.keeps > 0) == (narrow != "never"), (name, core.keeps)
+    if x.dtype.kind == "f":
+        x[::5] = np.nan
+        d = dg.asarray(x)
+        like_numpy(lambda: np.nanmedian(d), lambda: np.nanmedian(x))
+        like_numpy(lambda: np.median(d), lambda: np.median(x))
+        like_numpy(lambda: np.nanquantile(d, 0.5, method="nearest"),
+                   lambda: np.nanquantile(x, 0.5, method="nearest"))
+        x[: 3 * n // 5] = np.nan  # the middle ranks among the NaNs (the top prefix)
+        d = dg.asarray(x)
+        m = n - int(np.isnan(x).sum())
+        got = _quantiles.select_ranks(d, [m - 1, m, n // 2])  # the largest number, NaNs
+        assert got[0] == np.sort(x)[m - 1] and np.isnan(got[1:]).all(), got
+        like_numpy(lambda: np.median(d), lambda: np.median(x))
+
+
+class _Counting:
+    """dgarray._core with its _count and _keep_keys calls counted: calls,
+    and the readings of arrays of `n` elements (of x itself)."""
+
+    def __init__(self, core, n=-1):
+        self.core, self.calls, self.reads, self.keeps, self.n = core, 0, 0, 0, n
 
     def __getattr__(self, name):
         return getattr(self.core, name)
 
     def _count(self, *args):
         self.calls += 1
+        self.reads += args[0].size == self.n
         return self.core._count(*args)
+
+    def _keep_keys(self, *args):
+        self.keeps += 1
+        self.reads += args[0].size == self.n
+        return self.core._keep_keys(*args)
 
 
 @pytest.mark.parametrize("dtype", ["f4", "i4", "f8"])
 def test_two_middle_ranks_share_every_reading(dtype, ndev, monkeypatch):
-    """The two middle elements of an even count are found together: one
-    reading of x a digit (3 for 4-byte keys, 6 for 8-byte ones) whether
-    their prefixes part at the first digit (opposite signs), at a later one,
-    or never (equal values); the median is NumPy's."""
+    """The two middle elements of an even count are found together: at most
+    one reading of x a digit (3 for 4-byte keys, 6 for 8-byte ones), fewer
+    where the elements under their prefixes are gathered, whether their
+    prefixes part at the first digit (opposite signs), at a later one, or
+    never (equal values); the median is NumPy's."""
     n = 8192
     w = np.dtype(dtype).itemsize * 8
     base = np.arange(n // 2, dtype=np.float64) + 1.0
@@ -151,12 +315,17 @@ def test_two_middle_ranks_share_every_reading(dtype, ndev, monkeypatch):
         x = np.random.default_rng(3).permutation(h).astype(dtype)
         d = dg.distributed_array(x, {k: slice(n * k // ndev, n * (k + 1) // ndev)
                                      for k in range(ndev)})
-        core = _Counting(_quantiles._core)
+        core = _Counting(_quantiles._core, n)
         monkeypatch.setattr(_quantiles, "_core", core)
         got = np.median(d)
         monkeypatch.setattr(_quantiles, "_core", core.core)
         same(got, np.median(x), name)
-        assert core.calls == w // 12 + (w % 12 > 0), (name, core.calls)
+        levels = w // 12 + (w % 12 > 0)
+        # never more readings of x than digits, nor more passes (counts and
+        # gatherings); 8-byte keys: the gathering cut their 6 readings
+        assert core.reads <= levels and core.calls + core.keeps <= levels, \
+            (name, core.calls, core.reads, core.keeps)
+        assert w < 64 or core.reads <= 3, (name, core.reads)
 
 
 def test_quantile_weights(ndev):

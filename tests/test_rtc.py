@@ -105,11 +105,16 @@ def test_compile_error_is_reported(cache_dir):
     (200, 16, 2),                         # casts to float16 and complex
     (None, 12, 3),                        # power, divmod (two outputs), complex
 ])
-def test_generated_sources_compile(cache_dir, first, count, ndim):
+@pytest.mark.parametrize("check_fpe", [False, True], ids=["plain", "checked"])
+def test_generated_sources_compile(cache_dir, first, count, ndim, check_fpe):
+    """... and their checked kernels (errstate watches something: each
+    step's results classified by kernels/dg_scalar.h's rule, the kinds
+    published at the end)."""
     if first is None:  # the loops of power and divmod, whatever their ids
         first = _first_loop_of_two_output()
-    src, nwords = core._fused_loops_source(first, count, ndim)
+    src, nwords = core._fused_loops_source(first, count, ndim, check_fpe)
     assert "dg_fused" in src and nwords > 1
+    assert ("dg_fpe_publish" in src) == check_fpe
     code, frm = core._rtc_compile(src, 90)
     assert code[:4] == b"\x7fELF"
 
@@ -160,5 +165,38 @@ def test_contiguous_kernel_compiles(cache_dir):
     for vals, steps in cases:
         src, _, _ = core._fused_source_of((16,), vals, steps)
         assert "dg_fpack" in src, src
+        code, _ = core._rtc_compile(src, 90)
+        assert code[:4] == b"\x7fELF"
+
+
+def test_checked_kernels_of_every_rule_compile(cache_dir):
+    """The checked kernels (floating-point errors noted by kernels/
+    dg_scalar.h's rule) compile with NVRTC for each class of the rule: float
+    poles and overflow (float16, float32, complex), integer division and
+    reciprocal, a float -> integer cast, underflow-watched multiply, spacing;
+    contiguous and general kernels.  tests/test_fused_kernel_host.py runs one."""
+    import numpy as np
+    IN, OUT, TEMP = 0, 3, 2
+    f2, f4, f8, c8, i4, i8, u1 = 9, 10, 11, 12, 5, 7, 2
+    x = np.zeros(64, np.float64)
+    chains = [
+        ([(IN, f4, x.ctypes.data, (4,), b""), (IN, f4, x.ctypes.data, (4,), b""),
+          (TEMP, f4, 0, (0,), b""), (OUT, i4, x.ctypes.data, (4,), b"")],
+         [("divide", (0, 1, 2)), ("cast", (2, 3))]),
+        ([(IN, i8, x.ctypes.data, (8,), b""), (IN, i8, x.ctypes.data, (16,), b""),
+          (OUT, i8, x.ctypes.data, (8,), b""), (OUT, i8, x.ctypes.data, (8,), b"")],
+         [("floor_divide", (0, 1, 2)), ("reciprocal", (2, 3))]),
+        ([(IN, f2, x.ctypes.data, (2,), b""), (OUT, f2, x.ctypes.data, (2,), b""),
+          (OUT, f2, x.ctypes.data, (2,), b"")], [("log", (0, 1)), ("spacing", (1, 2))]),
+        ([(IN, c8, x.ctypes.data, (8,), b""), (IN, c8, x.ctypes.data, (8,), b""),
+          (OUT, c8, x.ctypes.data, (8,), b"")], [("multiply", (0, 1, 2))]),
+        ([(IN, u1, x.ctypes.data, (1,), b""), (IN, u1, x.ctypes.data, (1,), b""),
+          (OUT, u1, x.ctypes.data, (1,), b"")], [("remainder", (0, 1, 2))]),
+        ([(IN, f8, x.ctypes.data, (8,), b""), (IN, f8, x.ctypes.data, (8,), b""),
+          (OUT, f8, x.ctypes.data, (8,), b"")], [("multiply", (0, 1, 2))]),
+    ]
+    for vals, steps in chains:
+        src = core._fused_source_of((8,), vals, steps, True)[0]
+        assert "dg_fpe_rule_at" in src, steps
         code, _ = core._rtc_compile(src, 90)
         assert code[:4] == b"\x7fELF"

@@ -3,7 +3,9 @@
 The binding asks `actions` for the action word of NumPy's errstate (cached
 while NumPy's errstate context variable holds the same object) and hands the
 word to the work a call enqueues; the CPU backend notes the floating-point
-errors its loops raised under that word; the binding hands what was noted to
+errors its loops raised under that word (its status, or under
+DGARRAY_FPE=soft the GPU kernels' software rule), the CUDA backend those
+its kernels classified; the binding hands what was noted to
 `report`, which does what numpy.errstate says, as NumPy's ufunc machinery
 does after its loops: kinds in NumPy's order (divide, overflow, underflow,
 invalid), NumPy's messages, its exception, warning, callback and log.

@@ -43,6 +43,9 @@ _SELECT_MIN = 1 << 12   # fewer elements: sort and take instead of selecting
 _DIGIT_BITS = 12        # 4,096 bins a pass: counted in shared memory on GPUs
 _RADIX = 1              # DG_COUNT_RADIX
 _SELECT_RANKS = 16      # more distinct ranks: sort and take instead of selecting
+_KEEP_PART = 8          # gather the elements under the prefixes where at most
+                        # 1/8 of x per device holding x are (_Selector)
+_HOST_FINISH = 1 << 14  # at most so many gathered: the ranks found on the host
 
 
 def _inexact(dt):
@@ -175,12 +178,50 @@ def _value_of_key(key, dt):
         numpy.bool_(bits)
 
 
+def _keys_of(v):
+    """The order keys (kernels/dg_order.h) of host values v (a dtype with
+    keys), as uint64: NumPy's order, every NaN all ones, -0.0 as 0.0."""
+    dt = v.dtype
+    w = _key_bits(dt)
+    bits = v.view(f"u{dt.itemsize}").astype(numpy.uint64) if dt.kind != "b" else \
+        v.astype(numpy.uint64)
+    sign = numpy.uint64(1 << (w - 1))
+    if dt.kind == "i":
+        return bits ^ sign
+    if dt.kind != "f":
+        return bits
+    mask = numpy.uint64((1 << w) - 1)
+    bits = numpy.where(bits == sign, numpy.uint64(0), bits)  # -0.0 as 0.0
+    keys = numpy.where(bits & sign, ~bits & mask, bits | sign)
+    return numpy.where(numpy.isnan(v), mask, keys)
+
+
+def _pad_for(dt, pshift, lo, hi):
+    """A value of dt whose key is not under the prefixes lo .. hi at pshift
+    (the padding of a keyed gathering), or None where every key is."""
+    w = _key_bits(dt)
+    if ((1 << w) - 1) >> pshift > hi:
+        return _value_of_key((1 << w) - 1, dt)  # NaN, the largest integer
+    low = numpy.array(-numpy.inf, dt) if dt.kind == "f" else _value_of_key(0, dt)
+    if int(_keys_of(numpy.asarray(low).reshape(1))[0]) >> pshift < lo:
+        return low
+    return None
+
+
 class _Selector:
     """The elements of given ranks of x in NumPy's order (NaN last), found by
     radix passes of counts on the devices, all ranks at once: a pass counts
     the next digit under each rank's prefix so far, two prefixes to one
     reading of x (the two middle ranks of an even median share every pass,
-    whether their prefixes part or not); the counts of a pass are kept."""
+    whether their prefixes part or not); the counts of a pass are kept.
+
+    Once the elements under the prefixes are few (at most a 1/_KEEP_PART
+    of x per device holding it), they are gathered where they live
+    (_core._keep_keys: one reading of x, no wait for the host), and the
+    later passes read only them; at most _HOST_FINISH of them come to the
+    host instead, where the ranks are found among them (one transfer for
+    the remaining passes).  So a float32 median reads x twice, not 3 times;
+    a float64 one twice, not 6 times."""
 
     def __init__(self, x):
         x = x if x.mode == "replica" else x.change_mode("replica")
@@ -190,39 +231,78 @@ class _Selector:
         self.d = min(_DIGIT_BITS, self.w)
         self.cache = {}
 
-    def counts(self, shift, pshift, prefixes, bits):
+    def counts(self, shift, pshift, prefixes, bits, x=None):
         """The counts of the digit at `shift` under each prefix (of the key
-        bits above pshift): {prefix: host counts}; two prefixes a reading."""
+        bits above pshift) of the elements of x (self.x, or what a keyed
+        gathering kept of it: the same counts under its prefixes):
+        {prefix: host counts}; two prefixes a reading."""
+        x = self.x if x is None else x
         todo = [p for p in prefixes if (shift, pshift, p) not in self.cache]
         n = 1 << bits
         for i in range(0, len(todo), 2):
             pair = todo[i:i + 2]
             if len(pair) == 2 and pshift < 64:
-                c = _core._count(self.x, None, 2 * n, _RADIX, shift, pshift, tuple(pair)).get()
+                c = _core._count(x, None, 2 * n, _RADIX, shift, pshift, tuple(pair)).get()
                 self.cache[shift, pshift, pair[0]], self.cache[shift, pshift, pair[1]] = \
                     c[:n], c[n:]
             else:
                 for p in pair:
                     self.cache[shift, pshift, p] = _core._count(
-                        self.x, None, n, _RADIX, shift, min(pshift, 64), p).get()
+                        x, None, n, _RADIX, shift, min(pshift, 64), p).get()
         return {p: self.cache[shift, pshift, p] for p in prefixes}
+
+    def _narrow(self, x, state, pshift):
+        """x's elements under the prefixes of `state` (those of pshift),
+        gathered where that pays (see the class), else x itself."""
+        lo = min(state, key=lambda s: s[0])
+        hi = max(state, key=lambda s: s[0])
+        under = (hi[2] - hi[1] + hi[3]) - (lo[2] - lo[1])  # keys from lo to hi
+        if under * max(1, len(x.devices)) * _KEEP_PART > x.size:
+            return x
+        pad = _pad_for(self.dt, pshift, lo[0], hi[0])
+        if pad is None:
+            return x
+        return _core._keep_keys(x, pshift, lo[0], hi[0], under, pad)
+
+    def _finish_on_host(self, x, state, pshift):
+        """The keys of the ranks of `state` (prefixes of pshift), found among
+        x's elements brought to the host: {prefix, rank within: key}."""
+        keys = _keys_of(x.get())
+        q = keys >> numpy.uint64(pshift)
+        lo, hi = min(s[0] for s in state), max(s[0] for s in state)
+        keys = keys[(q >= numpy.uint64(lo)) & (q <= numpy.uint64(hi))]  # no padding
+        at = {}
+        for s in state:
+            at[s[0], s[1]] = int(numpy.count_nonzero(
+                keys < numpy.uint64(s[0] << pshift))) + s[1]
+        kth = sorted(set(at.values()))
+        part = numpy.partition(keys, kth)
+        return {k: int(part[i]) for k, i in at.items()}
 
     def values(self, ranks):
         """The values of the given ranks (ints in [0, x.size)), in order."""
-        state = [[0, int(r)] for r in ranks]  # [prefix, rank within it] of each
+        # [prefix, rank within it, rank, how many keys share the prefix] of each
+        state = [[0, int(r), int(r), self.x.size] for r in ranks]
+        x = self.x
         done = 0
         while done < self.w:
+            if done:
+                x = self._narrow(x, state, self.w - done)
+                if x is not self.x and x.size <= _HOST_FINISH:
+                    found = self._finish_on_host(x, state, self.w - done)
+                    return [_value_of_key(found[s[0], s[1]], self.dt) for s in state]
             bits = min(self.d, self.w - done)
             shift = self.w - done - bits
-            counts = self.counts(shift, self.w - done, sorted({s[0] for s in state}), bits)
+            counts = self.counts(shift, self.w - done, sorted({s[0] for s in state}), bits, x)
             for s in state:
-                cum = numpy.cumsum(counts[s[0]])
+                c = counts[s[0]]
+                cum = numpy.cumsum(c)
                 b = int(numpy.searchsorted(cum, s[1], side="right"))
                 s[1] -= int(cum[b - 1]) if b else 0
+                s[3] = int(c[b])
                 s[0] = (s[0] << bits) | b
             done += bits
         return [_value_of_key(s[0], self.dt) for s in state]
-
 
     def first_counts(self):
         """The counts of the first pass (the top digit of the keys)."""
@@ -257,10 +337,14 @@ def select_ranks(x, ranks, sel=None):
 
 def count_nan_with(x, sel):
     """count_nan(x), without reading x again where the selector's first
-    pass shows nothing in its top bin: every NaN's key is the largest
-    (kernels/dg_order.h), so an empty top bin means no NaN."""
-    if sel is not None and x.dtype.kind == "f" and not sel.first_counts()[-1]:
-        return 0
+    pass tells: every NaN's key is the largest (kernels/dg_order.h), so an
+    empty top bin means no NaN; for float16 and float32 the top bin's prefix
+    (12 bits) covers the sign, the exponent and a mantissa bit, so it holds
+    the NaNs and nothing else (float64's holds +inf too)."""
+    if sel is not None and x.dtype.kind == "f":
+        top = int(sel.first_counts()[-1])
+        if not top or x.dtype.itemsize <= 4:
+            return top
     return count_nan(x)
 
 

@@ -9,6 +9,7 @@
  * slot for NULL (it asks dg_be_has where it chooses between the backend's
  * way and its own). */
 #include "dg_backend.h"
+#include "dg_fpe.h"
 
 /* What is missing, for the message of a slot that raises without it. */
 static const char *missing_what(dg_be_slot s)
@@ -317,7 +318,25 @@ dg_status dg_be_mark(dg_backend_i *be, dg_pos p, dg_error *err)
     return be->mark ? be->mark(be, p, err) : DG_OK;
 }
 
+/* dg_fpe_source_fn of a backend's fpe_fold. */
+static void be_fpe_fold(void *ctx, uint32_t *noted, const char **where)
+{
+    dg_backend_i *be = (dg_backend_i *)ctx;
+    be->fpe_fold(be, noted, where);
+}
+
+dg_status dg_be_fpe_attach(dg_backend_i *be, dg_error *err)
+{
+    be->fpe_actions = dg_fpe_actions;
+    if (be->fpe_fold != NULL && dg_fpe_add_source(be_fpe_fold, be) < 0)
+        return dg_error_set(err, DG_ERR_INTERNAL, -1,
+                            "too many backends note floating-point errors at once");
+    return DG_OK;
+}
+
 void dg_be_destroy(dg_backend_i *be)
 {
+    if (be->fpe_fold != NULL)
+        dg_fpe_remove_source(be_fpe_fold, be);
     be->destroy(be);
 }

@@ -36,7 +36,7 @@
 #include "dg_gemm.h"
 #include "dg_status.h"
 
-#define DG_BACKEND_VERSION 8
+#define DG_BACKEND_VERSION 9
 #define DG_HOST (-1)
 #define DG_MAXOPS 5 /* operands of one loop: nin + nout <= 4, plus the where mask */
 
@@ -309,7 +309,11 @@ typedef struct dg_allreduce_desc {
  * whose mask byte is non-zero, in C order of the block, written densely to
  * dst: their values (itemsize bytes each, from src) or, when src is NULL,
  * their indices as int64: base + sum over the axes of pos[a] * gstride[a].
- * How many were written goes to *count (one int64 in device memory). */
+ * How many were written goes to *count (one int64 in device memory).
+ * With `keyed` (bool, integer and float dtypes; src required, mask unused)
+ * the elements selected are those whose order key k (dg_order_key of
+ * `dtype`, kernels/dg_order.h) has lo <= (k >> pshift) <= hi (pshift < 64):
+ * a radix selection's elements under the prefixes it narrowed to. */
 typedef struct dg_select_desc {
     int ndim;
     int64_t shape[DG_MAXDIM];
@@ -322,6 +326,8 @@ typedef struct dg_select_desc {
     int64_t gstride[DG_MAXDIM];
     char *dst;
     int64_t *count;
+    int keyed, dtype, pshift;
+    uint64_t lo, hi;
 } dg_select_desc;
 
 /* Keyed copies of rows (dg_backend_i.rows).  For each j < n whose key[j]
@@ -642,6 +648,20 @@ struct dg_backend_i {
      * touches another device's memory (a peer read of a neighbour's rows),
      * the positions another device's work is likely to wait for. */
     dg_status (*mark)(dg_backend_i *be, dg_pos p, dg_error *err);
+
+    /* Floating-point errors ([surface] item 3, dg_fpe.h) of devices that keep
+     * no floating-point status (GPUs: their kernels note what they raise).
+     * fpe_actions: set by the core (dg_be_fpe_attach) before any work, never
+     * by the backend: the calling thread's action word (dg_fpe_actions of the
+     * core's copy of dg_fpe.c: the backend may be another extension module,
+     * with copies of its own).  OPTIONAL fpe_fold (NULL: the backend notes
+     * with dg_fpe_note itself, as the CPU backend does): or's into *noted
+     * the noted words its devices published since its last call, and sets
+     * *where (if NULL) to the name of the work that published; called by
+     * dg_fpe_take (the binding's calls, never two at once), without waiting
+     * for any work. */
+    uint32_t (*fpe_actions)(void);
+    void (*fpe_fold)(dg_backend_i *be, uint32_t *noted, const char **where);
 };
 
 /* ---- calls into the table (dg_backend.c) -----------------------------------
@@ -650,6 +670,11 @@ struct dg_backend_i {
  * slot's arguments and contract, and gives the default of an OPTIONAL slot
  * the backend left NULL.  Code outside dg_backend.c never calls a slot
  * itself. */
+
+/* Hands be the core's action word (fpe_actions) and adds its fpe_fold as a
+ * source of dg_fpe_take, until dg_be_destroy: once, when the binding takes
+ * the backend.  DG_ERR_INTERNAL where dg_fpe has no room for another. */
+dg_status dg_be_fpe_attach(dg_backend_i *be, dg_error *err);
 
 /* The OPTIONAL slots, for dg_be_has and dg_be_need. */
 typedef enum dg_be_slot {

@@ -260,3 +260,138 @@ done:
         dg_array_decref(r);
     return st;
 }
+
+/* One piece of x that a device takes in a keyed gathering: chunk i's region
+ * `box`, and its places in the result. */
+typedef struct keep_piece {
+    int chunk;
+    dg_box box;
+    int64_t len;
+} keep_piece;
+
+/* The pieces of x (own_pieces of every chunk), each with min(its size, cap)
+ * places; malloc'ed into *out (*n of them). */
+static dg_status keep_pieces(const dg_array *x, int64_t cap, keep_piece **out, int *n,
+                             dg_error *err)
+{
+    keep_piece *kp = NULL;
+    int i, k, cnt = 0, room = 0;
+    *out = NULL;
+    *n = 0;
+    for (i = 0; i < x->nchunks; i++) {
+        dg_box *pieces = NULL;
+        int np = 0;
+        dg_status st;
+        if (dg_box_size(&x->chunks[i].box) == 0)
+            continue;
+        st = own_pieces(x, i, &pieces, &np, err);
+        if (st == DG_OK && cnt + np > room) {
+            keep_piece *t = (keep_piece *)realloc(kp, (size_t)(2 * (cnt + np) + 4) * sizeof *kp);
+            if (t) {
+                kp = t;
+                room = 2 * (cnt + np) + 4;
+            } else {
+                st = dg_error_set(err, DG_ERR_NOMEM, -1, "out of host memory");
+            }
+        }
+        if (st != DG_OK) {
+            free(pieces);
+            free(kp);
+            return st;
+        }
+        for (k = 0; k < np; k++) {
+            const int64_t size = dg_box_size(&pieces[k]);
+            kp[cnt].chunk = i;
+            kp[cnt].box = pieces[k];
+            kp[cnt].len = size < cap ? size : cap;
+            cnt++;
+        }
+        free(pieces);
+    }
+    *out = kp;
+    *n = cnt;
+    return DG_OK;
+}
+
+dg_status dg_array_keep_keys(dg_array *x, int pshift, uint64_t lo, uint64_t hi, int64_t cap,
+                             const unsigned char pad[16], dg_array **out, dg_error *err)
+{
+    dg_backend_i *be = x->be;
+    keep_piece *kp = NULL;
+    dg_plan_chunk *l = NULL;
+    dg_array *r = NULL;
+    dg_fill_desc fill;
+    dg_status st = DG_OK;
+    int64_t total = 0;
+    int i, n = 0;
+    const char kind = dg_dtype_kind(x->dtype);
+    const int isz = dg_dtype_size(x->dtype);
+
+    *out = NULL;
+    DG_CHECK(dg_be_need(be, DG_SLOT_SELECT, err));
+    if (x->mode != DG_MODE_REPLICA || pshift < 0 || pshift >= 64 || cap < 1 || lo > hi ||
+        (kind != 'b' && kind != 'i' && kind != 'u' && kind != 'f'))
+        return dg_error_set(err, DG_ERR_INTERNAL, -1, "a malformed keyed gathering");
+    DG_CHECK(keep_pieces(x, cap, &kp, &n, err));
+    l = (dg_plan_chunk *)calloc((size_t)(n > 0 ? n : 1), sizeof *l);
+    if (!l) {
+        st = dg_error_set(err, DG_ERR_NOMEM, -1, "out of host memory");
+        goto done;
+    }
+    for (i = 0; i < n; i++) {
+        l[i].device = x->chunks[kp[i].chunk].device;
+        l[i].box.ndim = 1;
+        l[i].box.r[0] = dg_range_make(total, total + kp[i].len, 1);
+        total += kp[i].len;
+    }
+    if (n == 0) { /* x holds nothing: one empty chunk */
+        l[0].device = x->nchunks > 0 ? x->chunks[0].device : 0;
+        l[0].box.ndim = 1;
+        l[0].box.r[0] = dg_range_make(0, 0, 1);
+    }
+    DG_CHECK_GOTO(dg_array_empty(be, x->dtype, 1, &total, l, n > 0 ? n : 1, DG_MODE_REPLICA,
+                                 &r, err), st, done);
+    memset(&fill, 0, sizeof fill);
+    fill.kind = DG_FILL_CONST;
+    memcpy(fill.value, pad, 16);
+    DG_CHECK_GOTO(dg_array_fill(r, &fill, NULL, err), st, done);
+    for (i = 0; i < n; i++) {
+        const dg_chunk *c = &x->chunks[kp[i].chunk];
+        const dg_chunk *rc = &r->chunks[i];
+        dg_buffer *cbuf = NULL;
+        dg_select_desc d;
+        dg_access acc[3];
+        char *p;
+        int ax;
+        DG_CHECK_GOTO(dg_buffer_new(be, c->device, 8, &cbuf, err), st, done);
+        memset(&d, 0, sizeof d);
+        d.ndim = x->ndim;
+        d.itemsize = isz;
+        for (ax = 0; ax < x->ndim; ax++)
+            d.shape[ax] = dg_range_len(kp[i].box.r[ax]);
+        dg_chunk_view(c, &kp[i].box, &p, d.src_strides);
+        d.src = p;
+        d.dst = (char *)rc->buf->ptr + rc->offset;
+        d.count = (int64_t *)cbuf->ptr;
+        d.keyed = 1;
+        d.dtype = x->dtype;
+        d.pshift = pshift;
+        d.lo = lo;
+        d.hi = hi;
+        acc[0] = dg_read(c->buf);
+        acc[1] = dg_write(rc->buf);
+        acc[2] = dg_write(cbuf);
+        st = dg_enqueue(be, c->device, DG_STREAM_COMPUTE, acc, 3, dg_work_select(&d), err);
+        dg_buffer_decref(be, cbuf);
+        if (st != DG_OK)
+            goto done;
+    }
+    *out = r;
+    r = NULL;
+done:
+    free(kp);
+    free(l);
+    if (r)
+        dg_array_decref(r);
+    return st;
+}

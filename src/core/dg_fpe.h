@@ -10,8 +10,11 @@
  * the work a call enqueues; a backend that can see the status (the CPU
  * backend: fetestexcept on the thread that ran the task) notes each kind
  * raised whose action is not `ignore`, with that action, in one process-wide
- * word; the binding takes the word after the call (waiting for the call's
- * work when anything is watched) and reports, as NumPy does, once per call.
+ * word; a backend whose devices keep no status (CUDA) classifies results in
+ * its kernels by the software rule of kernels/dg_scalar.h (dg_fpe_rule) and
+ * is a source of noted words (dg_fpe_add_source, read by dg_fpe_take); the
+ * binding takes the word after the call (waiting for the call's work when
+ * anything is watched) and reports, as NumPy does, once per call.
  *
  * Action word: 4 bits per kind at DG_FPE_SHIFT(kind), the DG_FPE_IGNORE..
  * DG_FPE_LOG code.  Noted word: bit kind * 8 + action for each kind raised.
@@ -44,6 +47,24 @@ int dg_fpe_strict(uint32_t actions);
  * name, "reduce", "accumulate") names the work in NumPy's message; the first
  * noted since the last take is kept.  Any thread. */
 void dg_fpe_note(uint32_t actions, unsigned kinds, const char *where);
+
+/* 1 where the CPU backend notes by the software rule of the GPU kernels
+ * (kernels/dg_scalar.h, dg_fpe_rule) instead of the floating-point status:
+ * DGARRAY_FPE=soft, or dg_fpe_set_soft, so that CI checks the GPU's rule
+ * against NumPy.  Any thread. */
+int dg_fpe_soft(void);
+/* Sets it (0 or 1); returns the one it replaces. */
+int dg_fpe_set_soft(int on);
+
+/* A source of noted words other than dg_fpe_note: a GPU backend's, read
+ * where dg_fpe_take reads (fold: or's into *noted what the devices noted
+ * since the last call, and sets *where to the name of the work where it
+ * is known).  At most DG_FPE_NSOURCES at once; ctx borrowed until removed.
+ * 0, or -1 when there is no room. */
+#define DG_FPE_NSOURCES 4
+typedef void (*dg_fpe_source_fn)(void *ctx, uint32_t *noted, const char **where);
+int dg_fpe_add_source(dg_fpe_source_fn fold, void *ctx);
+void dg_fpe_remove_source(dg_fpe_source_fn fold, void *ctx);
 
 /* The noted word, emptied (0: nothing to report), and *where the name of the
  * work that raised first (NULL with 0). */

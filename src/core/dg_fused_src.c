@@ -6,6 +6,7 @@
 
 #include "dg_fused_src.h"
 #include "dg_loops.h"
+#include "dg_scalar.h"
 #include "dg_ufunc.h"
 
 /* The scalar function of every loop, in loop-id order (DG_LOOP_LIST). */
@@ -29,6 +30,7 @@ typedef struct src_buf {
     char *p;
     size_t cap, len;
     int ok;
+    int fpe; /* the first of the 4 words of floating-point error noting, or -1 */
 } src_buf;
 
 static void put(src_buf *b, const char *fmt, ...)
@@ -170,6 +172,81 @@ static int vec_width(const dg_fused_desc *d)
     return v;
 }
 
+/* The test that value v (of dtype dt) is odd: dg_scalar.h's dg_fpe_odd_*;
+ * `under` the text of "underflow is watched for this step". */
+static void put_odd(src_buf *b, int v, int dt, const char *under)
+{
+    static const char *const tiny = "2.2250738585072014e-308";
+    switch (dt) {
+    case DG_FLOAT16: put(b, "dg_fpe_odd_h(v%d, %s)", v, under); break;
+    case DG_FLOAT32: put(b, "dg_fpe_odd_f(v%d, %s)", v, under); break;
+    case DG_FLOAT64: put(b, "dg_fpe_odd_d(v%d, %s, %s)", v, under, tiny); break;
+    case DG_COMPLEX64:
+        put(b, "(dg_fpe_odd_f(v%d.re, %s) || dg_fpe_odd_f(v%d.im, %s))", v, under, v, under);
+        break;
+    case DG_COMPLEX128:
+        put(b, "(dg_fpe_odd_d(v%d.re, %s, %s) || dg_fpe_odd_d(v%d.im, %s, %s))", v, under, tiny,
+            v, under, tiny);
+        break;
+    default: put(b, "0"); break;
+    }
+}
+
+/* After step st: where its results are odd, the kinds it raised by the
+ * software rule (dg_fpe_rule_at) or'ed into fk, as the ahead-of-time
+ * kernels do (kernels/dg_fpe.cuh, dg_cu_fpe_check). */
+static void put_fpe_check(src_buf *b, const dg_fused_step *st)
+{
+    const dg_loop_info *li = &dg_loops[st->loop];
+    const int cls = dg_loop_fpe_cls(st->loop), c = cls & 15, nop = li->nin + li->nout;
+    const char *under = cls & DG_FPC_UNDER ? "fpu" : "0";
+    int k;
+    if (c == DG_FPC_NONE)
+        return;
+    put(b, "        if (");
+    if (c == DG_FPC_INT_DIV || c == DG_FPC_INT_MOD)
+        put(b, "v%d == 0 || v%d == (%s)-1", st->op[1], st->op[1], ctype[li->dtypes[1]]);
+    else if (c == DG_FPC_INT_RECIP)
+        put(b, "v%d == 0", st->op[0]);
+    else if (c == DG_FPC_TO_INT)
+        put(b, "!dg_fpe_int_ok(dg_fpe_load(%d, &v%d).re, %d)", li->dtypes[0], st->op[0],
+            li->dtypes[1]);
+    else
+        for (k = li->nin; k < nop; k++) {
+            put(b, k > li->nin ? " || " : "");
+            put_odd(b, st->op[k], li->dtypes[k], under);
+        }
+    put(b, ") {\n            const int dt_[4] = {");
+    for (k = 0; k < 4; k++)
+        put(b, "%d%s", k < nop ? li->dtypes[k] : -1, k < 3 ? ", " : "");
+    put(b, "};\n            const void *const p_[4] = {");
+    for (k = 0; k < 4; k++)
+        put(b, "&v%d%s", st->op[k < nop ? k : 0], k < 3 ? ", " : "");
+    put(b, "};\n            fk |= dg_fpe_rule_at(%d, fpu, %d, %d, dt_, p_);\n        }\n", cls,
+        li->nin, nop);
+}
+
+/* Where the chain is checked (b->fpe >= 0), at a kernel's start: the action
+ * word, the generation and "underflow is watched" read once, and fk, the
+ * kinds the thread's elements raised. */
+static void put_fpe_head(src_buf *b)
+{
+    if (b->fpe < 0)
+        return;
+    put(b, "    const unsigned fpa = (unsigned)b.w[%d], fpg = (unsigned)(b.w[%d] >> 32);\n"
+           "    const int fpu = ((fpa >> 8) & 15u) != 0;\n"
+           "    unsigned fk = 0;\n", b->fpe, b->fpe);
+}
+
+/* At a checked kernel's end: the kinds published (dg_fpe_publish). */
+static void put_fpe_tail(src_buf *b)
+{
+    if (b->fpe < 0)
+        return;
+    put(b, "    (void)fpu;\n    if (fk)\n        dg_fpe_publish(fpa, fpg, (unsigned long long *)b.w[%d], "
+           "(uint32_t *)b.w[%d], (int32_t)b.w[%d], fk);\n", b->fpe + 1, b->fpe + 2, b->fpe + 3);
+}
+
 /* The steps of one element, values v<k> (declared by the caller); each
  * output stored as `store` says: "o" at its byte offset o<k> (the general
  * kernel), "i" at element i (the contiguous kernel's tail), "p" into its
@@ -191,6 +268,8 @@ static void put_steps(src_buf *b, const dg_fused_desc *d, const int *word, char 
         else
             put(b, "        %s(v%d, v%d, &v%d, &v%d);\n", fn, st->op[0], st->op[1], st->op[2],
                 st->op[3]);
+        if (b->fpe >= 0)
+            put_fpe_check(b, st);
         for (k = li->nin; k < li->nin + li->nout; k++) {
             const int o = st->op[k];
             const dg_fused_val *v = &d->val[o];
@@ -252,6 +331,7 @@ static void put_contig(src_buf *b, const dg_fused_desc *d, const int *word, int 
            "    const long long n = (long long)b.w[0], nvec = n / %d;\n"
            "    const long long first = (long long)blockIdx.x * blockDim.x + threadIdx.x;\n"
            "    const long long step = (long long)gridDim.x * blockDim.x;\n", V);
+    put_fpe_head(b);
     for (k = 0; k < d->nval; k++) {
         const dg_fused_val *v = &d->val[k];
         if (v->kind == DG_FV_IN && v->strides[0] == 0)
@@ -281,7 +361,9 @@ static void put_contig(src_buf *b, const dg_fused_desc *d, const int *word, int 
     put(b, "    }\n    for (long long i = nvec * %d + first; i < n; i += step) {\n", V);
     put_values(b, d, word, 'i');
     put_steps(b, d, word, 'i');
-    put(b, "    }\n}\n");
+    put(b, "    }\n");
+    put_fpe_tail(b);
+    put(b, "}\n");
 }
 
 /* The shortest last axis the row kernel takes (shorter rows leave most of a
@@ -354,9 +436,10 @@ static void put_rows(src_buf *b, const dg_fused_desc *d, const int *word, int I)
     put(b, "dg_fused(const __grid_constant__ dg_fused_args b)\n{\n"
            "    const long long cols = (long long)b.w[%d];\n"
            "    const long long rows = (long long)b.w[0] / cols;\n"
-           "    const long long cs = (long long)blockIdx.x * %d * blockDim.x + threadIdx.x;\n"
-           "    for (long long row = blockIdx.y; row < rows; row += gridDim.y) {\n",
+           "    const long long cs = (long long)blockIdx.x * %d * blockDim.x + threadIdx.x;\n",
         nd, I);
+    put_fpe_head(b);
+    put(b, "    for (long long row = blockIdx.y; row < rows; row += gridDim.y) {\n");
     /* the row's leading coordinates */
     if (nd > 1) {
         put(b, "        long long r = row;\n");
@@ -404,7 +487,9 @@ static void put_rows(src_buf *b, const dg_fused_desc *d, const int *word, int I)
             put(b, "        %s v%d;\n", t, k);
     }
     put_steps(b, d, word, 'o');
-    put(b, "        }\n    }\n}\n");
+    put(b, "        }\n    }\n");
+    put_fpe_tail(b);
+    put(b, "}\n");
 }
 
 /* The streaming kernel's band (rows a thread walks down), its elements per
@@ -484,6 +569,7 @@ static void put_stream(src_buf *b, const dg_fused_desc *d, const int *word, cons
            "#pragma unroll\n    for (int j = 0; j < %d; j++) {\n"
            "        c[j] = cs + (long long)j * blockDim.x;\n        on[j] = c[j] < cols;\n    }\n",
         I, I, I, I);
+    put_fpe_head(b);
     /* each family's window: f<anchor>_<row - r - lo>[column], RR - 1 + hi - lo rows */
     for (k = 0; k < d->nval; k++)
         if (fam[k] == k)
@@ -560,13 +646,15 @@ static void put_stream(src_buf *b, const dg_fused_desc *d, const int *word, cons
         if (fam[k] == k)
             for (i = 0; i < (int)(hi[k] - lo[k]); i++)
                 put(b, "                f%d_%d[j] = f%d_%d[j];\n", k, i, k, i + RR);
-    put(b, "            }\n        }\n    }\n}\n");
+    put(b, "            }\n        }\n    }\n");
+    put_fpe_tail(b);
+    put(b, "}\n");
 }
 
-dg_status dg_fused_cuda_source(const dg_fused_desc *d, char *buf, size_t cap,
+dg_status dg_fused_cuda_source(const dg_fused_desc *d, char *buf, size_t cap, int check_fpe,
                                dg_fused_args *args, dg_error *err)
 {
-    src_buf b = {buf, cap, 0, 1};
+    src_buf b = {buf, cap, 0, 1, -1};
     int word[DG_FUSED_MAXVALS];
     int nd = d->ndim, nw = 1 + nd, k, a;
     const int V = vec_width(d);
@@ -594,6 +682,15 @@ dg_status dg_fused_cuda_source(const dg_fused_desc *d, char *buf, size_t cap,
             memcpy(&args->w[nw], v->scalar, 16);
             nw += 2;
         }
+    }
+    args->fpe_word = -1;
+    if (check_fpe) {
+        if (nw + 4 > DG_FUSED_MAXWORDS)
+            return dg_error_set(err, DG_ERR_NOTIMPL, -1, "a fused chain with too many "
+                                "operands for one kernel");
+        args->fpe_word = b.fpe = nw;
+        memset(&args->w[nw], 0, 4 * sizeof args->w[0]);
+        nw += 4;
     }
     args->nwords = nw;
     args->vec = V;
@@ -642,6 +739,7 @@ dg_status dg_fused_cuda_source(const dg_fused_desc *d, char *buf, size_t cap,
             "    const long long n = (long long)b.w[0];\n"
             "    long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;\n"
             "    const long long step = (long long)gridDim.x * blockDim.x;\n");
+    put_fpe_head(&b);
     for (a = 0; a < nd; a++)
         put(&b, "    long long c%d, s%d;\n", a, a);
     put(&b, "    {\n        long long r = i, t = step;\n");
@@ -685,7 +783,9 @@ dg_status dg_fused_cuda_source(const dg_fused_desc *d, char *buf, size_t cap,
             put(&b, "        %s v%d;\n", t, k);
     }
     put_steps(&b, d, word, 'o');
-    put(&b, "    }\n}\n");
+    put(&b, "    }\n");
+    put_fpe_tail(&b);
+    put(&b, "}\n");
     if (!b.ok)
         return dg_error_set(err, DG_ERR_NOTIMPL, -1, "a fused chain too long for one kernel");
     return DG_OK;

@@ -33,15 +33,21 @@ typedef struct dg_fused_args {
     /* the streaming kernel (band > 0): threads walk down bands of `band`
      * rows, blocks (column tiles of items x blockDim.x, bands) */
     int band;
+    /* the first of the 4 words of floating-point error noting, or -1: the
+     * caller fills w[fpe_word..+3] with dg_cu_fpe's actions | gen << 32,
+     * gate, record and where (src/backend/cuda/cu_kernels.h) */
+    int fpe_word;
     uint64_t w[DG_FUSED_MAXWORDS];
 } dg_fused_args;
 
 /* Writes into buf (cap bytes, NUL-terminated) the source of the kernel of d,
  * whose space is taken as it is (coalesce it first), and fills *args with
- * d's addresses, extents and scalars.  Returns DG_OK, or DG_ERR_NOTIMPL where
- * d does not fit a kernel (more words than DG_FUSED_MAXWORDS, a source longer
- * than cap). */
-dg_status dg_fused_cuda_source(const dg_fused_desc *d, char *buf, size_t cap,
+ * d's addresses, extents and scalars.  check_fpe: the chain's action word is
+ * not 0 (dg_fpe.h): each step's results are checked by the software rule of
+ * kernels/dg_scalar.h (a second kernel of the chain; without, the source
+ * checks nothing).  Returns DG_OK, or DG_ERR_NOTIMPL where d does not fit a
+ * kernel (more words than DG_FUSED_MAXWORDS, a source longer than cap). */
+dg_status dg_fused_cuda_source(const dg_fused_desc *d, char *buf, size_t cap, int check_fpe,
                                dg_fused_args *args, dg_error *err);
 
 #endif /* DG_FUSED_SRC_H */

@@ -49,6 +49,21 @@ typedef struct dg_count_spec {
 dg_status dg_array_count(dg_array *x, dg_array *w, const dg_count_spec *spec, dg_array **out,
                          dg_error *err);
 
+/* The elements of x (REPLICA, a bool, integer or float dtype) whose order
+ * key k (kernels/dg_order.h) has lo <= (k >> pshift) <= hi, gathered where
+ * they live (the pieces of x that dg_array_count counts, each element once)
+ * in no defined order, each piece's followed by copies of `pad` (a value of
+ * x's dtype, 16 bytes, whose key is not under lo .. hi) up to min(the
+ * piece's size, cap) places: a 1-d REPLICA array whose length is known
+ * before the gathering runs, so that no count comes to the host.  `cap`
+ * must be at least how many elements are under lo .. hi (the counts that
+ * chose the prefixes say it): more are written past the places.  What a
+ * radix selection narrows to, for its later counts to read alone (they
+ * count under the prefixes, so the padding is never counted).  New
+ * reference. */
+dg_status dg_array_keep_keys(dg_array *x, int pshift, uint64_t lo, uint64_t hi, int64_t cap,
+                             const unsigned char pad[16], dg_array **out, dg_error *err);
+
 /* CuPy's rule for an op-mode array made from one value per element (every
  * chunk holding a copy of its block): the first chunk holding an element
  * keeps it, each later one gets `value` (the mode's identity, 16 bytes in

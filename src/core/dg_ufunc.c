@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "dg_loops.h"
+#include "dg_scalar.h"
 #include "dg_ufunc.h"
 
 #define DG_X_LOOP1(uf, ti, to, fn)                                            \
@@ -49,6 +50,15 @@ static const int8_t dg_ufunc_nouts[DG_NUFUNCS] = {
     DG_UFUNC_LIST(DG_X_NOUT)
 #undef DG_X_NOUT
 };
+
+int dg_loop_fpe_cls(int loop)
+{
+    const dg_loop_info *li = &dg_loops[loop];
+    const int nin = li->nin;
+    return dg_fpe_cls(dg_ufunc_name(li->ufunc), dg_fpe_kind(li->dtypes[0]),
+                      nin > 1 ? dg_fpe_kind(li->dtypes[1]) : 0, dg_fpe_kind(li->dtypes[nin]),
+                      li->nout > 1 ? dg_fpe_kind(li->dtypes[nin + 1]) : 0);
+}
 
 const char *dg_ufunc_name(int ufunc)
 {

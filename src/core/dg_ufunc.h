@@ -71,6 +71,10 @@ int dg_ufunc_find(const char *name);
 /* The loop of `ufunc` whose nin+nout dtypes are exactly `dtypes`, or -1. */
 int dg_loop_find(int ufunc, const int *dtypes);
 
+/* The class of loop `loop` by the software rule of floating-point errors
+ * (kernels/dg_scalar.h, dg_fpe_cls: DG_FPC_*). */
+int dg_loop_fpe_cls(int loop);
+
 /* The cast loop from `from` to `to` (every pair of dtypes has one). */
 int dg_loop_cast(int from, int to);
 

@@ -33,6 +33,11 @@ static int cuda_backend(dgpy_state *st, PyObject *mod)
         st->be = NULL;
         return -1;
     }
+    if (dg_be_fpe_attach(st->be, &err) != DG_OK) {
+        dg_be_destroy(st->be);
+        st->be = NULL;
+        return dgpy_raise_int(&err);
+    }
     return 0;
 }
 

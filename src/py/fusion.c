@@ -134,14 +134,14 @@ static PyObject *f_rtc_cache_dir(PyObject *mod, PyObject *unused)
  * every loop.  -> (source, number of argument words) */
 static PyObject *f_fused_loops_source(PyObject *mod, PyObject *args)
 {
-    int first, count, ndim, i, k, a;
+    int first, count, ndim, i, k, a, check_fpe = 0;
     dg_fused_desc *d;
     dg_fused_args *fa;
     char *buf;
     dg_error err = DG_ERROR_INIT;
     PyObject *r = NULL;
     (void)mod;
-    if (!PyArg_ParseTuple(args, "iii:_fused_loops_source", &first, &count, &ndim))
+    if (!PyArg_ParseTuple(args, "iii|p:_fused_loops_source", &first, &count, &ndim, &check_fpe))
         return NULL;
     if (first < 0 || count < 1 || first + count > dg_nloops || count > DG_FUSED_MAXSTEPS ||
         ndim < 1 || ndim > 3) {
@@ -176,7 +176,7 @@ static PyObject *f_fused_loops_source(PyObject *mod, PyObject *args)
             s->op[k] = (int16_t)d->nval++;
         }
     }
-    if (dg_fused_cuda_source(d, buf, 1 << 20, fa, &err) != DG_OK) {
+    if (dg_fused_cuda_source(d, buf, 1 << 20, check_fpe, fa, &err) != DG_OK) {
         dgpy_raise(&err);
         goto done;
     }
@@ -192,13 +192,15 @@ done:
  * of a chain given whole: vals a list of (kind, dtype, address, strides,
  * scalar bytes) (dg_fused_kind, dg_dtype numbers), steps a list of
  * (ufunc name, operand indices) whose loop is the one of the operands'
- * dtypes.  -> (source, argument words as bytes, (items, rows, cols, band):
- * the row or streaming kernel's tile, space and band (streaming: band > 0),
- * items 0 for the others).  For tests that run
- * the generated kernel on the host over NumPy's memory. */
+ * dtypes; check_fpe (optional): the source checks floating-point errors,
+ * its last 4 argument words left 0 for the caller.  -> (source, argument
+ * words as bytes, (items, rows, cols, band): the row or streaming kernel's
+ * tile, space and band (streaming: band > 0), items 0 for the others).  For
+ * tests that run the generated kernel on the host over NumPy's memory. */
 static PyObject *f_fused_source_of(PyObject *mod, PyObject *args)
 {
     PyObject *shape, *vals, *steps, *r = NULL;
+    int check_fpe = 0;
     dg_fused_desc *d = (dg_fused_desc *)calloc(1, sizeof(dg_fused_desc));
     dg_fused_args *fa = (dg_fused_args *)calloc(1, sizeof(dg_fused_args));
     char *buf = (char *)malloc(1 << 20);
@@ -209,8 +211,8 @@ static PyObject *f_fused_source_of(PyObject *mod, PyObject *args)
         PyErr_NoMemory();
         goto done;
     }
-    if (!PyArg_ParseTuple(args, "O!O!O!:_fused_source_of", &PyTuple_Type, &shape, &PyList_Type,
-                          &vals, &PyList_Type, &steps))
+    if (!PyArg_ParseTuple(args, "O!O!O!|p:_fused_source_of", &PyTuple_Type, &shape,
+                          &PyList_Type, &vals, &PyList_Type, &steps, &check_fpe))
         goto done;
     if (PyTuple_GET_SIZE(shape) > 3 || PyList_GET_SIZE(vals) > DG_FUSED_MAXVALS ||
         PyList_GET_SIZE(steps) > DG_FUSED_MAXSTEPS) {
@@ -269,7 +271,7 @@ static PyObject *f_fused_source_of(PyObject *mod, PyObject *args)
     }
     if (PyErr_Occurred())
         goto done;
-    if (dg_fused_cuda_source(d, buf, 1 << 20, fa, &err) != DG_OK) {
+    if (dg_fused_cuda_source(d, buf, 1 << 20, check_fpe, fa, &err) != DG_OK) {
         dgpy_raise(&err);
         goto done;
     }
@@ -296,8 +298,8 @@ PyMethodDef dgpy_fusion_methods[] = {
     {"_rtc_forget", f_rtc_forget, METH_NOARGS, "forget the run-time compiler's memory cache"},
     {"_rtc_cache_dir", f_rtc_cache_dir, METH_NOARGS, "the run-time compiler's disk cache"},
     {"_fused_loops_source", f_fused_loops_source, METH_VARARGS,
-     "(first loop, count, ndim) -> (CUDA source, argument words)"},
+     "(first loop, count, ndim, check_fpe=False) -> (CUDA source, argument words)"},
     {"_fused_source_of", f_fused_source_of, METH_VARARGS,
-     "(shape, vals, steps) -> (CUDA source, argument words)"},
+     "(shape, vals, steps, check_fpe=False) -> (CUDA source, argument words)"},
     {NULL, NULL, 0, NULL},
 };

@@ -1,7 +1,9 @@
 /* dgarray._core's settings of the process (dgarray.config): the size below
- * which an array stays on one device, and the size of a region read in
- * place on another device. */
+ * which an array stays on one device, the size of a region read in place on
+ * another device, and the rule by which the CPU backend notes floating-point
+ * errors. */
 #include "dgpy.h"
+#include "dg_fpe.h"
 
 static PyObject *f_set_min_split_bytes(PyObject *mod, PyObject *arg)
 {
@@ -45,7 +47,20 @@ static PyObject *f_get_peer_read_bytes(PyObject *mod, PyObject *unused)
     return PyLong_FromSize_t(dg_get_peer_read_bytes());
 }
 
+/* _set_fpe_soft(on) -> the old setting: the CPU backend notes floating-point
+ * errors by the GPU kernels' software rule instead of fenv (dg_fpe_soft). */
+static PyObject *f_set_fpe_soft(PyObject *mod, PyObject *arg)
+{
+    const int on = PyObject_IsTrue(arg);
+    (void)mod;
+    if (on < 0)
+        return NULL;
+    return PyBool_FromLong(dg_fpe_set_soft(on));
+}
+
 PyMethodDef dgpy_settings_methods[] = {
+    {"_set_fpe_soft", f_set_fpe_soft, METH_O,
+     "the CPU backend notes floating-point errors by the GPU's rule (DGARRAY_FPE=soft)"},
     {"_set_min_split_bytes", f_set_min_split_bytes, METH_O, "set the default split size"},
     {"_get_min_split_bytes", f_get_min_split_bytes, METH_NOARGS, "the default split size"},
     {"_set_peer_read_bytes", f_set_peer_read_bytes, METH_O,

@@ -76,6 +76,34 @@ static PyObject *f_count(PyObject *mod, PyObject *args)
     return dgpy_wrap(out);
 }
 
+/* _keep_keys(x, pshift, lo, hi, cap, pad): dg_array_keep_keys, the elements
+ * of x whose order keys are under the prefixes lo .. hi at pshift, padded
+ * with the value pad to a length known before (cap: at least how many). */
+static PyObject *f_keep_keys(PyObject *mod, PyObject *args)
+{
+    PyObject *xo, *po;
+    dg_array *x, *out = NULL;
+    int pshift;
+    unsigned long long lo, hi;
+    long long cap;
+    unsigned char pad[16];
+    dg_error err = DG_ERROR_INIT;
+    dg_status st;
+    (void)mod;
+    if (!PyArg_ParseTuple(args, "OiKKLO:_keep_keys", &xo, &pshift, &lo, &hi, &cap, &po) ||
+        !(x = dgpy_arg_array(xo, "_keep_keys")))
+        return NULL;
+    memset(pad, 0, sizeof pad);
+    if (dgpy_scalar_bytes(po, x->dtype, pad) < 0)
+        return NULL;
+    Py_BEGIN_ALLOW_THREADS
+    st = dg_array_keep_keys(x, pshift, lo, hi, cap, pad, &out, &err);
+    Py_END_ALLOW_THREADS
+    if (st != DG_OK)
+        return dgpy_raise(&err);
+    return dgpy_wrap(out);
+}
+
 /* _view_dtype(a, dtype, byte_offset, part=False): a view of a's elements
  * (of a part of each, with part) as dtype (dg_array_view_dtype). */
 static PyObject *f_view_dtype(PyObject *mod, PyObject *args)
@@ -208,6 +236,8 @@ PyMethodDef dgpy_surface_methods[] = {
     {"_search", f_search, METH_VARARGS, "(seq, v, right, mode): positions of v in sorted seq"},
     {"_count", f_count, METH_VARARGS,
      "(x, w, nbins, mode, shift, pshift, prefix, edges=None): counts (weight sums) per bin"},
+    {"_keep_keys", f_keep_keys, METH_VARARGS,
+     "(x, pshift, lo, hi, cap, pad): the elements whose keys are under lo .. hi, padded"},
     {"_set_readonly", f_set_readonly, METH_O, "a may no longer be written; returns a"},
     {NULL, NULL, 0, NULL},
 };

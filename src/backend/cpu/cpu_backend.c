@@ -386,11 +386,16 @@ static void run_task(cpu_be *cb, cpu_dev *d, cpu_task *t)
 {
     const uint32_t fpe = task_fpe(t);
     const char *where = fpe ? task_where(t) : NULL; /* before: a fused task frees its descriptor */
-    if (fpe)
+    /* DGARRAY_FPE=soft: elementwise and fused work classified by the GPU
+     * kernels' rule (dg_cpu_soft_begin); reductions and scans keep fenv */
+    const int soft = fpe && (t->kind == T_EW || t->kind == T_FUSED) && dg_fpe_soft();
+    if (soft)
+        dg_cpu_soft_begin(fpe);
+    else if (fpe)
         feclearexcept(FE_ALL_EXCEPT);
     run_task_body(cb, d, t);
     if (fpe) {
-        const unsigned k = fpe_kinds();
+        const unsigned k = soft ? dg_cpu_soft_end() : fpe_kinds();
         if (k)
             dg_fpe_note(fpe, k, where);
     }

@@ -9,6 +9,7 @@
 
 #include "cpu_index.h"
 #include "../../core/dg_dtype.h"
+#include "dg_order.h"
 
 /* Copies one element of isz bytes. */
 static inline void copy_item(char *dst, const char *src, int isz)
@@ -65,6 +66,61 @@ static void copy_block(int ndim, const int64_t *shape, int isz, const char *src,
     } while (step_outer(ndim, shape, idx, 2, p, st));
 }
 
+/* The keyed selection of one row of n elements ss bytes apart (dtype sfx t,
+ * C type ct): those whose keys are under lo .. hi at pshift appended to dst
+ * from index k on; returns the new k.  The desc's fields are locals here:
+ * read through it, they would be reloaded after every store to dst (which
+ * may alias anything), and the dtype's switch with them. */
+#define DG_KEYED_ROW(E, t, ct)                                                    \
+    static int64_t keyed_row_##t(const char *s, int64_t n, int64_t ss, int pshift, \
+                                 uint64_t lo, uint64_t span, char *dst, int64_t k)  \
+    {                                                                            \
+        int64_t i;                                                               \
+        for (i = 0; i < n; i++) {                                                \
+            ct v;                                                                \
+            memcpy(&v, s + i * ss, sizeof v);                                    \
+            if ((dg_order_key_##t(v) >> pshift) - lo <= span)                    \
+                memcpy(dst + (k++) * (int64_t)sizeof v, &v, sizeof v);           \
+        }                                                                        \
+        return k;                                                                \
+    }
+DG_ORDER_KEYED(DG_KEYED_ROW)
+#undef DG_KEYED_ROW
+
+/* A keyed selection (dg_select_desc.keyed): the values whose keys are under
+ * the prefixes, in C order. */
+static void select_keyed(const dg_select_desc *d)
+{
+    int64_t idx[DG_MAXDIM], n, k = 0;
+    const int nd = d->ndim;
+    const int64_t ss = nd ? d->src_strides[nd - 1] : 0;
+    char *p[1];
+    const int64_t(*st[1]) = {d->src_strides};
+    int a;
+
+    for (a = 0; a < nd; a++)
+        if (d->shape[a] == 0) {
+            *d->count = 0;
+            return;
+        }
+    memset(idx, 0, sizeof idx);
+    p[0] = (char *)d->src;
+    n = nd ? d->shape[nd - 1] : 1;
+    do {
+        switch (d->dtype) {
+#define DG_KEYED_CASE(E, t, ct)                                                   \
+    case DG_##E:                                                                 \
+        k = keyed_row_##t(p[0], n, ss, d->pshift, d->lo, d->hi - d->lo, d->dst, k); \
+        break;
+            DG_ORDER_KEYED(DG_KEYED_CASE)
+#undef DG_KEYED_CASE
+        default:
+            break;
+        }
+    } while (nd > 0 && step_outer(nd, d->shape, idx, 1, p, st));
+    *d->count = k;
+}
+
 void dg_cpu_select_run(const dg_select_desc *d)
 {
     static const int64_t zero[DG_MAXDIM];
@@ -74,6 +130,10 @@ void dg_cpu_select_run(const dg_select_desc *d)
     const int64_t(*st[2]) = {d->src ? d->src_strides : zero, d->mask_strides};
     int a;
 
+    if (d->keyed) {
+        select_keyed(d);
+        return;
+    }
     for (a = 0; a < nd; a++)
         if (d->shape[a] == 0) {
             *d->count = 0;

@@ -199,6 +199,59 @@ static void dg_cpu_coalesce(int *ndim, int64_t *shape, int nops,
     *ndim = nd;
 }
 
+/* ---- the software rule of floating-point errors (cpu_loops.h) ---------- */
+
+static _Thread_local int t_soft;          /* 1: between begin and end */
+static _Thread_local int t_soft_under;    /* underflow is watched */
+static _Thread_local unsigned t_soft_kinds;
+
+void dg_cpu_soft_begin(uint32_t actions)
+{
+    t_soft = 1;
+    t_soft_under = ((actions >> 8) & 0xFu) != 0;
+    t_soft_kinds = 0;
+}
+
+unsigned dg_cpu_soft_end(void)
+{
+    t_soft = 0;
+    return t_soft_kinds;
+}
+
+/* kern (loop `loop`) over n elements as dg_cpu_kernel says, one at a time:
+ * each element's inputs copied first (an output may be an input), then
+ * classified with its results (dg_fpe_rule), as a CUDA kernel does. */
+static void dg_cpu_soft_run(int loop, dg_cpu_kernel kern, char *const *p, const int64_t *s,
+                            int64_t n, const char *w, int64_t ws)
+{
+    const dg_loop_info *li = &dg_loops[loop];
+    const int nin = li->nin, nop = li->nin + li->nout;
+    const int cls = dg_loop_fpe_cls(loop);
+    int dt[DG_MAXLOOPOPS];
+    for (int k = 0; k < nop; k++)
+        dt[k] = li->dtypes[k];
+    for (int64_t i = 0; i < n; i++) {
+        alignas(16) unsigned char in[DG_MAXLOOPOPS][16];
+        char *q[DG_MAXLOOPOPS];
+        const void *v[DG_MAXLOOPOPS];
+        if (w != NULL && !w[i * ws])
+            continue;
+        for (int k = 0; k < nop; k++) {
+            if (k < nin) {
+                memcpy(in[k], p[k] + i * s[k], (size_t)dg_dtype_size(dt[k]));
+                q[k] = (char *)in[k];
+            } else {
+                q[k] = p[k] + i * s[k];
+            }
+            v[k] = q[k];
+        }
+        /* one element: the strides only pick the loop's path (power's) */
+        kern(q, s, 1, NULL, 0);
+        if (cls != DG_FPC_NONE)
+            t_soft_kinds |= dg_fpe_rule_at(cls, t_soft_under, nin, nop, dt, v);
+    }
+}
+
 void dg_cpu_ew_run(const dg_ew_desc *d)
 {
     if (d->loop < 0 || d->loop >= DG_NLOOPS || d->ndim < 0 || d->ndim > DG_MAXDIM)
@@ -259,7 +312,9 @@ void dg_cpu_ew_run(const dg_ew_desc *d)
     int64_t idx[DG_MAXDIM] = {0};
 
     for (;;) {
-        if (ext)
+        if (t_soft)
+            dg_cpu_soft_run(d->loop, kern, ptr, s_in, shape[inner], d->where ? ptr[wk] : NULL, ws);
+        else if (ext)
             dg_cpu_ext_run(ext, nop, ptr, s_in, shape[inner], d->where ? ptr[wk] : NULL, ws);
         else
             kern(ptr, s_in, shape[inner], d->where ? ptr[wk] : NULL, ws);
@@ -284,7 +339,7 @@ void dg_cpu_loop_inner(int loop, char *const *p, const int64_t *s, int64_t n)
     const dg_loop_info *li = &dg_loops[loop];
     const dg_cpu_ext *ext = dg_cpu_ext_of(loop);
     dg_cpu_kernel kern = dg_cpu_kernels[loop];
-    if (ext) {
+    if (ext && !t_soft) {
         dg_cpu_ext_run(ext, li->nin + li->nout, p, s, n, NULL, 0);
         return;
     }
@@ -292,7 +347,10 @@ void dg_cpu_loop_inner(int loop, char *const *p, const int64_t *s, int64_t n)
         kern = dg_power_f4_sexp_loop;
     else if (li->ufunc == DG_UF_power && li->dtypes[0] == DG_FLOAT64)
         kern = dg_power_f8_sexp_loop;
-    kern(p, s, n, NULL, 0);
+    if (t_soft)
+        dg_cpu_soft_run(loop, kern, p, s, n, NULL, 0);
+    else
+        kern(p, s, n, NULL, 0);
 }
 
 /* ---- fills --------------------------------------------------------------- */

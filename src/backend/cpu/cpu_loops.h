@@ -21,6 +21,15 @@ void dg_cpu_ew_run(const dg_ew_desc *d);
  * NumPy's loop where the binding handed one over, as dg_cpu_ew_run does. */
 void dg_cpu_loop_inner(int loop, char *const *p, const int64_t *s, int64_t n);
 
+/* The software rule of floating-point errors (DGARRAY_FPE=soft, dg_fpe.h):
+ * between dg_cpu_soft_begin(actions) and dg_cpu_soft_end on one thread, the
+ * elementwise loops of this file (dg_cpu_ew_run, dg_cpu_loop_inner) run
+ * dg_scalar.h's functions one element at a time, as the CUDA kernels do
+ * (never NumPy's own loop), and classify each element by dg_fpe_rule;
+ * dg_cpu_soft_end returns the kinds (1 << DG_FPE_*) found and ends it. */
+void dg_cpu_soft_begin(uint32_t actions);
+unsigned dg_cpu_soft_end(void);
+
 /* Fills the N-d strided block of `d` with a constant, NumPy's arange values,
  * an identity-like diagonal or random draws (dg_fill_kind); values are in
  * d->dtype.  `d` is

@@ -137,19 +137,10 @@ static int64_t edge_bin(const dg_count_desc *d, const char *x)
  * not start with the prefix. */
 static int64_t radix_bin(const dg_count_desc *d, const char *x)
 {
-    uint64_t k = 0;
-    switch (d->dtype) {
-#define DG_KEY_CASE(E, t, ct)                                                     \
-    case DG_##E: {                                                               \
-        ct v;                                                                    \
-        memcpy(&v, x, sizeof v);                                                 \
-        k = dg_order_key_##t(v);                                                 \
-        break;                                                                   \
-    }
-        DG_ORDER_KEYED(DG_KEY_CASE)
-#undef DG_KEY_CASE
-    default: return -1;
-    }
+    uint64_t k;
+    if (!dg_order_key_bits(d->dtype))
+        return -1;
+    k = dg_order_key_at(d->dtype, x);
     if (d->nprefix == 2) { /* two prefixes: a half of the bins each */
         const int64_t half = d->nbins / 2;
         const uint64_t p = k >> d->pshift;

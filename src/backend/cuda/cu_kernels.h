@@ -38,6 +38,37 @@ extern "C" {
  * loop `i` lives in part i % DG_CU_EW_NPARTS. */
 #define DG_CU_EW_NPARTS 6
 
+/* Floating-point errors noted by the kernels (kernels/dg_fpe.cuh; the rule
+ * is kernels/dg_scalar.h's dg_fpe_rule; src/backend/cuda/cuda_fpe.c reads
+ * the records).  One record per device, in mapped host memory: the host
+ * reads it without a copy or a synchronisation.  A kernel whose elements
+ * raised kinds its action word watches publishes the noted bits (dg_fpe.h:
+ * kind * 8 + action) once per generation of the device: the gate, in device
+ * memory, holds (generation << 32 | bits published), so that only the first
+ * thread to raise a kind pays the writes to host memory; the host starts a
+ * new generation whenever it took something from the record.  A record
+ * counts publications per bit (cnt) and in all (total, written last): the
+ * host, which never writes it, reports the bits whose count moved. */
+typedef struct dg_cu_fpe_rec {
+    uint32_t total;
+    int32_t where;      /* what published last: a loop id, or DG_CU_FPE_REDUCE */
+    uint32_t cnt[32];
+} dg_cu_fpe_rec;
+
+/* `where` of a reduction's publication ("reduce" in NumPy's message). */
+#define DG_CU_FPE_REDUCE (-2)
+
+/* What a kernel needs to note errors; actions 0: nothing is watched (the
+ * kernel then checks nothing). */
+typedef struct dg_cu_fpe {
+    uint32_t actions;   /* the action word of the call (dg_fpe.h) */
+    uint32_t gen;       /* the device's generation at the launch */
+    unsigned long long *gate;
+    dg_cu_fpe_rec *rec; /* the device's record (a device pointer to host memory) */
+    int32_t where;      /* the loop id (or DG_CU_FPE_REDUCE) published */
+    int32_t pad_;
+} dg_cu_fpe;
+
 /* An elementwise loop over an N-d strided space, after coalescing.  Operand k
  * of the loop (inputs, then outputs) is at data[k] with byte strides
  * strides[*][k]; an input whose bit is set in scalar_mask is the value
@@ -51,6 +82,7 @@ typedef struct dg_cu_ew_strided {
     char *data[DG_MAXOPS];
     int64_t shape[DG_MAXDIM];
     int64_t strides[DG_MAXDIM][DG_MAXOPS];
+    dg_cu_fpe fpe;
 } dg_cu_ew_strided;
 
 /* An elementwise loop over n contiguous elements: operand k at data[k], dense;
@@ -63,6 +95,7 @@ typedef struct dg_cu_ew_contig {
     char *data[DG_MAXLOOPOPS];
     uint32_t scalar_mask;
     uint32_t bcast_mask;
+    dg_cu_fpe fpe;
 } dg_cu_ew_contig;
 
 /* What the kernels know of loop i (same order as DG_LOOP_LIST). */
@@ -131,6 +164,7 @@ typedef struct dg_cu_red {
         kwhere[DG_MAXDIM], kin[DG_MAXDIM];
     int64_t rshape[DG_MAXDIM], rstr[DG_MAXDIM], rwhere[DG_MAXDIM], rgs[DG_MAXDIM],
         rin[DG_MAXDIM];
+    dg_cu_fpe fpe; /* sum and prod of floats: overflow and invalid noted ("reduce") */
 } dg_cu_red;
 
 /* The passes of a reduction (kernels/reduce.cuh):
@@ -234,6 +268,8 @@ cudaError_t dg_cu_random_run(const dg_cu_rand_run *a, int nsm, cudaStream_t s);
  *     src, mstr from mask), in C order: where the mask byte is non-zero, the
  *     element's value (itemsize bytes) or, src NULL, its index base +
  *     sum c[a] * gstride[a] (int64) is written to dst[k], k counting them;
+ *     With keyed (a dtype with order keys, src required, mask unused) an
+ *     element is selected where lo <= (its order key >> pshift) <= hi;
  *   ROUTE: for each j < n whose key[j] lies in (start, stop, step):
  *     rows[k] = (key[j] - start) / step, pos[k] = j.
  * How many to *count (int64). */
@@ -249,6 +285,8 @@ typedef struct dg_cu_compact {
     int64_t start, stop, step;
     int64_t *rows, *pos;
     int64_t *count;
+    int32_t keyed, dtype, pshift;
+    uint64_t lo, hi;
 } dg_cu_compact;
 
 /* Enqueues the kernels of compaction a on s (stream of the current device,

@@ -801,6 +801,7 @@ static void cu_destroy(dg_backend_i *be)
     cu_gemm_destroy(b);
     cu_dense_destroy(b);
     cu_fft_destroy(b);
+    cu_fpe_destroy(b);
     for (i = 0; i < b->ndev; i++) {
         cu_dev *d = &b->devs[i];
         if (!d->started)
@@ -1386,6 +1387,8 @@ static dg_status backend_create(int ndevices, dg_backend_i **out, dg_error *err)
         for (j = 0; j < ndevices && st == DG_OK; j++)
             if (i != j)
                 st = peer_setup(b, i, j, err);
+    if (st == DG_OK)
+        st = cu_fpe_setup(b, err);
     if (st != DG_OK) {
         cu_destroy(&b->iface);
         return st;

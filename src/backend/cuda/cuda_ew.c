@@ -86,6 +86,7 @@ dg_status cu_elementwise(dg_backend_i *be, int dev, int stream, const dg_ew_desc
         c.n = n;
         c.scalar_mask = scalar_mask;
         c.bcast_mask = bcast_mask;
+        c.fpe = cu_fpe_args(b, dev, d->loop);
         for (k = 0; k < nop; k++) {
             c.data[k] = d->data[k];
             if (scalar_mask >> k & 1u)
@@ -98,6 +99,7 @@ dg_status cu_elementwise(dg_backend_i *be, int dev, int stream, const dg_ew_desc
         g.n = n;
         g.ndim = ndim;
         g.scalar_mask = scalar_mask;
+        g.fpe = cu_fpe_args(b, dev, d->loop);
         for (a = 0; a < ndim; a++) {
             g.shape[a] = shape[a];
             for (k = 0; k < nop; k++)

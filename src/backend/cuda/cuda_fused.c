@@ -111,7 +111,18 @@ static dg_status run_kernel(cu_be *b, int dev, cudaStream_t s, const dg_fused_de
         free(args);
         return dg_error_set(err, DG_ERR_NOMEM, dev, "out of host memory");
     }
-    st = dg_fused_cuda_source(d, src, 1 << 16, args, err);
+    {
+        /* where the chain's errstate watches anything, its checked kernel,
+         * noting as the ahead-of-time kernels do (named by its last step) */
+        const dg_cu_fpe f = cu_fpe_args(b, dev, d->step[d->nstep - 1].loop);
+        st = dg_fused_cuda_source(d, src, 1 << 16, f.actions != 0, args, err);
+        if (st == DG_OK && args->fpe_word >= 0) {
+            args->w[args->fpe_word] = (uint64_t)f.actions | (uint64_t)f.gen << 32;
+            args->w[args->fpe_word + 1] = (uint64_t)(uintptr_t)f.gate;
+            args->w[args->fpe_word + 2] = (uint64_t)(uintptr_t)f.rec;
+            args->w[args->fpe_word + 3] = (uint64_t)(uint32_t)f.where;
+        }
+    }
     if (st == DG_OK) {
         ce = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, b->devs[dev].id);
         if (ce == cudaSuccess)

@@ -43,14 +43,15 @@ dg_status cu_select(dg_backend_i *be, int dev, int stream, const dg_select_desc 
     cudaStream_t s;
     int ax;
 
-    if (d->ndim < 0 || d->ndim > DG_MAXDIM || (d->src && !items_ok(d->itemsize)))
+    if (d->ndim < 0 || d->ndim > DG_MAXDIM || (d->src && !items_ok(d->itemsize)) ||
+        (d->keyed && (!d->src || d->pshift < 0 || d->pshift >= 64)))
         return dg_error_set(err, DG_ERR_INTERNAL, dev, "a malformed selection");
     DG_CHECK(index_begin(b, dev, stream, "select", &s, err));
     memset(&a, 0, sizeof a);
     for (ax = 0; ax < d->ndim; ax++) {
         shape[ax] = d->shape[ax];
         st[0][ax] = d->src ? d->src_strides[ax] : 0;
-        st[1][ax] = d->mask_strides[ax];
+        st[1][ax] = d->keyed ? 0 : d->mask_strides[ax];
         st[2][ax] = d->gstride[ax];
         n *= shape[ax];
     }
@@ -59,9 +60,14 @@ dg_status cu_select(dg_backend_i *be, int dev, int stream, const dg_select_desc 
     a.n = n;
     a.base = d->base;
     a.src = d->src;
-    a.mask = d->mask;
+    a.mask = d->keyed ? NULL : d->mask;
     a.dst = d->dst;
     a.count = d->count;
+    a.keyed = d->keyed != 0;
+    a.dtype = d->dtype;
+    a.pshift = d->pshift;
+    a.lo = d->lo;
+    a.hi = d->hi;
     a.ndim = n > 0 ? cu_coalesce(d->ndim, shape, 3, st) : 0;
     for (ax = 0; ax < a.ndim; ax++) {
         a.shape[ax] = shape[ax];

@@ -98,6 +98,7 @@ typedef struct cu_dev {
 } cu_dev;
 
 struct cu_hc;
+struct cu_fpe;
 struct cu_blas;
 struct cu_solver;
 struct cu_fft;
@@ -119,6 +120,7 @@ typedef struct cu_be {
     struct cu_blas *blas;        /* cuBLAS handles, made at the first product (cuda_gemm.c) */
     struct cu_solver *solver;    /* cuSOLVER handles, made at the first dense op (cuda_dense.c) */
     struct cu_fft *fft;          /* cuFFT plans, made at the first FFT (cuda_fft.c) */
+    struct cu_fpe *fpe;          /* floating-point error records (cuda_fpe.c) */
     struct ncclComm **jcomms;    /* [multihost] the job's communicator, rank = job device
                                     number, one per local GPU; NULL alone (cuda_transport.c) */
     int jfirst;                  /* the job number of this process's first GPU */
@@ -269,6 +271,15 @@ void cu_fft_destroy(cu_be *b);
 /* Frees the host copy engine (threads, pinned buffers, events); b->hc NULL
  * afterwards.  Called by destroy after every device was synchronised. */
 void cu_hc_destroy(cu_be *b);                                       /* cuda_hostcopy.c */
+
+/* ---- floating-point errors (cuda_fpe.c) --------------------------------- */
+/* Makes the records and gates of every device and sets the fpe_fold slot;
+ * cu_fpe_destroy frees them (either may see a half-made one). */
+dg_status cu_fpe_setup(cu_be *b, dg_error *err);
+void cu_fpe_destroy(cu_be *b);
+/* The dg_cu_fpe of a launch on dev now: zero where the calling thread's
+ * action word is 0; `where` its loop id (or DG_CU_FPE_REDUCE). */
+dg_cu_fpe cu_fpe_args(cu_be *b, int dev, int32_t where);
 
 /* The exchange slot done by peer copies (cudaMemcpyPeerAsync on the
  * destination's transfer stream, ordered after the source's transfer stream

@@ -408,6 +408,7 @@ dg_status cu_reduce(dg_backend_i *be, int dev, int stream, const dg_reduce_desc 
     if (m == 0)
         return DG_OK;
     red_args(d, m, k, &r);
+    r.fpe = cu_fpe_args(b, dev, DG_CU_FPE_REDUCE);
     DG_CHECK(cu_set_device(b, dev, err));
     s = b->devs[dev].st[stream].s;
 
