@@ -2,6 +2,7 @@
 against the same chains unfused (dgarray.config.fusion off) and NumPy, on
 random chains of ufuncs, scalars, broadcasting, views, out= and slice
 assignments, including writes that overlap what the chain reads."""
+import os
 import warnings
 
 import numpy as np
@@ -148,6 +149,8 @@ def test_assignment_joins_the_chain(ndev, into, fusion, no_leak):
     near_numpy(got, x)
     if dg.process_count() > 1:
         return  # in a job only the processes that hold the zeros' quotients note the status
+    if dg.backend() == "cuda" and os.environ.get("DGARRAY_GPU_ERRSTATE") != "1":
+        return  # GPUs note floating-point errors only where asked (cuda_fpe.c)
     with pytest.warns(RuntimeWarning, match="divide by zero"):
         TX[...] = A / 0
         dg.asnumpy(X)
