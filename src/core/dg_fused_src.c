@@ -370,33 +370,30 @@ static void put_contig(src_buf *b, const dg_fused_desc *d, const int *word, int 
  * tile's threads idle: the general kernel serves them). */
 #define DG_FUSED_ROW_MIN 256
 
-/* DGARRAY_FUSED_ROWS="items,blocks" (a measuring aid, as benchmarks/
- * fused_rows.py uses it; unset in normal use): the row kernel's elements per
- * thread, and the least resident blocks per SM its launch bounds ask of the
- * compiler (0: none, the compiler's choice of registers).  1 if it is set. */
-static int row_tuning(int *items, int *blocks)
-{
-    const char *e = getenv("DGARRAY_FUSED_ROWS");
-    int i = 0, bl = 0;
-    if (e == NULL || sscanf(e, "%d,%d", &i, &bl) < 1)
-        return 0;
-    if (items)
-        *items = i > 0 && i <= 16 ? i : 0;
-    if (blocks)
-        *blocks = bl > 0 && bl <= 8 ? bl : 0;
-    return 1;
-}
+/* DGARRAY_FUSED_ROWS="items,blocks,per_sm,rr" (a measuring aid, as
+ * benchmarks/fused_rows.py uses it; unset in normal use), read once per
+ * kernel source: the row kernel's elements per thread (0: row_items'
+ * choice), the least resident blocks per SM its launch bounds ask of the
+ * compiler (0: none), its blocks per SM in the launch (16), and the streaming
+ * kernel's rows a step (1 or 2; 0: the streaming kernel off, the row kernel
+ * serves its chains).  Read at each call, not once per process, so that one
+ * process can compare settings. */
+typedef struct rows_tuning {
+    int items, blocks, per_sm, rr;
+} rows_tuning;
 
-/* The fourth number of DGARRAY_FUSED_ROWS: the streaming kernel's rows a
- * step (1 or 2; 0: the streaming kernel off, the row kernel serves its
- * chains); 2 where it is not set. */
-static int stream_rows(void)
+static rows_tuning rows_tuning_read(void)
 {
+    rows_tuning t = {0, 0, 16, 2};
     const char *e = getenv("DGARRAY_FUSED_ROWS");
-    int i = 0, bl = 0, ps = 0, rr = 2;
-    if (e == NULL || sscanf(e, "%d,%d,%d,%d", &i, &bl, &ps, &rr) < 4)
-        return 2;
-    return rr < 0 ? 0 : rr > 2 ? 2 : rr;
+    int v[4] = {0, 0, 16, 2};
+    if (e != NULL)
+        (void)sscanf(e, "%d,%d,%d,%d", &v[0], &v[1], &v[2], &v[3]);
+    t.items = v[0] > 0 && v[0] <= 16 ? v[0] : 0;
+    t.blocks = v[1] > 0 && v[1] <= 8 ? v[1] : 0;
+    t.per_sm = v[2] > 0 ? v[2] : 16;
+    t.rr = v[3] < 0 ? 0 : v[3] > 2 ? 2 : v[3];
+    return t;
 }
 
 /* Elements per thread of a tile of the row kernel: 32 bytes of the widest
@@ -404,11 +401,11 @@ static int stream_rows(void)
  * cover the memory's latency (4 float32 each, 2048 threads: 32 KiB, about
  * what an H200's SM needs at full bandwidth while loads are in flight only
  * part of the time). */
-static int row_items(const dg_fused_desc *d)
+static int row_items(const dg_fused_desc *d, const rows_tuning *t)
 {
     int k, maxs = 1, items;
-    if (row_tuning(&items, NULL) && items > 0)
-        return items;
+    if (t->items > 0)
+        return t->items;
     for (k = 0; k < d->nval; k++)
         if (d->val[k].kind == DG_FV_IN && dg_dtype_size(d->val[k].dtype) > maxs)
             maxs = dg_dtype_size(d->val[k].dtype);
@@ -425,11 +422,11 @@ static int row_items(const dg_fused_desc *d)
  * of its I elements (row_items) before it computes and stores any, so that several
  * loads are in flight (a fused chain's output is never another element of an
  * input: dg_fuse.c keeps overlapping views apart). */
-static void put_rows(src_buf *b, const dg_fused_desc *d, const int *word, int I)
+static void put_rows(src_buf *b, const dg_fused_desc *d, const int *word, int I, int blocks)
 {
     const int nd = d->ndim;
-    int k, a, blocks = 0;
-    if (row_tuning(NULL, &blocks) && blocks > 0)
+    int k, a;
+    if (blocks > 0)
         put(b, "extern \"C\" __global__ void __launch_bounds__(256, %d)\n", blocks);
     else
         put(b, "extern \"C\" __global__ void __launch_bounds__(256)\n");
@@ -658,6 +655,7 @@ dg_status dg_fused_cuda_source(const dg_fused_desc *d, char *buf, size_t cap, in
     int word[DG_FUSED_MAXVALS];
     int nd = d->ndim, nw = 1 + nd, k, a;
     const int V = vec_width(d);
+    const rows_tuning tune = V > 1 ? (rows_tuning){0, 0, 16, 2} : rows_tuning_read();
 
     /* the argument words */
     args->w[0] = (uint64_t)dg_shape_size(nd, d->shape);
@@ -696,6 +694,7 @@ dg_status dg_fused_cuda_source(const dg_fused_desc *d, char *buf, size_t cap, in
     args->vec = V;
     args->items = 0;
     args->band = 0;
+    args->per_sm = 16;
     args->cols = nd > 0 ? d->shape[nd - 1] : 1;
     args->rows = args->cols > 0 ? (int64_t)args->w[0] / args->cols : 0;
 
@@ -710,13 +709,13 @@ dg_status dg_fused_cuda_source(const dg_fused_desc *d, char *buf, size_t cap, in
         return DG_OK;
     }
     if (nd == 2 && d->shape[1] >= DG_FUSED_ROW_MIN && d->shape[1] < ((int64_t)1 << 40) &&
-        d->shape[0] >= 2 * DG_FUSED_SPAN && stream_rows() > 0) {
+        d->shape[0] >= 2 * DG_FUSED_SPAN && tune.rr > 0) {
         int fam[DG_FUSED_MAXVALS];
         int64_t off[DG_FUSED_MAXVALS], lo[DG_FUSED_MAXVALS], hi[DG_FUSED_MAXVALS];
         if (stream_families(d, fam, off, lo, hi) > 0) {
             args->items = DG_FUSED_STREAM_ITEMS;
             args->band = DG_FUSED_BAND;
-            put_stream(&b, d, word, fam, off, lo, hi, stream_rows());
+            put_stream(&b, d, word, fam, off, lo, hi, tune.rr);
             if (!b.ok)
                 return dg_error_set(err, DG_ERR_NOTIMPL, -1,
                                     "a fused chain too long for one kernel");
@@ -724,8 +723,9 @@ dg_status dg_fused_cuda_source(const dg_fused_desc *d, char *buf, size_t cap, in
         }
     }
     if (nd >= 1 && d->shape[nd - 1] >= DG_FUSED_ROW_MIN && d->shape[nd - 1] < ((int64_t)1 << 40)) {
-        args->items = row_items(d);
-        put_rows(&b, d, word, args->items);
+        args->items = row_items(d, &tune);
+        args->per_sm = tune.per_sm;
+        put_rows(&b, d, word, args->items, tune.blocks);
         if (!b.ok)
             return dg_error_set(err, DG_ERR_NOTIMPL, -1, "a fused chain too long for one kernel");
         return DG_OK;

@@ -29,6 +29,7 @@ typedef struct dg_fused_args {
     /* the row kernel (items > 0): tiles of items x blockDim.x elements of one
      * row (the last axis, cols long) per block, blocks (cols tiles, rows) */
     int items;
+    int per_sm; /* the row kernel's blocks per SM in its launch */
     int64_t rows, cols;
     /* the streaming kernel (band > 0): threads walk down bands of `band`
      * rows, blocks (column tiles of items x blockDim.x, bands) */

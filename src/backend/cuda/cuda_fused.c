@@ -146,16 +146,11 @@ static dg_status run_kernel(cu_be *b, int dev, cudaStream_t s, const dg_fused_de
             grid.y = (unsigned)(gy < 1 ? 1 : gy > 65535 ? 65535 : gy);
         } else if (args->items > 0) {
             /* the row kernel: a block per tile of a row, rows a grid stride
-             * apart; about 16 blocks per SM in all, as the other kernels
-             * (the third number of DGARRAY_FUSED_ROWS, a measuring aid,
-             * sets another) */
+             * apart; args->per_sm blocks per SM in all (16, as the other
+             * kernels, unless DGARRAY_FUSED_ROWS says otherwise) */
             const int64_t tile = (int64_t)args->items * DG_CU_THREADS;
             const int64_t gx = (args->cols + tile - 1) / tile;
-            const char *tune = getenv("DGARRAY_FUSED_ROWS");
-            int i_ = 0, b_ = 0, per_sm = 16;
-            if (tune != NULL && sscanf(tune, "%d,%d,%d", &i_, &b_, &per_sm) < 3)
-                per_sm = 16;
-            int64_t gy = (int64_t)b->devs[dev].nsm * (per_sm > 0 ? per_sm : 16) / gx;
+            int64_t gy = (int64_t)b->devs[dev].nsm * args->per_sm / gx;
             gy = gy < 1 ? 1 : gy > args->rows ? args->rows : gy;
             grid.x = (unsigned)gx;
             grid.y = (unsigned)(gy < 1 ? 1 : gy > 65535 ? 65535 : gy);
