@@ -231,6 +231,14 @@ typedef struct dg_cu_copy_args {
 
 cudaError_t dg_cu_copy_launch(const dg_cu_copy_args *a, unsigned blocks, cudaStream_t s);
 
+/* The copy of a space whose innermost axis is dense on both sides, rows of
+ * at least 256 bytes, every row starting at a multiple of 4 bytes on both
+ * sides and a multiple of 4 bytes long (a.n: all elements; base 0): 16-byte
+ * stores, aligned loads where the source allows (kernels/copy.cu).  mode 1
+ * or 2: how a source shifted against the destination is loaded. */
+cudaError_t dg_cu_copy_rows_launch(const dg_cu_copy_args *a, int mode, unsigned max_blocks,
+                                   cudaStream_t s);
+
 /* Fills nbytes bytes at dst (no alignment needed) with the repeated
  * `itemsize`-byte pattern `value` (itemsize 1, 2, 4, 8 or 16), the pattern
  * starting at dst. */

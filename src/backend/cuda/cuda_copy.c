@@ -7,6 +7,7 @@
  * peer's memory directly when peer access is on.  Between GPUs without peer
  * access, a strided copy goes through host memory (slow, but only on machines
  * whose GPUs cannot reach each other). */
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -30,6 +31,50 @@ static int64_t copy_unit(int ndim, int64_t (*st)[DG_MAXDIM], int isz, const char
     return w;
 }
 
+/* DGARRAY_COPY_ROWS, read once: 0 turns the row copy off, 1 loads a shifted
+ * source word by word, 2 (the default) by aligned vectors and the next lane's
+ * words (a measuring aid: kernels/copy.cu). */
+static int copy_rows_mode(void)
+{
+    static _Atomic int mode = -1;
+    int m = atomic_load_explicit(&mode, memory_order_relaxed);
+    if (m < 0) {
+        const char *e = getenv("DGARRAY_COPY_ROWS");
+        m = e && (e[0] == '0' || e[0] == '1') && e[1] == '\0' ? e[0] - '0' : 2;
+        atomic_store_explicit(&mode, m, memory_order_relaxed);
+    }
+    return m;
+}
+
+int cu_copy_rows(cu_be *b, int dev, cudaStream_t s, int ndim, const int64_t *shape,
+                 int64_t (*st)[DG_MAXDIM], int isz, const char *src, char *dst,
+                 cudaError_t *ce)
+{
+    dg_cu_copy_args a;
+    int64_t n = 1;
+    int d, mode = copy_rows_mode();
+    if (!mode || ndim < 1 || st[0][ndim - 1] != isz || st[1][ndim - 1] != isz ||
+        shape[ndim - 1] * isz < 256 || (shape[ndim - 1] * isz) % 4 ||
+        (uintptr_t)src % 4u || (uintptr_t)dst % 4u)
+        return 0;
+    memset(&a, 0, sizeof a);
+    for (d = 0; d < ndim; d++) {
+        if (d < ndim - 1 && (st[0][d] % 4 || st[1][d] % 4))
+            return 0;
+        a.shape[d] = shape[d];
+        a.strides[d][0] = st[0][d];
+        a.strides[d][1] = st[1][d];
+        n *= shape[d];
+    }
+    a.ndim = ndim;
+    a.itemsize = isz;
+    a.n = n;
+    a.src = src;
+    a.dst = dst;
+    *ce = dg_cu_copy_rows_launch(&a, mode, (unsigned)b->devs[dev].nsm * 8u, s);
+    return 1;
+}
+
 dg_status cu_copy_kernel(cu_be *b, int dev, cudaStream_t s, int ndim, const int64_t *shape,
                          int64_t (*st)[DG_MAXDIM], int isz, const char *src, char *dst,
                          int64_t base, int64_t count, dg_error *err)
@@ -39,6 +84,10 @@ dg_status cu_copy_kernel(cu_be *b, int dev, cudaStream_t s, int ndim, const int6
     int d;
     cudaError_t ce;
 
+    /* the whole space (not a range of it, as a host copy's pieces are) */
+    if (base == 0 && count == dg_shape_size(ndim, shape) &&
+        cu_copy_rows(b, dev, s, ndim, shape, st, isz, src, dst, &ce))
+        return ce == cudaSuccess ? DG_OK : cu_fail(err, ce, dev, 0, "the row copy kernel");
     memset(&a, 0, sizeof a);
     a.ndim = ndim;
     for (d = 0; d < ndim; d++) {

@@ -256,6 +256,12 @@ dg_status cu_hc_copy(cu_be *b, int dev, int stream, int ndim, const int64_t *sha
 dg_status cu_copy_kernel(cu_be *b, int dev, cudaStream_t s, int ndim, const int64_t *shape,
                          int64_t (*st)[DG_MAXDIM], int isz, const char *src, char *dst,
                          int64_t base, int64_t count, dg_error *err);
+/* The row copy kernel for the whole of such a space where it applies (the
+ * innermost axis dense on both sides, rows of 4-byte multiples at 4-byte
+ * addresses): 1 and *ce the launch's result if it was launched, else 0. */
+int cu_copy_rows(cu_be *b, int dev, cudaStream_t s, int ndim, const int64_t *shape,
+                 int64_t (*st)[DG_MAXDIM], int isz, const char *src, char *dst,
+                 cudaError_t *ce);
 dg_status cu_gemm(dg_backend_i *be, int dev, int stream, const dg_gemm_desc *d,
                   dg_error *err);                                   /* cuda_gemm.c */
 /* Destroys the cuBLAS handles and workspaces; b->blas NULL afterwards.
