@@ -43,6 +43,15 @@ if [[ " $steps " == *" test "* ]]; then
   rc=${PIPESTATUS[0]}
   # $OUT brings back 8 files at most: the summary lines also go to one file
   echo "test (1 device per GPU): $(tail -1 "$OUT/tests.log")" >> "$OUT/summary.log"
+  if [[ $(nvidia-smi -L 2>/dev/null | grep -c '^GPU') -ge 2 ]]; then
+    # transfers between peers are copies by default: NCCL's path (GPUs
+    # without peer access, DGARRAY_TRANSFER=nccl) on the moving tests
+    DGARRAY_TRANSFER=nccl DGARRAY_BACKEND=cuda timeout 120 python3 -m pytest tests/test_reshard.py \
+        tests/test_random_chains.py tests/test_reductions.py tests/test_matmul.py -q \
+        -n "${TEST_WORKERS:-8}" -p no:cacheprovider 2>&1 | tee "$OUT/tests_nccl.log" | tail -3
+    [[ ${PIPESTATUS[0]} == 0 ]] || rc=1
+    echo "test, DGARRAY_TRANSFER=nccl: $(tail -1 "$OUT/tests_nccl.log")" >> "$OUT/summary.log"
+  fi
 fi
 if [[ " $steps " == *" test4 "* ]]; then
   # the suite again on 4 logical devices of GPU 0 (DGARRAY_CUDA_DEVICES): every

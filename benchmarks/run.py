@@ -486,7 +486,7 @@ def w_rows_to_cols(rows_n=1 << 15, cols_n=1 << 16):
         del a
         release_pools()
         # NCCL's all-to-all bus bandwidth (CuPy's binding); without CuPy,
-        # the backend's own exchange (NCCL unless DGARRAY_TRANSFER=copy)
+        # the backend's own exchange (peer copies unless DGARRAY_TRANSFER=nccl)
         tn = all_to_all_seconds(total)
         if tn is None:
             blk = total // ndev // ndev

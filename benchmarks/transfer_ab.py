@@ -1,6 +1,6 @@
 """The rows that move data between GPUs, under each transfer setting on the
-same machine: DGARRAY_TRANSFER=nccl (the default) against =copy (peer
-copies), in alternating rounds, each in a fresh process (the setting is read
+same machine: DGARRAY_TRANSFER=nccl against =copy (peer copies, the
+default where the GPUs are peers), in alternating rounds, each in a fresh process (the setting is read
 when the backend starts).  dgarray alone, timed as benchmarks/run.py times
 its rows; no peers.
 

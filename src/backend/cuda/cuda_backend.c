@@ -1378,15 +1378,17 @@ static dg_status backend_create(int ndevices, dg_backend_i **out, dg_error *err)
         for (j = 0; j < ndevices; j++)
             if (b->devs[i].id == b->devs[j].id)
                 b->devs[i].nshare++;
-    st = cu_transfer_setup(b, err);
-    if (st == DG_OK && !b->xfer_copies)
-        b->iface.flags |= DG_BE_XCHG_SMS; /* NCCL's kernels */
     for (i = 0; i < ndevices && st == DG_OK; i++)
         st = dev_setup(b, i, err);
     for (i = 0; i < ndevices && st == DG_OK; i++)
         for (j = 0; j < ndevices && st == DG_OK; j++)
             if (i != j)
                 st = peer_setup(b, i, j, err);
+    /* after the peers: copies are the default where every pair has access */
+    if (st == DG_OK)
+        st = cu_transfer_setup(b, err);
+    if (st == DG_OK && !b->xfer_copies)
+        b->iface.flags |= DG_BE_XCHG_SMS; /* NCCL's kernels */
     if (st == DG_OK)
         st = cu_fpe_setup(b, err);
     if (st != DG_OK) {

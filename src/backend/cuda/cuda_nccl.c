@@ -244,6 +244,7 @@ dg_status cu_allreduce(dg_backend_i *be, int stream, const dg_allreduce_desc *d,
 dg_status cu_transfer_setup(cu_be *b, dg_error *err)
 {
     const char *t = getenv("DGARRAY_TRANSFER"), *lb = getenv("CUDA_LAUNCH_BLOCKING");
+    int all_peers, i, j;
     if (t && *t && strcmp(t, "nccl") != 0 && strcmp(t, "copy") != 0)
         return dg_error_set(err, DG_ERR_VALUE, -1, "DGARRAY_TRANSFER must be 'nccl' or 'copy', "
                             "not '%s'", t);
@@ -251,9 +252,20 @@ dg_status cu_transfer_setup(cu_be *b, dg_error *err)
         return dg_error_set(err, DG_ERR_VALUE, -1, "DGARRAY_TRANSFER=nccl cannot move data "
                             "between logical devices of one GPU (DGARRAY_CUDA_DEVICES names "
                             "a GPU twice): unset it, or set it to 'copy'");
-    /* NCCL cannot have two ranks on one GPU: logical devices copy */
+    /* Transfers between GPUs of this process are peer copies on the copy
+     * engines where every pair of them has peer access (faster than NCCL on
+     * every row measured, and no multiprocessors taken from the kernels
+     * beside them), unless DGARRAY_TRANSFER=nccl; NCCL where some pair has
+     * none, or where asked.  NCCL cannot have two ranks on one GPU (logical
+     * devices copy) nor drive several GPUs from one thread under
+     * CUDA_LAUNCH_BLOCKING=1.  (Across the processes of a job: the job's
+     * communicator, cuda_transport.c.) */
+    all_peers = 1;
+    for (i = 0; i < b->ndev; i++)
+        for (j = 0; j < b->ndev; j++)
+            all_peers &= i == j || b->peer[i * b->ndev + j];
     b->xfer_copies = (t && strcmp(t, "copy") == 0) || (lb && strcmp(lb, "1") == 0) ||
-                     b->shared_gpu;
+                     b->shared_gpu || (all_peers && !(t && strcmp(t, "nccl") == 0));
     t = getenv("DGARRAY_NCCL_SPLIT");
     b->nccl_split = t && *t ? (size_t)strtoull(t, NULL, 10) : 0;
     return DG_OK;
