@@ -115,6 +115,7 @@ typedef struct cu_be {
     struct ncclComm **comms;     /* NCCL communicator, rank i on device i; NULL until needed */
     int nccl_failed;             /* its set-up failed: do not retry */
     int xfer_copies;             /* exchange by copies, not NCCL (see cuda_nccl.c) */
+    int allred_nccl;             /* all-reduces by NCCL, not copies and a fold (cuda_nccl.c) */
     int shared_gpu;              /* two logical devices share a GPU (DGARRAY_CUDA_DEVICES) */
     size_t nccl_split;           /* NCCL sends of at most this many bytes (0: whole) */
     struct cu_blas *blas;        /* cuBLAS handles, made at the first product (cuda_gemm.c) */

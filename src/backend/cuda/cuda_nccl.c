@@ -208,7 +208,7 @@ dg_status cu_allreduce(dg_backend_i *be, int stream, const dg_allreduce_desc *d,
     ncclResult_t r = ncclSuccess, r2;
     int mult, i, bad = -1;
 
-    if (b->xfer_copies || !nccl_kind(d->dtype, d->op, &t, &o, &mult))
+    if (!b->allred_nccl || !nccl_kind(d->dtype, d->op, &t, &o, &mult))
         return dg_error_set(err, DG_ERR_NOTIMPL, -1, "no NCCL all-reduce of %s with op %d",
                             dg_dtype_name(d->dtype), d->op);
     if (d->n < 1 || stream < 0 || stream >= DG_NSTREAMS)
@@ -266,6 +266,11 @@ dg_status cu_transfer_setup(cu_be *b, dg_error *err)
             all_peers &= i == j || b->peer[i * b->ndev + j];
     b->xfer_copies = (t && strcmp(t, "copy") == 0) || (lb && strcmp(lb, "1") == 0) ||
                      b->shared_gpu || (all_peers && !(t && strcmp(t, "nccl") == 0));
+    /* all-reduces of a few bytes (a full reduction's partials) stay NCCL's
+     * unless copies are asked for or forced: one kernel per GPU against a
+     * copy, a fold and copies back */
+    b->allred_nccl = !((t && strcmp(t, "copy") == 0) || (lb && strcmp(lb, "1") == 0) ||
+                       b->shared_gpu);
     t = getenv("DGARRAY_NCCL_SPLIT");
     b->nccl_split = t && *t ? (size_t)strtoull(t, NULL, 10) : 0;
     return DG_OK;
