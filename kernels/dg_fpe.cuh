@@ -28,14 +28,15 @@ template <int D, class T> __device__ __forceinline__ bool dg_cu_fpe_odd(const T 
     if constexpr (D == DG_FLOAT16)
         return dg_fpe_odd_h(x, under);
     else if constexpr (D == DG_FLOAT32)
-        return dg_fpe_odd_f(x, under);
+        return dg_fpe_odd_f(x, under ? 1.17549435e-38f : 0.0f);
     else if constexpr (D == DG_FLOAT64)
-        return dg_fpe_odd_d(x, under, 2.2250738585072014e-308);
+        return dg_fpe_odd_d(x, under ? 2.2250738585072014e-308 : 0.0);
     else if constexpr (D == DG_COMPLEX64)
-        return dg_fpe_odd_f(x.re, under) || dg_fpe_odd_f(x.im, under);
+        return dg_fpe_odd_f(x.re, under ? 1.17549435e-38f : 0.0f) ||
+               dg_fpe_odd_f(x.im, under ? 1.17549435e-38f : 0.0f);
     else if constexpr (D == DG_COMPLEX128)
-        return dg_fpe_odd_d(x.re, under, 2.2250738585072014e-308) ||
-               dg_fpe_odd_d(x.im, under, 2.2250738585072014e-308);
+        return dg_fpe_odd_d(x.re, under ? 2.2250738585072014e-308 : 0.0) ||
+               dg_fpe_odd_d(x.im, under ? 2.2250738585072014e-308 : 0.0);
     else
         return false;
 }
