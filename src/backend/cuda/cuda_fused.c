@@ -28,6 +28,7 @@
 #include <string.h>
 
 #include "cuda_internal.h"
+#include "dg_fpe.h"
 #include "dg_fused_src.h"
 #include "dg_rtc.h"
 
