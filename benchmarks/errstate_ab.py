@@ -8,9 +8,13 @@ move, and the ratio default / ignore.
     python benchmarks/errstate_ab.py [--rounds 3] [--reps 10] [--log2n 28]
 
 Rows: add_f32 (a + b), sin_f32, sum_f32 (a reduction), chain_f32 (the
-fused chain of run.py's chain row), overflow_f32 (a * a where every element
-overflows: the kernels' rare branch taken everywhere, each kind published
-once per generation), all='raise' for add_f32 (the call waits)."""
+fused chain of run.py's chain row), jacobi_f32 (the fused expression of
+run.py's Jacobi step, 0.2 * (c + n + e + w + s) over the shifted slices of
+one grid of 2^log2n float32, its result a new array: the streaming kernel;
+GB/s of 8 bytes per interior element, as fused_rows.py counts its "fused
+alone"), overflow_f32 (a * a where every element overflows: the kernels'
+rare branch taken everywhere, each kind published once per generation),
+all='raise' for add_f32 (the call waits)."""
 import argparse
 import os
 import sys
@@ -20,6 +24,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _timing import best_of, done  # noqa: E402
+from run import jacobi_views  # noqa: E402
 
 import dgarray as dg  # noqa: E402
 
@@ -30,11 +35,15 @@ def rows(n):
     y = rng.standard_normal(n, dtype=np.float32)
     a, b = dg.asarray(x), dg.asarray(y)
     big = dg.asarray(np.full(n, 1e30, np.float32))
+    side = 1 << (n.bit_length() // 2)  # 16384 for 2^28
+    g = dg.asarray(rng.standard_normal((side, side), dtype=np.float32))
+    c, no, so, we, ea = jacobi_views(g)
     return {
         "add_f32": (lambda: done(a + b), 12 * n),
         "sin_f32": (lambda: done(dg.sin(a)), 8 * n),
         "sum_f32": (lambda: float(a.sum()), 4 * n),
         "chain_f32": (lambda: done(dg.sqrt(a * a + b * b) + 2 * dg.sin(a) - b / 3), 12 * n),
+        "jacobi_f32": (lambda: done(0.2 * (c + no + ea + we + so)), 8 * (side - 2) ** 2),
         "overflow_f32": (lambda: done(big * big), 8 * n),
     }
 

@@ -2085,14 +2085,18 @@ DG_HD int dg_fpe_int_ok(double x, int dt)
 }
 
 /* An element's results are odd (worth dg_fpe_kinds): the cheap test, per
- * float part, per divisor, per cast input. */
-DG_HD int dg_fpe_odd_d(double x, int under, double tiny)
+ * float part, per divisor, per cast input.  For float parts: not finite,
+ * or of magnitude below `tiny`, the smallest normal (dg_fpe_tiny) where
+ * underflow is watched and the loop rounds tiny results, else 0 (then the
+ * test is one compare, or'ed into the caller's flag: a kernel keeps tiny in
+ * a register, chosen once). */
+DG_HD int dg_fpe_odd_d(double x, double tiny)
 {
-    return !(fabs(x) < HUGE_VAL) || (under && fabs(x) < tiny);
+    return !(fabs(x) < HUGE_VAL) || (tiny > 0.0 && fabs(x) < tiny);
 }
-DG_HD int dg_fpe_odd_f(float x, int under)
+DG_HD int dg_fpe_odd_f(float x, float tiny)
 {
-    return !(fabsf(x) < HUGE_VALF) || (under && fabsf(x) < 1.17549435e-38f);
+    return !(fabsf(x) < HUGE_VALF) || (tiny > 0.0f && fabsf(x) < tiny);
 }
 DG_HD int dg_fpe_odd_h(dg_half h, int under)
 {
@@ -2204,8 +2208,10 @@ DG_HD unsigned dg_fpe_rule(int cls, int under, int nin, const dg_fpe_v *in, int 
 }
 
 /* dg_fpe_rule of the element whose operands (nin inputs, then outputs) of
- * dtypes dt[] are at p[]. */
-DG_FPE_COLD unsigned dg_fpe_rule_at(int cls, int under, int nin, int nop, const int *dt,
+ * dtypes dt[] are at p[]: inline (dg_fpe_rule_of: where the class, the
+ * dtypes and the counts are constants, a few compares once inlined) or out
+ * of line (dg_fpe_rule_at). */
+DG_HD unsigned dg_fpe_rule_of(int cls, int under, int nin, int nop, const int *dt,
                               const void *const *p)
 {
     dg_fpe_v v[4];
@@ -2213,6 +2219,11 @@ DG_FPE_COLD unsigned dg_fpe_rule_at(int cls, int under, int nin, int nop, const 
     for (k = 0; k < nop; k++)
         v[k] = dg_fpe_load(dt[k], p[k]);
     return dg_fpe_rule(cls, under, nin, v, nop - nin, v + nin);
+}
+DG_FPE_COLD unsigned dg_fpe_rule_at(int cls, int under, int nin, int nop, const int *dt,
+                                    const void *const *p)
+{
+    return dg_fpe_rule_of(cls, under, nin, nop, dt, p);
 }
 
 /* The noted word (dg_fpe.h: bit kind * 8 + action) of `kinds` raised under
@@ -2282,6 +2293,28 @@ DG_FPE_COLD void dg_fpe_publish(uint32_t actions, uint32_t gen, unsigned long lo
             rec[2 + b]++;
     rec[0]++;
 #endif
+}
+
+/* dg_fpe_publish of the kinds the threads of a warp raised, or'ed: one
+ * thread publishes for the warp where any raised one (a kernel whose every
+ * element overflows reads the gate once per warp, not once per thread);
+ * nothing where none did.  Before sm_80 (no __reduce_or_sync) and off the
+ * GPU, each thread its own. */
+DG_HD void dg_fpe_publish_warp(uint32_t actions, uint32_t gen, unsigned long long *gate,
+                               uint32_t *rec, int32_t where, unsigned kinds)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    const unsigned m = __activemask();
+    unsigned lane;
+    if (!__any_sync(m, kinds != 0))
+        return;
+    kinds = __reduce_or_sync(m, kinds);
+    asm("mov.u32 %0, %%laneid;" : "=r"(lane));
+    if (lane != (unsigned)(__ffs(m) - 1))
+        return;
+#endif
+    if (kinds != 0)
+        dg_fpe_publish(actions, gen, gate, rec, where, kinds);
 }
 
 #endif /* DG_SCALAR_H */

@@ -266,15 +266,21 @@ __device__ __forceinline__ void dg_ew_eval(bool uexp, T0 &a, T1 &b, T2 &o, T3 &o
 }
 
 /* dg_ew_eval and, where the call watches errors (fpe.actions != 0), the
- * kinds the element raised or'ed into fk (kernels/dg_fpe.cuh). */
+ * kinds the element raised or'ed into fk (kernels/dg_fpe.cuh): the cheap
+ * test (a compare) whatever the call watches, the rest only for an odd
+ * element.  Testing first costs the unchecked calls that compare; testing
+ * the action word first cost each element of a checked call a load, a
+ * branch and the test (sin float32: 15 instructions more than unchecked,
+ * 11% of its speed on an H200, session 14). */
 template <class L, class T0, class T1, class T2, class T3>
 __device__ __forceinline__ void dg_ew_eval_fpe(bool uexp, const dg_cu_fpe &fpe, unsigned &fk,
                                                T0 &a, T1 &b, T2 &o, T3 &o1)
 {
     dg_ew_eval<L>(uexp, a, b, o, o1);
     if constexpr ((L::CLS & 15) != DG_FPC_NONE) {
-        if (fpe.actions != 0)
-            fk |= dg_cu_fpe_check<L>(fpe.actions, a, b, o, o1);
+        if (dg_cu_fpe_odd_el<L>(dg_cu_fpe_under<L>(fpe.actions), a, b, o, o1) &&
+            fpe.actions != 0)
+            fk |= dg_cu_fpe_classify<L>(dg_cu_fpe_under<L>(fpe.actions), a, b, o, o1);
     }
 }
 

@@ -18,14 +18,12 @@ from _maps import maps_for
 # the CUDA backend ("device"), and on the CPU backend under DGARRAY_FPE=soft
 # ("soft", dgarray._core._set_fpe_soft), so that CI checks the GPU's rule.
 RULES = ["fenv", "soft"] if dg.backend() == "cpu" else ["device"]
-# On GPUs errstate is opt-in for now (src/backend/cuda/cuda_fpe.c: the checked
-# fused kernels cost 4-5 times the unchecked ones): without it the kernels
-# check nothing, as CuPy's, and there is nothing here to test.
-GPU_ON = os.environ.get("DGARRAY_GPU_ERRSTATE") == "1"
+# On GPUs DGARRAY_GPU_ERRSTATE=0 turns errstate off (src/backend/cuda/cuda_fpe.c):
+# the kernels then check nothing, as CuPy's, and there is nothing here to test.
+GPU_ON = os.environ.get("DGARRAY_GPU_ERRSTATE") != "0"
 pytestmark = pytest.mark.skipif(
     dg.backend() == "cuda" and not GPU_ON,
-    reason="errstate on GPUs is opt-in (DGARRAY_GPU_ERRSTATE=1): the checked fused kernels "
-           "cost 4-5 times the unchecked ones (session 14); without it the kernels check nothing")
+    reason="DGARRAY_GPU_ERRSTATE=0: the GPU kernels check nothing")
 
 
 @pytest.fixture(params=RULES, autouse=True)

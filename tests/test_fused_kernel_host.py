@@ -89,8 +89,10 @@ def run(tmp_path, shape, vals, steps, contiguous=None, threads=1, rows=None, gri
     streaming kernel's, `stream` whether the streaming kernel's; fpe: the
     kernel that checks floating-point errors, its last four argument words
     these (action word | generation << 32, gate, record, where)."""
+    # the checked source: 2 where the action word watches underflow (bits 8-11)
+    check = 0 if fpe is None else 2 if (fpe[0] >> 8) & 15 else 1
     src, words, (items, nrows, cols, band) = core._fused_source_of(
-        tuple(shape), vals, steps, fpe is not None)
+        tuple(shape), vals, steps, check)
     if fpe is not None:
         assert "dg_fpe_publish" in src
         w = np.frombuffer(words, np.uint64).copy()
@@ -465,3 +467,71 @@ def test_checked_streaming_kernel(tmp_path, monkeypatch):
     got = {k for k in range(4) if rec[2 + k * 8 + 1]}
     assert got == exp == {1}
     assert rec[0] == 1 and rec[1] == 5
+
+
+def _layout(kernel, *cols):
+    """Each 1-d pattern of cols (8 values) laid out for the contiguous,
+    general (every other element) or row (two strided rows of 320) kernel;
+    -> (shape, arrays)."""
+    if kernel == "general":
+        return (8,), [np.repeat(c, 2)[::2] for c in cols]
+    if kernel == "rows":
+        return (2, 320), [np.tile(c, 160).reshape(2, 640)[:, ::2] for c in cols]
+    return (8,), [np.array(c) for c in cols]
+
+
+def _numpy_kinds(f):
+    """The kinds NumPy raises computing f() under errstate(all='warn')."""
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        with np.errstate(all="warn"):
+            f()
+    return {k for k in range(4) if any(str(x.message).startswith(KINDS[k]) for x in w)}
+
+
+@pytest.mark.parametrize("kernel", ["contiguous", "general", "rows"])
+def test_checked_kernel_kinds_of_untested_steps(tmp_path, kernel):
+    """The checked kernels test the results of a step whose output only
+    reaches steps that pass a non-finite value on (add, multiply, sqrt, ...)
+    through the last step's test alone, and classify the whole element where
+    it holds: kinds raised by such steps are noted, and by a step whose
+    output goes where a non-finite value is lost (1 / inf), and underflow,
+    which a later step can hide, where the word watches it (each step
+    tested then); as NumPy raises them on the same values."""
+    big, tiny = 1e200, 1e-200
+    a0 = [big, 0.0, -1.0, 2.0, tiny, 0.5, 3.0, 1.0]
+    b0 = [1.0, 1.0, 1.0, 1.0, tiny, 2.0, 1.0, 1.0]
+    c0 = [1.0] * 8
+    shape, (a, b, c) = _layout(kernel, a0, b0, c0)
+    nd = len(shape)
+    kw = {"contiguous": kernel == "contiguous", "rows": kernel == "rows"}
+    chains = [
+        # 1 / (a * a) + c: a * a overflows where 1 / inf hides it; 1 / 0
+        ([mem(a), scalar(1.0, np.float64, nd), mem(c), temp(np.float64, nd),
+          temp(np.float64, nd)],
+         [("multiply", (0, 0, 3)), ("divide", (1, 3, 4)), ("add", (4, 2, 5))],
+         lambda: 1.0 / (a * a) + c),
+        # sqrt(a) * b - c: sqrt(-1) is invalid, tested through the last step only
+        ([mem(a), mem(b), mem(c), temp(np.float64, nd), temp(np.float64, nd)],
+         [("sqrt", (0, 3)), ("multiply", (3, 1, 4)), ("subtract", (4, 2, 5))],
+         lambda: np.sqrt(a) * b - c),
+        # a * b + c: tiny * tiny underflows, hidden by + 1
+        ([mem(a), mem(b), mem(c), temp(np.float64, nd)],
+         [("multiply", (0, 1, 3)), ("add", (3, 2, 4))],
+         lambda: a * b + c),
+    ]
+    for vals, steps, want in chains:
+        for actions in (0x1111, 0x1011):  # underflow watched, ignored
+            o = np.full(shape, np.nan)
+            gate = np.zeros(1, np.uint64)
+            rec = np.zeros(34, np.uint32)
+            run(tmp_path, shape, vals + [out(o)], steps, **kw,
+                fpe=(actions | 3 << 32, gate.ctypes.data, rec.ctypes.data, 9))
+            with np.errstate(all="ignore"):
+                np.testing.assert_array_equal(o, want())
+            exp = _numpy_kinds(want)
+            if not actions >> 8 & 15:
+                exp.discard(2)
+            got = {k for k in range(4) if rec[2 + k * 8 + 1]}
+            assert got == exp, (steps, hex(actions))
+            assert exp or actions == 0x1011, steps  # each chain raises something

@@ -105,7 +105,7 @@ def test_compile_error_is_reported(cache_dir):
     (200, 16, 2),                         # casts to float16 and complex
     (None, 12, 3),                        # power, divmod (two outputs), complex
 ])
-@pytest.mark.parametrize("check_fpe", [False, True], ids=["plain", "checked"])
+@pytest.mark.parametrize("check_fpe", [0, 1, 2], ids=["plain", "checked", "checked_under"])
 def test_generated_sources_compile(cache_dir, first, count, ndim, check_fpe):
     """... and their checked kernels (errstate watches something: each
     step's results classified by kernels/dg_scalar.h's rule, the kinds
@@ -114,7 +114,7 @@ def test_generated_sources_compile(cache_dir, first, count, ndim, check_fpe):
         first = _first_loop_of_two_output()
     src, nwords = core._fused_loops_source(first, count, ndim, check_fpe)
     assert "dg_fused" in src and nwords > 1
-    assert ("dg_fpe_publish" in src) == check_fpe
+    assert ("dg_fpe_publish" in src) == (check_fpe > 0)
     code, frm = core._rtc_compile(src, 90)
     assert code[:4] == b"\x7fELF"
 
@@ -196,7 +196,8 @@ def test_checked_kernels_of_every_rule_compile(cache_dir):
           (OUT, f8, x.ctypes.data, (8,), b"")], [("multiply", (0, 1, 2))]),
     ]
     for vals, steps in chains:
-        src = core._fused_source_of((8,), vals, steps, True)[0]
-        assert "dg_fpe_rule_at" in src, steps
-        code, _ = core._rtc_compile(src, 90)
-        assert code[:4] == b"\x7fELF"
+        for check in (1, 2):  # underflow not watched, watched
+            src = core._fused_source_of((8,), vals, steps, check)[0]
+            assert "dg_fpe_rule_of" in src and f"const int fpu = {check - 1};" in src, steps
+            code, _ = core._rtc_compile(src, 90)
+            assert code[:4] == b"\x7fELF"

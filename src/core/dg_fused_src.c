@@ -30,7 +30,8 @@ typedef struct src_buf {
     char *p;
     size_t cap, len;
     int ok;
-    int fpe; /* the first of the 4 words of floating-point error noting, or -1 */
+    int fpe;   /* the first of the 4 words of floating-point error noting, or -1 */
+    int under; /* the checks note underflow */
 } src_buf;
 
 static void put(src_buf *b, const char *fmt, ...)
@@ -173,88 +174,196 @@ static int vec_width(const dg_fused_desc *d)
 }
 
 /* The test that value v (of dtype dt) is odd: dg_scalar.h's dg_fpe_odd_*;
- * `under` the text of "underflow is watched for this step". */
-static void put_odd(src_buf *b, int v, int dt, const char *under)
+ * `under`: underflow counts for this step (its loop rounds tiny results):
+ * the thresholds fpt4 / fpt8 of the smallest normals where underflow is
+ * watched, else 0 (put_fpe_head). */
+static void put_odd(src_buf *b, int v, int dt, int under)
 {
-    static const char *const tiny = "2.2250738585072014e-308";
+    const char *t4 = under ? "fpt4" : "0.0f", *t8 = under ? "fpt8" : "0.0";
     switch (dt) {
-    case DG_FLOAT16: put(b, "dg_fpe_odd_h(v%d, %s)", v, under); break;
-    case DG_FLOAT32: put(b, "dg_fpe_odd_f(v%d, %s)", v, under); break;
-    case DG_FLOAT64: put(b, "dg_fpe_odd_d(v%d, %s, %s)", v, under, tiny); break;
+    case DG_FLOAT16: put(b, "dg_fpe_odd_h(v%d, %s)", v, under ? "fpu" : "0"); break;
+    case DG_FLOAT32: put(b, "dg_fpe_odd_f(v%d, %s)", v, t4); break;
+    case DG_FLOAT64: put(b, "dg_fpe_odd_d(v%d, %s)", v, t8); break;
     case DG_COMPLEX64:
-        put(b, "(dg_fpe_odd_f(v%d.re, %s) || dg_fpe_odd_f(v%d.im, %s))", v, under, v, under);
+        put(b, "(dg_fpe_odd_f(v%d.re, %s) || dg_fpe_odd_f(v%d.im, %s))", v, t4, v, t4);
         break;
     case DG_COMPLEX128:
-        put(b, "(dg_fpe_odd_d(v%d.re, %s, %s) || dg_fpe_odd_d(v%d.im, %s, %s))", v, under, tiny,
-            v, under, tiny);
+        put(b, "(dg_fpe_odd_d(v%d.re, %s) || dg_fpe_odd_d(v%d.im, %s))", v, t8, v, t8);
         break;
     default: put(b, "0"); break;
     }
 }
 
-/* After step st: where its results are odd, the kinds it raised by the
- * software rule (dg_fpe_rule_at) or'ed into fk, as the ahead-of-time
- * kernels do (kernels/dg_fpe.cuh, dg_cu_fpe_check). */
-static void put_fpe_check(src_buf *b, const dg_fused_step *st)
+/* The cheap test that step st's results are odd (worth the rule): per
+ * float output (put_odd), per integer divisor, per cast input. */
+static void put_odd_step(src_buf *b, const dg_fused_step *st)
 {
     const dg_loop_info *li = &dg_loops[st->loop];
     const int cls = dg_loop_fpe_cls(st->loop), c = cls & 15, nop = li->nin + li->nout;
-    const char *under = cls & DG_FPC_UNDER ? "fpu" : "0";
+    const int under = (cls & DG_FPC_UNDER) != 0;
     int k;
-    if (c == DG_FPC_NONE)
-        return;
-    put(b, "        if (");
     if (c == DG_FPC_INT_DIV || c == DG_FPC_INT_MOD)
-        put(b, "v%d == 0 || v%d == (%s)-1", st->op[1], st->op[1], ctype[li->dtypes[1]]);
+        put(b, "(v%d == 0 || v%d == (%s)-1)", st->op[1], st->op[1], ctype[li->dtypes[1]]);
     else if (c == DG_FPC_INT_RECIP)
-        put(b, "v%d == 0", st->op[0]);
+        put(b, "(v%d == 0)", st->op[0]);
     else if (c == DG_FPC_TO_INT)
         put(b, "!dg_fpe_int_ok(dg_fpe_load(%d, &v%d).re, %d)", li->dtypes[0], st->op[0],
             li->dtypes[1]);
     else
         for (k = li->nin; k < nop; k++) {
-            put(b, k > li->nin ? " || " : "");
+            put(b, k > li->nin ? " || " : "(");
             put_odd(b, st->op[k], li->dtypes[k], under);
+            put(b, k == nop - 1 ? ")" : "");
         }
-    put(b, ") {\n            const int dt_[4] = {");
+}
+
+/* After step st, in the classifier (put_fpe_cold): where its results are
+ * odd, the kinds it raised by the software rule (dg_fpe_rule_at) or'ed
+ * into fk, as the ahead-of-time kernels do (kernels/dg_fpe.cuh). */
+static void put_fpe_check(src_buf *b, const dg_fused_step *st)
+{
+    const dg_loop_info *li = &dg_loops[st->loop];
+    const int cls = dg_loop_fpe_cls(st->loop), nop = li->nin + li->nout;
+    int k;
+    if ((cls & 15) == DG_FPC_NONE)
+        return;
+    put(b, "        if (");
+    put_odd_step(b, st);
+    put(b, ") {\n");
+    for (k = 0; k < nop; k++)
+        put(b, "            const %s q%d_ = v%d;\n", ctype[li->dtypes[k]], k, st->op[k]);
+    put(b, "            const int dt_[4] = {");
     for (k = 0; k < 4; k++)
         put(b, "%d%s", k < nop ? li->dtypes[k] : -1, k < 3 ? ", " : "");
     put(b, "};\n            const void *const p_[4] = {");
     for (k = 0; k < 4; k++)
-        put(b, "&v%d%s", st->op[k < nop ? k : 0], k < 3 ? ", " : "");
-    put(b, "};\n            fk |= dg_fpe_rule_at(%d, fpu, %d, %d, dt_, p_);\n        }\n", cls,
+        put(b, "&q%d_%s", k < nop ? k : 0, k < 3 ? ", " : "");
+    put(b, "};\n            fk |= dg_fpe_rule_of(%d, fpu, %d, %d, dt_, p_);\n        }\n", cls,
         li->nin, nop);
 }
 
+/* The constants of the checks: fpu, underflow is watched (b->under, set in
+ * the source: a call that watches it compiles its own kernel), and the
+ * thresholds fpt4 / fpt8 of put_odd. */
+static void put_fpe_consts(src_buf *b)
+{
+    put(b, "    const int fpu = %d;\n"
+           "    const float fpt4 = fpu ? 1.17549435e-38f : 0.0f;\n"
+           "    const double fpt8 = fpu ? 2.2250738585072014e-308 : 0.0;\n"
+           "    (void)fpu;\n    (void)fpt4;\n    (void)fpt8;\n", b->under);
+}
+
 /* Where the chain is checked (b->fpe >= 0), at a kernel's start: the action
- * word, the generation and "underflow is watched" read once, and fk, the
- * kinds the thread's elements raised. */
+ * word and the generation read once, the constants, and fk, the kinds the
+ * thread's elements raised. */
 static void put_fpe_head(src_buf *b)
 {
     if (b->fpe < 0)
         return;
-    put(b, "    const unsigned fpa = (unsigned)b.w[%d], fpg = (unsigned)(b.w[%d] >> 32);\n"
-           "    const int fpu = ((fpa >> 8) & 15u) != 0;\n"
-           "    unsigned fk = 0;\n", b->fpe, b->fpe);
+    put(b, "    const unsigned fpa = (unsigned)b.w[%d], fpg = (unsigned)(b.w[%d] >> 32);\n",
+        b->fpe, b->fpe);
+    put_fpe_consts(b);
+    put(b, "    unsigned fk = 0;\n");
 }
 
-/* At a checked kernel's end: the kinds published (dg_fpe_publish). */
+/* At a checked kernel's end: the kinds published (dg_fpe_publish_warp: one
+ * publication per warp, where a thread raised any). */
 static void put_fpe_tail(src_buf *b)
 {
     if (b->fpe < 0)
         return;
-    put(b, "    (void)fpu;\n    if (fk)\n        dg_fpe_publish(fpa, fpg, (unsigned long long *)b.w[%d], "
-           "(uint32_t *)b.w[%d], (int32_t)b.w[%d], fk);\n", b->fpe + 1, b->fpe + 2, b->fpe + 3);
+    put(b, "    dg_fpe_publish_warp(fpa, fpg, (unsigned long long *)b.w[%d], (uint32_t *)b.w[%d], "
+           "(int32_t)b.w[%d], fk);\n", b->fpe + 1, b->fpe + 2, b->fpe + 3);
+}
+
+/* 1 if step st's output is not finite wherever its operand k (float) is
+ * not (an infinity or a NaN in, one out, whatever the other operand):
+ * add, subtract, multiply, divide's dividend, and a few one-input loops,
+ * of real floats of one dtype. */
+static int passes_odd(const dg_fused_step *st, int k)
+{
+    const dg_loop_info *li = &dg_loops[st->loop];
+    const int dt = li->dtypes[0];
+    int j;
+    if (dt != DG_FLOAT16 && dt != DG_FLOAT32 && dt != DG_FLOAT64)
+        return 0;
+    for (j = 0; j < li->nin + li->nout; j++)
+        if (li->dtypes[j] != dt)
+            return 0;
+    switch (li->ufunc) {
+    case DG_UF_add:
+    case DG_UF_subtract:
+    case DG_UF_multiply: return 1;
+    case DG_UF_divide: return k == 0;
+    case DG_UF_negative:
+    case DG_UF_positive:
+    case DG_UF_absolute:
+    case DG_UF_sqrt:
+    case DG_UF_square:
+    case DG_UF_sin:
+    case DG_UF_cos:
+    case DG_UF_tan: return 1;
+    default: return 0;
+    }
+}
+
+/* Which steps' cheap tests the checked kernels run (need[s]).  A step of a
+ * float class raises a kind only where its output is not finite, unless
+ * underflow is watched (then a tiny output too); where every step that
+ * reads that output passes it on (passes_odd) to an output that is tested
+ * or passed on in turn, the last test holds wherever this one would, and
+ * the element is classified whole (dg_fused_fpe): this one is left out.
+ * The chain of benchmarks/errstate_ab.py tests its last step only. */
+static void tested_steps(const src_buf *b, const dg_fused_desc *d, int *need)
+{
+    int covered[DG_FUSED_MAXVALS] = {0}; /* value k's non-finite results reach a test */
+    int s, t, k, j;
+    for (s = d->nstep - 1; s >= 0; s--) {
+        const dg_fused_step *st = &d->step[s];
+        const dg_loop_info *li = &dg_loops[st->loop];
+        const int c = dg_loop_fpe_cls(st->loop) & 15;
+        int used = 0, passed = 1;
+        need[s] = c != DG_FPC_NONE;
+        if (li->nout != 1)
+            continue;
+        /* who reads the output: each later step must pass it to a covered value */
+        for (t = s + 1; t < d->nstep; t++) {
+            const dg_fused_step *u = &d->step[t];
+            const dg_loop_info *lu = &dg_loops[u->loop];
+            for (k = 0; k < lu->nin; k++)
+                if (u->op[k] == st->op[li->nin]) {
+                    used = 1;
+                    passed &= lu->nout == 1 && passes_odd(u, k) && covered[u->op[lu->nin]];
+                }
+        }
+        j = st->op[li->nin];
+        covered[j] = need[s] || (used && passed);
+        if (need[s] && !b->under && used && passed && d->val[j].kind == DG_FV_TEMP &&
+            (c == DG_FPC_FLOAT || c == DG_FPC_POLE || c == DG_FPC_POLE_A0 ||
+             c == DG_FPC_POLE_B0))
+            need[s] = 0;
+    }
 }
 
 /* The steps of one element, values v<k> (declared by the caller); each
  * output stored as `store` says: "o" at its byte offset o<k> (the general
  * kernel), "i" at element i (the contiguous kernel's tail), "p" into its
- * pack p<k>.v[e] (the contiguous kernel's vectors). */
+ * pack p<k>.v[e] (the contiguous kernel's vectors), "n" nowhere (the
+ * classifier, dg_fused_fpe, put_fpe_cold).  Where the chain is checked
+ * (b->fpe >= 0), the kernels' steps or each one's cheap test (put_odd)
+ * into fo_, and an element for which one holds is classified again, out of
+ * line, from its inputs (still in registers: the outputs are stored by
+ * then); the classifier's steps (store "n") classify each step's odd
+ * results (put_fpe_check). */
 static void put_steps(src_buf *b, const dg_fused_desc *d, const int *word, char store)
 {
     char fn[64];
+    int need[DG_FUSED_MAXSTEPS];
     int s, k;
+    if (b->fpe >= 0 && store != 'n') {
+        tested_steps(b, d, need);
+        put(b, "        bool fo_ = false;\n");
+    }
     for (s = 0; s < d->nstep; s++) {
         const dg_fused_step *st = &d->step[s];
         const dg_loop_info *li = &dg_loops[st->loop];
@@ -268,12 +377,17 @@ static void put_steps(src_buf *b, const dg_fused_desc *d, const int *word, char 
         else
             put(b, "        %s(v%d, v%d, &v%d, &v%d);\n", fn, st->op[0], st->op[1], st->op[2],
                 st->op[3]);
-        if (b->fpe >= 0)
+        if (b->fpe >= 0 && store == 'n') {
             put_fpe_check(b, st);
+        } else if (b->fpe >= 0 && need[s]) {
+            put(b, "        fo_ = fo_ | ");
+            put_odd_step(b, st);
+            put(b, ";\n");
+        }
         for (k = li->nin; k < li->nin + li->nout; k++) {
             const int o = st->op[k];
             const dg_fused_val *v = &d->val[o];
-            if (v->kind != DG_FV_OUT)
+            if (v->kind != DG_FV_OUT || store == 'n')
                 continue;
             if (store == 'p')
                 put(b, "        p%d.v[e] = v%d;\n", o, o);
@@ -284,6 +398,40 @@ static void put_steps(src_buf *b, const dg_fused_desc *d, const int *word, char 
                     o, o);
         }
     }
+    if (b->fpe >= 0 && store != 'n') {
+        int n = 0;
+        put(b, "        if (fo_)\n            fk |= dg_fused_fpe(");
+        for (k = 0; k < d->nval; k++)
+            if (d->val[k].kind == DG_FV_IN || d->val[k].kind == DG_FV_SCALAR)
+                put(b, "%sv%d", n++ ? ", " : "", k);
+        put(b, ");\n");
+    }
+}
+
+/* Where the chain is checked: dg_fused_fpe, the kinds (DG_FK_*) one
+ * element raised, by the software rule, from its inputs and scalars (in
+ * value order).  Inline: the kernels call it only for an element whose
+ * results are odd, and the compiler shares its steps with the kernel's
+ * (a call would hold the kernel's live values across it: 63 registers for
+ * the chain of benchmarks/errstate_ab.py where the unchecked kernel takes
+ * 32, 88 for Jacobi's streaming kernel where it takes 58). */
+static void put_fpe_cold(src_buf *b, const dg_fused_desc *d, const int *word)
+{
+    int k, n = 0;
+    if (b->fpe < 0)
+        return;
+    put(b, "DG_HD unsigned dg_fused_fpe(");
+    for (k = 0; k < d->nval; k++)
+        if (d->val[k].kind == DG_FV_IN || d->val[k].kind == DG_FV_SCALAR)
+            put(b, "%sconst %s v%d", n++ ? ", " : "", ctype[d->val[k].dtype], k);
+    put(b, ")\n{\n");
+    put_fpe_consts(b);
+    put(b, "    unsigned fk = 0;\n");
+    for (k = 0; k < d->nval; k++)
+        if (d->val[k].kind == DG_FV_TEMP || d->val[k].kind == DG_FV_OUT)
+            put(b, "        %s v%d;\n", ctype[d->val[k].dtype], k);
+    put_steps(b, d, word, 'n');
+    put(b, "    return fk;\n}\n");
 }
 
 /* The values of one element of the contiguous kernel, v<k>: an input of
@@ -651,7 +799,7 @@ static void put_stream(src_buf *b, const dg_fused_desc *d, const int *word, cons
 dg_status dg_fused_cuda_source(const dg_fused_desc *d, char *buf, size_t cap, int check_fpe,
                                dg_fused_args *args, dg_error *err)
 {
-    src_buf b = {buf, cap, 0, 1, -1};
+    src_buf b = {buf, cap, 0, 1, -1, check_fpe == 2};
     int word[DG_FUSED_MAXVALS];
     int nd = d->ndim, nw = 1 + nd, k, a;
     const int V = vec_width(d);
@@ -702,6 +850,7 @@ dg_status dg_fused_cuda_source(const dg_fused_desc *d, char *buf, size_t cap, in
             "#include \"dg_scalar.h\"\n"
             "struct dg_fused_args { unsigned long long w[%d]; };\n",
         scalar_parts(d), nw);
+    put_fpe_cold(&b, d, word);
     if (V > 1) {
         put_contig(&b, d, word, V);
         if (!b.ok)

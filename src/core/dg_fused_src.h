@@ -43,10 +43,12 @@ typedef struct dg_fused_args {
 
 /* Writes into buf (cap bytes, NUL-terminated) the source of the kernel of d,
  * whose space is taken as it is (coalesce it first), and fills *args with
- * d's addresses, extents and scalars.  check_fpe: the chain's action word is
- * not 0 (dg_fpe.h): each step's results are checked by the software rule of
- * kernels/dg_scalar.h (a second kernel of the chain; without, the source
- * checks nothing).  Returns DG_OK, or DG_ERR_NOTIMPL where d does not fit a
+ * d's addresses, extents and scalars.  check_fpe: 0 where the chain's
+ * action word is 0 (dg_fpe.h): the source checks nothing; 1 where it is
+ * not: each step's results are checked by the software rule of
+ * kernels/dg_scalar.h (a second kernel of the chain); 2 where it watches
+ * underflow too (a third: the test for tiny results costs a compare per
+ * step where the others cost one in all).  Returns DG_OK, or DG_ERR_NOTIMPL where d does not fit a
  * kernel (more words than DG_FUSED_MAXWORDS, a source longer than cap). */
 dg_status dg_fused_cuda_source(const dg_fused_desc *d, char *buf, size_t cap, int check_fpe,
                                dg_fused_args *args, dg_error *err);

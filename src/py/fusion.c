@@ -127,7 +127,7 @@ static PyObject *f_rtc_cache_dir(PyObject *mod, PyObject *unused)
     return PyUnicode_DecodeFSDefault(d);
 }
 
-/* _fused_loops_source(first, count, ndim): the CUDA source of a fused chain
+/* _fused_loops_source(first, count, ndim[, check_fpe]): the CUDA source of a fused chain
  * whose steps are loops first .. first+count-1 (each reading fresh inputs of
  * its dtypes, scalars for a loop of index parity 1, and storing its outputs)
  * over an ndim-axis space: what tests compile to check the generator on
@@ -141,7 +141,7 @@ static PyObject *f_fused_loops_source(PyObject *mod, PyObject *args)
     dg_error err = DG_ERROR_INIT;
     PyObject *r = NULL;
     (void)mod;
-    if (!PyArg_ParseTuple(args, "iii|p:_fused_loops_source", &first, &count, &ndim, &check_fpe))
+    if (!PyArg_ParseTuple(args, "iii|i:_fused_loops_source", &first, &count, &ndim, &check_fpe))
         return NULL;
     if (first < 0 || count < 1 || first + count > dg_nloops || count > DG_FUSED_MAXSTEPS ||
         ndim < 1 || ndim > 3) {
@@ -192,8 +192,9 @@ done:
  * of a chain given whole: vals a list of (kind, dtype, address, strides,
  * scalar bytes) (dg_fused_kind, dg_dtype numbers), steps a list of
  * (ufunc name, operand indices) whose loop is the one of the operands'
- * dtypes; check_fpe (optional): the source checks floating-point errors,
- * its last 4 argument words left 0 for the caller.  -> (source, argument
+ * dtypes; check_fpe (optional, dg_fused_cuda_source's): 1 or 2, the
+ * source checks floating-point errors (2: underflow too), its last 4
+ * argument words left 0 for the caller.  -> (source, argument
  * words as bytes, (items, rows, cols, band): the row or streaming kernel's
  * tile, space and band (streaming: band > 0), items 0 for the others).  For
  * tests that run the generated kernel on the host over NumPy's memory. */
@@ -211,7 +212,7 @@ static PyObject *f_fused_source_of(PyObject *mod, PyObject *args)
         PyErr_NoMemory();
         goto done;
     }
-    if (!PyArg_ParseTuple(args, "O!O!O!|p:_fused_source_of", &PyTuple_Type, &shape,
+    if (!PyArg_ParseTuple(args, "O!O!O!|i:_fused_source_of", &PyTuple_Type, &shape,
                           &PyList_Type, &vals, &PyList_Type, &steps, &check_fpe))
         goto done;
     if (PyTuple_GET_SIZE(shape) > 3 || PyList_GET_SIZE(vals) > DG_FUSED_MAXVALS ||

@@ -14,14 +14,16 @@
  * (warnings merge, as the CPU backend's do when two calls' tasks run
  * before one take).
  *
- * Opt-in for now: only with DGARRAY_GPU_ERRSTATE=1 in the environment when
- * the backend starts do the kernels check anything (else every launch gets
- * the zero dg_cu_fpe, as under errstate(all='ignore'), and errstate has no
- * effect on GPUs, as in CuPy).  Session 14 measured the checked kernels on
- * one H200 under NumPy's default errstate against all='ignore': add 0.999,
- * sin 0.893, sum 0.990, but the fused chain 0.205 and Jacobi's fused step
- * 0.24 (the checked fused kernels are 4-5 times slower), which the default
- * must not pay. */
+ * On by default; DGARRAY_GPU_ERRSTATE=0 in the environment when the backend
+ * starts turns it off (every launch then gets the zero dg_cu_fpe, as under
+ * errstate(all='ignore'), and errstate has no effect on GPUs, as in
+ * CuPy).  Session 14 measured the checked kernels on one H200 under
+ * NumPy's default errstate against all='ignore': add 0.999, sin 0.893, sum
+ * 0.990, the fused chain 0.205 and Jacobi's fused step 0.24, and made the
+ * checks opt-in; session 15 took the local memory, the calls and all but
+ * one test per element out of the checked fused kernels, and the load and
+ * branch per element out of the ahead-of-time ones (docs/architecture.md,
+ * "Floating-point errors"), and made them the default again. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -33,7 +35,7 @@ typedef struct cu_fpe {
     uint32_t *gen;               /* per device: the generation of new launches */
     uint32_t *seen_total;        /* per device: rec.total at the last take */
     uint32_t (*seen)[32];        /* per device: rec.cnt at the last take */
-    int on;                      /* DGARRAY_GPU_ERRSTATE=1: launches get the action word */
+    int on;                      /* launches get the action word (not DGARRAY_GPU_ERRSTATE=0) */
 } cu_fpe;
 
 /* The name NumPy's message gives a publication's `where`. */
@@ -105,7 +107,7 @@ dg_status cu_fpe_setup(cu_be *b, dg_error *err)
     b->fpe = f;
     {
         const char *e = getenv("DGARRAY_GPU_ERRSTATE");
-        f->on = e != NULL && strcmp(e, "1") == 0;
+        f->on = e == NULL || strcmp(e, "0") != 0;
     }
     f->gate = (unsigned long long **)calloc((size_t)b->ndev, sizeof *f->gate);
     f->gen = (uint32_t *)calloc((size_t)b->ndev, sizeof *f->gen);

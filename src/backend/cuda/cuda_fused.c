@@ -28,6 +28,7 @@
 #include <string.h>
 
 #include "cuda_internal.h"
+#include "dg_fpe.h"
 #include "dg_fused_src.h"
 #include "dg_rtc.h"
 
@@ -115,7 +116,10 @@ static dg_status run_kernel(cu_be *b, int dev, cudaStream_t s, const dg_fused_de
         /* where the chain's errstate watches anything, its checked kernel,
          * noting as the ahead-of-time kernels do (named by its last step) */
         const dg_cu_fpe f = cu_fpe_args(b, dev, d->step[d->nstep - 1].loop);
-        st = dg_fused_cuda_source(d, src, 1 << 16, f.actions != 0, args, err);
+        /* 2: underflow is watched too (its own kernel, dg_fused_src.h) */
+        const int under = ((f.actions >> DG_FPE_SHIFT(DG_FPE_UNDER)) & 0xFu) != 0;
+        const int check = f.actions == 0 ? 0 : under ? 2 : 1;
+        st = dg_fused_cuda_source(d, src, 1 << 16, check, args, err);
         if (st == DG_OK && args->fpe_word >= 0) {
             args->w[args->fpe_word] = (uint64_t)f.actions | (uint64_t)f.gen << 32;
             args->w[args->fpe_word + 1] = (uint64_t)(uintptr_t)f.gate;
