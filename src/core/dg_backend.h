@@ -313,7 +313,9 @@ typedef struct dg_allreduce_desc {
  * With `keyed` (bool, integer and float dtypes; src required, mask unused)
  * the elements selected are those whose order key k (dg_order_key of
  * `dtype`, kernels/dg_order.h) has lo <= (k >> pshift) <= hi (pshift < 64):
- * a radix selection's elements under the prefixes it narrowed to. */
+ * a radix selection's elements under the prefixes it narrowed to, in any
+ * order (the CUDA backend appends them unordered; a radix selection reads
+ * only their set). */
 typedef struct dg_select_desc {
     int ndim;
     int64_t shape[DG_MAXDIM];

@@ -269,7 +269,8 @@ cudaError_t dg_cu_random_run(const dg_cu_rand_run *a, int nsm, cudaStream_t s);
  *     element's value (itemsize bytes) or, src NULL, its index base +
  *     sum c[a] * gstride[a] (int64) is written to dst[k], k counting them;
  *     With keyed (a dtype with order keys, src required, mask unused) an
- *     element is selected where lo <= (its order key >> pshift) <= hi;
+ *     element is selected where lo <= (its order key >> pshift) <= hi, and
+ *     the selected are appended in no particular order;
  *   ROUTE: for each j < n whose key[j] lies in (start, stop, step):
  *     rows[k] = (key[j] - start) / step, pos[k] = j.
  * How many to *count (int64). */
