@@ -191,38 +191,39 @@ template <class T> union dg_cp_vec {
 
 #define DG_AP_VECS 4 /* 16-byte vectors a thread reads a round */
 
+/* The inclusive sum of x over lanes 0 .. lane of the warp (lanes below N). */
+template <int N, class T> __device__ __forceinline__ T dg_warp_incl(T x, int lane)
+{
+#pragma unroll
+    for (int o = 1; o < N; o *= 2) {
+        const T y = __shfl_up_sync(0xffffffffu, x, o);
+        if (lane >= o)
+            x += y;
+    }
+    return x;
+}
+
 /* Appends the elements of one round of the block that `keep` marks (bit
  * u * V + e: v[u].e[e]) after those already counted in *count: each warp's
  * counts scanned by shuffles, the warps' by the first warp, one atomicAdd a
- * block a round, nothing where no thread keeps one (one barrier). */
+ * block a round, nothing where no thread keeps one (one barrier); those
+ * from place cap on counted only. */
 template <class T, int V>
 __device__ __forceinline__ void dg_ap_append(const dg_cp_vec<T> *v, uint64_t keep, T *out,
-                                             unsigned long long *count, int *wsum,
+                                             int64_t cap, unsigned long long *count, int *wsum,
                                              unsigned long long *sbase)
 {
     const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
     const int c = __popcll(keep);
     if (!__syncthreads_or(c))
         return; /* every thread returns: the barrier's answer is the block's */
-    int x = c;
-#pragma unroll
-    for (int o = 1; o < 32; o *= 2) {
-        const int y = __shfl_up_sync(0xffffffffu, x, o);
-        if (lane >= o)
-            x += y;
-    }
+    const int x = dg_warp_incl<32>(c, lane);
     if (lane == 31)
         wsum[warp] = x;
     __syncthreads();
     if (warp == 0) {
         const int w = lane < DG_CP_WARPS ? wsum[lane] : 0;
-        int s = w;
-#pragma unroll
-        for (int o = 1; o < DG_CP_WARPS; o *= 2) {
-            const int y = __shfl_up_sync(0xffffffffu, s, o);
-            if (lane >= o)
-                s += y;
-        }
+        const int s = dg_warp_incl<DG_CP_WARPS>(w, lane);
         if (lane < DG_CP_WARPS)
             wsum[lane] = s - w;
         if (lane == DG_CP_WARPS - 1)
@@ -236,8 +237,11 @@ __device__ __forceinline__ void dg_ap_append(const dg_cp_vec<T> *v, uint64_t kee
     for (int u = 0; u < DG_AP_VECS; u++)
 #pragma unroll
         for (int e = 0; e < V; e++)
-            if (keep >> (u * V + e) & 1u)
-                out[k++] = v[u].e[e];
+            if (keep >> (u * V + e) & 1u) {
+                if (k < cap)
+                    out[k] = v[u].e[e];
+                k++;
+            }
 }
 
 /* A keyed selection, in no particular order (the keys' set is what a radix
@@ -247,11 +251,13 @@ __device__ __forceinline__ void dg_ap_append(const dg_cp_vec<T> *v, uint64_t kee
  * vector appended one by one by the grid's first threads; else each
  * element's offset from the block's strides, neighbouring threads reading
  * neighbouring elements), kept where f (its key under the prefixes) says,
- * appended at *count (zeroed before): no scan of the blocks' counts and no
- * second reading, so with few kept it reads at the memory's speed. */
+ * appended at *count (zeroed before), at most a.cap written: no scan of
+ * the blocks' counts and no second reading, so with few kept it reads at
+ * the memory's speed.  With a.bins the prefixes are the bins found by
+ * dg_cp_locate_k (a.bounds). */
 template <class T, class F, bool DENSE>
 __global__ void __launch_bounds__(DG_CU_THREADS)
-dg_cp_append_k(const __grid_constant__ dg_cu_compact a, const F f)
+dg_cp_append_k(const __grid_constant__ dg_cu_compact a, F f)
 {
     constexpr int V = 16 / sizeof(T);
     constexpr int64_t ROUND = (int64_t)DG_AP_VECS * V * DG_CU_THREADS;
@@ -260,7 +266,12 @@ dg_cp_append_k(const __grid_constant__ dg_cu_compact a, const F f)
     T *out = reinterpret_cast<T *>(a.dst);
     unsigned long long *count = reinterpret_cast<unsigned long long *>(a.count);
     const int64_t tid = (int64_t)blockIdx.x * DG_CU_THREADS + threadIdx.x;
+    const int64_t cap = a.cap > 0 ? a.cap : INT64_MAX;
     int64_t head = 0, nvec = 0, total = a.n;
+    if (a.bins) { /* the bins of the ranks, found by dg_cp_locate_k */
+        f.lo = a.bounds[0];
+        f.hi = a.bounds[1];
+    }
     if (DENSE) {
         const int64_t mis = (int64_t)(reinterpret_cast<uintptr_t>(a.src) & 15);
         head = min(a.n, mis ? (16 - mis) / (int64_t)sizeof(T) : (int64_t)0);
@@ -270,8 +281,11 @@ dg_cp_append_k(const __grid_constant__ dg_cu_compact a, const F f)
         if (tid < rest) { /* head and tail, one element a thread */
             const int64_t i = tid < head ? tid : tail + (tid - head);
             const T x = reinterpret_cast<const T *>(a.src)[i];
-            if (f(x))
-                out[atomicAdd(count, 1ull)] = x;
+            if (f(x)) {
+                const int64_t k = (int64_t)atomicAdd(count, 1ull);
+                if (k < cap)
+                    out[k] = x;
+            }
         }
     }
     const uint4 *vp = reinterpret_cast<const uint4 *>(a.src + head * (int64_t)sizeof(T));
@@ -306,7 +320,7 @@ dg_cp_append_k(const __grid_constant__ dg_cu_compact a, const F f)
                 }
             }
         }
-        dg_ap_append<T, V>(v, keep, out, count, wsum, &sbase);
+        dg_ap_append<T, V>(v, keep, out, cap, count, wsum, &sbase);
     }
 }
 
@@ -324,6 +338,39 @@ dg_cp_append_k(const __grid_constant__ dg_cu_compact a, const F f)
     };
 DG_ORDER_KEYED(DG_CP_UNDER)
 #undef DG_CP_UNDER
+
+/* bounds[0], bounds[1]: the bins of a.nbins counts (a.bins) that hold
+ * ranks a.rank0 and a.rank1 (the bin where the counts before it sum to at
+ * most the rank and with it to more; the last bin where the rank is past
+ * them all), as cpu_index.c's rank_bin: one warp, each lane summing a run
+ * of bins, the runs' sums scanned by shuffles, the lane whose run holds a
+ * rank walking it. */
+__global__ void dg_cp_locate_k(const __grid_constant__ dg_cu_compact a)
+{
+    const int lane = threadIdx.x;
+    const int64_t per = (a.nbins + 31) / 32;
+    const int64_t b0 = min(a.nbins, lane * per), b1 = min(a.nbins, b0 + per);
+    int64_t sum = 0;
+    for (int64_t b = b0; b < b1; b++)
+        sum += a.bins[b];
+    const int64_t incl = dg_warp_incl<32>(sum, lane);
+    const int64_t before = incl - sum;
+    const int64_t total = __shfl_sync(0xffffffffu, incl, 31);
+    for (int j = 0; j < 2; j++) {
+        const int64_t r = j ? a.rank1 : a.rank0;
+        if (lane == 0 && r >= total)
+            a.bounds[j] = (uint64_t)(a.nbins > 0 ? a.nbins - 1 : 0);
+        if (r >= before && r < incl) {
+            int64_t cum = before, b = b0;
+            for (; b < b1; b++) {
+                cum += a.bins[b];
+                if (cum > r)
+                    break;
+            }
+            a.bounds[j] = (uint64_t)b;
+        }
+    }
+}
 
 /* Launches dg_cp_append_k over a: as many blocks as fit on the device at
  * once (at most one a round), each going round the rounds, so no second
@@ -344,17 +391,9 @@ static cudaError_t dg_cp_append_go(const dg_cu_compact *a, const F &f, int nsm, 
     return cudaGetLastError();
 }
 
-/* Enqueues the keyed selection a (its count zeroed, then dg_cp_append_k);
- * cudaErrorInvalidValue (nothing enqueued) for a dtype without keys. */
-static cudaError_t dg_cp_keyed(const dg_cu_compact *a, int nsm, cudaStream_t s)
+/* dg_cp_append_k of a's dtype (DENSE where `dense`). */
+static cudaError_t dg_cp_keyed_go(const dg_cu_compact *a, bool dense, int nsm, cudaStream_t s)
 {
-    const bool dense = a->ndim == 1 && a->sstr[0] == a->itemsize &&
-                       reinterpret_cast<uintptr_t>(a->src) % (uintptr_t)a->itemsize == 0;
-    if (dg_order_key_bits(a->dtype) == 0)
-        return cudaErrorInvalidValue;
-    cudaError_t e = cudaMemsetAsync(a->count, 0, sizeof(int64_t), s);
-    if (e != cudaSuccess)
-        return e;
     switch (a->dtype) {
 #define DG_CP_KEYED_CASE(E, t, ct)                                               \
     case DG_##E: {                                                               \
@@ -370,6 +409,32 @@ static cudaError_t dg_cp_keyed(const dg_cu_compact *a, int nsm, cudaStream_t s)
     default:
         return cudaErrorInvalidValue;
     }
+}
+
+/* Enqueues the keyed selection in (its count zeroed; with bins,
+ * dg_cp_locate_k into 16 bytes of scratch from the pool, freed
+ * stream-ordered after; then dg_cp_append_k); cudaErrorInvalidValue
+ * (nothing enqueued) for a dtype without keys. */
+static cudaError_t dg_cp_keyed(const dg_cu_compact *in, int nsm, cudaMemPool_t pool,
+                               cudaStream_t s)
+{
+    dg_cu_compact a = *in;
+    const bool dense = a.ndim == 1 && a.sstr[0] == a.itemsize &&
+                       reinterpret_cast<uintptr_t>(a.src) % (uintptr_t)a.itemsize == 0;
+    if (dg_order_key_bits(a.dtype) == 0)
+        return cudaErrorInvalidValue;
+    cudaError_t e = cudaMemsetAsync(a.count, 0, sizeof(int64_t), s);
+    if (e != cudaSuccess || !a.bins)
+        return e != cudaSuccess ? e : dg_cp_keyed_go(&a, dense, nsm, s);
+    e = cudaMallocFromPoolAsync((void **)&a.bounds, 2 * sizeof(uint64_t), pool, s);
+    if (e != cudaSuccess)
+        return e;
+    dg_cp_locate_k<<<1, 32, 0, s>>>(a);
+    e = cudaGetLastError();
+    if (e == cudaSuccess)
+        e = dg_cp_keyed_go(&a, dense, nsm, s);
+    const cudaError_t f = cudaFreeAsync(a.bounds, s);
+    return e != cudaSuccess ? e : f;
 }
 
 extern "C" cudaError_t dg_cu_compact_run(const dg_cu_compact *a, int nsm, cudaMemPool_t pool,
@@ -389,7 +454,7 @@ extern "C" cudaError_t dg_cu_compact_run(const dg_cu_compact *a, int nsm, cudaMe
                      dg_order_key_bits(a->dtype) / 8 != a->itemsize))
         return cudaErrorInvalidValue;
     if (a->keyed)
-        return dg_cp_keyed(a, nsm, s);
+        return dg_cp_keyed(a, nsm, pool, s);
     if (a->kind == DG_CU_SELECT && !a->keyed && a->src != NULL && a->ndim == 1 &&
         a->sstr[0] == a->itemsize && a->mstr[0] == 1) {
         switch (a->itemsize) {

@@ -46,6 +46,8 @@ _SELECT_RANKS = 16      # more distinct ranks: sort and take instead of selectin
 _KEEP_PART = 8          # gather the elements under the prefixes where at most
                         # 1/8 of x per device holding x are (_Selector)
 _HOST_FINISH = 1 << 14  # at most so many gathered: the ranks found on the host
+_GATHER_FIRST = True    # two neighbouring ranks: the gathering enqueued behind
+                        # the first count, no host wait between (_Selector)
 
 
 def _inexact(dt):
@@ -267,10 +269,17 @@ class _Selector:
     def _finish_on_host(self, x, state, pshift):
         """The keys of the ranks of `state` (prefixes of pshift), found among
         x's elements brought to the host: {prefix, rank within: key}."""
-        keys = _keys_of(x.get())
+        return self._ranks_among(x.get(), state, pshift)
+
+    @staticmethod
+    def _ranks_among(vals, state, pshift):
+        """The keys of the ranks of `state` (prefixes of pshift) among host
+        values vals, those not under the prefixes left out (padding):
+        {prefix, rank within: key}."""
+        keys = _keys_of(vals)
         q = keys >> numpy.uint64(pshift)
         lo, hi = min(s[0] for s in state), max(s[0] for s in state)
-        keys = keys[(q >= numpy.uint64(lo)) & (q <= numpy.uint64(hi))]  # no padding
+        keys = keys[(q >= numpy.uint64(lo)) & (q <= numpy.uint64(hi))]
         at = {}
         for s in state:
             at[s[0], s[1]] = int(numpy.count_nonzero(
@@ -279,12 +288,58 @@ class _Selector:
         part = numpy.partition(keys, kth)
         return {k: int(part[i]) for k, i in at.items()}
 
+    def _gather_first(self, state):
+        """The first pass for ranks that neighbour each other (a median's,
+        a quantile's), and behind it, with no host wait, the gathering of
+        the elements under the bins that hold the lowest and the highest
+        rank, the bins found on the devices from the counts there
+        (_core._keep_keys with bins): at most _HOST_FINISH a piece.  The
+        first counts are kept and state advanced by them: (the keys of the
+        ranks found among the gathered, {prefix, rank within: key}, or None
+        where more were under the bins: the passes go on from the counts,
+        one reading of x more than without this; the digits done), or None
+        where this does not apply."""
+        w, d = self.w, self.d
+        rs = [s[2] for s in state]
+        if (not _GATHER_FIRST or _HOST_FINISH < 1 or w <= d or max(rs) - min(rs) > 1 or
+                (w - d, w, 0) in self.cache):
+            return None  # the passes as they go
+        c = _core._count(self.x, None, 1 << d, _RADIX, w - d, w, 0)
+        c = c if c.mode == "replica" else c.change_mode("replica")  # combined once
+        kept, got = _core._keep_keys(self.x, w - d, 0, 0, _HOST_FINISH, None, c,
+                                     (min(rs), max(rs)))
+        self.cache[w - d, w, 0] = c.get()  # the one wait: the gathering is behind it
+        self._advance(state, self.cache[w - d, w, 0], d)
+        got = got.get()
+        pieces = sorted(b[0][:2] for _, b in kept._layout())  # a piece's places, in order
+        if (int(got.sum()) > _HOST_FINISH or
+                any(int(g) > b - a for g, (a, b) in zip(got, pieces))):
+            return None, d
+        vals = kept.get()
+        vals = numpy.concatenate([vals[a:a + int(g)] for g, (a, _) in zip(got, pieces)])
+        return self._ranks_among(vals, state, w - d), d
+
+    @staticmethod
+    def _advance(state, c, bits):
+        """state after the counts c of its prefixes' next digit (of `bits`)."""
+        cum = numpy.cumsum(c)
+        for s in state:
+            b = int(numpy.searchsorted(cum, s[1], side="right"))
+            s[1] -= int(cum[b - 1]) if b else 0
+            s[3] = int(c[b])
+            s[0] = (s[0] << bits) | b
+
     def values(self, ranks):
         """The values of the given ranks (ints in [0, x.size)), in order."""
         # [prefix, rank within it, rank, how many keys share the prefix] of each
         state = [[0, int(r), int(r), self.x.size] for r in ranks]
         x = self.x
         done = 0
+        first = self._gather_first(state)
+        if first is not None:
+            found, done = first
+            if found is not None:
+                return [_value_of_key(found[s[0], s[1]], self.dt) for s in state]
         while done < self.w:
             if done:
                 x = self._narrow(x, state, self.w - done)
@@ -295,12 +350,7 @@ class _Selector:
             shift = self.w - done - bits
             counts = self.counts(shift, self.w - done, sorted({s[0] for s in state}), bits, x)
             for s in state:
-                c = counts[s[0]]
-                cum = numpy.cumsum(c)
-                b = int(numpy.searchsorted(cum, s[1], side="right"))
-                s[1] -= int(cum[b - 1]) if b else 0
-                s[3] = int(c[b])
-                s[0] = (s[0] << bits) | b
+                self._advance([s], counts[s[0]], bits)
             done += bits
         return [_value_of_key(s[0], self.dt) for s in state]
 
@@ -418,13 +468,17 @@ def _median_all(x, nan_skip=False):
     """The median of all of x's elements (NaN results as NumPy gives them),
     from the one or two middle elements found by selection."""
     sel = selector(x, 2)
-    nans = count_nan_with(x, sel)
-    n = x.size - (nans if nan_skip else 0)
+    # the ranks of a median of all elements need no count of NaNs: found
+    # first, the NaNs counted after from the same first pass
+    nans = count_nan_with(x, sel) if nan_skip else 0
+    n = x.size - nans
     if n == 0:  # all NaN (nanmedian): NumPy's warning and NaN
         warnings.warn("All-NaN slice encountered", RuntimeWarning, stacklevel=4)
         return asarray(numpy.array(numpy.nan, x.dtype))
     ranks = [(n - 1) // 2] if n % 2 else [n // 2 - 1, n // 2]
     vals = select_ranks(x, ranks, sel)
+    if not nan_skip:
+        nans = count_nan_with(x, sel)
     if nans and not nan_skip:
         return asarray(numpy.array(numpy.nan, x.dtype))
     return asarray(numpy.mean(vals))
@@ -496,8 +550,8 @@ def _quantile_all(x, q, method, weak_q, nan_skip):
     """Quantiles of all of x's elements: the ranks found by selection, the
     interpolation on the host as NumPy's (host arrays of x's dtype)."""
     sel = selector(x, 2 * numpy.size(q))
-    nans = count_nan_with(x, sel) if _inexact(x.dtype) else 0
-    n = x.size - (nans if nan_skip else 0)
+    nans = count_nan_with(x, sel) if nan_skip and _inexact(x.dtype) else 0  # else after
+    n = x.size - nans
     if n == 0:
         warnings.warn("All-NaN slice encountered", RuntimeWarning, stacklevel=4)
         return asarray(numpy.full(q.shape, numpy.nan, dtype=x.dtype))
@@ -511,6 +565,8 @@ def _quantile_all(x, q, method, weak_q, nan_skip):
         a, b = vals[:prev.size].reshape(prev.shape), vals[prev.size:].reshape(prev.shape)
         g = gamma_of(method, v, prev)
         res = lerp(a, b, float(g) if weak_q else g)
+    if not nan_skip and _inexact(x.dtype):
+        nans = count_nan_with(x, sel)
     if nans and not nan_skip:
         if numpy.ndim(res) == 0:  # NumPy's result is then the NaN element itself
             return asarray(numpy.array(numpy.nan, x.dtype))
