@@ -98,18 +98,20 @@ def test_quantile_methods(method, dtype, ndev, selection):
                rtol=tol(dtype))
 
 
-@pytest.mark.parametrize("narrow", ["host", "device", "never"])
+@pytest.mark.parametrize("narrow", ["host", "device", "never", "first"])
 def test_selection_is_exact_on_large_arrays(ndev, narrow, monkeypatch):
     """Arrays past the sort threshold go through the radix passes: every
     rank asked of every key width is the sorted array's, whether the
     elements under the prefixes are gathered and the ranks found on the host
     (host), gathered and counted on the devices (device), or never gathered
-    (every pass reading x)."""
+    (every pass reading x), or gathered behind the first count (first)."""
     if narrow == "device":
         monkeypatch.setattr(_quantiles, "_HOST_FINISH", 0)
     elif narrow == "never":
         monkeypatch.setattr(_quantiles, "_KEEP_PART", 1 << 40)
         monkeypatch.setattr(_quantiles, "_GATHER_FIRST", False)
+    elif narrow == "first":
+        monkeypatch.setattr(_quantiles, "_GATHER_FIRST", True)
     rng = np.random.default_rng(5)
     for dtype in ("i1", "u2", "i4", "u8", "f2", "f4", "f8"):
         x = values(dtype, (20001,), 9, nan=True)
@@ -263,6 +265,7 @@ def test_median_gathered_first(dtype, finish, ndev, monkeypatch):
     middle pair at a bin's edge, NaNs (fewer and more than half), uneven
     chunks, a view missing devices; where more than _HOST_FINISH are under the bins
     (overflow) the passes go on from the first counts, still exact."""
+    monkeypatch.setattr(_quantiles, "_GATHER_FIRST", True)
     if finish == "overflow":
         monkeypatch.setattr(_quantiles, "_HOST_FINISH", 5)
     n = 5000
@@ -272,6 +275,14 @@ def test_median_gathered_first(dtype, finish, ndev, monkeypatch):
              "equal": np.full(n, values(dtype, (1,), 2)[0], dt),
              "half equal": np.where(np.arange(n) % 2 == 0, values(dtype, (1,), 3)[0],
                                     values(dtype, (n,), 4))}
+    # the middle in the top bin, where the padding (the largest key) is
+    top = np.iinfo(dt).max if dt.kind in "iu" else (np.inf if dt.itemsize == 8 else None)
+    if top is not None:
+        t = np.full(n, top, dt)
+        t[::3] = values(dtype, (n,), 9)[::3]
+        if dt.kind in "iu":
+            t[1::5] -= np.arange(t[1::5].size).astype(dt) % 7
+        cases["top"] = t
     if dt.kind == "f":  # the middle pair either side of a bin's edge (1.0 and below)
         below = np.nextafter(dt.type(1), dt.type(0))
         cases["edge"] = rng.permutation(np.concatenate([np.full(n // 2, below, dt),
@@ -376,6 +387,8 @@ def test_gathered_selection(dtype, narrow, ndev, monkeypatch):
     elif narrow == "never":
         monkeypatch.setattr(_quantiles, "_KEEP_PART", 1 << 40)
         monkeypatch.setattr(_quantiles, "_GATHER_FIRST", False)
+    elif narrow == "first":
+        monkeypatch.setattr(_quantiles, "_GATHER_FIRST", True)
     rng = np.random.default_rng(11)
     n = 1 << 15
     x = (rng.standard_normal(n) * (1e6 if np.dtype(dtype).kind in "iu" else 1))
@@ -425,6 +438,40 @@ class _Counting:
         self.keeps += 1
         self.reads += args[0].size == self.n
         return self.core._keep_keys(*args)
+
+
+@pytest.mark.parametrize("first", [True, False], ids=["first", "after"])
+def test_host_waits_between_passes(first, ndev, monkeypatch):
+    """With the gathering behind the first count (_GATHER_FIRST), a median
+    enqueues its count and its gathering with no host wait between, and
+    waits once for both (then reads what was gathered); without, the host
+    waits for the counts before it enqueues the gathering."""
+    monkeypatch.setattr(_quantiles, "_GATHER_FIRST", first)
+    n = 20001
+    x = np.random.default_rng(2).standard_normal(n).astype(np.float32)
+    d = dg.distributed_array(x, {k: slice(n * k // ndev, n * (k + 1) // ndev)
+                                 for k in range(ndev)})
+    d._sync()
+    core, at = _quantiles._core, []
+
+    class Waits(_Counting):
+        def _count(self, *args):
+            at.append(("count", core._host_waits()))
+            return core._count(*args)
+
+        def _keep_keys(self, *args):
+            at.append(("keep", core._host_waits()))
+            return core._keep_keys(*args)
+    monkeypatch.setattr(_quantiles, "_core", Waits(core, n))
+    w0 = core._host_waits()
+    got = np.median(d)
+    w1 = core._host_waits()
+    monkeypatch.setattr(_quantiles, "_core", core)
+    same(got, np.median(x))
+    assert [k for k, _ in at] == ["count", "keep"], at
+    waits_between = at[1][1] - at[0][1]
+    assert waits_between == (0 if first else 1), (at, w0, w1)
+    assert w1 - at[1][1] >= 1, (at, w1)  # the read of what was gathered
 
 
 @pytest.mark.parametrize("dtype", ["f4", "i4", "f8"])

@@ -365,7 +365,7 @@ dg_status dg_array_keep_keys(dg_array *x, int pshift, uint64_t lo, uint64_t hi, 
                                  &r, err), st, done);
     DG_CHECK_GOTO(dg_array_empty(be, DG_INT64, 1, &npieces, lc, n > 0 ? n : 1, DG_MODE_REPLICA,
                                  &cnt, err), st, done);
-    if (!bins) {
+    if (pad) {
         memset(&fill, 0, sizeof fill);
         fill.kind = DG_FILL_CONST;
         memcpy(fill.value, pad, 16);

@@ -67,8 +67,9 @@ dg_status dg_array_count(dg_array *x, dg_array *w, const dg_count_spec *spec, dg
  * hi are not these but the bins that hold ranks rank[0] <= rank[1] of the
  * counted keys (dg_select_desc.bins), found on each device from the bins
  * there: the gathering is enqueued behind the count that chose it, no host
- * wait between.  Then nothing is padded: each piece's first places hold
- * what it kept, at most min(its size, cap) of them, and *counts (new
+ * wait between.  Then each piece's first places hold what it kept, at most
+ * min(its size, cap) of them, the rest pad (where pad is not NULL: the
+ * caller cannot know whether its key is under the bins), and *counts (new
  * reference, NULL not to ask) gets how many it kept (more than its places
  * where some were left out): an int64 array of one element a piece, on the
  * piece's device, in the order of the result's chunks. */

@@ -81,7 +81,7 @@ static PyObject *f_count(PyObject *mod, PyObject *args)
  * prefixes lo .. hi at pshift, padded with the value pad to a length known
  * before (cap: at least how many); with bins (int64 counts, any mode) and
  * ranks (r0, r1), under the bins of the ranks, found on the devices: then
- * (kept, counts), nothing padded (pad unused, may be None). */
+ * (kept, counts), padded where pad is not None. */
 static PyObject *f_keep_keys(PyObject *mod, PyObject *args)
 {
     PyObject *xo, *po, *bo = Py_None, *ro = Py_None, *a, *b, *res;
@@ -104,11 +104,11 @@ static PyObject *f_keep_keys(PyObject *mod, PyObject *args)
     rank[0] = r0;
     rank[1] = r1;
     memset(pad, 0, sizeof pad);
-    if (!bins && dgpy_scalar_bytes(po, x->dtype, pad) < 0)
+    if (po != Py_None && dgpy_scalar_bytes(po, x->dtype, pad) < 0)
         return NULL;
     Py_BEGIN_ALLOW_THREADS
-    st = dg_array_keep_keys(x, pshift, lo, hi, cap, bins ? NULL : pad, bins, rank, &out,
-                            bins ? &cnt : NULL, &err);
+    st = dg_array_keep_keys(x, pshift, lo, hi, cap, po != Py_None ? pad : NULL, bins, rank,
+                            &out, bins ? &cnt : NULL, &err);
     Py_END_ALLOW_THREADS
     if (st != DG_OK)
         return dgpy_raise(&err);
