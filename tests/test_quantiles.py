@@ -322,7 +322,8 @@ def test_radix_count_modes(dtype, ndev):
     """_core._count's radix counts (GPU: the flat kernel's modes, dense
     chunks; the general kernel, strided ones) against the keys' digits
     counted here: every key, a prefix as long as the keys (0: every key,
-    else none; pshift 64: no prefix), one prefix, two (apart or equal)."""
+    else none; pshift 64: no prefix), one prefix, two (apart or equal);
+    each device's bins apart (summed here) the same."""
     x = values(dtype, (3001,), 6, nan=True, low=-300, high=300)
     if x.dtype.kind == "f":
         x[3], x[4], x[9] = -0.0, np.inf, -np.inf
@@ -352,6 +353,12 @@ def test_radix_count_modes(dtype, ndev):
             np.testing.assert_array_equal(
                 got, want(nbins, shift, pshift, pre if isinstance(pre, tuple) else (pre,)),
                 f"{name} {nbins} {shift} {pshift} {pre}")
+            # apart: a device's bins after another's, each read as it is
+            apart = _quantiles._core._count(d, None, nbins, _quantiles._RADIX, shift,
+                                            pshift, pre, None, True)
+            assert apart.mode == "replica" and apart.size == nbins * len(apart.devices), name
+            np.testing.assert_array_equal(apart.get().reshape(-1, nbins).sum(axis=0), got,
+                                          f"{name} apart")
 
 
 @pytest.mark.parametrize("dtype", ["f2", "f4", "f8"])

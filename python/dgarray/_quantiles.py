@@ -213,6 +213,14 @@ def _pad_for(dt, pshift, lo, hi):
     return None
 
 
+def _counts_read(x, nbins, shift, pshift, prefix):
+    """The radix counts of x (_core._count) on the host: each device's bins
+    read apart and summed here, so that no combine across devices stands
+    between the count and the read."""
+    c = _core._count(x, None, nbins, _RADIX, shift, pshift, prefix, None, True).get()
+    return c.reshape(-1, nbins).sum(axis=0) if c.size > nbins else c
+
+
 class _Selector:
     """The elements of given ranks of x in NumPy's order (NaN last), found by
     radix passes of counts on the devices, all ranks at once: a pass counts
@@ -247,13 +255,12 @@ class _Selector:
         for i in range(0, len(todo), 2):
             pair = todo[i:i + 2]
             if len(pair) == 2 and pshift < 64:
-                c = _core._count(x, None, 2 * n, _RADIX, shift, pshift, tuple(pair)).get()
+                c = _counts_read(x, 2 * n, shift, pshift, tuple(pair))
                 self.cache[shift, pshift, pair[0]], self.cache[shift, pshift, pair[1]] = \
                     c[:n], c[n:]
             else:
                 for p in pair:
-                    self.cache[shift, pshift, p] = _core._count(
-                        x, None, n, _RADIX, shift, min(pshift, 64), p).get()
+                    self.cache[shift, pshift, p] = _counts_read(x, n, shift, min(pshift, 64), p)
         return {p: self.cache[shift, pshift, p] for p in prefixes}
 
     def _narrow(self, x, state, pshift):

@@ -102,9 +102,10 @@ static dg_status own_pieces(const dg_array *x, int i, dg_box **out, int *n, dg_e
 }
 
 /* The layout of the bins: one chunk of all of them on each device holding a
- * non-empty chunk of x (on x's first device if none does).  *l malloc'ed. */
-static dg_status bins_layout(const dg_array *x, int64_t nbins, dg_plan_chunk **l, int *n,
-                             dg_error *err)
+ * non-empty chunk of x (on x's first device if none does), at [0, nbins),
+ * or the j-th at [j nbins, (j + 1) nbins) where `apart`.  *l malloc'ed. */
+static dg_status bins_layout(const dg_array *x, int64_t nbins, int apart, dg_plan_chunk **l,
+                             int *n, dg_error *err)
 {
     int i, j;
     *n = 0;
@@ -124,7 +125,8 @@ static dg_status bins_layout(const dg_array *x, int64_t nbins, dg_plan_chunk **l
             continue;
         (*l)[*n].device = dev;
         (*l)[*n].box.ndim = 1;
-        (*l)[*n].box.r[0] = dg_range_make(0, nbins, 1);
+        (*l)[*n].box.r[0] = apart ? dg_range_make(*n * nbins, (*n + 1) * nbins, 1)
+                                  : dg_range_make(0, nbins, 1);
         (*n)++;
     }
     return DG_OK;
@@ -216,6 +218,7 @@ dg_status dg_array_count(dg_array *x, dg_array *w, const dg_count_spec *spec, dg
     dg_status st;
     int i, n = 0;
     const int64_t nbins = spec->nbins;
+    int64_t len;
 
     *out = NULL;
     DG_CHECK(dg_be_need(be, DG_SLOT_COUNT, err));
@@ -228,14 +231,17 @@ dg_status dg_array_count(dg_array *x, dg_array *w, const dg_count_spec *spec, dg
          (!spec->edges || spec->edges->ndim != 1 || spec->edges->dtype != x->dtype ||
           spec->edges->shape[0] != nbins + 1 || spec->edges->mode != DG_MODE_REPLICA ||
           dg_dtype_kind(x->dtype) != 'f')) ||
+        (spec->apart && (w || spec->radix == DG_COUNT_SQUARES)) ||
         (spec->radix == DG_COUNT_SQUARES &&
          (w || dg_dtype_kind(x->dtype) != 'f' || nbins < 1)) ||
         (w && (w->dtype != DG_FLOAT64 || w->mode != DG_MODE_REPLICA || w->ndim != x->ndim ||
                memcmp(w->shape, x->shape, (size_t)x->ndim * sizeof(int64_t)) != 0)))
         return dg_error_set(err, DG_ERR_INTERNAL, -1, "a malformed count");
-    DG_CHECK(bins_layout(x, nbins, &l, &n, err));
+    DG_CHECK(bins_layout(x, nbins, spec->apart, &l, &n, err));
+    len = spec->apart ? n * nbins : nbins;
     DG_CHECK_GOTO(dg_array_empty(be, w || spec->radix == DG_COUNT_SQUARES ? DG_FLOAT64 : DG_INT64,
-                                 1, &nbins, l, n, n > 1 ? DG_MODE_SUM : DG_MODE_REPLICA, &r,
+                                 1, &len, l, n,
+                                 n > 1 && !spec->apart ? DG_MODE_SUM : DG_MODE_REPLICA, &r,
                                  err), st, done);
     memset(&zero, 0, sizeof zero);
     zero.kind = DG_FILL_CONST;

@@ -34,6 +34,11 @@ typedef struct dg_count_spec {
     int nprefix; /* 2: a radix count under prefix and prefix2 (dg_count_desc) */
     uint64_t prefix2;
     dg_array *edges;
+    /* counts without weights (not DG_COUNT_SQUARES): each device's bins
+     * apart in a REPLICA result of k * nbins, the j-th device's (of k, in
+     * the order of x's chunks) at [j nbins, (j + 1) nbins), for the reader
+     * to sum: no combine across devices before a host read */
+    int apart;
 } dg_count_spec;
 
 /* Counts of the elements of x into spec->nbins bins (dg_count_desc: x holds

@@ -38,12 +38,15 @@ static PyObject *f_search(PyObject *mod, PyObject *args)
     return dgpy_wrap(out);
 }
 
-/* _count(x, w or None, nbins, mode, shift, pshift, prefix, edges=None):
- * dg_array_count (mode DG_COUNT_*); prefix an int, or a pair of ints for a
- * radix count under two prefixes (nbins then covers both, a half each). */
+/* _count(x, w or None, nbins, mode, shift, pshift, prefix, edges=None,
+ * apart=False): dg_array_count (mode DG_COUNT_*); prefix an int, or a pair
+ * of ints for a radix count under two prefixes (nbins then covers both, a
+ * half each); apart: each device's bins one after another (k * nbins,
+ * REPLICA), for the reader to sum. */
 static PyObject *f_count(PyObject *mod, PyObject *args)
 {
     PyObject *xo, *wo, *eo = Py_None;
+    int apart = 0;
     dg_array *x, *w = NULL, *out = NULL;
     dg_count_spec spec;
     long long nbins;
@@ -53,9 +56,10 @@ static PyObject *f_count(PyObject *mod, PyObject *args)
     dg_status st;
     (void)mod;
     memset(&spec, 0, sizeof spec);
-    if (!PyArg_ParseTuple(args, "OOLiiiO|O:_count", &xo, &wo, &nbins, &spec.radix,
-                          &spec.shift, &spec.pshift, &po, &eo))
+    if (!PyArg_ParseTuple(args, "OOLiiiO|Op:_count", &xo, &wo, &nbins, &spec.radix,
+                          &spec.shift, &spec.pshift, &po, &eo, &apart))
         return NULL;
+    spec.apart = apart;
     spec.nprefix = PyTuple_Check(po) ? 2 : 1;
     if (spec.nprefix == 2 ? !PyArg_ParseTuple(po, "KK:_count prefixes", &prefix, &prefix2)
                           : (prefix = PyLong_AsUnsignedLongLong(po)) == (unsigned long long)-1 &&
@@ -259,7 +263,8 @@ PyMethodDef dgpy_surface_methods[] = {
      "(a, dtype, byte_offset, part=False): a view as dtype (bit casts; parts: real, imag)"},
     {"_search", f_search, METH_VARARGS, "(seq, v, right, mode): positions of v in sorted seq"},
     {"_count", f_count, METH_VARARGS,
-     "(x, w, nbins, mode, shift, pshift, prefix, edges=None): counts (weight sums) per bin"},
+     "(x, w, nbins, mode, shift, pshift, prefix, edges=None, apart=False): counts (weight "
+     "sums) per bin"},
     {"_keep_keys", f_keep_keys, METH_VARARGS,
      "(x, pshift, lo, hi, cap, pad, bins=None, ranks=None): the elements whose keys are under "
      "lo .. hi, padded; with bins, under the bins of the ranks: (kept, counts)"},
