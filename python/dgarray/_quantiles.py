@@ -306,12 +306,12 @@ class _Selector:
         rank, the bins found on the devices from the counts there
         (_core._keep_keys with bins): at most _HOST_FINISH a piece (all of
         them where the bins hold no more), the rest padding: one wait, one
-        transfer of the gathered.  The
-        first counts are kept and state advanced by them: (the keys of the
-        ranks found among the gathered, {prefix, rank within: key}, or None
-        where more were under the bins: the passes go on from the counts,
-        one reading of x more than without this; the digits done), or None
-        where this does not apply."""
+        transfer of the gathered.  The first counts are kept and state
+        advanced by them.  Returns (the keys of the ranks found among the
+        gathered, {prefix, rank within: key}, or None where more were under
+        the bins: the passes go on from the counts, one reading of x more
+        than without this; the digits done), or None where this does not
+        apply (_GATHER_FIRST off, ranks apart, one digit, counts made)."""
         w, d = self.w, self.d
         rs = [s[2] for s in state]
         if (not _GATHER_FIRST or _HOST_FINISH < 1 or w <= d or max(rs) - min(rs) > 1 or
