@@ -29,6 +29,17 @@ from _nccl_peer import all_to_all_seconds  # noqa: E402
 from _timing import done, times  # noqa: E402
 
 
+def median_gather_first(a):
+    """float(dg.median(a)) with the gathering enqueued behind the first count
+    (dgarray._quantiles._GATHER_FIRST; off by default)."""
+    from dgarray import _quantiles
+    _quantiles._GATHER_FIRST = True
+    try:
+        return float(dg.median(a))
+    finally:
+        _quantiles._GATHER_FIRST = False
+
+
 def best_of(f, reps=10, warm=3):
     """The fastest and the median of `reps` timed calls of f."""
     ts = times(f, reps, warm)
@@ -154,6 +165,7 @@ def workloads(n=1 << 28, sq=16384):
         "keep_prefix": (lambda: _core._keep_keys(a, 20, key0 >> 20, key0 >> 20, under0,
                                                  np.float32(np.nan))._sync(), 4 * n),
         "median": (lambda: float(dg.median(a)), 4 * n),
+        "median_first": (lambda: median_gather_first(a), 4 * n),
         "histogram": (lambda: dg.histogram(a, bins=256, range=(-4, 4))[0].get(), 4 * n),
         "take": (lambda: dg.take(tx, ti)._sync(), 16 << 26),
     }

@@ -9,8 +9,9 @@
  * tile's ballot counts in shared memory).  The elements of a round are
  * neighbouring threads, so the loads of every step are coalesced.  A dense
  * 1-d selection of values takes CUB's single-pass DeviceSelect::Flagged
- * instead, and a dense 1-d keyed one (the elements under a radix
- * selection's prefixes) its DeviceSelect::If: one reading of the block.
+ * instead.  A keyed selection (the elements under a radix selection's
+ * prefixes, whose order nothing reads) is an unordered append, one kernel
+ * (dg_cp_append_k): one reading of the block, no scan.
  *
  * A keyed row copy is one thread per element of the rows named: it reads
  * the key, skips it outside the range, and copies one item (1 to 16 bytes);
@@ -62,10 +63,6 @@ __device__ __forceinline__ bool dg_cp_pred(const dg_cu_compact &a, int64_t i)
     }
     int64_t mo, so, gi;
     dg_cp_offsets(a, i, mo, so, gi);
-    if (a.keyed) {
-        const uint64_t q = dg_order_key_at(a.dtype, a.src + so) >> a.pshift;
-        return q >= a.lo && q <= a.hi;
-    }
     return a.mask[mo] != 0;
 }
 
@@ -184,6 +181,149 @@ static cudaError_t dg_cp_flagged(const dg_cu_compact *a, cudaMemPool_t pool, cud
     return e != cudaSuccess ? e : f;
 }
 
+/* ---- keyed selection: an unordered append ---------------------------------- */
+
+/* 16 bytes of T, read as one vector. */
+template <class T> union dg_cp_vec {
+    uint4 q;
+    T e[16 / sizeof(T)];
+};
+
+#define DG_AP_VECS 4 /* 16-byte vectors a thread reads a round */
+
+/* The inclusive sum of x over lanes 0 .. lane of the warp (lanes below N). */
+template <int N, class T> __device__ __forceinline__ T dg_warp_incl(T x, int lane)
+{
+#pragma unroll
+    for (int o = 1; o < N; o *= 2) {
+        const T y = __shfl_up_sync(0xffffffffu, x, o);
+        if (lane >= o)
+            x += y;
+    }
+    return x;
+}
+
+/* Appends the elements of one round of the block that `keep` marks (bit
+ * u * V + e: v[u].e[e]) after those already counted in *count: each warp's
+ * counts scanned by shuffles, the warps' by the first warp, one atomicAdd a
+ * block a round, nothing where no thread keeps one (one barrier); those
+ * from place cap on counted only. */
+template <class T, int V>
+__device__ __forceinline__ void dg_ap_append(const dg_cp_vec<T> *v, uint64_t keep, T *out,
+                                             int64_t cap, unsigned long long *count, int *wsum,
+                                             unsigned long long *sbase)
+{
+    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    const int c = __popcll(keep);
+    if (!__syncthreads_or(c))
+        return; /* every thread returns: the barrier's answer is the block's */
+    const int x = dg_warp_incl<32>(c, lane);
+    if (lane == 31)
+        wsum[warp] = x;
+    __syncthreads();
+    if (warp == 0) {
+        const int w = lane < DG_CP_WARPS ? wsum[lane] : 0;
+        const int s = dg_warp_incl<DG_CP_WARPS>(w, lane);
+        if (lane < DG_CP_WARPS)
+            wsum[lane] = s - w;
+        if (lane == DG_CP_WARPS - 1)
+            *sbase = atomicAdd(count, (unsigned long long)s);
+    }
+    __syncthreads();
+    /* wsum and sbase are rewritten only after the next round's barrier,
+     * which every thread reaches after these reads */
+    int64_t k = (int64_t)*sbase + wsum[warp] + (x - c);
+#pragma unroll
+    for (int u = 0; u < DG_AP_VECS; u++)
+#pragma unroll
+        for (int e = 0; e < V; e++)
+            if (keep >> (u * V + e) & 1u) {
+                if (k < cap)
+                    out[k] = v[u].e[e];
+                k++;
+            }
+}
+
+/* A keyed selection, in no particular order (the keys' set is what a radix
+ * selection reads): rounds of DG_CU_THREADS * DG_AP_VECS * V elements, each
+ * thread DG_AP_VECS vectors of V (DENSE: 16-byte vectors of a 1-d block,
+ * the elements before the first 16-byte boundary and after the last whole
+ * vector appended one by one by the grid's first threads; else each
+ * element's offset from the block's strides, neighbouring threads reading
+ * neighbouring elements), kept where f (its key under the prefixes) says,
+ * appended at *count (zeroed before), at most a.cap written: no scan of
+ * the blocks' counts and no second reading, so with few kept it reads at
+ * the memory's speed.  With a.bins the prefixes are the bins found by
+ * dg_cp_locate_k (a.bounds). */
+template <class T, class F, bool DENSE>
+__global__ void __launch_bounds__(DG_CU_THREADS)
+dg_cp_append_k(const __grid_constant__ dg_cu_compact a, F f)
+{
+    constexpr int V = 16 / sizeof(T);
+    constexpr int64_t ROUND = (int64_t)DG_AP_VECS * V * DG_CU_THREADS;
+    __shared__ int wsum[DG_CP_WARPS];
+    __shared__ unsigned long long sbase;
+    T *out = reinterpret_cast<T *>(a.dst);
+    unsigned long long *count = reinterpret_cast<unsigned long long *>(a.count);
+    const int64_t tid = (int64_t)blockIdx.x * DG_CU_THREADS + threadIdx.x;
+    const int64_t cap = a.cap > 0 ? a.cap : INT64_MAX;
+    int64_t head = 0, nvec = 0, total = a.n;
+    if (a.bins) { /* the bins of the ranks, found by dg_cp_locate_k */
+        f.lo = a.bounds[0];
+        f.hi = a.bounds[1];
+    }
+    if (DENSE) {
+        const int64_t mis = (int64_t)(reinterpret_cast<uintptr_t>(a.src) & 15);
+        head = min(a.n, mis ? (16 - mis) / (int64_t)sizeof(T) : (int64_t)0);
+        nvec = (a.n - head) / V;
+        total = nvec * V;
+        const int64_t tail = head + total, rest = head + (a.n - tail);
+        if (tid < rest) { /* head and tail, one element a thread */
+            const int64_t i = tid < head ? tid : tail + (tid - head);
+            const T x = reinterpret_cast<const T *>(a.src)[i];
+            if (f(x)) {
+                const int64_t k = (int64_t)atomicAdd(count, 1ull);
+                if (k < cap)
+                    out[k] = x;
+            }
+        }
+    }
+    const uint4 *vp = reinterpret_cast<const uint4 *>(a.src + head * (int64_t)sizeof(T));
+    const int64_t rounds = (total + ROUND - 1) / ROUND;
+    for (int64_t r = blockIdx.x; r < rounds; r += gridDim.x) {
+        dg_cp_vec<T> v[DG_AP_VECS];
+        uint64_t keep = 0;
+        const bool whole = (r + 1) * ROUND <= total;
+#pragma unroll
+        for (int u = 0; u < DG_AP_VECS; u++) {
+            const int64_t j = (r * DG_AP_VECS + u) * DG_CU_THREADS + threadIdx.x;
+            if (DENSE) { /* vector j */
+                const bool in = whole || j < nvec;
+                if (in)
+                    v[u].q = __ldcs(vp + j);
+#pragma unroll
+                for (int e = 0; e < V; e++)
+                    keep |= (uint64_t)(in && f(v[u].e[e])) << (u * V + e);
+            } else { /* elements j * V + e ... apart by DG_CU_THREADS */
+#pragma unroll
+                for (int e = 0; e < V; e++) {
+                    const int64_t i = ((r * DG_AP_VECS + u) * V + e) * DG_CU_THREADS +
+                                      threadIdx.x;
+                    bool in = i < total;
+                    if (in) {
+                        int64_t mo, so, gi;
+                        dg_cp_offsets(a, i, mo, so, gi);
+                        memcpy(&v[u].e[e], a.src + so, sizeof(T));
+                        in = f(v[u].e[e]);
+                    }
+                    keep |= (uint64_t)in << (u * V + e);
+                }
+            }
+        }
+        dg_ap_append<T, V>(v, keep, out, cap, count, wsum, &sbase);
+    }
+}
+
 /* A keyed selection's predicate on one element (dtype sfx t, C type ct):
  * its key under the prefixes lo .. hi at pshift. */
 #define DG_CP_UNDER(E, t, ct)                                                    \
@@ -199,29 +339,60 @@ static cudaError_t dg_cp_flagged(const dg_cu_compact *a, cudaMemPool_t pool, cud
 DG_ORDER_KEYED(DG_CP_UNDER)
 #undef DG_CP_UNDER
 
-/* CUB's single-pass selection by predicate f of a dense 1-d block of T. */
-template <class T, class F>
-static cudaError_t dg_cp_if(const dg_cu_compact *a, F f, cudaMemPool_t pool, cudaStream_t s)
+/* bounds[0], bounds[1]: the bins of a.nbins counts (a.bins) that hold
+ * ranks a.rank0 and a.rank1 (the bin where the counts before it sum to at
+ * most the rank and with it to more; the last bin where the rank is past
+ * them all), as cpu_index.c's rank_bin: one warp, each lane summing a run
+ * of bins, the runs' sums scanned by shuffles, the lane whose run holds a
+ * rank walking it. */
+__global__ void dg_cp_locate_k(const __grid_constant__ dg_cu_compact a)
 {
-    const T *in = reinterpret_cast<const T *>(a->src);
-    T *out = reinterpret_cast<T *>(a->dst);
-    size_t bytes = 0;
-    void *tmp = NULL;
-    cudaError_t e = cub::DeviceSelect::If(NULL, bytes, in, out, a->count,
-                                          (::cuda::std::int64_t)a->n, f, s);
-    if (e != cudaSuccess)
-        return e;
-    e = cudaMallocFromPoolAsync(&tmp, bytes > 0 ? bytes : 1, pool, s);
-    if (e != cudaSuccess)
-        return e;
-    e = cub::DeviceSelect::If(tmp, bytes, in, out, a->count, (::cuda::std::int64_t)a->n, f, s);
-    cudaError_t g = cudaFreeAsync(tmp, s);
-    return e != cudaSuccess ? e : g;
+    const int lane = threadIdx.x;
+    const int64_t per = (a.nbins + 31) / 32;
+    const int64_t b0 = min(a.nbins, lane * per), b1 = min(a.nbins, b0 + per);
+    int64_t sum = 0;
+    for (int64_t b = b0; b < b1; b++)
+        sum += a.bins[b];
+    const int64_t incl = dg_warp_incl<32>(sum, lane);
+    const int64_t before = incl - sum;
+    const int64_t total = __shfl_sync(0xffffffffu, incl, 31);
+    for (int j = 0; j < 2; j++) {
+        const int64_t r = j ? a.rank1 : a.rank0;
+        if (lane == 0 && r >= total)
+            a.bounds[j] = (uint64_t)(a.nbins > 0 ? a.nbins - 1 : 0);
+        if (r >= before && r < incl) {
+            int64_t cum = before, b = b0;
+            for (; b < b1; b++) {
+                cum += a.bins[b];
+                if (cum > r)
+                    break;
+            }
+            a.bounds[j] = (uint64_t)b;
+        }
+    }
 }
 
-/* A dense 1-d keyed selection by CUB (dg_cp_if); cudaErrorNotSupported
- * (nothing enqueued) for a dtype without keys. */
-static cudaError_t dg_cp_keyed(const dg_cu_compact *a, cudaMemPool_t pool, cudaStream_t s)
+/* Launches dg_cp_append_k over a: as many blocks as fit on the device at
+ * once (at most one a round), each going round the rounds, so no second
+ * wave of blocks runs part-empty. */
+template <class T, class F, bool DENSE>
+static cudaError_t dg_cp_append_go(const dg_cu_compact *a, const F &f, int nsm, cudaStream_t s)
+{
+    const int64_t per = (int64_t)DG_AP_VECS * (16 / sizeof(T)) * DG_CU_THREADS;
+    const int64_t rounds = (a->n + per - 1) / per;
+    int occ = 0;
+    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, dg_cp_append_k<T, F, DENSE>,
+                                                      DG_CU_THREADS, 0) != cudaSuccess ||
+        occ < 1)
+        occ = 1;
+    const int64_t most = (int64_t)(nsm > 0 ? nsm : 1) * occ;
+    const unsigned blocks = (unsigned)(rounds < 1 ? 1 : rounds < most ? rounds : most);
+    dg_cp_append_k<T, F, DENSE><<<blocks, DG_CU_THREADS, 0, s>>>(*a, f);
+    return cudaGetLastError();
+}
+
+/* dg_cp_append_k of a's dtype (DENSE where `dense`). */
+static cudaError_t dg_cp_keyed_go(const dg_cu_compact *a, bool dense, int nsm, cudaStream_t s)
 {
     switch (a->dtype) {
 #define DG_CP_KEYED_CASE(E, t, ct)                                               \
@@ -230,13 +401,40 @@ static cudaError_t dg_cp_keyed(const dg_cu_compact *a, cudaMemPool_t pool, cudaS
         f.pshift = a->pshift;                                                    \
         f.lo = a->lo;                                                            \
         f.hi = a->hi;                                                            \
-        return dg_cp_if<ct>(a, f, pool, s);                                      \
+        return dense ? dg_cp_append_go<ct, dg_cp_under_##t, true>(a, f, nsm, s)  \
+                     : dg_cp_append_go<ct, dg_cp_under_##t, false>(a, f, nsm, s); \
     }
         DG_ORDER_KEYED(DG_CP_KEYED_CASE)
 #undef DG_CP_KEYED_CASE
     default:
-        return cudaErrorNotSupported;
+        return cudaErrorInvalidValue;
     }
+}
+
+/* Enqueues the keyed selection in (its count zeroed; with bins,
+ * dg_cp_locate_k into 16 bytes of scratch from the pool, freed
+ * stream-ordered after; then dg_cp_append_k); cudaErrorInvalidValue
+ * (nothing enqueued) for a dtype without keys. */
+static cudaError_t dg_cp_keyed(const dg_cu_compact *in, int nsm, cudaMemPool_t pool,
+                               cudaStream_t s)
+{
+    dg_cu_compact a = *in;
+    const bool dense = a.ndim == 1 && a.sstr[0] == a.itemsize &&
+                       reinterpret_cast<uintptr_t>(a.src) % (uintptr_t)a.itemsize == 0;
+    if (dg_order_key_bits(a.dtype) == 0)
+        return cudaErrorInvalidValue;
+    cudaError_t e = cudaMemsetAsync(a.count, 0, sizeof(int64_t), s);
+    if (e != cudaSuccess || !a.bins)
+        return e != cudaSuccess ? e : dg_cp_keyed_go(&a, dense, nsm, s);
+    e = cudaMallocFromPoolAsync((void **)&a.bounds, 2 * sizeof(uint64_t), pool, s);
+    if (e != cudaSuccess)
+        return e;
+    dg_cp_locate_k<<<1, 32, 0, s>>>(a);
+    e = cudaGetLastError();
+    if (e == cudaSuccess)
+        e = dg_cp_keyed_go(&a, dense, nsm, s);
+    const cudaError_t f = cudaFreeAsync(a.bounds, s);
+    return e != cudaSuccess ? e : f;
 }
 
 extern "C" cudaError_t dg_cu_compact_run(const dg_cu_compact *a, int nsm, cudaMemPool_t pool,
@@ -247,7 +445,6 @@ extern "C" cudaError_t dg_cu_compact_run(const dg_cu_compact *a, int nsm, cudaMe
     char *mem = NULL;
     int64_t *counts, *offsets;
     cudaError_t e, f;
-    (void)nsm;
 
     if (a->n == 0)
         return cudaMemsetAsync(a->count, 0, sizeof(int64_t), s);
@@ -256,9 +453,8 @@ extern "C" cudaError_t dg_cu_compact_run(const dg_cu_compact *a, int nsm, cudaMe
     if (a->keyed && (a->src == NULL || dg_order_key_bits(a->dtype) == 0 ||
                      dg_order_key_bits(a->dtype) / 8 != a->itemsize))
         return cudaErrorInvalidValue;
-    if (a->keyed && a->ndim == 1 && a->sstr[0] == a->itemsize &&
-        reinterpret_cast<uintptr_t>(a->src) % (uintptr_t)a->itemsize == 0)
-        return dg_cp_keyed(a, pool, s);
+    if (a->keyed)
+        return dg_cp_keyed(a, nsm, pool, s);
     if (a->kind == DG_CU_SELECT && !a->keyed && a->src != NULL && a->ndim == 1 &&
         a->sstr[0] == a->itemsize && a->mstr[0] == 1) {
         switch (a->itemsize) {

@@ -98,17 +98,20 @@ def test_quantile_methods(method, dtype, ndev, selection):
                rtol=tol(dtype))
 
 
-@pytest.mark.parametrize("narrow", ["host", "device", "never"])
+@pytest.mark.parametrize("narrow", ["host", "device", "never", "first"])
 def test_selection_is_exact_on_large_arrays(ndev, narrow, monkeypatch):
     """Arrays past the sort threshold go through the radix passes: every
     rank asked of every key width is the sorted array's, whether the
     elements under the prefixes are gathered and the ranks found on the host
     (host), gathered and counted on the devices (device), or never gathered
-    (every pass reading x)."""
+    (every pass reading x), or gathered behind the first count (first)."""
     if narrow == "device":
         monkeypatch.setattr(_quantiles, "_HOST_FINISH", 0)
     elif narrow == "never":
         monkeypatch.setattr(_quantiles, "_KEEP_PART", 1 << 40)
+        monkeypatch.setattr(_quantiles, "_GATHER_FIRST", False)
+    elif narrow == "first":
+        monkeypatch.setattr(_quantiles, "_GATHER_FIRST", True)
     rng = np.random.default_rng(5)
     for dtype in ("i1", "u2", "i4", "u8", "f2", "f4", "f8"):
         x = values(dtype, (20001,), 9, nan=True)
@@ -175,12 +178,152 @@ def test_keep_keys(dtype, ndev):
                 assert got.size >= cap, (name, got.size)
 
 
+def _bin_of(cum, r):
+    """The bin of cumulative counts cum that holds rank r (the last one
+    past them all), as the devices find it."""
+    return min(int(np.searchsorted(cum, r, side="right")), len(cum) - 1)
+
+
+def _gather_layouts(x, ndev):
+    """(name, DistributedArray of 1-d x) over ndev devices for the
+    gatherings: even, uneven (chunks of 1 and 3 elements), replicated,
+    overlapping chunks, and a view of a longer array that misses some
+    devices' chunks (an index map may not name an empty chunk; a view drops
+    those it misses)."""
+    n = x.size
+    yield "even", dg.distributed_array(x, {k: slice(n * k // ndev, n * (k + 1) // ndev)
+                                           for k in range(ndev)})
+    if ndev == 1:
+        return
+    cut = [0] + [1, n // 5, n - 3][:ndev - 1] + [n]
+    yield "uneven", dg.distributed_array(x, {k: slice(cut[k], cut[k + 1])
+                                             for k in range(ndev)})
+    yield "replicated", dg.distributed_array(x, {k: slice(0, n) for k in range(ndev)})
+    yield "overlap", dg.distributed_array(x, {k: slice(max(0, n * k // ndev - 17),
+                                                       n * (k + 1) // ndev)
+                                              for k in range(ndev)})
+    big = np.concatenate([x[n // 2:], x, x[:n // 2]] + [x] * (ndev - 1))
+    m = big.size
+    view = dg.distributed_array(big, {k: slice(m * k // ndev, m * (k + 1) // ndev)
+                                      for k in range(ndev)})[n - n // 2:2 * n - n // 2]
+    yield "view", view  # devices whose chunks miss the slice hold none of it
+
+
+@pytest.mark.parametrize("dtype", ["f2", "f4", "f8", "i1", "i2", "u4", "i8"])
+def test_keep_keys_by_bins(dtype, ndev):
+    """_core._keep_keys with bins: the elements under the bins (found on the
+    devices from a count not read by the host) that hold two ranks are
+    gathered each exactly once, in every layout, equal keys, NaNs, ranks at
+    a bin's first and last element; the counts count every one, and at
+    most min(piece, cap) of them are written (cap below the count too)."""
+    n = 3001
+    x = values(dtype, (n,), 6, nan=True, low=-300, high=300)
+    x[5:900] = x[4]  # many equal keys
+    x[1000:1010] = x[2000]
+    k = np.array([int(v) for v in _keys(x)], dtype=np.uint64)
+    w = x.dtype.itemsize * 8
+    d12 = min(12, w)
+    pshift = w - d12
+    q = k >> np.uint64(pshift)
+    cnt = np.bincount(q.astype(np.int64), minlength=1 << d12)
+    cum = np.cumsum(cnt)
+    edges = [int(c) for c in cum[cnt > 0]][:6]
+    ranks = [(0, 0), (n // 2, n // 2 + 1), (n - 1, n - 1), (10, 2000)]
+    ranks += [(e - 1, e) for e in edges if 0 < e < n] + [(e, e) for e in edges if e < n]
+    for name, d in _gather_layouts(x, ndev):
+        c = _quantiles._core._count(d, None, 1 << d12, _quantiles._RADIX, pshift, w, 0)
+        for r0, r1 in ranks:
+            lo, hi = _bin_of(cum, r0), _bin_of(cum, r1)
+            want = np.sort(k[(q >= lo) & (q <= hi)])
+            for cap in (n, 3):
+                kept, got = _quantiles._core._keep_keys(d, pshift, 0, 0, cap, None, c,
+                                                        (r0, r1))
+                got = got.get()
+                pieces = sorted(b[0][:2] for _, b in kept._layout())
+                assert len(pieces) == got.size, (name, pieces, got)
+                assert int(got.sum()) == want.size, (name, r0, r1, cap, got, want.size)
+                vals = kept.get()
+                assert vals.size == sum(min(b - a, cap) for a, b in pieces), (name, cap)
+                part = [vals[a:a + min(int(g), b - a)] for g, (a, b) in zip(got, pieces)]
+                gk = np.array([int(v) for v in _keys(np.concatenate(part))], dtype=np.uint64)
+                gq = gk >> np.uint64(pshift)
+                assert ((gq >= lo) & (gq <= hi)).all(), (name, r0, r1, cap)
+                if name in ("even", "uneven"):  # a piece a chunk: its own count
+                    own = [int(((q[a:b] >= lo) & (q[a:b] <= hi)).sum())
+                           for _, ((a, b, _),) in sorted(d._layout(), key=lambda t: t[1])]
+                    assert got.tolist() == own, (name, r0, r1, got, own)
+                if cap == n:
+                    np.testing.assert_array_equal(np.sort(gk), want, f"{name} {r0} {r1}")
+
+
+@pytest.mark.parametrize("dtype", ["f2", "f4", "f8", "i1", "u2", "i4", "u8"])
+@pytest.mark.parametrize("finish", ["gathered", "overflow"])
+def test_median_gathered_first(dtype, finish, ndev, monkeypatch):
+    """A median (two neighbouring ranks) gathers the elements under its
+    ranks' bins behind the first count (one count, one gathering, one
+    reading each), NumPy's result in every layout: many equal keys, the
+    middle pair at a bin's edge, NaNs (fewer and more than half), uneven
+    chunks, a view missing devices; where more than _HOST_FINISH are under the bins
+    (overflow) the passes go on from the first counts, still exact."""
+    monkeypatch.setattr(_quantiles, "_GATHER_FIRST", True)
+    if finish == "overflow":
+        monkeypatch.setattr(_quantiles, "_HOST_FINISH", 5)
+    n = 5000
+    dt = np.dtype(dtype)
+    rng = np.random.default_rng(7)
+    cases = {"random": values(dtype, (n,), 8, nan=False),
+             "equal": np.full(n, values(dtype, (1,), 2)[0], dt),
+             "half equal": np.where(np.arange(n) % 2 == 0, values(dtype, (1,), 3)[0],
+                                    values(dtype, (n,), 4))}
+    # the middle in the top bin, where the padding (the largest key) is
+    top = np.iinfo(dt).max if dt.kind in "iu" else (np.inf if dt.itemsize == 8 else None)
+    if top is not None:
+        t = np.full(n, top, dt)
+        t[::3] = values(dtype, (n,), 9)[::3]
+        if dt.kind in "iu":
+            t[1::5] -= np.arange(t[1::5].size).astype(dt) % 7
+        cases["top"] = t
+    if dt.kind == "f":  # the middle pair either side of a bin's edge (1.0 and below)
+        below = np.nextafter(dt.type(1), dt.type(0))
+        cases["edge"] = rng.permutation(np.concatenate([np.full(n // 2, below, dt),
+                                                        np.full(n - n // 2, 1, dt)]))
+        nan = values(dtype, (n,), 5)
+        nan[::3] = np.nan
+        cases["nans"] = nan
+        most = np.full(n, np.nan, dt)
+        most[:7] = values(dtype, (7,), 6)
+        cases["mostly nan"] = most
+    for case, x in cases.items():
+        x = np.asarray(x, dt)
+        xx = np.concatenate([x, x[:1]]) if case == "random" else x  # odd and even n
+        for name, d in _gather_layouts(xx, ndev):
+            core = _Counting(_quantiles._core, xx.size)
+            monkeypatch.setattr(_quantiles, "_core", core)
+            got = np.median(d)
+            monkeypatch.setattr(_quantiles, "_core", core.core)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", RuntimeWarning)
+                got_nan = np.nanmedian(d)
+                want, want_nan = np.median(xx), np.nanmedian(xx)
+            same(got, want, f"{case} {name}")
+            same(got_nan, want_nan, f"{case} {name} nanmedian")
+            if dt.itemsize > 1:  # 8-bit keys: one count says it all
+                # gathered: one count and one gathering, each one reading
+                assert core.calls == 1 or finish == "overflow", (case, name, core.calls)
+                # overflow: the passes as without it, and the gathering's reading
+                levels = -(-dt.itemsize * 8 // 12)
+                assert core.keeps >= 1 and core.reads <= (
+                    2 if finish == "gathered" else levels + 1), \
+                    (case, name, core.keeps, core.reads)
+
+
 @pytest.mark.parametrize("dtype", ["f2", "f4", "f8", "i2", "u4", "i8"])
 def test_radix_count_modes(dtype, ndev):
     """_core._count's radix counts (GPU: the flat kernel's modes, dense
     chunks; the general kernel, strided ones) against the keys' digits
     counted here: every key, a prefix as long as the keys (0: every key,
-    else none; pshift 64: no prefix), one prefix, two (apart or equal)."""
+    else none; pshift 64: no prefix), one prefix, two (apart or equal);
+    each device's bins apart (summed here) the same."""
     x = values(dtype, (3001,), 6, nan=True, low=-300, high=300)
     if x.dtype.kind == "f":
         x[3], x[4], x[9] = -0.0, np.inf, -np.inf
@@ -210,6 +353,12 @@ def test_radix_count_modes(dtype, ndev):
             np.testing.assert_array_equal(
                 got, want(nbins, shift, pshift, pre if isinstance(pre, tuple) else (pre,)),
                 f"{name} {nbins} {shift} {pshift} {pre}")
+            # apart: a device's bins after another's, each read as it is
+            apart = _quantiles._core._count(d, None, nbins, _quantiles._RADIX, shift,
+                                            pshift, pre, None, True)
+            assert apart.mode == "replica" and apart.size == nbins * len(apart.devices), name
+            np.testing.assert_array_equal(apart.get().reshape(-1, nbins).sum(axis=0), got,
+                                          f"{name} apart")
 
 
 @pytest.mark.parametrize("dtype", ["f2", "f4", "f8"])
@@ -244,6 +393,9 @@ def test_gathered_selection(dtype, narrow, ndev, monkeypatch):
         monkeypatch.setattr(_quantiles, "_HOST_FINISH", 0)
     elif narrow == "never":
         monkeypatch.setattr(_quantiles, "_KEEP_PART", 1 << 40)
+        monkeypatch.setattr(_quantiles, "_GATHER_FIRST", False)
+    elif narrow == "first":
+        monkeypatch.setattr(_quantiles, "_GATHER_FIRST", True)
     rng = np.random.default_rng(11)
     n = 1 << 15
     x = (rng.standard_normal(n) * (1e6 if np.dtype(dtype).kind in "iu" else 1))
@@ -293,6 +445,40 @@ class _Counting:
         self.keeps += 1
         self.reads += args[0].size == self.n
         return self.core._keep_keys(*args)
+
+
+@pytest.mark.parametrize("first", [True, False], ids=["first", "after"])
+def test_host_waits_between_passes(first, ndev, monkeypatch):
+    """With the gathering behind the first count (_GATHER_FIRST), a median
+    enqueues its count and its gathering with no host wait between, and
+    waits once for both (then reads what was gathered); without, the host
+    waits for the counts before it enqueues the gathering."""
+    monkeypatch.setattr(_quantiles, "_GATHER_FIRST", first)
+    n = 20001
+    x = np.random.default_rng(2).standard_normal(n).astype(np.float32)
+    d = dg.distributed_array(x, {k: slice(n * k // ndev, n * (k + 1) // ndev)
+                                 for k in range(ndev)})
+    d._sync()
+    core, at = _quantiles._core, []
+
+    class Waits(_Counting):
+        def _count(self, *args):
+            at.append(("count", core._host_waits()))
+            return core._count(*args)
+
+        def _keep_keys(self, *args):
+            at.append(("keep", core._host_waits()))
+            return core._keep_keys(*args)
+    monkeypatch.setattr(_quantiles, "_core", Waits(core, n))
+    w0 = core._host_waits()
+    got = np.median(d)
+    w1 = core._host_waits()
+    monkeypatch.setattr(_quantiles, "_core", core)
+    same(got, np.median(x))
+    assert [k for k, _ in at] == ["count", "keep"], at
+    waits_between = at[1][1] - at[0][1]
+    assert waits_between == (0 if first else 1), (at, w0, w1)
+    assert w1 - at[1][1] >= 1, (at, w1)  # the read of what was gathered
 
 
 @pytest.mark.parametrize("dtype", ["f4", "i4", "f8"])

@@ -46,6 +46,11 @@ _SELECT_RANKS = 16      # more distinct ranks: sort and take instead of selectin
 _KEEP_PART = 8          # gather the elements under the prefixes where at most
                         # 1/8 of x per device holding x are (_Selector)
 _HOST_FINISH = 1 << 14  # at most so many gathered: the ranks found on the host
+_GATHER_FIRST = False   # two neighbouring ranks: the gathering enqueued behind
+                        # the first count, no host wait between (_Selector);
+                        # off: where the ranks' bins hold more than
+                        # _HOST_FINISH (data far from 0 against its spread:
+                        # uniform on [0, 1), N(100, 15)) it costs a reading
 
 
 def _inexact(dt):
@@ -208,6 +213,14 @@ def _pad_for(dt, pshift, lo, hi):
     return None
 
 
+def _counts_read(x, nbins, shift, pshift, prefix):
+    """The radix counts of x (_core._count) on the host: each device's bins
+    read apart and summed here, so that no combine across devices stands
+    between the count and the read."""
+    c = _core._count(x, None, nbins, _RADIX, shift, pshift, prefix, None, True).get()
+    return c.reshape(-1, nbins).sum(axis=0) if c.size > nbins else c
+
+
 class _Selector:
     """The elements of given ranks of x in NumPy's order (NaN last), found by
     radix passes of counts on the devices, all ranks at once: a pass counts
@@ -242,13 +255,12 @@ class _Selector:
         for i in range(0, len(todo), 2):
             pair = todo[i:i + 2]
             if len(pair) == 2 and pshift < 64:
-                c = _core._count(x, None, 2 * n, _RADIX, shift, pshift, tuple(pair)).get()
+                c = _counts_read(x, 2 * n, shift, pshift, tuple(pair))
                 self.cache[shift, pshift, pair[0]], self.cache[shift, pshift, pair[1]] = \
                     c[:n], c[n:]
             else:
                 for p in pair:
-                    self.cache[shift, pshift, p] = _core._count(
-                        x, None, n, _RADIX, shift, min(pshift, 64), p).get()
+                    self.cache[shift, pshift, p] = _counts_read(x, n, shift, min(pshift, 64), p)
         return {p: self.cache[shift, pshift, p] for p in prefixes}
 
     def _narrow(self, x, state, pshift):
@@ -267,10 +279,18 @@ class _Selector:
     def _finish_on_host(self, x, state, pshift):
         """The keys of the ranks of `state` (prefixes of pshift), found among
         x's elements brought to the host: {prefix, rank within: key}."""
-        keys = _keys_of(x.get())
+        return self._ranks_among(x.get(), state, pshift)
+
+    @staticmethod
+    def _ranks_among(vals, state, pshift):
+        """The keys of the ranks of `state` (prefixes of pshift) among host
+        values vals, those not under the prefixes left out (padding; any
+        under them must sort after the keys of the ranks):
+        {prefix, rank within: key}."""
+        keys = _keys_of(vals)
         q = keys >> numpy.uint64(pshift)
         lo, hi = min(s[0] for s in state), max(s[0] for s in state)
-        keys = keys[(q >= numpy.uint64(lo)) & (q <= numpy.uint64(hi))]  # no padding
+        keys = keys[(q >= numpy.uint64(lo)) & (q <= numpy.uint64(hi))]
         at = {}
         for s in state:
             at[s[0], s[1]] = int(numpy.count_nonzero(
@@ -279,12 +299,59 @@ class _Selector:
         part = numpy.partition(keys, kth)
         return {k: int(part[i]) for k, i in at.items()}
 
+    def _gather_first(self, state):
+        """The first pass for ranks that neighbour each other (a median's,
+        a quantile's), and behind it, with no host wait, the gathering of
+        the elements under the bins that hold the lowest and the highest
+        rank, the bins found on the devices from the counts there
+        (_core._keep_keys with bins): at most _HOST_FINISH a piece (all of
+        them where the bins hold no more), the rest padding: one wait, one
+        transfer of the gathered.  The first counts are kept and state
+        advanced by them.  Returns (the keys of the ranks found among the
+        gathered, {prefix, rank within: key}, or None where more were under
+        the bins: the passes go on from the counts, one reading of x more
+        than without this; the digits done), or None where this does not
+        apply (_GATHER_FIRST off, ranks apart, one digit, counts made)."""
+        w, d = self.w, self.d
+        rs = [s[2] for s in state]
+        if (not _GATHER_FIRST or _HOST_FINISH < 1 or w <= d or max(rs) - min(rs) > 1 or
+                (w - d, w, 0) in self.cache):
+            return None  # the passes as they go
+        c = _core._count(self.x, None, 1 << d, _RADIX, w - d, w, 0)
+        c = c if c.mode == "replica" else c.change_mode("replica")  # combined once
+        # padded with the largest key: where the top bin is under the ranks'
+        # bins, the padding sorts after every key but its equals (the same
+        # value), so no rank counted from below it ever lands on it
+        kept, _ = _core._keep_keys(self.x, w - d, 0, 0, _HOST_FINISH,
+                                   _value_of_key((1 << w) - 1, self.dt), c, (min(rs), max(rs)))
+        bins = self.cache[w - d, w, 0] = c.get()  # the one wait: the gathering is behind it
+        self._advance(state, bins, d)
+        lo, hi = min(s[0] for s in state), max(s[0] for s in state)
+        if int(bins[lo:hi + 1].sum()) > _HOST_FINISH:  # some piece left some out
+            return None, d
+        return self._ranks_among(kept.get(), state, w - d), d
+
+    @staticmethod
+    def _advance(state, c, bits):
+        """state after the counts c of its prefixes' next digit (of `bits`)."""
+        cum = numpy.cumsum(c)
+        for s in state:
+            b = int(numpy.searchsorted(cum, s[1], side="right"))
+            s[1] -= int(cum[b - 1]) if b else 0
+            s[3] = int(c[b])
+            s[0] = (s[0] << bits) | b
+
     def values(self, ranks):
         """The values of the given ranks (ints in [0, x.size)), in order."""
         # [prefix, rank within it, rank, how many keys share the prefix] of each
         state = [[0, int(r), int(r), self.x.size] for r in ranks]
         x = self.x
         done = 0
+        first = self._gather_first(state)
+        if first is not None:
+            found, done = first
+            if found is not None:
+                return [_value_of_key(found[s[0], s[1]], self.dt) for s in state]
         while done < self.w:
             if done:
                 x = self._narrow(x, state, self.w - done)
@@ -295,12 +362,7 @@ class _Selector:
             shift = self.w - done - bits
             counts = self.counts(shift, self.w - done, sorted({s[0] for s in state}), bits, x)
             for s in state:
-                c = counts[s[0]]
-                cum = numpy.cumsum(c)
-                b = int(numpy.searchsorted(cum, s[1], side="right"))
-                s[1] -= int(cum[b - 1]) if b else 0
-                s[3] = int(c[b])
-                s[0] = (s[0] << bits) | b
+                self._advance([s], counts[s[0]], bits)
             done += bits
         return [_value_of_key(s[0], self.dt) for s in state]
 
@@ -418,13 +480,17 @@ def _median_all(x, nan_skip=False):
     """The median of all of x's elements (NaN results as NumPy gives them),
     from the one or two middle elements found by selection."""
     sel = selector(x, 2)
-    nans = count_nan_with(x, sel)
-    n = x.size - (nans if nan_skip else 0)
+    # the ranks of a median of all elements need no count of NaNs: found
+    # first, the NaNs counted after from the same first pass
+    nans = count_nan_with(x, sel) if nan_skip else 0
+    n = x.size - nans
     if n == 0:  # all NaN (nanmedian): NumPy's warning and NaN
         warnings.warn("All-NaN slice encountered", RuntimeWarning, stacklevel=4)
         return asarray(numpy.array(numpy.nan, x.dtype))
     ranks = [(n - 1) // 2] if n % 2 else [n // 2 - 1, n // 2]
     vals = select_ranks(x, ranks, sel)
+    if not nan_skip:
+        nans = count_nan_with(x, sel)
     if nans and not nan_skip:
         return asarray(numpy.array(numpy.nan, x.dtype))
     return asarray(numpy.mean(vals))
@@ -496,8 +562,8 @@ def _quantile_all(x, q, method, weak_q, nan_skip):
     """Quantiles of all of x's elements: the ranks found by selection, the
     interpolation on the host as NumPy's (host arrays of x's dtype)."""
     sel = selector(x, 2 * numpy.size(q))
-    nans = count_nan_with(x, sel) if _inexact(x.dtype) else 0
-    n = x.size - (nans if nan_skip else 0)
+    nans = count_nan_with(x, sel) if nan_skip and _inexact(x.dtype) else 0  # else after
+    n = x.size - nans
     if n == 0:
         warnings.warn("All-NaN slice encountered", RuntimeWarning, stacklevel=4)
         return asarray(numpy.full(q.shape, numpy.nan, dtype=x.dtype))
@@ -511,6 +577,8 @@ def _quantile_all(x, q, method, weak_q, nan_skip):
         a, b = vals[:prev.size].reshape(prev.shape), vals[prev.size:].reshape(prev.shape)
         g = gamma_of(method, v, prev)
         res = lerp(a, b, float(g) if weak_q else g)
+    if not nan_skip and _inexact(x.dtype):
+        nans = count_nan_with(x, sel)
     if nans and not nan_skip:
         if numpy.ndim(res) == 0:  # NumPy's result is then the NaN element itself
             return asarray(numpy.array(numpy.nan, x.dtype))

@@ -313,7 +313,16 @@ typedef struct dg_allreduce_desc {
  * With `keyed` (bool, integer and float dtypes; src required, mask unused)
  * the elements selected are those whose order key k (dg_order_key of
  * `dtype`, kernels/dg_order.h) has lo <= (k >> pshift) <= hi (pshift < 64):
- * a radix selection's elements under the prefixes it narrowed to. */
+ * a radix selection's elements under the prefixes it narrowed to, in any
+ * order (the CUDA backend appends them unordered; a radix selection reads
+ * only their set).  Keyed, at most `cap` of them are written where cap > 0
+ * (*count still counts them all); and where `bins` is not NULL (nbins int64
+ * counts in device memory, in key order, each the count of one prefix at
+ * pshift), lo and hi are not the desc's but the numbers of the bins that
+ * hold ranks rank[0] <= rank[1] of the counted keys (the bin b where the
+ * counts before it sum to at most the rank and with it to more; the last
+ * bin where the rank is past them all): the elements under the prefixes of
+ * the ranks, chosen on the device from a count not yet read by the host. */
 typedef struct dg_select_desc {
     int ndim;
     int64_t shape[DG_MAXDIM];
@@ -328,6 +337,9 @@ typedef struct dg_select_desc {
     int64_t *count;
     int keyed, dtype, pshift;
     uint64_t lo, hi;
+    int64_t cap;
+    const int64_t *bins;
+    int64_t nbins, rank[2];
 } dg_select_desc;
 
 /* Keyed copies of rows (dg_backend_i.rows).  For each j < n whose key[j]

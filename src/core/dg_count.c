@@ -102,9 +102,10 @@ static dg_status own_pieces(const dg_array *x, int i, dg_box **out, int *n, dg_e
 }
 
 /* The layout of the bins: one chunk of all of them on each device holding a
- * non-empty chunk of x (on x's first device if none does).  *l malloc'ed. */
-static dg_status bins_layout(const dg_array *x, int64_t nbins, dg_plan_chunk **l, int *n,
-                             dg_error *err)
+ * non-empty chunk of x (on x's first device if none does), at [0, nbins),
+ * or the j-th at [j nbins, (j + 1) nbins) where `apart`.  *l malloc'ed. */
+static dg_status bins_layout(const dg_array *x, int64_t nbins, int apart, dg_plan_chunk **l,
+                             int *n, dg_error *err)
 {
     int i, j;
     *n = 0;
@@ -124,7 +125,8 @@ static dg_status bins_layout(const dg_array *x, int64_t nbins, dg_plan_chunk **l
             continue;
         (*l)[*n].device = dev;
         (*l)[*n].box.ndim = 1;
-        (*l)[*n].box.r[0] = dg_range_make(0, nbins, 1);
+        (*l)[*n].box.r[0] = apart ? dg_range_make(*n * nbins, (*n + 1) * nbins, 1)
+                                  : dg_range_make(0, nbins, 1);
         (*n)++;
     }
     return DG_OK;
@@ -216,6 +218,7 @@ dg_status dg_array_count(dg_array *x, dg_array *w, const dg_count_spec *spec, dg
     dg_status st;
     int i, n = 0;
     const int64_t nbins = spec->nbins;
+    int64_t len;
 
     *out = NULL;
     DG_CHECK(dg_be_need(be, DG_SLOT_COUNT, err));
@@ -228,14 +231,17 @@ dg_status dg_array_count(dg_array *x, dg_array *w, const dg_count_spec *spec, dg
          (!spec->edges || spec->edges->ndim != 1 || spec->edges->dtype != x->dtype ||
           spec->edges->shape[0] != nbins + 1 || spec->edges->mode != DG_MODE_REPLICA ||
           dg_dtype_kind(x->dtype) != 'f')) ||
+        (spec->apart && (w || spec->radix == DG_COUNT_SQUARES)) ||
         (spec->radix == DG_COUNT_SQUARES &&
          (w || dg_dtype_kind(x->dtype) != 'f' || nbins < 1)) ||
         (w && (w->dtype != DG_FLOAT64 || w->mode != DG_MODE_REPLICA || w->ndim != x->ndim ||
                memcmp(w->shape, x->shape, (size_t)x->ndim * sizeof(int64_t)) != 0)))
         return dg_error_set(err, DG_ERR_INTERNAL, -1, "a malformed count");
-    DG_CHECK(bins_layout(x, nbins, &l, &n, err));
+    DG_CHECK(bins_layout(x, nbins, spec->apart, &l, &n, err));
+    len = spec->apart ? n * nbins : nbins;
     DG_CHECK_GOTO(dg_array_empty(be, w || spec->radix == DG_COUNT_SQUARES ? DG_FLOAT64 : DG_INT64,
-                                 1, &nbins, l, n, n > 1 ? DG_MODE_SUM : DG_MODE_REPLICA, &r,
+                                 1, &len, l, n,
+                                 n > 1 && !spec->apart ? DG_MODE_SUM : DG_MODE_REPLICA, &r,
                                  err), st, done);
     memset(&zero, 0, sizeof zero);
     zero.kind = DG_FILL_CONST;
@@ -314,57 +320,86 @@ static dg_status keep_pieces(const dg_array *x, int64_t cap, keep_piece **out, i
 }
 
 dg_status dg_array_keep_keys(dg_array *x, int pshift, uint64_t lo, uint64_t hi, int64_t cap,
-                             const unsigned char pad[16], dg_array **out, dg_error *err)
+                             const unsigned char pad[16], dg_array *bins, const int64_t rank[2],
+                             dg_array **out, dg_array **counts, dg_error *err)
 {
     dg_backend_i *be = x->be;
     keep_piece *kp = NULL;
-    dg_plan_chunk *l = NULL;
-    dg_array *r = NULL;
+    dg_plan_chunk *l = NULL, *lc = NULL;
+    dg_array *r = NULL, *cnt = NULL, *rb = NULL;
     dg_fill_desc fill;
     dg_status st = DG_OK;
-    int64_t total = 0;
+    dg_box ball;
+    int64_t total = 0, npieces;
     int i, n = 0;
     const char kind = dg_dtype_kind(x->dtype);
     const int isz = dg_dtype_size(x->dtype);
 
     *out = NULL;
+    if (counts)
+        *counts = NULL;
     DG_CHECK(dg_be_need(be, DG_SLOT_SELECT, err));
     if (x->mode != DG_MODE_REPLICA || pshift < 0 || pshift >= 64 || cap < 1 || lo > hi ||
-        (kind != 'b' && kind != 'i' && kind != 'u' && kind != 'f'))
+        (kind != 'b' && kind != 'i' && kind != 'u' && kind != 'f') || (!bins && !pad) ||
+        (bins && (bins->dtype != DG_INT64 || bins->ndim != 1 || !rank || rank[0] > rank[1])))
         return dg_error_set(err, DG_ERR_INTERNAL, -1, "a malformed keyed gathering");
-    DG_CHECK(keep_pieces(x, cap, &kp, &n, err));
+    if (bins) {
+        DG_CHECK(dg_array_change_mode(bins, DG_MODE_REPLICA, &rb, err));
+        dg_box_full(&ball, 1, rb->shape);
+    }
+    DG_CHECK_GOTO(keep_pieces(x, cap, &kp, &n, err), st, done);
     l = (dg_plan_chunk *)calloc((size_t)(n > 0 ? n : 1), sizeof *l);
-    if (!l) {
+    lc = (dg_plan_chunk *)calloc((size_t)(n > 0 ? n : 1), sizeof *lc);
+    if (!l || !lc) {
         st = dg_error_set(err, DG_ERR_NOMEM, -1, "out of host memory");
         goto done;
     }
     for (i = 0; i < n; i++) {
-        l[i].device = x->chunks[kp[i].chunk].device;
-        l[i].box.ndim = 1;
+        l[i].device = lc[i].device = x->chunks[kp[i].chunk].device;
+        l[i].box.ndim = lc[i].box.ndim = 1;
         l[i].box.r[0] = dg_range_make(total, total + kp[i].len, 1);
+        lc[i].box.r[0] = dg_range_make(i, i + 1, 1);
         total += kp[i].len;
     }
     if (n == 0) { /* x holds nothing: one empty chunk */
-        l[0].device = x->nchunks > 0 ? x->chunks[0].device : 0;
-        l[0].box.ndim = 1;
-        l[0].box.r[0] = dg_range_make(0, 0, 1);
+        l[0].device = lc[0].device = x->nchunks > 0 ? x->chunks[0].device : 0;
+        l[0].box.ndim = lc[0].box.ndim = 1;
+        l[0].box.r[0] = lc[0].box.r[0] = dg_range_make(0, 0, 1);
     }
+    npieces = n;
     DG_CHECK_GOTO(dg_array_empty(be, x->dtype, 1, &total, l, n > 0 ? n : 1, DG_MODE_REPLICA,
                                  &r, err), st, done);
-    memset(&fill, 0, sizeof fill);
-    fill.kind = DG_FILL_CONST;
-    memcpy(fill.value, pad, 16);
-    DG_CHECK_GOTO(dg_array_fill(r, &fill, NULL, err), st, done);
+    DG_CHECK_GOTO(dg_array_empty(be, DG_INT64, 1, &npieces, lc, n > 0 ? n : 1, DG_MODE_REPLICA,
+                                 &cnt, err), st, done);
+    if (pad) {
+        memset(&fill, 0, sizeof fill);
+        fill.kind = DG_FILL_CONST;
+        memcpy(fill.value, pad, 16);
+        DG_CHECK_GOTO(dg_array_fill(r, &fill, NULL, err), st, done);
+    }
     for (i = 0; i < n; i++) {
         const dg_chunk *c = &x->chunks[kp[i].chunk];
         const dg_chunk *rc = &r->chunks[i];
-        dg_buffer *cbuf = NULL;
+        const dg_chunk *cc = &cnt->chunks[i];
+        dg_region_src bs = {NULL, NULL, {0}};
         dg_select_desc d;
-        dg_access acc[3];
+        dg_access acc[4];
         char *p;
         int ax;
-        DG_CHECK_GOTO(dg_buffer_new(be, c->device, 8, &cbuf, err), st, done);
         memset(&d, 0, sizeof d);
+        if (rb) {
+            DG_CHECK_GOTO(dg_fetch_region(rb, &ball, c->device, DG_STREAM_COMPUTE, &bs, err),
+                          st, done);
+            if (rb->shape[0] > 1 && bs.strides[0] != 8) {
+                dg_buffer_decref(be, bs.buf);
+                st = dg_error_set(err, DG_ERR_INTERNAL, c->device, "the bins must be dense");
+                goto done;
+            }
+            d.bins = (const int64_t *)bs.ptr;
+            d.nbins = rb->shape[0];
+            d.rank[0] = rank[0];
+            d.rank[1] = rank[1];
+        }
         d.ndim = x->ndim;
         d.itemsize = isz;
         for (ax = 0; ax < x->ndim; ax++)
@@ -372,26 +407,38 @@ dg_status dg_array_keep_keys(dg_array *x, int pshift, uint64_t lo, uint64_t hi, 
         dg_chunk_view(c, &kp[i].box, &p, d.src_strides);
         d.src = p;
         d.dst = (char *)rc->buf->ptr + rc->offset;
-        d.count = (int64_t *)cbuf->ptr;
+        d.count = (int64_t *)((char *)cc->buf->ptr + cc->offset);
         d.keyed = 1;
         d.dtype = x->dtype;
         d.pshift = pshift;
         d.lo = lo;
         d.hi = hi;
+        d.cap = kp[i].len;
         acc[0] = dg_read(c->buf);
         acc[1] = dg_write(rc->buf);
-        acc[2] = dg_write(cbuf);
-        st = dg_enqueue(be, c->device, DG_STREAM_COMPUTE, acc, 3, dg_work_select(&d), err);
-        dg_buffer_decref(be, cbuf);
+        acc[2] = dg_write(cc->buf);
+        acc[3] = dg_read(bs.buf);
+        st = dg_enqueue(be, c->device, DG_STREAM_COMPUTE, acc, 4, dg_work_select(&d), err);
+        if (bs.buf)
+            dg_buffer_decref(be, bs.buf);
         if (st != DG_OK)
             goto done;
     }
     *out = r;
     r = NULL;
+    if (counts) {
+        *counts = cnt;
+        cnt = NULL;
+    }
 done:
     free(kp);
     free(l);
+    free(lc);
     if (r)
         dg_array_decref(r);
+    if (cnt)
+        dg_array_decref(cnt);
+    if (rb)
+        dg_array_decref(rb);
     return st;
 }

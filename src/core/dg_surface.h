@@ -34,6 +34,11 @@ typedef struct dg_count_spec {
     int nprefix; /* 2: a radix count under prefix and prefix2 (dg_count_desc) */
     uint64_t prefix2;
     dg_array *edges;
+    /* counts without weights (not DG_COUNT_SQUARES): each device's bins
+     * apart in a REPLICA result of k * nbins, the j-th device's (of k, in
+     * the order of x's chunks) at [j nbins, (j + 1) nbins), for the reader
+     * to sum: no combine across devices before a host read */
+    int apart;
 } dg_count_spec;
 
 /* Counts of the elements of x into spec->nbins bins (dg_count_desc: x holds
@@ -60,9 +65,22 @@ dg_status dg_array_count(dg_array *x, dg_array *w, const dg_count_spec *spec, dg
  * chose the prefixes say it): more are written past the places.  What a
  * radix selection narrows to, for its later counts to read alone (they
  * count under the prefixes, so the padding is never counted).  New
- * reference. */
+ * reference.
+ *
+ * With `bins` (int64 counts of nbins = its length, any mode: combined on
+ * the devices, each the count of one prefix at pshift, in key order) lo and
+ * hi are not these but the bins that hold ranks rank[0] <= rank[1] of the
+ * counted keys (dg_select_desc.bins), found on each device from the bins
+ * there: the gathering is enqueued behind the count that chose it, no host
+ * wait between.  Then each piece's first places hold what it kept, at most
+ * min(its size, cap) of them, the rest pad (where pad is not NULL: the
+ * caller cannot know whether its key is under the bins), and *counts (new
+ * reference, NULL not to ask) gets how many it kept (more than its places
+ * where some were left out): an int64 array of one element a piece, on the
+ * piece's device, in the order of the result's chunks. */
 dg_status dg_array_keep_keys(dg_array *x, int pshift, uint64_t lo, uint64_t hi, int64_t cap,
-                             const unsigned char pad[16], dg_array **out, dg_error *err);
+                             const unsigned char pad[16], dg_array *bins, const int64_t rank[2],
+                             dg_array **out, dg_array **counts, dg_error *err);
 
 /* CuPy's rule for an op-mode array made from one value per element (every
  * chunk holding a copy of its block): the first chunk holding an element

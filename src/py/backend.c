@@ -294,6 +294,15 @@ static PyObject *f_sync_all(PyObject *mod, PyObject *unused)
     Py_RETURN_NONE;
 }
 
+/* _host_waits() -> how many host waits found work enqueued so far (the
+ * round trips a sequence of ops makes: what tests count). */
+static PyObject *f_host_waits(PyObject *mod, PyObject *unused)
+{
+    (void)mod;
+    (void)unused;
+    return PyLong_FromLongLong(dgpy_host_waits());
+}
+
 PyMethodDef dgpy_backend_methods[] = {
     {"_devices_info", f_devices_info, METH_NOARGS, "[(id, backend, name, total, free)]"},
     {"backend", f_backend, METH_NOARGS, "backend() -> 'cpu' or 'cuda'"},
@@ -304,5 +313,7 @@ PyMethodDef dgpy_backend_methods[] = {
     {"_trim", f_trim, METH_NOARGS,
      "waits for all work, then hands memory kept for reuse back to every device"},
     {"_sync_all", f_sync_all, METH_NOARGS, "wait for all devices"},
+    {"_host_waits", f_host_waits, METH_NOARGS,
+     "how many host waits found work enqueued on the devices so far"},
     {NULL, NULL, 0, NULL},
 };

@@ -327,6 +327,8 @@ PyObject *dgpy_array_ufunc(PyObject *self, PyObject *args, PyObject *kwargs);
 int dgpy_wait_ready(const dg_array *a);
 /* The same for all work on all devices. */
 int dgpy_wait_all(void);
+/* How many host waits found work enqueued (done or not) so far. */
+long long dgpy_host_waits(void);
 
 /* ---- fpe.c ---- */
 /* Hands the calling thread's work NumPy's errstate (dg_fpe_set_actions);

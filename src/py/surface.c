@@ -38,12 +38,15 @@ static PyObject *f_search(PyObject *mod, PyObject *args)
     return dgpy_wrap(out);
 }
 
-/* _count(x, w or None, nbins, mode, shift, pshift, prefix, edges=None):
- * dg_array_count (mode DG_COUNT_*); prefix an int, or a pair of ints for a
- * radix count under two prefixes (nbins then covers both, a half each). */
+/* _count(x, w or None, nbins, mode, shift, pshift, prefix, edges=None,
+ * apart=False): dg_array_count (mode DG_COUNT_*); prefix an int, or a pair
+ * of ints for a radix count under two prefixes (nbins then covers both, a
+ * half each); apart: each device's bins one after another (k * nbins,
+ * REPLICA), for the reader to sum. */
 static PyObject *f_count(PyObject *mod, PyObject *args)
 {
     PyObject *xo, *wo, *eo = Py_None;
+    int apart = 0;
     dg_array *x, *w = NULL, *out = NULL;
     dg_count_spec spec;
     long long nbins;
@@ -53,9 +56,10 @@ static PyObject *f_count(PyObject *mod, PyObject *args)
     dg_status st;
     (void)mod;
     memset(&spec, 0, sizeof spec);
-    if (!PyArg_ParseTuple(args, "OOLiiiO|O:_count", &xo, &wo, &nbins, &spec.radix,
-                          &spec.shift, &spec.pshift, &po, &eo))
+    if (!PyArg_ParseTuple(args, "OOLiiiO|Op:_count", &xo, &wo, &nbins, &spec.radix,
+                          &spec.shift, &spec.pshift, &po, &eo, &apart))
         return NULL;
+    spec.apart = apart;
     spec.nprefix = PyTuple_Check(po) ? 2 : 1;
     if (spec.nprefix == 2 ? !PyArg_ParseTuple(po, "KK:_count prefixes", &prefix, &prefix2)
                           : (prefix = PyLong_AsUnsignedLongLong(po)) == (unsigned long long)-1 &&
@@ -76,32 +80,56 @@ static PyObject *f_count(PyObject *mod, PyObject *args)
     return dgpy_wrap(out);
 }
 
-/* _keep_keys(x, pshift, lo, hi, cap, pad): dg_array_keep_keys, the elements
- * of x whose order keys are under the prefixes lo .. hi at pshift, padded
- * with the value pad to a length known before (cap: at least how many). */
+/* _keep_keys(x, pshift, lo, hi, cap, pad, bins=None, ranks=None):
+ * dg_array_keep_keys, the elements of x whose order keys are under the
+ * prefixes lo .. hi at pshift, padded with the value pad to a length known
+ * before (cap: at least how many); with bins (int64 counts, any mode) and
+ * ranks (r0, r1), under the bins of the ranks, found on the devices: then
+ * (kept, counts), padded where pad is not None. */
 static PyObject *f_keep_keys(PyObject *mod, PyObject *args)
 {
-    PyObject *xo, *po;
-    dg_array *x, *out = NULL;
+    PyObject *xo, *po, *bo = Py_None, *ro = Py_None, *a, *b, *res;
+    dg_array *x, *bins = NULL, *out = NULL, *cnt = NULL;
     int pshift;
     unsigned long long lo, hi;
-    long long cap;
+    long long cap, r0 = 0, r1 = 0;
+    int64_t rank[2];
     unsigned char pad[16];
     dg_error err = DG_ERROR_INIT;
     dg_status st;
     (void)mod;
-    if (!PyArg_ParseTuple(args, "OiKKLO:_keep_keys", &xo, &pshift, &lo, &hi, &cap, &po) ||
+    if (!PyArg_ParseTuple(args, "OiKKLO|OO:_keep_keys", &xo, &pshift, &lo, &hi, &cap, &po, &bo,
+                          &ro) ||
         !(x = dgpy_arg_array(xo, "_keep_keys")))
         return NULL;
+    if (bo != Py_None && (!(bins = dgpy_arg_array(bo, "_keep_keys")) ||
+                          !PyArg_ParseTuple(ro, "LL:_keep_keys ranks", &r0, &r1)))
+        return NULL;
+    rank[0] = r0;
+    rank[1] = r1;
     memset(pad, 0, sizeof pad);
-    if (dgpy_scalar_bytes(po, x->dtype, pad) < 0)
+    if (po != Py_None && dgpy_scalar_bytes(po, x->dtype, pad) < 0)
         return NULL;
     Py_BEGIN_ALLOW_THREADS
-    st = dg_array_keep_keys(x, pshift, lo, hi, cap, pad, &out, &err);
+    st = dg_array_keep_keys(x, pshift, lo, hi, cap, po != Py_None ? pad : NULL, bins, rank,
+                            &out, bins ? &cnt : NULL, &err);
     Py_END_ALLOW_THREADS
     if (st != DG_OK)
         return dgpy_raise(&err);
-    return dgpy_wrap(out);
+    if (!bins)
+        return dgpy_wrap(out);
+    if (!(a = dgpy_wrap(out))) {
+        dg_array_decref(cnt);
+        return NULL;
+    }
+    if (!(b = dgpy_wrap(cnt))) {
+        Py_DECREF(a);
+        return NULL;
+    }
+    res = PyTuple_Pack(2, a, b);
+    Py_DECREF(a);
+    Py_DECREF(b);
+    return res;
 }
 
 /* _view_dtype(a, dtype, byte_offset, part=False): a view of a's elements
@@ -235,9 +263,11 @@ PyMethodDef dgpy_surface_methods[] = {
      "(a, dtype, byte_offset, part=False): a view as dtype (bit casts; parts: real, imag)"},
     {"_search", f_search, METH_VARARGS, "(seq, v, right, mode): positions of v in sorted seq"},
     {"_count", f_count, METH_VARARGS,
-     "(x, w, nbins, mode, shift, pshift, prefix, edges=None): counts (weight sums) per bin"},
+     "(x, w, nbins, mode, shift, pshift, prefix, edges=None, apart=False): counts (weight "
+     "sums) per bin"},
     {"_keep_keys", f_keep_keys, METH_VARARGS,
-     "(x, pshift, lo, hi, cap, pad): the elements whose keys are under lo .. hi, padded"},
+     "(x, pshift, lo, hi, cap, pad, bins=None, ranks=None): the elements whose keys are under "
+     "lo .. hi, padded; with bins, under the bins of the ranks: (kept, counts)"},
     {"_set_readonly", f_set_readonly, METH_O, "a may no longer be written; returns a"},
     {NULL, NULL, 0, NULL},
 };

@@ -68,32 +68,54 @@ static void copy_block(int ndim, const int64_t *shape, int isz, const char *src,
 
 /* The keyed selection of one row of n elements ss bytes apart (dtype sfx t,
  * C type ct): those whose keys are under lo .. hi at pshift appended to dst
- * from index k on; returns the new k.  The desc's fields are locals here:
- * read through it, they would be reloaded after every store to dst (which
- * may alias anything), and the dtype's switch with them. */
+ * from index k on, those from index cap on counted only; returns the new k.
+ * The desc's fields are locals here: read through it, they would be
+ * reloaded after every store to dst (which may alias anything), and the
+ * dtype's switch with them. */
 #define DG_KEYED_ROW(E, t, ct)                                                    \
     static int64_t keyed_row_##t(const char *s, int64_t n, int64_t ss, int pshift, \
-                                 uint64_t lo, uint64_t span, char *dst, int64_t k)  \
+                                 uint64_t lo, uint64_t span, char *dst, int64_t k,  \
+                                 int64_t cap)                                    \
     {                                                                            \
         int64_t i;                                                               \
         for (i = 0; i < n; i++) {                                                \
             ct v;                                                                \
             memcpy(&v, s + i * ss, sizeof v);                                    \
-            if ((dg_order_key_##t(v) >> pshift) - lo <= span)                    \
-                memcpy(dst + (k++) * (int64_t)sizeof v, &v, sizeof v);           \
+            if ((dg_order_key_##t(v) >> pshift) - lo <= span) {                  \
+                if (k < cap)                                                     \
+                    memcpy(dst + k * (int64_t)sizeof v, &v, sizeof v);           \
+                k++;                                                             \
+            }                                                                    \
         }                                                                        \
         return k;                                                                \
     }
 DG_ORDER_KEYED(DG_KEYED_ROW)
 #undef DG_KEYED_ROW
 
+/* The bin of nbins counts that holds rank r (dg_select_desc.bins): where
+ * the counts before it sum to at most r and with it to more; the last bin
+ * where r is past them all. */
+static uint64_t rank_bin(const int64_t *bins, int64_t nbins, int64_t r)
+{
+    int64_t b, cum = 0;
+    for (b = 0; b < nbins; b++) {
+        cum += bins[b];
+        if (cum > r)
+            return (uint64_t)b;
+    }
+    return (uint64_t)(nbins > 0 ? nbins - 1 : 0);
+}
+
 /* A keyed selection (dg_select_desc.keyed): the values whose keys are under
- * the prefixes, in C order. */
+ * the prefixes, in C order (at most cap of them written). */
 static void select_keyed(const dg_select_desc *d)
 {
     int64_t idx[DG_MAXDIM], n, k = 0;
     const int nd = d->ndim;
     const int64_t ss = nd ? d->src_strides[nd - 1] : 0;
+    const int64_t cap = d->cap > 0 ? d->cap : INT64_MAX;
+    const uint64_t lo = d->bins ? rank_bin(d->bins, d->nbins, d->rank[0]) : d->lo;
+    const uint64_t hi = d->bins ? rank_bin(d->bins, d->nbins, d->rank[1]) : d->hi;
     char *p[1];
     const int64_t(*st[1]) = {d->src_strides};
     int a;
@@ -110,7 +132,7 @@ static void select_keyed(const dg_select_desc *d)
         switch (d->dtype) {
 #define DG_KEYED_CASE(E, t, ct)                                                   \
     case DG_##E:                                                                 \
-        k = keyed_row_##t(p[0], n, ss, d->pshift, d->lo, d->hi - d->lo, d->dst, k); \
+        k = keyed_row_##t(p[0], n, ss, d->pshift, lo, hi - lo, d->dst, k, cap);    \
         break;
             DG_ORDER_KEYED(DG_KEYED_CASE)
 #undef DG_KEYED_CASE

@@ -277,7 +277,10 @@ cudaError_t dg_cu_random_run(const dg_cu_rand_run *a, int nsm, cudaStream_t s);
  *     element's value (itemsize bytes) or, src NULL, its index base +
  *     sum c[a] * gstride[a] (int64) is written to dst[k], k counting them;
  *     With keyed (a dtype with order keys, src required, mask unused) an
- *     element is selected where lo <= (its order key >> pshift) <= hi;
+ *     element is selected where lo <= (its order key >> pshift) <= hi, and
+ *     the selected are appended in no particular order (at most cap
+ *     written, all counted; with bins, lo and hi the bins of nbins counts
+ *     that hold ranks rank0 and rank1, as dg_select_desc says);
  *   ROUTE: for each j < n whose key[j] lies in (start, stop, step):
  *     rows[k] = (key[j] - start) / step, pos[k] = j.
  * How many to *count (int64). */
@@ -295,6 +298,10 @@ typedef struct dg_cu_compact {
     int64_t *count;
     int32_t keyed, dtype, pshift;
     uint64_t lo, hi;
+    int64_t cap;          /* keyed: at most cap written (<= 0: no bound) */
+    const int64_t *bins;  /* keyed: lo, hi the bins of ranks rank0, rank1 */
+    int64_t nbins, rank0, rank1;
+    uint64_t *bounds;     /* the launcher's: where those bins are written */
 } dg_cu_compact;
 
 /* Enqueues the kernels of compaction a on s (stream of the current device,

@@ -68,6 +68,11 @@ dg_status cu_select(dg_backend_i *be, int dev, int stream, const dg_select_desc 
     a.pshift = d->pshift;
     a.lo = d->lo;
     a.hi = d->hi;
+    a.cap = d->cap;
+    a.bins = d->bins;
+    a.nbins = d->nbins;
+    a.rank0 = d->rank[0];
+    a.rank1 = d->rank[1];
     a.ndim = n > 0 ? cu_coalesce(d->ndim, shape, 3, st) : 0;
     for (ax = 0; ax < a.ndim; ax++) {
         a.shape[ax] = shape[ax];
