@@ -98,13 +98,11 @@ def test_quantile_methods(method, dtype, ndev, selection):
                rtol=tol(dtype))
 
 
-@pytest.mark.parametrize("narrow", ["host", "device", "never", "first"])
-def test_selection_is_exact_on_large_arrays(ndev, narrow, monkeypatch):
-    """Arrays past the sort threshold go through the radix passes: every
-    rank asked of every key width is the sorted array's, whether the
-    elements under the prefixes are gathered and the ranks found on the host
-    (host), gathered and counted on the devices (device), or never gathered
-    (every pass reading x), or gathered behind the first count (first)."""
+def narrow_as(narrow, monkeypatch):
+    """How a selection narrows its keys: the elements under the prefixes
+    gathered and the ranks found on the host (host), gathered and counted on
+    the devices (device), never gathered (never), or gathered behind the
+    first count (first)."""
     if narrow == "device":
         monkeypatch.setattr(_quantiles, "_HOST_FINISH", 0)
     elif narrow == "never":
@@ -112,6 +110,16 @@ def test_selection_is_exact_on_large_arrays(ndev, narrow, monkeypatch):
         monkeypatch.setattr(_quantiles, "_GATHER_FIRST", False)
     elif narrow == "first":
         monkeypatch.setattr(_quantiles, "_GATHER_FIRST", True)
+
+
+@pytest.mark.parametrize("narrow", ["host", "device", "never", "first"])
+def test_selection_is_exact_on_large_arrays(ndev, narrow, monkeypatch):
+    """Arrays past the sort threshold go through the radix passes: every
+    rank asked of every key width is the sorted array's, whether the
+    elements under the prefixes are gathered and the ranks found on the host
+    (host), gathered and counted on the devices (device), or never gathered
+    (every pass reading x), or gathered behind the first count (first)."""
+    narrow_as(narrow, monkeypatch)
     rng = np.random.default_rng(5)
     for dtype in ("i1", "u2", "i4", "u8", "f2", "f4", "f8"):
         x = values(dtype, (20001,), 9, nan=True)
@@ -389,13 +397,7 @@ def test_gathered_selection(dtype, narrow, ndev, monkeypatch):
     gathered (then their ranks found on the host, or counted on the
     devices), or not: NumPy's results every way, on layouts that split,
     replicate and overlap x; gathered where asked."""
-    if narrow == "device":
-        monkeypatch.setattr(_quantiles, "_HOST_FINISH", 0)
-    elif narrow == "never":
-        monkeypatch.setattr(_quantiles, "_KEEP_PART", 1 << 40)
-        monkeypatch.setattr(_quantiles, "_GATHER_FIRST", False)
-    elif narrow == "first":
-        monkeypatch.setattr(_quantiles, "_GATHER_FIRST", True)
+    narrow_as(narrow, monkeypatch)
     rng = np.random.default_rng(11)
     n = 1 << 15
     x = (rng.standard_normal(n) * (1e6 if np.dtype(dtype).kind in "iu" else 1))
