@@ -3,8 +3,9 @@
  *
  * Device to device: a dense copy is one cudaMemcpyAsync (cudaMemcpyPeerAsync
  * across GPUs, which uses NVLink when peer access is on); anything else runs
- * the strided copy kernel on the stream's device, which reads or writes the
- * peer's memory directly when peer access is on.  Between GPUs without peer
+ * on the stream's device, reading or writing the peer's memory directly when
+ * peer access is on: the row copy kernel where the innermost axis is dense on
+ * both sides (16-byte stores, cu_copy_rows), else the strided copy kernel.  Between GPUs without peer
  * access, a strided copy goes through host memory (slow, but only on machines
  * whose GPUs cannot reach each other). */
 #include <stdatomic.h>
