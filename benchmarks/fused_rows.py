@@ -12,7 +12,10 @@ off, so that Jacobi's chain takes the row kernel);
 whole step (10 steps, best of 5, GB/s counted as run.py counts), the fused
 expression alone (its result a new array), the copy alone (the ahead-of-time
 strided kernel) and a copy of the same bytes between two dense arrays of one
-layout (the contiguous kernel: what a copy can reach), in GB/s of the bytes
+layout (the contiguous kernel: what a copy can reach), then the fused
+expression written into, and the copy read from, the interior of a second
+grid (rows of the interior's own pitch and 16-byte phase, where the
+temporary's rows are dense and their phase alternates), in GB/s of the bytes
 each moves at least (2 x 4 bytes per interior element).  A setting "peer0" is the default with dgarray.config.peer_read_bytes
 = 0 (the rows a piece needs from the neighbour copied, not read in place);
 "ignore" the default under numpy.errstate(all='ignore') (the others run
@@ -51,9 +54,12 @@ def main():
     tmp._sync()
     print(f"dgarray on {dg.backend()}, {ndev} device(s), {n} x {n} float32")
     tmp2 = dg.empty_like(tmp)
+    twin = dg.empty_like(g)
+    ph = twin[1:-1, 1:-1]  # the interior's layout and phase, not aliasing g
+    ph[...] = tmp
     print("| DGARRAY_FUSED_ROWS | step GB/s (run.py's count) | fused alone GB/s | copy alone GB/s "
-          "| dense copy GB/s |")
-    print("|---|---|---|---|---|")
+          "| dense copy GB/s | fused into the interior's phase GB/s | copy from it GB/s |")
+    print("|---|---|---|---|---|---|---|")
     peer = dg.config.peer_read_bytes
     for s in settings:
         dg.config.peer_read_bytes = 0 if s == "peer0" else peer
@@ -77,13 +83,24 @@ def main():
         def copy_dense():
             tmp2[...] = tmp
             tmp2._sync()
+
+        def fused_phase():
+            ph[...] = 0.2 * (c + no + ea + we + so)
+            twin._sync()
+
+        def copy_phase():
+            c[...] = ph
+            g._sync()
         with np.errstate(all="ignore" if s == "ignore" else "warn", under="ignore"):
             t_step = best_of(steps, 5, 1) / iters
             t_fused = best_of(fused, 5, 1)
             t_copy = best_of(copy, 5, 1)
             t_cf = best_of(copy_dense, 5, 1)
+            t_fp = best_of(fused_phase, 5, 1)
+            t_cp = best_of(copy_phase, 5, 1)
         print(f"| {s} | {counted / t_step / 1e9:,.0f} | {2 * interior / t_fused / 1e9:,.0f} | "
-              f"{2 * interior / t_copy / 1e9:,.0f} | {2 * interior / t_cf / 1e9:,.0f} |")
+              f"{2 * interior / t_copy / 1e9:,.0f} | {2 * interior / t_cf / 1e9:,.0f} | "
+              f"{2 * interior / t_fp / 1e9:,.0f} | {2 * interior / t_cp / 1e9:,.0f} |")
         sys.stdout.flush()
     os.environ.pop("DGARRAY_FUSED_ROWS", None)
     dg.config.peer_read_bytes = peer
