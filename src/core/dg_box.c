@@ -666,3 +666,22 @@ dg_status dg_boxes_disjoint(const dg_box *const *boxes, int n, int *disjoint, dg
     dg_box_index_free(&x);
     return st;
 }
+
+int dg_spans_meet(int ndim, const char *d0, const int64_t *s0, const int64_t *h0, int isz0,
+                  const char *d1, const int64_t *s1, const int64_t *h1, int isz1)
+{
+    const char *lo0 = d0, *hi0 = d0 + isz0, *lo1 = d1, *hi1 = d1 + isz1;
+    int a;
+    for (a = 0; a < ndim; a++) {
+        const int64_t e0 = (h0[a] - 1) * s0[a], e1 = (h1[a] - 1) * s1[a];
+        if (e0 < 0)
+            lo0 += e0;
+        else
+            hi0 += e0;
+        if (e1 < 0)
+            lo1 += e1;
+        else
+            hi1 += e1;
+    }
+    return lo0 < hi1 && lo1 < hi0;
+}

@@ -163,4 +163,11 @@ dg_status dg_box_equal_groups(const dg_box *const *boxes, int n, int *rank, int 
  * least overlap (dg_box_index_axis). */
 dg_status dg_boxes_disjoint(const dg_box *const *boxes, int n, int *disjoint, dg_error *err);
 
+/* 1 if the bytes that two strided views may touch meet: view k at dk with
+ * byte strides sk over shape hk, items of iszk bytes (its lowest and highest
+ * byte compared, so a "may": interleaved views that share no byte count as
+ * meeting). */
+int dg_spans_meet(int ndim, const char *d0, const int64_t *s0, const int64_t *h0, int isz0,
+                  const char *d1, const int64_t *s1, const int64_t *h1, int isz1);
+
 #endif /* DG_BOX_H */

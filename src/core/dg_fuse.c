@@ -186,28 +186,6 @@ static char *at(char *data, const int64_t *strides, const int64_t *o, int ndim)
     return data;
 }
 
-/* 1 if the bytes that two views touch may overlap: view k (data dk, strides
- * sk over shape hk, items of iszk bytes). */
-static int spans_meet(int ndim, const char *d0, const int64_t *s0, const int64_t *h0,
-                      int isz0, const char *d1, const int64_t *s1, const int64_t *h1,
-                      int isz1)
-{
-    const char *lo0 = d0, *hi0 = d0 + isz0, *lo1 = d1, *hi1 = d1 + isz1;
-    int a;
-    for (a = 0; a < ndim; a++) {
-        const int64_t e0 = (h0[a] - 1) * s0[a], e1 = (h1[a] - 1) * s1[a];
-        if (e0 < 0)
-            lo0 += e0;
-        else
-            hi0 += e0;
-        if (e1 < 0)
-            lo1 += e1;
-        else
-            hi1 += e1;
-    }
-    return lo0 < hi1 && lo1 < hi0;
-}
-
 /* The first element of call piece p (its box's starts) in lo: 1 if p's box
  * is known, of unit steps and of p's shape (it may then be cut). */
 static int call_lo(const dg_fuse_piece *p, int64_t *lo)
@@ -381,7 +359,7 @@ static int cuts_conflict(const dg_fuse_piece *p, int nc)
                         if (same_view(&w, dt, data, s, d->ndim, c->shape))
                             continue;
                     }
-                    if (spans_meet(d->ndim, vd, fv->strides, g_cuts[r2].shape,
+                    if (dg_spans_meet(d->ndim, vd, fv->strides, g_cuts[r2].shape,
                                    dg_dtype_size(fv->dtype), data, s, c->shape,
                                    dg_dtype_size(dt)))
                         return 1;

@@ -1431,6 +1431,7 @@ dg_status dg_cpu_backend_create(int ndevices, dg_backend_i **out, dg_error *err)
         const int cores = dg_cpu_cores();
         dg_cpu_gemm_set_threads(cores > ndevices ? cores / ndevices : 1);
     }
+    dg_cpu_stream_setup(ndevices); /* large outputs past the cache */
     *out = &cb->iface;
     return DG_OK;
 }

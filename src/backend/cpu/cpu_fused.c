@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "cpu_fused.h"
+#include "../../core/dg_box.h"
 #include "cpu_loops.h"
 #include "../../core/dg_ufunc.h"
 
@@ -31,13 +32,15 @@ static size_t temp_bytes(int dtype, int64_t t)
     return ((size_t)t * (size_t)dg_dtype_size(dtype) + 63) & ~(size_t)63;
 }
 
+/* Temporaries, and the outputs that may be streamed past the cache (a tile
+ * each, whether or not the run streams them). */
 size_t dg_cpu_fused_scratch_bytes(const dg_fused_desc *d)
 {
     const int64_t t = tile_len(d);
     size_t n = 0;
     int k;
     for (k = 0; k < d->nval; k++)
-        if (d->val[k].kind == DG_FV_TEMP)
+        if (d->val[k].kind == DG_FV_TEMP || d->val[k].kind == DG_FV_OUT)
             n += temp_bytes(d->val[k].dtype, t);
     return n;
 }
@@ -48,13 +51,49 @@ static int in_memory(const dg_fused_val *v)
     return v->kind == DG_FV_IN || v->kind == DG_FV_OUT;
 }
 
+/* 1 if output value o of d (coalesced: ndim axes of `shape`, strides st) is
+ * written tile by tile past the cache (cpu_loops.h, dg_cpu_stream_min): every
+ * step is a loop that streams (dg_cpu_loop_streams), one step writes it and none reads it, it is dense along the inner axis and at
+ * least the threshold in bytes, and no input's bytes meet it (an input read
+ * after the step in the same tile would otherwise see the old values). */
+static int fused_streams(const dg_fused_desc *d, int ndim, const int64_t *shape,
+                         int64_t st[][DG_MAXDIM], int o)
+{
+    const int isz = dg_dtype_size(d->val[o].dtype);
+    int64_t n = 1;
+    int s, k, writes = 0;
+    for (s = 0; s < d->nstep; s++) {
+        const dg_loop_info *li = &dg_loops[d->step[s].loop];
+        if (!dg_cpu_loop_streams(d->step[s].loop))
+            return 0;
+        for (k = 0; k < li->nin + li->nout; k++)
+            if (d->step[s].op[k] == o) {
+                if (k < li->nin)
+                    return 0;
+                writes++;
+            }
+    }
+    for (k = 0; k < ndim; k++)
+        n *= shape[k];
+    if (writes != 1 || st[o][ndim - 1] != isz || isz > 16 || shape[ndim - 1] < 2 ||
+        (size_t)n * (size_t)isz < dg_cpu_stream_min())
+        return 0;
+    for (k = 0; k < d->nval; k++)
+        if (k != o && in_memory(&d->val[k]) &&
+            dg_spans_meet(ndim, d->val[o].data, st[o], shape, isz, d->val[k].data, st[k], shape,
+                          dg_dtype_size(d->val[k].dtype)))
+            return 0;
+    return 1;
+}
+
 void dg_cpu_fused_run(dg_fused_desc *d, void *scratch)
 {
     int64_t shape[DG_MAXDIM], st[DG_FUSED_MAXVALS][DG_MAXDIM], idx[DG_MAXDIM] = {0};
     char *base[DG_FUSED_MAXVALS], *reg[DG_FUSED_MAXVALS];
     const int64_t t = tile_len(d);
     char *sp = (char *)scratch;
-    int ndim, inner, a, k, s;
+    int ndim, inner, a, k, s, nstream = 0;
+    int stream[DG_FUSED_MAXVALS];
 
     for (a = 0; a < d->ndim; a++)
         if (d->shape[a] <= 0)
@@ -71,9 +110,12 @@ void dg_cpu_fused_run(dg_fused_desc *d, void *scratch)
         const dg_fused_val *v = &d->val[k];
         base[k] = in_memory(v) ? v->data : NULL;
         reg[k] = NULL;
+        stream[k] = v->kind == DG_FV_OUT && fused_streams(d, ndim, shape, st, k);
+        nstream += stream[k];
         if (v->kind == DG_FV_SCALAR) {
             reg[k] = (char *)v->scalar;
-        } else if (v->kind == DG_FV_TEMP) {
+        } else if (v->kind == DG_FV_TEMP || v->kind == DG_FV_OUT) {
+            /* an output's tile: used where it is streamed */
             reg[k] = sp;
             sp += temp_bytes(v->dtype, t);
         }
@@ -89,7 +131,7 @@ void dg_cpu_fused_run(dg_fused_desc *d, void *scratch)
                 int64_t ps[DG_MAXLOOPOPS];
                 for (k = 0; k < li->nin + li->nout; k++) {
                     const int v = fs->op[k];
-                    if (base[v]) {
+                    if (base[v] && !stream[v]) {
                         p[k] = base[v] + i0 * st[v][inner];
                         ps[k] = st[v][inner];
                     } else {
@@ -108,6 +150,10 @@ void dg_cpu_fused_run(dg_fused_desc *d, void *scratch)
                             ps[k] = dg_dtype_size(li->dtypes[k]);
                 dg_cpu_loop_inner(fs->loop, p, ps, n);
             }
+            for (k = 0; nstream && k < d->nval; k++)
+                if (stream[k])
+                    dg_cpu_stream_copy(base[k] + i0 * st[k][inner], reg[k],
+                                       (size_t)n * (size_t)dg_dtype_size(d->val[k].dtype));
         }
         /* next outer index; back at the start means done */
         for (a = inner - 1; a >= 0; a--) {
@@ -122,6 +168,8 @@ void dg_cpu_fused_run(dg_fused_desc *d, void *scratch)
             idx[a] = 0;
         }
         if (a < 0)
-            return;
+            break;
     }
+    if (nstream)
+        dg_cpu_stream_fence();
 }

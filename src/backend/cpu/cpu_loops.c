@@ -15,10 +15,17 @@
 #include <stdalign.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include "cpu_ext.h"
 #include "cpu_loops.h"
+#include "../../core/dg_box.h"
 #include "../../core/dg_loops.h"
 #include "../../core/dg_ufunc.h"
 #include "../../../kernels/dg_scalar.h"
@@ -252,6 +259,183 @@ static void dg_cpu_soft_run(int loop, dg_cpu_kernel kern, char *const *p, const 
     }
 }
 
+/* ---- stores that bypass the cache (cpu_loops.h) ---------------------------- */
+
+/* The last-level cache when the system does not say (bytes). */
+#define DG_STREAM_LLC_DEFAULT ((size_t)32 << 20)
+/* Never below this: small outputs stay in the cache whatever the count of
+ * devices. */
+#define DG_STREAM_FLOOR ((size_t)1 << 20)
+/* Bytes of one streamed tile: well inside the first-level cache. */
+#define DG_STREAM_TILE 8192
+
+static size_t g_stream_min = (size_t)-1; /* -1: never */
+static _Atomic long long g_stream_runs;  /* runs that streamed, for tests */
+
+/* Bytes of the last-level cache over the whole machine (each instance's size,
+ * from sysfs, times the cores over the cores that share one), or 0 where the
+ * system does not say.  glibc's sysconf(_SC_LEVEL3_CACHE_SIZE) is not used: on
+ * an AMD EPYC virtual machine it gave ten times the cache that sysfs and
+ * lscpu give (320 MiB against one 32 MiB instance). */
+static size_t llc_bytes(void)
+{
+    char path[96], buf[256];
+    size_t best = 0;
+    int best_level = 0;
+    for (int i = 0; i < 8; i++) {
+        int level = 0, shared = 0;
+        unsigned long long kb = 0;
+        FILE *f;
+        snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/level", i);
+        if (!(f = fopen(path, "r")))
+            break;
+        if (fscanf(f, "%d", &level) != 1)
+            level = 0;
+        fclose(f);
+        snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/size", i);
+        if (level <= best_level || !(f = fopen(path, "r")))
+            continue;
+        if (fscanf(f, "%llu", &kb) != 1)
+            kb = 0;
+        fclose(f);
+        snprintf(path, sizeof path,
+                 "/sys/devices/system/cpu/cpu0/cache/index%d/shared_cpu_list", i);
+        if ((f = fopen(path, "r"))) {
+            /* "0-15,32-47": count the cores listed */
+            if (fgets(buf, sizeof buf, f)) {
+                char *q = buf;
+                while (*q) {
+                    char *end;
+                    long lo = strtol(q, &end, 10), hi;
+                    if (end == q)
+                        break;
+                    hi = lo;
+                    if (*end == '-')
+                        hi = strtol(end + 1, &end, 10);
+                    shared += (int)(hi - lo + 1);
+                    q = *end == ',' ? end + 1 : end;
+                    if (*q == '\n')
+                        break;
+                }
+            }
+            fclose(f);
+        }
+        if (kb == 0)
+            continue;
+        best_level = level;
+        best = (size_t)kb << 10;
+        {
+            const long cores = sysconf(_SC_NPROCESSORS_ONLN);
+            if (shared > 0 && cores > shared)
+                best = best * (size_t)cores / (size_t)shared;
+        }
+    }
+    return best;
+}
+
+void dg_cpu_stream_setup(int ndev)
+{
+    const char *e = getenv("DGARRAY_CPU_STREAM_BYTES");
+    size_t llc;
+    if (e && *e) {
+        char *end = NULL;
+        long long v = strtoll(e, &end, 10);
+        if (end != e && v >= 0) {
+            g_stream_min = v == 0 ? (size_t)-1 : (size_t)v;
+            return;
+        }
+    }
+    llc = llc_bytes();
+    if (llc == 0)
+        llc = DG_STREAM_LLC_DEFAULT;
+    llc /= (size_t)(ndev > 0 ? ndev : 1);
+    g_stream_min = llc > DG_STREAM_FLOOR ? llc : DG_STREAM_FLOOR;
+}
+
+size_t dg_cpu_stream_min(void) { return g_stream_min; }
+
+void dg_cpu_stream_set_min(size_t bytes) { g_stream_min = bytes; }
+
+void dg_cpu_stream_copy(char *dst, const char *src, size_t n)
+{
+#if defined(__SSE2__)
+    size_t head = (16u - ((uintptr_t)dst & 15u)) & 15u;
+    if (head > n)
+        head = n;
+    memcpy(dst, src, head);
+    dst += head;
+    src += head;
+    n -= head;
+    for (; n >= 64; n -= 64, dst += 64, src += 64) {
+        const __m128i a = _mm_loadu_si128((const __m128i *)src);
+        const __m128i b = _mm_loadu_si128((const __m128i *)(src + 16));
+        const __m128i c = _mm_loadu_si128((const __m128i *)(src + 32));
+        const __m128i d = _mm_loadu_si128((const __m128i *)(src + 48));
+        _mm_stream_si128((__m128i *)dst, a);
+        _mm_stream_si128((__m128i *)(dst + 16), b);
+        _mm_stream_si128((__m128i *)(dst + 32), c);
+        _mm_stream_si128((__m128i *)(dst + 48), d);
+    }
+    for (; n >= 16; n -= 16, dst += 16, src += 16)
+        _mm_stream_si128((__m128i *)dst, _mm_loadu_si128((const __m128i *)src));
+#endif
+    memcpy(dst, src, n);
+}
+
+void dg_cpu_stream_fence(void)
+{
+#if defined(__SSE2__)
+    _mm_sfence();
+#endif
+    g_stream_runs++;
+}
+
+long long dg_cpu_stream_runs(void) { return g_stream_runs; }
+
+int dg_cpu_loop_streams(int loop)
+{
+    if (loop < 0 || loop >= DG_NLOOPS)
+        return 0;
+    switch (dg_loops[loop].ufunc) {
+    case DG_UF_cast: case DG_UF_add: case DG_UF_subtract: case DG_UF_multiply:
+    case DG_UF_negative: case DG_UF_positive: case DG_UF_absolute: case DG_UF_fabs:
+    case DG_UF_conjugate: case DG_UF_square: case DG_UF_copysign:
+    case DG_UF_greater: case DG_UF_greater_equal: case DG_UF_less: case DG_UF_less_equal:
+    case DG_UF_equal: case DG_UF_not_equal: case DG_UF_logical_and: case DG_UF_logical_or:
+    case DG_UF_logical_xor: case DG_UF_logical_not: case DG_UF_maximum: case DG_UF_minimum:
+    case DG_UF_fmax: case DG_UF_fmin: case DG_UF_bitwise_and: case DG_UF_bitwise_or:
+    case DG_UF_bitwise_xor: case DG_UF_invert: case DG_UF_isfinite: case DG_UF_isinf:
+    case DG_UF_isnan: case DG_UF_signbit:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+/* 1 if the one output of an elementwise run (operand `o` of nop, inputs
+ * before it) may be streamed: dense along the inner axis, at least the
+ * threshold in bytes, and not meeting an input's bytes unless it is that
+ * very view (an in-place loop reads each element before it writes it). */
+static int ew_streams(int ndim, const int64_t *shape, char *const *ptr,
+                      int64_t st[][DG_MAXDIM], const int *isz, int nin, int o)
+{
+    int64_t n = 1;
+    for (int a = 0; a < ndim; a++)
+        n *= shape[a];
+    if (st[o][ndim - 1] != isz[o] || isz[o] > 16 || shape[ndim - 1] < 2 ||
+        (size_t)n * (size_t)isz[o] < g_stream_min)
+        return 0;
+    for (int k = 0; k < nin; k++) {
+        if (isz[k] == 0 || !dg_spans_meet(ndim, ptr[o], st[o], shape, isz[o], ptr[k], st[k],
+                                          shape, isz[k]))
+            continue;
+        if (ptr[k] != ptr[o] || isz[k] != isz[o] ||
+            memcmp(st[k], st[o], sizeof(int64_t) * (size_t)ndim) != 0)
+            return 0;
+    }
+    return 1;
+}
+
 void dg_cpu_ew_run(const dg_ew_desc *d)
 {
     if (d->loop < 0 || d->loop >= DG_NLOOPS || d->ndim < 0 || d->ndim > DG_MAXDIM)
@@ -310,9 +494,32 @@ void dg_cpu_ew_run(const dg_ew_desc *d)
                 s_in[k] = dg_dtype_size(li->dtypes[k]);
     const int64_t ws = d->where ? st[wk][inner] : 0;
     int64_t idx[DG_MAXDIM] = {0};
+    int isz[DG_MAXLOOPOPS];
+    for (int k = 0; k < nop; k++)
+        isz[k] = k < nin && d->data[k] == NULL ? 0 : dg_dtype_size(li->dtypes[k]);
+    /* one output, no mask: written tile by tile past the cache where large */
+    const int stream = !d->where && li->nout == 1 && dg_cpu_loop_streams(d->loop) &&
+                       ew_streams(ndim, shape, ptr, st, isz, nin, nin);
 
     for (;;) {
-        if (t_soft)
+        if (stream) {
+            alignas(64) char tile[DG_STREAM_TILE];
+            const int64_t per = DG_STREAM_TILE / isz[nin];
+            char *q[DG_MAXLOOPOPS];
+            for (int64_t i0 = 0; i0 < shape[inner]; i0 += per) {
+                const int64_t m = shape[inner] - i0 < per ? shape[inner] - i0 : per;
+                for (int k = 0; k < nin; k++)
+                    q[k] = ptr[k] + i0 * s_in[k];
+                q[nin] = tile;
+                if (t_soft)
+                    dg_cpu_soft_run(d->loop, kern, q, s_in, m, NULL, 0);
+                else if (ext)
+                    dg_cpu_ext_run(ext, nop, q, s_in, m, NULL, 0);
+                else
+                    kern(q, s_in, m, NULL, 0);
+                dg_cpu_stream_copy(ptr[nin] + i0 * s_in[nin], tile, (size_t)(m * isz[nin]));
+            }
+        } else if (t_soft)
             dg_cpu_soft_run(d->loop, kern, ptr, s_in, shape[inner], d->where ? ptr[wk] : NULL, ws);
         else if (ext)
             dg_cpu_ext_run(ext, nop, ptr, s_in, shape[inner], d->where ? ptr[wk] : NULL, ws);
@@ -330,8 +537,10 @@ void dg_cpu_ew_run(const dg_ew_desc *d)
             idx[a] = 0;
         }
         if (a < 0)
-            return;
+            break;
     }
+    if (stream)
+        dg_cpu_stream_fence();
 }
 
 void dg_cpu_loop_inner(int loop, char *const *p, const int64_t *s, int64_t n)

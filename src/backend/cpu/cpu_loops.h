@@ -21,6 +21,38 @@ void dg_cpu_ew_run(const dg_ew_desc *d);
  * NumPy's loop where the binding handed one over, as dg_cpu_ew_run does. */
 void dg_cpu_loop_inner(int loop, char *const *p, const int64_t *s, int64_t n);
 
+/* Stores that bypass the cache, for outputs too large to stay in it (issue
+ * [cpu-speed]).  A store to a line not in the cache first reads the line
+ * (read for ownership): an elementwise result written with plain stores costs
+ * its bytes three times in memory traffic (read, written, and read before the
+ * write), one more than it must.  Where the run's output is at least
+ * dg_cpu_stream_min() bytes, the loops compute each tile of it into a buffer
+ * in the first-level cache and write the tile out with non-temporal stores
+ * (x86-64's movntdq; elsewhere a plain copy), so that a memory-bound loop on
+ * many cores reaches the bandwidth that plain stores waste on those reads.
+ * The values are the loop's own: only where they are stored changes.  Only
+ * loops that cost little per element stream (dg_cpu_loop_streams: arithmetic
+ * without division, comparisons, casts; a fused chain of them): for a loop
+ * bound by its arithmetic on the core, such as exp, the tile written apart
+ * after it was computed costs more than the reads it saves (exp of 2^25
+ * float64 on one core of the 2-core machine: 27.8 -> 31.5 ms streamed; a + b
+ * on 2 devices 21.6 -> 18.5 ms, the Jacobi expression on one 62.2 -> 49.2).
+ *
+ * dg_cpu_stream_setup(ndev) sets the threshold for ndev virtual devices: the
+ * last-level cache divided among the devices (outputs that fit the cache are
+ * better left there for the next operation), or DGARRAY_CPU_STREAM_BYTES
+ * (0: never).  dg_cpu_stream_copy writes n bytes; dg_cpu_stream_fence orders
+ * the non-temporal stores before the stores that follow it (the task's end,
+ * which other threads read), and runs at the end of every loop that streamed
+ * (which it counts). */
+void dg_cpu_stream_setup(int ndev);
+size_t dg_cpu_stream_min(void);
+void dg_cpu_stream_set_min(size_t bytes); /* (size_t)-1: never */
+int dg_cpu_loop_streams(int loop);
+void dg_cpu_stream_copy(char *dst, const char *src, size_t n);
+void dg_cpu_stream_fence(void);
+long long dg_cpu_stream_runs(void); /* runs that streamed so far (tests) */
+
 /* The software rule of floating-point errors (DGARRAY_FPE=soft, dg_fpe.h):
  * between dg_cpu_soft_begin(actions) and dg_cpu_soft_end on one thread, the
  * elementwise loops of this file (dg_cpu_ew_run, dg_cpu_loop_inner) run
