@@ -1,7 +1,7 @@
 """Products large enough to run as one BLAS call over every core on the CPU
-backend (src/core/dg_matmul.c: use_wide, contract_wide and, where the
-result's chunks are disjoint, contract_wide_chunks: a call per result chunk,
-written in place), against NumPy, on every layout of the operands: rows,
+backend (src/core/dg_matmul.c: use_wide, contract_wide: the operands read in
+place or assembled, the result copied into its chunks), against NumPy, on
+every layout of the operands: rows,
 uneven rows, interleaved rows, columns, replicated, overlapping chunks, and
 the same array on both sides.  The other tests' matrices are mostly below
 the size that takes this path (2^21 multiply-adds)."""

@@ -1190,129 +1190,16 @@ static dg_status wide_block(dg_array *x, const dg_box *box, int dev, dg_move *mv
     return dg_fetch_region_batch(x, box, dev, mv, out, err);
 }
 
-/* 1 if the wide product writes r's chunks in place, one call over every core
- * per chunk (contract_wide_chunks): r has several chunks, none sharing an
- * element with another.  DGARRAY_MM_WIDE_CHUNKS=0 turns it off (the one call
- * into a temporary, then copied into the chunks), for measurements. */
-static int wide_per_chunk(const dg_array *r, dg_error *err)
-{
-    static int env = -1;
-    const dg_box **boxes;
-    int i, disjoint = 0;
-    if (env < 0) {
-        const char *e = getenv("DGARRAY_MM_WIDE_CHUNKS");
-        env = !(e && strcmp(e, "0") == 0);
-    }
-    if (!env || r->nchunks < 2)
-        return 0;
-    boxes = (const dg_box **)malloc(sizeof(*boxes) * (size_t)r->nchunks);
-    if (!boxes)
-        return 0;
-    for (i = 0; i < r->nchunks; i++)
-        boxes[i] = &r->chunks[i].box;
-    if (dg_boxes_disjoint(boxes, r->nchunks, &disjoint, err) != DG_OK) {
-        dg_error_clear(err);
-        disjoint = 0;
-    }
-    free(boxes);
-    return disjoint;
-}
-
-/* The contraction as one call over every core per chunk of r, each writing
- * its chunk in place: for `a @ b` split by rows, chunk i is a's chunk i (read
- * in place) times the whole of b (assembled once, on dev, where no chunk
- * holds it), so that of the copies of contract_wide only b's assembly is
- * left; the calls run one after another on dev's worker, each threaded over
- * the machine.  Measured on 16 cores (bench_cpu.py, m @ m, 4096, float64):
- * see benchmarks/results/2026-11-27-s16-cpu16.md. */
-static dg_status contract_wide_chunks(const dg_contract_call *c, const mm_src *A,
-                                      const mm_src *B, dg_array *r, const dg_box *T, int dev,
-                                      dg_error *err)
-{
-    dg_backend_i *be = r->be;
-    const int n = r->nchunks;
-    dg_region_src *ra = (dg_region_src *)calloc((size_t)n, sizeof(dg_region_src));
-    dg_region_src *rb = (dg_region_src *)calloc((size_t)n, sizeof(dg_region_src));
-    dg_box *ba = (dg_box *)malloc(sizeof(dg_box) * (size_t)n);
-    dg_box *bb = (dg_box *)malloc(sizeof(dg_box) * (size_t)n);
-    dg_box *Ti = (dg_box *)malloc(sizeof(dg_box) * (size_t)n);
-    dg_status st = DG_OK;
-    dg_move mv;
-    int i, j, a;
-
-    dg_move_init(&mv, be);
-    if (!ra || !rb || !ba || !bb || !Ti) {
-        st = dg_error_set(err, DG_ERR_NOMEM, -1, "out of host memory");
-        goto done;
-    }
-    /* every chunk's blocks: in place where a chunk holds them, else fetched
-     * once (a block equal to an earlier chunk's is shared) */
-    for (i = 0; i < n && st == DG_OK; i++) {
-        Ti[i] = *T;
-        for (a = 0; a < c->ndim; a++)
-            Ti[i].r[a] = r->chunks[i].box.r[a];
-        project(c, A->x->ndim, A->x->shape, A->map, &Ti[i], &ba[i]);
-        project(c, B->x->ndim, B->x->shape, B->map, &Ti[i], &bb[i]);
-        for (j = 0; j < i && !dg_box_equal(&ba[j], &ba[i]); j++)
-            ;
-        if (j < i) {
-            ra[i] = ra[j];
-            ra[i].buf->refcnt++;
-        } else {
-            st = wide_block(A->x, &ba[i], dev, &mv, &ra[i], err);
-        }
-        if (st != DG_OK)
-            break;
-        for (j = 0; j < i && !dg_box_equal(&bb[j], &bb[i]); j++)
-            ;
-        if (j < i) {
-            rb[i] = rb[j];
-            rb[i].buf->refcnt++;
-        } else if (B->x == A->x && dg_box_equal(&bb[i], &ba[i])) {
-            rb[i] = ra[i];
-            rb[i].buf->refcnt++;
-        } else {
-            st = wide_block(B->x, &bb[i], dev, &mv, &rb[i], err);
-        }
-    }
-    if (st == DG_OK)
-        st = dg_move_run_shared(&mv, 1, err);
-    for (i = 0; i < n && st == DG_OK; i++) {
-        dg_chunk *oc = &r->chunks[i];
-        int64_t sc[DG_MAXDIM], cs[DG_MAXDIM];
-        dg_gemm_desc d;
-        char *cptr;
-        dg_chunk_view(oc, &oc->box, &cptr, cs);
-        memset(sc, 0, sizeof(sc));
-        memcpy(sc, cs, sizeof(int64_t) * (size_t)c->ndim);
-        st = build_packed(c, A, B, &Ti[i], dev, &ba[i], &ra[i], &bb[i], &rb[i], cptr, sc, &d,
-                          err);
-        if (st != DG_OK)
-            break;
-        d.wide = 1;
-        st = enqueue_products(be, dev, &d, ra[i].buf, rb[i].buf, oc->buf, err);
-    }
-done:
-    dg_move_free(&mv);
-    for (i = 0; ra && i < n; i++)
-        if (ra[i].buf)
-            dg_buffer_decref(be, ra[i].buf);
-    for (i = 0; rb && i < n; i++)
-        if (rb[i].buf)
-            dg_buffer_decref(be, rb[i].buf);
-    free(ra);
-    free(rb);
-    free(ba);
-    free(bb);
-    free(Ti);
-    return st;
-}
-
 /* The contraction as one product on the device of r's first chunk, over
  * every core (dg_gemm_desc.wide): the operands' blocks read in place where
  * one chunk holds them, else assembled there by copies that run on their
  * source devices at once; the result written into r's chunk when it has
- * one, else into a temporary copied into every chunk by its own device. */
+ * one, else into a temporary copied into every chunk by its own device.
+ * A call per result chunk, each over every core and writing its chunk in
+ * place (no temporary, no copies out), measured slower on 16 cores (m @ m,
+ * 4096: float64 0.85 of NumPy against 0.92 on 8 devices, 0.83 against 1.19
+ * on 16; float32 0.61 against 0.93 on 16: the BLAS threads a call of a few
+ * hundred rows poorly): benchmarks/results/2026-11-27-s16-cpu16.md. */
 static dg_status contract_wide(const dg_contract_call *c, const mm_src *A, const mm_src *B,
                                dg_array *r, dg_error *err)
 {
@@ -1333,10 +1220,6 @@ static dg_status contract_wide(const dg_contract_call *c, const mm_src *A, const
     T.ndim = c->ndim + c->nk;
     for (i = 0; i < T.ndim; i++)
         T.r[i] = dg_range_make(0, i < c->ndim ? c->shape[i] : c->kshape[i - c->ndim], 1);
-    if (wide_per_chunk(r, err)) {
-        dg_move_free(&mv);
-        return contract_wide_chunks(c, A, B, r, &T, dev, err);
-    }
     project(c, A->x->ndim, A->x->shape, A->map, &T, &ba);
     project(c, B->x->ndim, B->x->shape, B->map, &T, &bb);
     DG_CHECK_GOTO(wide_block(A->x, &ba, dev, &mv, &ra, err), st, done);
