@@ -144,3 +144,32 @@ def test_threshold_reads_back():
         assert core._cpu_stream_bytes()[0] == 0
     finally:
         core._cpu_stream_bytes(old)
+
+
+def test_every_loop_streamed_in_a_process():
+    """DGARRAY_CPU_STREAM_LOOPS=all (every loop streams, NumPy's own SIMD
+    loops included, their outputs into the tile): NumPy's bits."""
+    import subprocess
+    import sys
+    code = """
+import numpy as np, dgarray as dg
+assert dg._core._cpu_stream_bytes()[0] == 1
+rng = np.random.default_rng(5)
+x = rng.standard_normal(4099); y = rng.standard_normal(4099)
+a, b = dg.asarray(x), dg.asarray(y)
+with np.errstate(all="ignore"):
+    for f in (np.exp, np.sin, np.sqrt, np.log, np.tanh):
+        for v, w in ((a, x), (a.astype("f4"), x.astype("f4"))):
+            got, want = np.asarray(f(v).get()), f(w)
+            assert np.array_equal(got.view(np.uint8), want.view(np.uint8)), f
+    for f in (np.divide, np.power, np.arctan2, np.hypot):
+        got, want = np.asarray(f(a, b).get()), f(x, y)
+        assert np.array_equal(got.view(np.uint8), want.view(np.uint8)), f
+print(dg._core._cpu_stream_bytes()[1])
+"""
+    env = dict(__import__("os").environ, DGARRAY_BACKEND="cpu", DGARRAY_CPU_STREAM_BYTES="1",
+               DGARRAY_CPU_STREAM_LOOPS="all")
+    r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                       timeout=120)
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert int(r.stdout.split()[-1]) > 0

@@ -270,6 +270,7 @@ static void dg_cpu_soft_run(int loop, dg_cpu_kernel kern, char *const *p, const 
 #define DG_STREAM_TILE 8192
 
 static size_t g_stream_min = (size_t)-1; /* -1: never */
+static int g_stream_all;                  /* DGARRAY_CPU_STREAM_LOOPS=all: every loop */
 static _Atomic long long g_stream_runs;  /* runs that streamed, for tests */
 
 /* Bytes of the last-level cache over the whole machine (each instance's size,
@@ -335,8 +336,9 @@ static size_t llc_bytes(void)
 
 void dg_cpu_stream_setup(int ndev)
 {
-    const char *e = getenv("DGARRAY_CPU_STREAM_BYTES");
+    const char *e = getenv("DGARRAY_CPU_STREAM_BYTES"), *l = getenv("DGARRAY_CPU_STREAM_LOOPS");
     size_t llc;
+    g_stream_all = l && strcmp(l, "all") == 0;
     if (e && *e) {
         char *end = NULL;
         long long v = strtoll(e, &end, 10);
@@ -396,6 +398,8 @@ int dg_cpu_loop_streams(int loop)
 {
     if (loop < 0 || loop >= DG_NLOOPS)
         return 0;
+    if (g_stream_all)
+        return 1;
     switch (dg_loops[loop].ufunc) {
     case DG_UF_cast: case DG_UF_add: case DG_UF_subtract: case DG_UF_multiply:
     case DG_UF_negative: case DG_UF_positive: case DG_UF_absolute: case DG_UF_fabs:

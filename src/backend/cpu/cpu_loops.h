@@ -37,6 +37,7 @@ void dg_cpu_loop_inner(int loop, char *const *p, const int64_t *s, int64_t n);
  * after it was computed costs more than the reads it saves (exp of 2^25
  * float64 on one core of the 2-core machine: 27.8 -> 31.5 ms streamed; a + b
  * on 2 devices 21.6 -> 18.5 ms, the Jacobi expression on one 62.2 -> 49.2).
+ * DGARRAY_CPU_STREAM_LOOPS=all streams every loop (for measurements).
  *
  * dg_cpu_stream_setup(ndev) sets the threshold for ndev virtual devices: the
  * last-level cache divided among the devices (outputs that fit the cache are
