@@ -279,12 +279,15 @@ static size_t cpu_bytes_in_use(dg_backend_i *be, int dev)
 /* ---- copies -------------------------------------------------------------- */
 
 /* Strided N-d copy on the host.  The innermost axis is copied with memcpy when
- * both sides are dense along it. */
+ * both sides are dense along it, or, where the copy is at least
+ * dg_cpu_stream_min() bytes, with stores past the cache (cpu_loops.h): the
+ * assembly and the copy out of the one-call product, reshards and slice
+ * assignments of large arrays. */
 static void run_copy(const dg_copy_desc *c)
 {
-    int nd = c->ndim, a;
+    int nd = c->ndim, a, stream;
     int64_t idx[DG_MAXDIM];
-    size_t isz = (size_t)c->itemsize;
+    size_t isz = (size_t)c->itemsize, total = isz;
     int64_t n, i;
     const char *s;
     char *t;
@@ -296,6 +299,9 @@ static void run_copy(const dg_copy_desc *c)
         memcpy(c->dst, c->src, isz);
         return;
     }
+    for (a = 0; a < nd; a++)
+        total *= (size_t)c->shape[a];
+    stream = total >= dg_cpu_stream_min();
     n = c->shape[nd - 1];
     memset(idx, 0, sizeof(idx));
     for (;;) {
@@ -306,7 +312,10 @@ static void run_copy(const dg_copy_desc *c)
             t += idx[a] * c->dst_strides[a];
         }
         if (c->src_strides[nd - 1] == (int64_t)isz && c->dst_strides[nd - 1] == (int64_t)isz) {
-            memcpy(t, s, (size_t)n * isz);
+            if (stream)
+                dg_cpu_stream_copy(t, s, (size_t)n * isz);
+            else
+                memcpy(t, s, (size_t)n * isz);
         } else {
             int64_t ss = c->src_strides[nd - 1], ts = c->dst_strides[nd - 1];
             switch (isz) {
@@ -331,6 +340,8 @@ static void run_copy(const dg_copy_desc *c)
         if (a < 0)
             break;
     }
+    if (stream)
+        dg_cpu_stream_fence();
 }
 
 /* ---- queue --------------------------------------------------------------- */
