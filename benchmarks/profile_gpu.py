@@ -167,6 +167,8 @@ def workloads(n=1 << 28, sq=16384):
         "median": (lambda: float(dg.median(a)), 4 * n),
         "median_first": (lambda: median_gather_first(a), 4 * n),
         "histogram": (lambda: dg.histogram(a, bins=256, range=(-4, 4))[0].get(), 4 * n),
+        # run.py's norm row reads float64; float32 here (the same calls)
+        "norm": (lambda: float(dg.linalg.norm(a)), 4 * n),
         "take": (lambda: dg.take(tx, ti)._sync(), 16 << 26),
     }
     # [fusion] rows: one Jacobi step (run.py's code and byte count) and the
