@@ -16,12 +16,12 @@ import numpy
 
 from . import _core
 from ._compose import asdist, host_or_dist, view
-from ._creation import asarray, zeros
+from ._creation import asarray, distributed_array, zeros
 from ._elementwise import imag_of, real_of
 from ._indexing import take, where
 from ._reductions import max as max_, min as min_
 from ._shape import atleast_2d, ravel, reshape, stack, transpose
-from ._sortsearch import searchsorted, whole_on
+from ._sortsearch import searchsorted
 
 _DA = _core.DistributedArray
 
@@ -43,7 +43,10 @@ def _counts(x, weights, nbins, edges=None):
         w = w if w.mode == "replica" else w.change_mode("replica")
     if edges is None:
         return _core._count(b, w, nbins, _BINS, 0, 64, 0)
-    e = whole_on(asdist(numpy.ascontiguousarray(edges)), b.devices)
+    # the edges uploaded to each device that counts, each from the host: a
+    # copy of one upload between two H200s took 125 us of a 470 us histogram
+    e = distributed_array(numpy.ascontiguousarray(edges),
+                          {d: slice(None) for d in sorted(set(b.devices))})
     return _core._count(b, w, nbins, _EDGES, 0, 64, 0, e)
 
 
