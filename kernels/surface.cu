@@ -274,12 +274,67 @@ template <int MODE> struct dg_flat_radix {
     };
 };
 
+/* The flat kernel's sure bins of equal bins (dg_flat_edges): an element's
+ * position f = (v - lo) * scale in its own precision F, split into g = floor(f)
+ * and f - g by one add of 2^23 (2^52) rounded down (full-rate adds: no
+ * conversion instructions, which run at a quarter of the rate). */
+template <int DT> struct dg_epos {
+    static constexpr bool on = false;
+    typedef float F;
+    template <typename T> static __device__ __forceinline__ F of(T) { return 0.0f; }
+};
+template <> struct dg_epos<DG_FLOAT32> {
+    static constexpr bool on = true;
+    typedef float F;
+    static constexpr F eps = 0x1p-24f;
+    static __device__ __forceinline__ F of(float v) { return v; }
+    /* floor(f) for f in [0, 2^22), and f - floor(f) (both exact) */
+    static __device__ __forceinline__ int split(F f, F &fr)
+    {
+        const F r = __fadd_rd(f, 0x1p23f);
+        fr = f - (r - 0x1p23f);
+        return __float_as_int(r) - 0x4B000000;
+    }
+    /* the larger of *p and v, both >= 0 (their bits order as integers) */
+    static __device__ __forceinline__ void max_to(F *p, F v)
+    {
+        atomicMax(reinterpret_cast<int *>(p), __float_as_int(v));
+    }
+};
+template <> struct dg_epos<DG_FLOAT64> {
+    static constexpr bool on = true;
+    typedef double F;
+    static constexpr F eps = 0x1p-53;
+    static __device__ __forceinline__ F of(double v) { return v; }
+    static __device__ __forceinline__ int split(F f, F &fr)
+    {
+        const F r = __dadd_rd(f, 0x1p52);
+        fr = f - (r - 0x1p52);
+        return (int)(__double_as_longlong(r) - 0x4330000000000000LL);
+    }
+    static __device__ __forceinline__ void max_to(F *p, F v)
+    {
+        atomicMax(reinterpret_cast<unsigned long long *>(p),
+                  (unsigned long long)__double_as_longlong(v));
+    }
+};
+
 template <int DT> struct dg_flat_edges { /* DG_COUNT_EDGES: float dtypes */
     typedef typename dg_ord<DT>::T T;
+    typedef typename dg_epos<DT>::F F;
     static constexpr bool all = false;
     const T *e; /* the edges, in shared memory */
     int nbins;
     double lo, scale;
+    /* The sure bins: P(x) = (x - plo) * pscale in F is monotone in x, and no
+     * edge's P is farther than dev from its index b (found over the edges by
+     * the block), so an element with f = P(v) more than dev past g = floor(f)
+     * and more than dev short of g + 1 lies between edges g and g + 1 (v > e[g]
+     * since P(v) > P(e[g]); v < e[g + 1] likewise): its bin needs no read of
+     * the edges (two shared loads that conflict on banks for most elements).
+     * tol: dev and a margin for the rounding of dev itself; 1 (never sure)
+     * where edges stray by half a bin or more. */
+    F plo, pscale, tol;
     __device__ __forceinline__ dg_flat_edges(const dg_cu_count &a, void *smem_edges)
     {
         e = reinterpret_cast<const T *>(smem_edges);
@@ -287,10 +342,39 @@ template <int DT> struct dg_flat_edges { /* DG_COUNT_EDGES: float dtypes */
         const T *g = reinterpret_cast<const T *>(a.edges);
         lo = dg_edge_lo<DT>::of(g[0]);
         scale = (double)nbins / (dg_edge_lo<DT>::of(g[nbins]) - lo);
+        plo = pscale = (F)0;
+        tol = (F)1;
+        if constexpr (dg_epos<DT>::on) {
+            __shared__ F dev_s;
+            plo = dg_epos<DT>::of(e[0]);
+            pscale = (F)nbins / (dg_epos<DT>::of(e[nbins]) - plo);
+            if (threadIdx.x == 0)
+                dev_s = (F)0;
+            __syncthreads();
+            F m = (F)0;
+            for (int b = (int)threadIdx.x; b <= nbins; b += (int)blockDim.x) {
+                const F d = fabs((dg_epos<DT>::of(e[b]) - plo) * pscale - (F)b);
+                m = d > m ? d : m;
+            }
+            dg_epos<DT>::max_to(&dev_s, m);
+            __syncthreads();
+            const F t = dev_s + (F)(8 * (nbins + 1)) * dg_epos<DT>::eps;
+            if (t < (F)0.5 && nbins < (1 << 22))
+                tol = t;
+        }
     }
     __device__ __forceinline__ int bin(const char *p) const
     {
         const T v = *reinterpret_cast<const T *>(p);
+        if constexpr (dg_epos<DT>::on) {
+            const F f = (dg_epos<DT>::of(v) - plo) * pscale;
+            if (f >= (F)0 && f < (F)nbins) {
+                F fr;
+                const int g = dg_epos<DT>::split(f, fr);
+                if (fr > tol && fr < (F)1 - tol)
+                    return g;
+            }
+        }
         /* the guess of equal bins, kept where the edges confirm it */
         const double f = (dg_edge_lo<DT>::of(v) - lo) * scale;
         if (dg_edge_lo<DT>::guess && f >= 0.0 && f < (double)nbins) {

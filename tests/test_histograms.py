@@ -98,6 +98,39 @@ def test_histogram(dtype, ndev, no_leak):
                            rtol=1e-5)
 
 
+@pytest.mark.parametrize("dt", ["f4", "f8"])
+@pytest.mark.parametrize("rng_, bins", [((-4, 4), 256), ((0, 1), 10), ((1e6, 1e6 + 10), 64),
+                                        ((-3.3, 7.1), 4000), ((16777216.0, 16777856.0), 64)])
+def test_histogram_on_and_beside_edges(ndev, dt, rng_, bins):
+    """Elements exactly on every edge, one ulp either side, and random ones,
+    over equal bins whose edges sit on the equal grid (a few ulp off it) or
+    stray from it by much of a bin (float32 edges of [1e6, 1e6 + 10], 64
+    bins: 2.5 ulp apart, rounded to whole ulp): the
+    GPUs' count decides most elements from their position alone, without
+    reading the edges (kernels/surface.cu, dg_flat_edges), and must put each
+    element where NumPy's edges do."""
+    dt = np.dtype(dt)
+    edges = np.histogram_bin_edges(np.zeros(1, dt), bins=bins, range=rng_)
+    on = edges.astype(dt)
+    near = np.concatenate([on, np.nextafter(on, np.inf, dtype=dt),
+                           np.nextafter(on, -np.inf, dtype=dt)])
+    lo, hi = float(rng_[0]), float(rng_[1])
+    r = np.random.default_rng(bins).uniform(lo - 0.1 * (hi - lo), hi + 0.1 * (hi - lo), 20000)
+    x = np.concatenate([near, r.astype(dt)])
+    np.random.default_rng(1).shuffle(x)
+    d = dg.distributed_array(x, layouts_map(x, ndev))
+    got = np.histogram(d, bins=bins, range=rng_)
+    want = np.histogram(x, bins=bins, range=rng_)
+    np.testing.assert_array_equal(dg.asnumpy(got[0]), want[0])
+    np.testing.assert_array_equal(dg.asnumpy(got[1]), want[1])
+
+
+def layouts_map(x, ndev):
+    """x split in near-equal blocks over the devices."""
+    n = x.shape[0]
+    return {k: slice(n * k // ndev, n * (k + 1) // ndev) for k in range(ndev)}
+
+
 def test_histogram_edges_estimators_and_nans(ndev):
     x = values("f8", (500,), 2)
     d = dg.asarray(x)
