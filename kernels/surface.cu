@@ -283,41 +283,38 @@ template <int DT> struct dg_epos {
     typedef float F;
     template <typename T> static __device__ __forceinline__ F of(T) { return 0.0f; }
 };
-template <> struct dg_epos<DG_FLOAT32> {
+__device__ __forceinline__ float dg_add_down(float a, float b) { return __fadd_rd(a, b); }
+__device__ __forceinline__ double dg_add_down(double a, double b) { return __dadd_rd(a, b); }
+__device__ __forceinline__ long long dg_fbits(float v) { return __float_as_int(v); }
+__device__ __forceinline__ long long dg_fbits(double v) { return __double_as_longlong(v); }
+/* the larger of *p and v, both >= 0 (their bits order as integers) */
+__device__ __forceinline__ void dg_max_to(float *p, float v)
+{
+    atomicMax(reinterpret_cast<int *>(p), __float_as_int(v));
+}
+__device__ __forceinline__ void dg_max_to(double *p, double v)
+{
+    atomicMax(reinterpret_cast<unsigned long long *>(p),
+              (unsigned long long)__double_as_longlong(v));
+}
+/* FT with MANT bits of mantissa (23, 52) */
+template <typename FT, int MANT> struct dg_epos_of {
     static constexpr bool on = true;
-    typedef float F;
-    static constexpr F eps = 0x1p-24f;
-    static __device__ __forceinline__ F of(float v) { return v; }
+    typedef FT F;
+    static constexpr F eps = (F)1 / (F)(1LL << (MANT + 1)); /* half an ulp of 1 */
+    static __device__ __forceinline__ F of(FT v) { return v; }
     /* floor(f) for f in [0, 2^22), and f - floor(f) (both exact) */
     static __device__ __forceinline__ int split(F f, F &fr)
     {
-        const F r = __fadd_rd(f, 0x1p23f);
-        fr = f - (r - 0x1p23f);
-        return __float_as_int(r) - 0x4B000000;
+        const F big = (F)(1LL << MANT);
+        const F r = dg_add_down(f, big);
+        fr = f - (r - big);
+        return (int)(dg_fbits(r) - dg_fbits(big));
     }
-    /* the larger of *p and v, both >= 0 (their bits order as integers) */
-    static __device__ __forceinline__ void max_to(F *p, F v)
-    {
-        atomicMax(reinterpret_cast<int *>(p), __float_as_int(v));
-    }
+    static __device__ __forceinline__ void max_to(F *p, F v) { dg_max_to(p, v); }
 };
-template <> struct dg_epos<DG_FLOAT64> {
-    static constexpr bool on = true;
-    typedef double F;
-    static constexpr F eps = 0x1p-53;
-    static __device__ __forceinline__ F of(double v) { return v; }
-    static __device__ __forceinline__ int split(F f, F &fr)
-    {
-        const F r = __dadd_rd(f, 0x1p52);
-        fr = f - (r - 0x1p52);
-        return (int)(__double_as_longlong(r) - 0x4330000000000000LL);
-    }
-    static __device__ __forceinline__ void max_to(F *p, F v)
-    {
-        atomicMax(reinterpret_cast<unsigned long long *>(p),
-                  (unsigned long long)__double_as_longlong(v));
-    }
-};
+template <> struct dg_epos<DG_FLOAT32> : dg_epos_of<float, 23> {};
+template <> struct dg_epos<DG_FLOAT64> : dg_epos_of<double, 52> {};
 
 template <int DT> struct dg_flat_edges { /* DG_COUNT_EDGES: float dtypes */
     typedef typename dg_ord<DT>::T T;
