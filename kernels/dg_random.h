@@ -129,20 +129,21 @@ DG_HD void dg_rand_plan(const dg_fill_random *r, uint32_t *out_pl)
     out_pl[22] = (uint32_t)(r->stream >> 32) ^ r->key[1];
 }
 
-/* dg_rand_block(r, b, 0) from r's plan pl (dg_rand_plan): the same
- * Philox4x32-10 rounds, the first with the stream's part precomputed (a
- * GPU kernel reads pl from its parameters). */
-DG_HD dg_u32x4 dg_rand_block_plan(const uint32_t *pl, uint64_t b)
+/* dg_rand_block(r, b, 0) from r's plan pl (dg_rand_plan), b = hi 2^32 +
+ * lo: the same Philox4x32-10 rounds, the first with the stream's part
+ * precomputed (a GPU kernel reads pl from its parameters, and blocks of one
+ * hi share the second round's first product). */
+DG_HD dg_u32x4 dg_rand_block_plan(const uint32_t *pl, uint32_t lo, uint32_t hi)
 {
 #if defined(__CUDA_ARCH__)
     uint64_t p0; /* one 32 x 32 -> 64-bit product (the compiler's own left a +0) */
-    asm("mul.wide.u32 %0, %1, %2;" : "=l"(p0) : "r"((uint32_t)b), "r"(DG_PHILOX_M0));
+    asm("mul.wide.u32 %0, %1, %2;" : "=l"(p0) : "r"(lo), "r"(DG_PHILOX_M0));
 #else
-    const uint64_t p0 = (uint64_t)DG_PHILOX_M0 * (uint32_t)b;
+    const uint64_t p0 = (uint64_t)DG_PHILOX_M0 * lo;
 #endif
     dg_u32x4 c;
     int i;
-    c.x = pl[20] ^ (uint32_t)(b >> 32);
+    c.x = pl[20] ^ hi;
     c.y = pl[21];
     c.z = (uint32_t)(p0 >> 32) ^ pl[22];
     c.w = (uint32_t)p0;

@@ -200,16 +200,18 @@ __device__ __forceinline__ uint4 dg_rr_pack(const uint64_t (&v)[UE])
 }
 
 /* The bits of the UE elements of unit u (flat indices u * UE on) of run a
- * (its fill r, in registers). */
+ * (its fill r, in registers); its blocks' indices hi 2^32 + lo (the high
+ * half given, for callers that know it common to several units). */
 template <int DIST, int ISZ>
-__device__ __forceinline__ void dg_rr_unit(const dg_cu_rand_run &a, const dg_fill_random *r,
-                                           uint64_t u, uint64_t (&v)[dg_rr_geom<DIST, ISZ>::UE])
+__device__ __forceinline__ void dg_rr_unit_hl(const dg_cu_rand_run &a, const dg_fill_random *r,
+                                              uint64_t u, uint32_t hi,
+                                              uint64_t (&v)[dg_rr_geom<DIST, ISZ>::UE])
 {
     typedef dg_rr_geom<DIST, ISZ> G;
     const uint64_t f0 = u * G::UE;
 #pragma unroll
     for (int j = 0; j < G::UB; j++) {
-        const dg_u32x4 w = dg_rand_block_plan(a.plan, u * G::UB + (uint64_t)j);
+        const dg_u32x4 w = dg_rand_block_plan(a.plan, (uint32_t)(u * G::UB) + (uint32_t)j, hi);
         dg_rand_polar pr = {0.0, 0.0, 0.0, {0.0f, 0.0f}, {0.0f, 0.0f, 0.0f, 0.0f}};
         if (DIST == DG_RAND_NORMAL)
             pr = dg_rand_normals(w, ISZ);
@@ -217,6 +219,13 @@ __device__ __forceinline__ void dg_rr_unit(const dg_cu_rand_run &a, const dg_fil
         for (int k = 0; k < G::E; k++)
             v[j * G::E + k] = dg_rand_bits(r, ISZ, f0 + (uint64_t)(j * G::E + k), w, pr);
     }
+}
+
+template <int DIST, int ISZ>
+__device__ __forceinline__ void dg_rr_unit(const dg_cu_rand_run &a, const dg_fill_random *r,
+                                           uint64_t u, uint64_t (&v)[dg_rr_geom<DIST, ISZ>::UE])
+{
+    dg_rr_unit_hl<DIST, ISZ>(a, r, u, (uint32_t)(u * dg_rr_geom<DIST, ISZ>::UB >> 32), v);
 }
 
 /* Stores the bits v of unit u of run a (dg_rr_unit) whole at p, the
@@ -239,6 +248,13 @@ __device__ __forceinline__ void dg_rr_put_part(const dg_cu_rand_run &a, uint64_t
             dg_rand_put(ISZ, v[q], a.dst + (int64_t)(f0 + (uint64_t)q - a.first) * ISZ);
 }
 
+/* Index i of the range [lo0, hi0) followed by the one from lo1. */
+__device__ __forceinline__ uint64_t dg_rr_nth(uint64_t i, uint64_t lo0, uint64_t hi0,
+                                              uint64_t lo1)
+{
+    return i < hi0 - lo0 ? lo0 + i : lo1 + (i - (hi0 - lo0));
+}
+
 /* The units wholly inside an aligned run, [w0, w1), take one 16-byte store
  * each, UNR units a thread per step so that the compiler interleaves their
  * arithmetic; the partial units at its ends (or
@@ -246,9 +262,11 @@ __device__ __forceinline__ void dg_rr_put_part(const dg_cu_rand_run &a, uint64_t
  * UNIT: uniforms of [0, 1) (a 0, b 1), computed as -0.0 + 1 * u, which the
  * compiler folds to u: the same bits as 0 + 1 * u for every u >= +0,
  * without the two operations; float32 standard normals, computed as
- * fmaf(1 * r, f, 0), folded to fmaf(r, f, 0) (one fma: r f may be -0). */
+ * fmaf(1 * r, f, 0), folded to fmaf(r, f, 0) (one fma: r f may be -0).
+ * Float32 normals are held to 32 registers (8 blocks an SM, full
+ * occupancy: ptxas takes 38 otherwise, for no fewer instructions). */
 template <int DIST, int ISZ, bool UNIT = false>
-__global__ void __launch_bounds__(DG_CU_THREADS)
+__global__ void __launch_bounds__(DG_CU_THREADS, DIST == DG_RAND_NORMAL && ISZ == 4 ? 8 : 0)
 dg_random_run_k(const __grid_constant__ dg_cu_rand_run a)
 {
     typedef dg_rr_geom<DIST, ISZ> G;
@@ -268,7 +286,6 @@ dg_random_run_k(const __grid_constant__ dg_cu_rand_run a)
     const uint64_t step = (uint64_t)gridDim.x * DG_CU_THREADS;
     const uint64_t tid = (uint64_t)blockIdx.x * DG_CU_THREADS + threadIdx.x;
     uint64_t u, v[G::UE];
-    char *p;
     if (!a.aligned)
         w0 = w1 = u1;
     if (w1 < w0)
@@ -284,25 +301,38 @@ dg_random_run_k(const __grid_constant__ dg_cu_rand_run a)
         }
         return;
     }
-    /* each warp stores 32 UNR consecutive units a step, lane l units l,
-     * l + 32, ... of them (UNR 512-byte stores); p: unit u's place */
-    u = w0 + (tid >> 5) * (32 * UNR) + (tid & 31);
-    p = a.dst + (int64_t)(u * G::UE - a.first) * ISZ;
-    for (const uint64_t wl = w1 > 32 * (UNR - 1) ? w1 - 32 * (UNR - 1) : 0; u < wl;
-         u += UNR * step, p += 16 * UNR * step) {
+    {
+        /* whole chunks of CH = 32 UNR units from a multiple of CH, c0 to cl:
+         * each warp stores one chunk a step, lane l its units l, l + 32, ...
+         * (UNR 512-byte stores); the chunk's blocks share the high half of
+         * their index (its low half at most 2^32 - CH) */
+        const uint64_t CH = 32 * UNR, nw = step / 32;
+        uint64_t c0 = (w0 + CH - 1) / CH * CH, cl = w1 / CH * CH, c;
+        char *p;
+        if (c0 > w1)
+            c0 = w1;
+        if (cl < c0)
+            cl = c0;
+        c = c0 + (tid >> 5) * CH;
+        p = a.dst + (int64_t)((c + (tid & 31)) * G::UE - a.first) * ISZ;
+        for (; c < cl; c += nw * CH, p += 16 * nw * CH) {
+            const uint32_t hi = (uint32_t)(c * G::UB >> 32);
 #pragma unroll
-        for (int k = 0; k < UNR; k++) {
-            dg_rr_unit<DIST, ISZ>(a, &r, u + 32 * k, v);
-            dg_rr_put_full<ISZ>(p + 512 * k, v);
+            for (int k = 0; k < UNR; k++) {
+                dg_rr_unit_hl<DIST, ISZ>(a, &r, c + (tid & 31) + 32 * k, hi, v);
+                dg_rr_put_full<ISZ>(p + 512 * k, v);
+            }
         }
-    }
-    for (; u < w1; u += 32, p += 512) {
-        dg_rr_unit<DIST, ISZ>(a, &r, u, v);
-        dg_rr_put_full<ISZ>(p, v);
+        /* the whole units outside those chunks, [w0, c0) and [cl, w1) */
+        for (uint64_t i = tid; i < (c0 - w0) + (w1 - cl); i += step) {
+            u = dg_rr_nth(i, w0, c0, cl);
+            dg_rr_unit<DIST, ISZ>(a, &r, u, v);
+            dg_rr_put_full<ISZ>(a.dst + (int64_t)(u * G::UE - a.first) * ISZ, v);
+        }
     }
     /* the rest, [u0, w0) and [w1, u1), as one range of indices */
     for (uint64_t i = tid; i < (w0 - u0) + (u1 - w1); i += step) {
-        u = i < w0 - u0 ? u0 + i : w1 + (i - (w0 - u0));
+        u = dg_rr_nth(i, u0, w0, w1);
         dg_rr_unit<DIST, ISZ>(a, &r, u, v);
         dg_rr_put_part<ISZ>(a, u, v);
     }
