@@ -199,17 +199,20 @@ __device__ __forceinline__ uint4 dg_rr_pack(const uint64_t (&v)[UE])
     return make_uint4(w[0], w[1], w[2], w[3]);
 }
 
-/* The bits of the UE elements of unit u (flat indices u * UE on). */
+/* The bits of the UE elements of unit u (flat indices u * UE on) of run a
+ * (its fill r, in registers); its blocks' indices hi 2^32 + lo (the high
+ * half given, for callers that know it common to several units). */
 template <int DIST, int ISZ>
-__device__ __forceinline__ void dg_rr_unit(const dg_fill_random *r, uint64_t u,
-                                           uint64_t (&v)[dg_rr_geom<DIST, ISZ>::UE])
+__device__ __forceinline__ void dg_rr_unit_hl(const dg_cu_rand_run &a, const dg_fill_random *r,
+                                              uint64_t u, uint32_t hi,
+                                              uint64_t (&v)[dg_rr_geom<DIST, ISZ>::UE])
 {
     typedef dg_rr_geom<DIST, ISZ> G;
     const uint64_t f0 = u * G::UE;
 #pragma unroll
     for (int j = 0; j < G::UB; j++) {
-        const dg_u32x4 w = dg_rand_block(r, u * G::UB + (uint64_t)j, 0);
-        dg_rand_polar pr = {0.0, 0.0, 0.0, {0.0f, 0.0f, 0.0f, 0.0f}};
+        const dg_u32x4 w = dg_rand_block_plan(a.plan, (uint32_t)(u * G::UB) + (uint32_t)j, hi);
+        dg_rand_polar pr = {0.0, 0.0, 0.0, {0.0f, 0.0f}, {0.0f, 0.0f, 0.0f, 0.0f}};
         if (DIST == DG_RAND_NORMAL)
             pr = dg_rand_normals(w, ISZ);
 #pragma unroll
@@ -218,44 +221,120 @@ __device__ __forceinline__ void dg_rr_unit(const dg_fill_random *r, uint64_t u,
     }
 }
 
+template <int DIST, int ISZ>
+__device__ __forceinline__ void dg_rr_unit(const dg_cu_rand_run &a, const dg_fill_random *r,
+                                           uint64_t u, uint64_t (&v)[dg_rr_geom<DIST, ISZ>::UE])
+{
+    dg_rr_unit_hl<DIST, ISZ>(a, r, u, (uint32_t)(u * dg_rr_geom<DIST, ISZ>::UB >> 32), v);
+}
+
+/* Stores the bits v of unit u of run a (dg_rr_unit) whole at p, the
+ * unit's place (wholly inside the run and aligned: one 16-byte store). */
+template <int ISZ, int UE>
+__device__ __forceinline__ void dg_rr_put_full(char *p, const uint64_t (&v)[UE])
+{
+    *reinterpret_cast<uint4 *>(p) = dg_rr_pack<ISZ, UE>(v);
+}
+
+/* The same element by element: those of unit u's elements in the run. */
+template <int ISZ, int UE>
+__device__ __forceinline__ void dg_rr_put_part(const dg_cu_rand_run &a, uint64_t u,
+                                               const uint64_t (&v)[UE])
+{
+    const uint64_t f0 = u * UE, end = a.first + (uint64_t)a.n;
+#pragma unroll
+    for (int q = 0; q < UE; q++)
+        if (f0 + (uint64_t)q >= a.first && f0 + (uint64_t)q < end)
+            dg_rand_put(ISZ, v[q], a.dst + (int64_t)(f0 + (uint64_t)q - a.first) * ISZ);
+}
+
+/* Index i of the range [lo0, hi0) followed by the one from lo1. */
+__device__ __forceinline__ uint64_t dg_rr_nth(uint64_t i, uint64_t lo0, uint64_t hi0,
+                                              uint64_t lo1)
+{
+    return i < hi0 - lo0 ? lo0 + i : lo1 + (i - (hi0 - lo0));
+}
+
 /* The units wholly inside an aligned run, [w0, w1), take one 16-byte store
- * each; the partial units at its ends (or every unit of a run that is not
- * aligned) are stored element by element.  UNIT: uniforms of [0, 1) (a 0,
- * b 1), computed as -0.0 + 1 * u, which the compiler folds to u: the same
- * bits as 0 + 1 * u for every u >= +0, without the two operations; float32
- * standard normals, computed as 0 + 1 * z, folded to 0 + z (one addition:
- * z may be -0). */
+ * each, UNR units a thread per step so that the compiler interleaves their
+ * arithmetic; the partial units at its ends (or
+ * every unit of a run that is not aligned) are stored element by element.
+ * UNIT: uniforms of [0, 1) (a 0, b 1), computed as -0.0 + 1 * u, which the
+ * compiler folds to u: the same bits as 0 + 1 * u for every u >= +0,
+ * without the two operations; float32 standard normals, computed as
+ * fmaf(1 * r, f, 0), folded to fmaf(r, f, 0) (one fma: r f may be -0).
+ * Float32 normals are held to 32 registers (8 blocks an SM, full
+ * occupancy: ptxas takes 38 otherwise, for no fewer instructions). */
 template <int DIST, int ISZ, bool UNIT = false>
-__global__ void __launch_bounds__(DG_CU_THREADS)
+__global__ void __launch_bounds__(DG_CU_THREADS, DIST == DG_RAND_NORMAL && ISZ == 4 ? 8 : 0)
 dg_random_run_k(const __grid_constant__ dg_cu_rand_run a)
 {
     typedef dg_rr_geom<DIST, ISZ> G;
+    /* units a thread takes a step: float32 normals are arithmetic-bound
+     * (fewer loop instructions per unit with 4), uniforms memory-bound,
+     * integers (rejection loops, more registers) one */
+    constexpr int UNR = DIST == DG_RAND_NORMAL ? 4 : DIST == DG_RAND_UNIFORM ? 2 : 1;
     dg_fill_random r = a.r; /* in registers; the distribution a constant */
     r.dist = DIST;
     if (UNIT) {
         r.a = DIST == DG_RAND_UNIFORM ? -0.0 : 0.0;
         r.b = 1.0;
     }
-    const uint64_t first = a.first, end = a.first + (uint64_t)a.n;
-    const uint64_t u1 = (end + G::UE - 1) / G::UE;
-    uint64_t w0 = (first + G::UE - 1) / G::UE, w1 = end / G::UE;
+    const uint64_t end = a.first + (uint64_t)a.n;
+    const uint64_t u0 = a.first / G::UE, u1 = (end + G::UE - 1) / G::UE;
+    uint64_t w0 = (a.first + G::UE - 1) / G::UE, w1 = end / G::UE;
     const uint64_t step = (uint64_t)gridDim.x * DG_CU_THREADS;
+    const uint64_t tid = (uint64_t)blockIdx.x * DG_CU_THREADS + threadIdx.x;
+    uint64_t u, v[G::UE];
     if (!a.aligned)
-        w0 = w1 = 0;
-    for (uint64_t u = first / G::UE + (uint64_t)blockIdx.x * DG_CU_THREADS + threadIdx.x;
-         u < u1; u += step) {
-        const uint64_t f0 = u * G::UE;
-        char *p = a.dst + (int64_t)(f0 - first) * ISZ;
-        uint64_t v[G::UE];
-        dg_rr_unit<DIST, ISZ>(&r, u, v);
-        if (u >= w0 && u < w1) {
-            *reinterpret_cast<uint4 *>(p) = dg_rr_pack<ISZ, G::UE>(v);
-        } else {
-#pragma unroll
-            for (int q = 0; q < G::UE; q++)
-                if (f0 + (uint64_t)q >= first && f0 + (uint64_t)q < end)
-                    dg_rand_put(ISZ, v[q], p + q * ISZ);
+        w0 = w1 = u1;
+    if (w1 < w0)
+        w1 = w0;
+    if (UNR == 1) {
+        /* one loop over every unit, each stored as it lies */
+        for (u = u0 + tid; u < u1; u += step) {
+            dg_rr_unit<DIST, ISZ>(a, &r, u, v);
+            if (u >= w0 && u < w1)
+                dg_rr_put_full<ISZ>(a.dst + (int64_t)(u * G::UE - a.first) * ISZ, v);
+            else
+                dg_rr_put_part<ISZ>(a, u, v);
         }
+        return;
+    }
+    {
+        /* whole chunks of CH = 32 UNR units from a multiple of CH, c0 to cl:
+         * each warp stores one chunk a step, lane l its units l, l + 32, ...
+         * (UNR 512-byte stores); the chunk's blocks share the high half of
+         * their index (its low half at most 2^32 - CH) */
+        const uint64_t CH = 32 * UNR, nw = step / 32;
+        uint64_t c0 = (w0 + CH - 1) / CH * CH, cl = w1 / CH * CH, c;
+        char *p;
+        if (c0 > w1)
+            c0 = w1;
+        if (cl < c0)
+            cl = c0;
+        c = c0 + (tid >> 5) * CH;
+        p = a.dst + (int64_t)((c + (tid & 31)) * G::UE - a.first) * ISZ;
+        for (; c < cl; c += nw * CH, p += 16 * nw * CH) {
+            const uint32_t hi = (uint32_t)(c * G::UB >> 32);
+#pragma unroll
+            for (int k = 0; k < UNR; k++) {
+                dg_rr_unit_hl<DIST, ISZ>(a, &r, c + (tid & 31) + 32 * k, hi, v);
+                dg_rr_put_full<ISZ>(p + 512 * k, v);
+            }
+        }
+        /* the whole units outside those chunks, [w0, c0) and [cl, w1) */
+        for (uint64_t i = tid; i < (c0 - w0) + (w1 - cl); i += step) {
+            u = dg_rr_nth(i, w0, c0, cl);
+            dg_rr_unit<DIST, ISZ>(a, &r, u, v);
+            dg_rr_put_full<ISZ>(a.dst + (int64_t)(u * G::UE - a.first) * ISZ, v);
+        }
+    }
+    /* the rest, [u0, w0) and [w1, u1), as one range of indices */
+    for (uint64_t i = tid; i < (w0 - u0) + (u1 - w1); i += step) {
+        u = dg_rr_nth(i, u0, w0, w1);
+        dg_rr_unit<DIST, ISZ>(a, &r, u, v);
+        dg_rr_put_part<ISZ>(a, u, v);
     }
 }
 
@@ -265,7 +344,9 @@ extern "C" cudaError_t dg_cu_random_run(const dg_cu_rand_run *a, int nsm, cudaSt
     const bool unit = a->r.a == 0.0 && !signbit(a->r.a) && a->r.b == 1.0; /* see dg_random_run_k */
     const void *k = NULL;
     int64_t units, blocks;
-    void *args[] = {(void *)a};
+    dg_cu_rand_run ak = *a;
+    void *args[] = {(void *)&ak};
+    dg_rand_plan(&a->r, ak.plan);
     if (dist == DG_RAND_UNIFORM && isz == 4)
         k = unit ? (const void *)dg_random_run_k<DG_RAND_UNIFORM, 4, true>
                  : (const void *)dg_random_run_k<DG_RAND_UNIFORM, 4>;

@@ -315,10 +315,12 @@ static double ulps32(float got, double want)
     return fabs((double)got - want) / ldexp(1.0, e - 24);
 }
 
-/* The float32 normals' own log and sin/cos over every input, against
- * double: within the bounds dg_random.h states (0.85 ulp, 0.74 and 1.12
- * ulp), and each standard normal of a fill within 3 ulp of the double
- * Box-Muller of its words. */
+/* The float32 normals' own -2 log and sin/cos against double, within the
+ * bounds dg_random.h states: -2 log over every float u of [2^29, 2^32) (u1
+ * in [1/8, 1), where it is least accurate) and every 61st below; cos and
+ * sin over every x = (int32)k 2^-32 of [1/8, 1/2] and every 61st below
+ * (-x gives the same cos and the opposite sin, bit for bit); each standard
+ * normal of a fill within 3 ulp of the double Box-Muller of its uniforms. */
 static void test_float32_functions(void)
 {
     const int64_t n = 100000, zero = 0, one = 1;
@@ -326,29 +328,40 @@ static void test_float32_functions(void)
     double wl = 0, ws = 0, wc = 0, wz = 0;
     float *f = (float *)malloc((size_t)n * 4);
     dg_fill_desc d = case_desc(&kc, 1, &n, &zero, &n, &one, (char *)f);
-    uint32_t k;
+    uint32_t b;
     int64_t i;
-    for (k = 1; k <= (1u << 24); k++)
-        wl = fmax(wl, ulps32(dg_rand_logf(k), log(ldexp((double)k, -24))));
-    for (k = 0; k < (1u << 24); k++) {
-        /* the quadrant and the rest exactly; the rotation undone */
-        const unsigned q = ((k + (1u << 21)) >> 22) & 3;
-        const double x = ldexp((double)k, -22) - (double)((k + (1u << 21)) >> 22);
-        float c, sn;
-        dg_rand_sincosf(k, &c, &sn);
-        ws = fmax(ws, ulps32(q == 0 ? sn : q == 1 ? -c : q == 2 ? -sn : c, sin(DG_PI / 2 * x)));
-        wc = fmax(wc, ulps32(q == 0 ? c : q == 1 ? sn : q == 2 ? -c : -sn, cos(DG_PI / 2 * x)));
+    for (b = 0x3f800000u; b < 0x4f800000u; b += b < 0x4e000000u ? 61 : 1) {
+        float u;
+        memcpy(&u, &b, 4);
+        wl = fmax(wl, ulps32(dg_rand_m2logf(u), -2.0 * log(ldexp((double)u, -32))));
     }
-    printf("float32 normals: log %.3f ulp, sin %.3f ulp, cos %.3f ulp\n", wl, ws, wc);
-    EXPECT(wl <= 0.85 && ws <= 0.75 && wc <= 1.13);
+    for (b = 0x2f800000u; b <= 0x3f000000u; b += b < 0x3e000000u ? 61 : 1) {
+        float x, c, sn, c2, sn2;
+        memcpy(&x, &b, 4);
+        /* x = (int32)k 2^-32 for x a multiple of 2^-32 (every float of
+         * [2^-9, 1/2], the integers below; 1/2 from 2^31 - 1, rounded) */
+        if (x < 0x1p-9f && x != floorf(ldexpf(x, 32)) * 0x1p-32f)
+            continue;
+        const uint32_t k = x == 0.5f ? 0x7fffffffu : (uint32_t)ldexp((double)x, 32);
+        dg_rand_sincosf(k, &c, &sn);
+        dg_rand_sincosf(0u - k, &c2, &sn2);
+        EXPECT(c2 == c && sn2 == -sn);
+        ws = fmax(ws, ulps32(sn, sin(DG_PI / 2 * (double)x)));
+        wc = fmax(wc, ulps32(c, cos(DG_PI / 2 * (double)x)));
+    }
+    printf("float32 normals: -2 log %.3f ulp, sin %.3f ulp, cos %.3f ulp\n", wl, ws, wc);
+    EXPECT(wl <= 0.87 && ws <= 0.70 && wc <= 0.91);
     run_fill(&d);
     for (i = 0; i < n; i++) {
         const dg_u32x4 w = dg_rand_block(&d.rnd, (uint64_t)i >> 2, 0);
         const unsigned p = (unsigned)(i & 2);
-        const double u1 = ldexp((double)((dg_rand_word(w, p) >> 8) + 1), -24);
-        const double u2 = ldexp((double)(dg_rand_word(w, p + 1) >> 8), -24);
-        const double r = sqrt(-2.0 * log(u1)), th = 2.0 * DG_PI * u2;
-        const double z = r * ((i & 1) ? sin(th) : cos(th));
+        const uint32_t w0 = dg_rand_word(w, p), w1 = dg_rand_word(w, p + 1);
+        const double u1 = ldexp((double)dg_rand_uint_rz(w0 << 2 | 1u), -32);
+        const double x = ldexp((double)(float)(int32_t)w1, -32);
+        const double r = sqrt(-2.0 * log(u1));
+        const double c = (w0 >> 31 ? -1 : 1) * cos(DG_PI / 2 * x), sn = sin(DG_PI / 2 * x);
+        const int swap = (int)(w0 >> 30 & 1);
+        const double z = r * ((i & 1) == swap ? c : sn);
         if (fabs(z) > 1e-3)
             wz = fmax(wz, ulps32(f[i], z));
     }

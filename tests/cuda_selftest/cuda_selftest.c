@@ -493,10 +493,17 @@ static uint64_t normal_units(int dt, const char *g, const char *c, int64_t n, do
     return worst > 1e18 ? UINT64_MAX : (uint64_t)ceil(worst);
 }
 
-/* Random fills (kernels/dg_random.h) of a strided 2-d block of a larger
- * array, on the GPU and on the CPU: uniforms, integers and float32 normals
- * must agree bit for bit, float64 normals (device libm) within MAX_ULP units
- * of normal_units. */
+/* Random fills (kernels/dg_random.h) on the GPU and on the CPU: uniforms,
+ * integers and float32 normals must agree bit for bit, float64 normals
+ * (device libm) within MAX_ULP units of normal_units.  Two layouts: a
+ * strided 2-d block of a larger array (a thread per Philox block), and
+ * long 1-d runs from flat index 0, 3 and 8 (the run kernel: 16-byte units,
+ * aligned or not, partial units at the ends). */
+typedef struct rlayout {
+    int ndim;
+    int64_t shape[2], origin[2], gstep[2], gshape[2];
+} rlayout;
+
 static void random_fill_tests(int dev)
 {
     static const struct {
@@ -518,55 +525,62 @@ static void random_fill_tests(int dev)
         {DG_RAND_INTEGERS, DG_INT8, 0, 0, (uint64_t)-128, 256},
         {DG_RAND_INTEGERS, DG_BOOL, 0, 0, 0, 2},
     };
-    size_t c;
-    for (c = 0; c < sizeof cases / sizeof cases[0]; c++) {
-        const int dt = cases[c].dtype, sz = dg_dtype_size(dt);
-        const int64_t rows = 37, cols = 301;
-        const size_t bytes = (size_t)(rows * cols * sz);
-        char *hg = (char *)malloc(bytes), *hc = (char *)malloc(bytes);
-        char *dbuf = (char *)dalloc(dev, bytes);
-        int64_t bad;
-        uint64_t worst;
-        int libm;
-        dg_fill_desc f;
-        memset(&f, 0, sizeof f);
-        f.kind = DG_FILL_RANDOM;
-        f.dtype = dt;
-        f.ndim = 2;
-        f.shape[0] = rows;
-        f.shape[1] = cols;
-        f.strides[0] = cols * sz;
-        f.strides[1] = sz;
-        f.origin[0] = 3;
-        f.origin[1] = 5;
-        f.gstep[0] = 2;
-        f.gstep[1] = 1;
-        f.gshape[0] = 100;
-        f.gshape[1] = 400;
-        f.rnd.dist = cases[c].dist;
-        f.rnd.key[0] = 0x1234u;
-        f.rnd.key[1] = 0xabcdu;
-        f.rnd.stream = 42;
-        f.rnd.a = cases[c].a;
-        f.rnd.b = cases[c].b;
-        f.rnd.lo = cases[c].lo;
-        f.rnd.range = cases[c].range;
-        f.dst = dbuf;
-        DIE_ON(be->fill(be, dev, DG_STREAM_COMPUTE, &f, E));
-        copy1(dev, dev, dbuf, DG_HOST, hg, bytes);
-        sync_dev(dev);
-        f.dst = hc;
-        dg_cpu_fill_run(&f);
-        libm = cases[c].dist == DG_RAND_NORMAL && dt == DG_FLOAT64;
-        worst = libm ? normal_units(dt, hg, hc, rows * cols, cases[c].a, cases[c].b, &bad)
-                     : compare(dt, hg, hc, rows * cols, &bad);
-        if (worst > (libm ? (uint64_t)MAX_ULP : 0))
-            FAIL("random fill dist %d dtype %s: element %lld differs (%llu ulp)",
-                 cases[c].dist, dg_dtype_name(dt), (long long)bad, (unsigned long long)worst);
-        be->release(be, dev, dbuf);
-        free(hg);
-        free(hc);
-    }
+    const int64_t big = ((int64_t)1 << 22) + 5;
+    const rlayout layouts[] = {
+        {2, {37, 301}, {3, 5}, {2, 1}, {100, 400}},
+        {1, {big, 1}, {0, 0}, {1, 1}, {big + 11, 1}},
+        {1, {big, 1}, {3, 0}, {1, 1}, {big + 11, 1}},
+        {1, {big, 1}, {8, 0}, {1, 1}, {big + 11, 1}},
+    };
+    size_t c, l;
+    for (l = 0; l < sizeof layouts / sizeof layouts[0]; l++)
+        for (c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+            const rlayout *y = &layouts[l];
+            const int dt = cases[c].dtype, sz = dg_dtype_size(dt);
+            const int64_t n = y->shape[0] * (y->ndim > 1 ? y->shape[1] : 1);
+            const size_t bytes = (size_t)(n * sz);
+            char *hg = (char *)malloc(bytes), *hc = (char *)malloc(bytes);
+            char *dbuf = (char *)dalloc(dev, bytes);
+            int64_t bad;
+            uint64_t worst;
+            int libm, a;
+            dg_fill_desc f;
+            memset(&f, 0, sizeof f);
+            f.kind = DG_FILL_RANDOM;
+            f.dtype = dt;
+            f.ndim = y->ndim;
+            for (a = y->ndim - 1; a >= 0; a--) {
+                f.shape[a] = y->shape[a];
+                f.strides[a] = a == y->ndim - 1 ? sz : f.strides[a + 1] * f.shape[a + 1];
+                f.origin[a] = y->origin[a];
+                f.gstep[a] = y->gstep[a];
+                f.gshape[a] = y->gshape[a];
+            }
+            f.rnd.dist = cases[c].dist;
+            f.rnd.key[0] = 0x1234u;
+            f.rnd.key[1] = 0xabcdu;
+            f.rnd.stream = 42;
+            f.rnd.a = cases[c].a;
+            f.rnd.b = cases[c].b;
+            f.rnd.lo = cases[c].lo;
+            f.rnd.range = cases[c].range;
+            f.dst = dbuf;
+            DIE_ON(be->fill(be, dev, DG_STREAM_COMPUTE, &f, E));
+            copy1(dev, dev, dbuf, DG_HOST, hg, bytes);
+            sync_dev(dev);
+            f.dst = hc;
+            dg_cpu_fill_run(&f);
+            libm = cases[c].dist == DG_RAND_NORMAL && dt == DG_FLOAT64;
+            worst = libm ? normal_units(dt, hg, hc, n, cases[c].a, cases[c].b, &bad)
+                         : compare(dt, hg, hc, n, &bad);
+            if (worst > (libm ? (uint64_t)MAX_ULP : 0))
+                FAIL("random fill dist %d dtype %s layout %d: element %lld differs (%llu ulp)",
+                     cases[c].dist, dg_dtype_name(dt), (int)l, (long long)bad,
+                     (unsigned long long)worst);
+            be->release(be, dev, dbuf);
+            free(hg);
+            free(hc);
+        }
 }
 
 /* ---- copies ---------------------------------------------------------------------- */

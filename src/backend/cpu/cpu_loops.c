@@ -670,6 +670,37 @@ static void dg_cpu_fill_row(char *dst, int64_t s, int64_t n, const unsigned char
 #undef DG_FILL_T
 }
 
+/* The n elements of random fill d (elements of isz bytes): the code the
+ * CUDA kernels run (kernels/dg_random.h), group by group. */
+static inline __attribute__((always_inline)) void dg_cpu_random_body(const dg_fill_desc *d,
+                                                                     int isz, int64_t n)
+{
+    const int shift = dg_rand_shift(d, isz);
+    int64_t g;
+    for (g = 0; g < (n + ((int64_t)1 << shift) - 1) >> shift; g++)
+        dg_random_group(d, isz, shift, g, n);
+}
+
+static void dg_cpu_random_groups(const dg_fill_desc *d, int isz, int64_t n)
+{
+    dg_cpu_random_body(d, isz, n);
+}
+
+/* float32 normals call fmaf: the C library's (exact, in software where the
+ * CPU has no FMA) unless compiled for FMA, when it is one instruction.  On
+ * x86-64 a second copy of the loop is compiled for FMA and chosen at run time
+ * where the CPU has it: the same bits, several times faster. */
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define DG_CPU_FMA_CLONE 1
+__attribute__((target("fma"))) static void dg_cpu_random_groups_fma(const dg_fill_desc *d,
+                                                                    int isz, int64_t n)
+{
+    dg_cpu_random_body(d, isz, n);
+}
+#else
+#define DG_CPU_FMA_CLONE 0
+#endif
+
 void dg_cpu_fill_run(const dg_fill_desc *d)
 {
     const int isz = dg_dtype_size(d->dtype);
@@ -693,13 +724,16 @@ void dg_cpu_fill_run(const dg_fill_desc *d)
         return;
     }
     if (d->kind == DG_FILL_RANDOM) {
-        /* the code the CUDA kernel runs (kernels/dg_random.h), group by group */
-        const int shift = dg_rand_shift(d, isz);
-        int64_t n = 1, g;
+        int64_t n = 1;
         for (int a = 0; a < ndim; a++)
             n *= d->shape[a];
-        for (g = 0; g < (n + ((int64_t)1 << shift) - 1) >> shift; g++)
-            dg_random_group(d, isz, shift, g, n);
+#if DG_CPU_FMA_CLONE
+        if (__builtin_cpu_supports("fma")) {
+            dg_cpu_random_groups_fma(d, isz, n);
+            return;
+        }
+#endif
+        dg_cpu_random_groups(d, isz, n);
         return;
     }
     if (d->kind == DG_FILL_EYE && ndim == 2) {

@@ -263,6 +263,7 @@ typedef struct dg_cu_rand_run {
     int32_t dtype;
     int32_t aligned;  /* dst - first * itemsize is 16-byte aligned */
     dg_fill_random r;
+    uint32_t plan[23]; /* dg_rand_plan of r (DG_RAND_PLAN): dg_cu_random_run sets it */
 } dg_cu_rand_run;
 
 /* The fill of a run (above); cudaErrorInvalidValue for a dtype or a
