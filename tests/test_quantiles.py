@@ -274,9 +274,9 @@ def test_median_gathered_first(dtype, finish, ndev, monkeypatch):
     chunks, a view missing devices; where more than _HOST_FINISH are under the bins
     (overflow) the passes go on from the first counts, still exact."""
     monkeypatch.setattr(_quantiles, "_GATHER_FIRST", True)
-    if finish == "overflow":
-        monkeypatch.setattr(_quantiles, "_HOST_FINISH", 5)
+    monkeypatch.setattr(_quantiles, "_FIRST_CAP", 5 if finish == "overflow" else 1 << 14)
     n = 5000
+    skipped = 0
     dt = np.dtype(dtype)
     rng = np.random.default_rng(7)
     cases = {"random": values(dtype, (n,), 8, nan=False),
@@ -315,14 +315,18 @@ def test_median_gathered_first(dtype, finish, ndev, monkeypatch):
                 want, want_nan = np.median(xx), np.nanmedian(xx)
             same(got, want, f"{case} {name}")
             same(got_nan, want_nan, f"{case} {name} nanmedian")
+            skipped += core.skips
             if dt.itemsize > 1:  # 8-bit keys: one count says it all
                 # gathered: one count and one gathering, each one reading
                 assert core.calls == 1 or finish == "overflow", (case, name, core.calls)
-                # overflow: the passes as without it, and the gathering's reading
+                assert core.skips == 0 or finish == "overflow", (case, name)
+                # overflow: the passes as without it (the gathering kept
+                # none and read nothing), or the count and the gathering
                 levels = -(-dt.itemsize * 8 // 12)
-                assert core.keeps >= 1 and core.reads <= (
-                    2 if finish == "gathered" else levels + 1), \
-                    (case, name, core.keeps, core.reads)
+                assert core.keeps + core.skips >= 1 and core.reads <= (
+                    2 if finish == "gathered" else levels), \
+                    (case, name, core.keeps, core.skips, core.reads)
+    assert dt.itemsize == 1 or (skipped > 0) == (finish == "overflow"), skipped
 
 
 @pytest.mark.parametrize("dtype", ["f2", "f4", "f8", "i2", "u4", "i8"])
@@ -430,10 +434,13 @@ def test_gathered_selection(dtype, narrow, ndev, monkeypatch):
 
 class _Counting:
     """dgarray._core with its _count and _keep_keys calls counted: calls,
-    and the readings of arrays of `n` elements (of x itself)."""
+    and the readings of arrays of `n` elements (of x itself); a gathering
+    of all or none (whole) that kept none read nothing: a skip (its counts
+    read here to tell)."""
 
     def __init__(self, core, n=-1):
         self.core, self.calls, self.reads, self.keeps, self.n = core, 0, 0, 0, n
+        self.skips = 0
 
     def __getattr__(self, name):
         return getattr(self.core, name)
@@ -444,9 +451,13 @@ class _Counting:
         return self.core._count(*args)
 
     def _keep_keys(self, *args):
+        res = self.core._keep_keys(*args)
+        if len(args) > 9 and args[9] and int(res[1].get().max()) > args[4]:
+            self.skips += 1
+            return res
         self.keeps += 1
         self.reads += args[0].size == self.n
-        return self.core._keep_keys(*args)
+        return res
 
 
 @pytest.mark.parametrize("first", [True, False], ids=["first", "after"])

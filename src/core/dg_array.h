@@ -308,6 +308,9 @@ dg_status dg_waitset_all(dg_backend_i *be, dg_waitset *w, dg_error *err);
  * one stopped.  Called without the GIL. */
 dg_status dg_waitset_wait(dg_backend_i *be, dg_waitset *w, int64_t timeout_us, int *done,
                           dg_error *err);
+/* Adds o's positions to w (both borrowed, of one backend): the later of
+ * the two on each stream. */
+void dg_waitset_merge(dg_waitset *w, const dg_waitset *o);
 /* Frees what w holds (w itself is the caller's). */
 void dg_waitset_free(dg_waitset *w);
 

@@ -320,8 +320,9 @@ static dg_status keep_pieces(const dg_array *x, int64_t cap, keep_piece **out, i
 }
 
 dg_status dg_array_keep_keys(dg_array *x, int pshift, uint64_t lo, uint64_t hi, int64_t cap,
-                             const unsigned char pad[16], dg_array *bins, const int64_t rank[2],
-                             dg_array **out, dg_array **counts, dg_error *err)
+                             const unsigned char pad[16], dg_array *bins, int64_t nbins,
+                             const int64_t rank[2], int whole, dg_array **out,
+                             dg_array **counts, dg_error *err)
 {
     dg_backend_i *be = x->be;
     keep_piece *kp = NULL;
@@ -341,7 +342,9 @@ dg_status dg_array_keep_keys(dg_array *x, int pshift, uint64_t lo, uint64_t hi, 
     DG_CHECK(dg_be_need(be, DG_SLOT_SELECT, err));
     if (x->mode != DG_MODE_REPLICA || pshift < 0 || pshift >= 64 || cap < 1 || lo > hi ||
         (kind != 'b' && kind != 'i' && kind != 'u' && kind != 'f') || (!bins && !pad) ||
-        (bins && (bins->dtype != DG_INT64 || bins->ndim != 1 || !rank || rank[0] > rank[1])))
+        (bins && (bins->dtype != DG_INT64 || bins->ndim != 1 || !rank || rank[0] > rank[1] ||
+                  nbins < 0 || (nbins > 0 && bins->shape[0] % nbins != 0))) ||
+        (whole && !bins))
         return dg_error_set(err, DG_ERR_INTERNAL, -1, "a malformed keyed gathering");
     if (bins) {
         DG_CHECK(dg_array_change_mode(bins, DG_MODE_REPLICA, &rb, err));
@@ -396,7 +399,9 @@ dg_status dg_array_keep_keys(dg_array *x, int pshift, uint64_t lo, uint64_t hi, 
                 goto done;
             }
             d.bins = (const int64_t *)bs.ptr;
-            d.nbins = rb->shape[0];
+            d.nbins = nbins > 0 ? nbins : rb->shape[0];
+            d.nparts = d.nbins > 0 ? rb->shape[0] / d.nbins : 1;
+            d.whole = whole;
             d.rank[0] = rank[0];
             d.rank[1] = rank[1];
         }
@@ -413,7 +418,9 @@ dg_status dg_array_keep_keys(dg_array *x, int pshift, uint64_t lo, uint64_t hi, 
         d.pshift = pshift;
         d.lo = lo;
         d.hi = hi;
-        d.cap = kp[i].len;
+        /* whole: cap is the bound on them all (none kept above it), and
+         * then no piece keeps more than its places */
+        d.cap = whole ? cap : kp[i].len;
         acc[0] = dg_read(c->buf);
         acc[1] = dg_write(rc->buf);
         acc[2] = dg_write(cc->buf);

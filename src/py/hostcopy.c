@@ -246,6 +246,62 @@ int dgpy_gather_into(dg_array *a, const dg_box *region, char *host, const int64_
     return dgpy_fpe_report();
 }
 
+/* _get_many(arrays) -> tuple of ndarrays: each array (a sequence of
+ * DistributedArrays) read to the host, after one host wait for the work
+ * all the reads queue behind (dgpy_wait_ready_many): what a caller that
+ * needs several small results of one enqueued computation waits once for. */
+static PyObject *f_get_many(PyObject *mod, PyObject *arg)
+{
+    PyObject *seq, *res = NULL;
+    dg_array **r;
+    Py_ssize_t n, i, k = 0;
+    (void)mod;
+    if (!(seq = PySequence_Fast(arg, "_get_many takes a sequence of arrays")))
+        return NULL;
+    n = PySequence_Fast_GET_SIZE(seq);
+    if (!(r = (dg_array **)PyMem_Calloc((size_t)(n ? n : 1), sizeof *r))) {
+        Py_DECREF(seq);
+        return PyErr_NoMemory();
+    }
+    for (k = 0; k < n; k++) {
+        dg_error err = DG_ERROR_INIT;
+        dg_array *a = dgpy_arg_array(PySequence_Fast_GET_ITEM(seq, k), "_get_many");
+        if (!a)
+            goto done;
+        if (dg_array_change_mode(a, DG_MODE_REPLICA, &r[k], &err) != DG_OK) {
+            dgpy_raise(&err);
+            goto done;
+        }
+    }
+    if (dgpy_wait_ready_many(r, (int)n) < 0 || !(res = PyTuple_New(n)))
+        goto done;
+    for (i = 0; i < n; i++) {
+        int64_t shape[DG_MAXDIM], strides[DG_MAXDIM];
+        int nd, dt;
+        char *data;
+        dg_box whole;
+        PyObject *o = dgpy_ndarray_new(r[i]->ndim, r[i]->shape, r[i]->dtype);
+        if (!o) {
+            Py_CLEAR(res);
+            goto done;
+        }
+        PyTuple_SET_ITEM(res, i, o);
+        dgpy_ndarray_info(o, &nd, shape, strides, &data, &dt);
+        dg_box_full(&whole, r[i]->ndim, r[i]->shape);
+        if (dgpy_gather_into(r[i], &whole, data, strides) < 0) {
+            Py_CLEAR(res);
+            goto done;
+        }
+    }
+done:
+    for (i = 0; i < k; i++)
+        if (r[i])
+            dg_array_decref(r[i]);
+    PyMem_Free(r);
+    Py_DECREF(seq);
+    return res;
+}
+
 /* ---- settings ----------------------------------------------------------------- */
 
 static PyObject *f_set_progress(PyObject *mod, PyObject *arg)
@@ -291,6 +347,8 @@ static PyObject *f_piece_bytes(PyObject *mod, PyObject *arg)
 }
 
 PyMethodDef dgpy_hostcopy_methods[] = {
+    {"_get_many", f_get_many, METH_O,
+     "arrays read to the host after one wait for them all: (arrays) -> tuple"},
     {"_set_progress", f_set_progress, METH_O,
      "progress of long host copies: True, False or \"always\""},
     {"_get_progress", f_get_progress, METH_NOARGS, "see _set_progress"},

@@ -80,26 +80,28 @@ static PyObject *f_count(PyObject *mod, PyObject *args)
     return dgpy_wrap(out);
 }
 
-/* _keep_keys(x, pshift, lo, hi, cap, pad, bins=None, ranks=None):
- * dg_array_keep_keys, the elements of x whose order keys are under the
- * prefixes lo .. hi at pshift, padded with the value pad to a length known
- * before (cap: at least how many); with bins (int64 counts, any mode) and
- * ranks (r0, r1), under the bins of the ranks, found on the devices: then
- * (kept, counts), padded where pad is not None. */
+/* _keep_keys(x, pshift, lo, hi, cap, pad, bins=None, ranks=None, nbins=0,
+ * whole=False): dg_array_keep_keys, the elements of x whose order keys are
+ * under the prefixes lo .. hi at pshift, padded with the value pad to a
+ * length known before (cap: at least how many); with bins (int64 counts,
+ * any mode; nbins > 0: sets of nbins, summed) and ranks (r0, r1), under the
+ * bins of the ranks, found on the devices: then (kept, counts), padded
+ * where pad is not None; whole: all of them or none (more than cap). */
 static PyObject *f_keep_keys(PyObject *mod, PyObject *args)
 {
     PyObject *xo, *po, *bo = Py_None, *ro = Py_None, *a, *b, *res;
     dg_array *x, *bins = NULL, *out = NULL, *cnt = NULL;
     int pshift;
     unsigned long long lo, hi;
-    long long cap, r0 = 0, r1 = 0;
+    long long cap, r0 = 0, r1 = 0, nbins = 0;
+    int whole = 0;
     int64_t rank[2];
     unsigned char pad[16];
     dg_error err = DG_ERROR_INIT;
     dg_status st;
     (void)mod;
-    if (!PyArg_ParseTuple(args, "OiKKLO|OO:_keep_keys", &xo, &pshift, &lo, &hi, &cap, &po, &bo,
-                          &ro) ||
+    if (!PyArg_ParseTuple(args, "OiKKLO|OOLp:_keep_keys", &xo, &pshift, &lo, &hi, &cap, &po,
+                          &bo, &ro, &nbins, &whole) ||
         !(x = dgpy_arg_array(xo, "_keep_keys")))
         return NULL;
     if (bo != Py_None && (!(bins = dgpy_arg_array(bo, "_keep_keys")) ||
@@ -111,8 +113,8 @@ static PyObject *f_keep_keys(PyObject *mod, PyObject *args)
     if (po != Py_None && dgpy_scalar_bytes(po, x->dtype, pad) < 0)
         return NULL;
     Py_BEGIN_ALLOW_THREADS
-    st = dg_array_keep_keys(x, pshift, lo, hi, cap, po != Py_None ? pad : NULL, bins, rank,
-                            &out, bins ? &cnt : NULL, &err);
+    st = dg_array_keep_keys(x, pshift, lo, hi, cap, po != Py_None ? pad : NULL, bins,
+                            (int64_t)nbins, rank, whole, &out, bins ? &cnt : NULL, &err);
     Py_END_ALLOW_THREADS
     if (st != DG_OK)
         return dgpy_raise(&err);

@@ -92,14 +92,23 @@ static void copy_block(int ndim, const int64_t *shape, int isz, const char *src,
 DG_ORDER_KEYED(DG_KEYED_ROW)
 #undef DG_KEYED_ROW
 
-/* The bin of nbins counts that holds rank r (dg_select_desc.bins): where
- * the counts before it sum to at most r and with it to more; the last bin
- * where r is past them all. */
-static uint64_t rank_bin(const int64_t *bins, int64_t nbins, int64_t r)
+/* The count of bin b of nbins counts in nparts sets (dg_select_desc.bins). */
+static int64_t bin_count(const int64_t *bins, int64_t nbins, int64_t nparts, int64_t b)
+{
+    int64_t p, c = 0;
+    for (p = 0; p < nparts; p++)
+        c += bins[p * nbins + b];
+    return c;
+}
+
+/* The bin of nbins counts (in nparts sets) that holds rank r
+ * (dg_select_desc.bins): where the counts before it sum to at most r and
+ * with it to more; the last bin where r is past them all. */
+static uint64_t rank_bin(const int64_t *bins, int64_t nbins, int64_t nparts, int64_t r)
 {
     int64_t b, cum = 0;
     for (b = 0; b < nbins; b++) {
-        cum += bins[b];
+        cum += bin_count(bins, nbins, nparts, b);
         if (cum > r)
             return (uint64_t)b;
     }
@@ -107,15 +116,17 @@ static uint64_t rank_bin(const int64_t *bins, int64_t nbins, int64_t r)
 }
 
 /* A keyed selection (dg_select_desc.keyed): the values whose keys are under
- * the prefixes, in C order (at most cap of them written). */
+ * the prefixes, in C order (at most cap of them written; with `whole`,
+ * none where the bins of the ranks hold more than cap in all). */
 static void select_keyed(const dg_select_desc *d)
 {
     int64_t idx[DG_MAXDIM], n, k = 0;
     const int nd = d->ndim;
     const int64_t ss = nd ? d->src_strides[nd - 1] : 0;
     const int64_t cap = d->cap > 0 ? d->cap : INT64_MAX;
-    const uint64_t lo = d->bins ? rank_bin(d->bins, d->nbins, d->rank[0]) : d->lo;
-    const uint64_t hi = d->bins ? rank_bin(d->bins, d->nbins, d->rank[1]) : d->hi;
+    const int64_t parts = d->nparts > 0 ? d->nparts : 1;
+    const uint64_t lo = d->bins ? rank_bin(d->bins, d->nbins, parts, d->rank[0]) : d->lo;
+    const uint64_t hi = d->bins ? rank_bin(d->bins, d->nbins, parts, d->rank[1]) : d->hi;
     char *p[1];
     const int64_t(*st[1]) = {d->src_strides};
     int a;
@@ -125,6 +136,16 @@ static void select_keyed(const dg_select_desc *d)
             *d->count = 0;
             return;
         }
+    if (d->bins && d->whole) {
+        int64_t total = 0;
+        uint64_t b;
+        for (b = lo; b <= hi && (int64_t)b < d->nbins; b++)
+            total += bin_count(d->bins, d->nbins, parts, (int64_t)b);
+        if (total > cap) {
+            *d->count = total;
+            return;
+        }
+    }
     memset(idx, 0, sizeof idx);
     p[0] = (char *)d->src;
     n = nd ? d->shape[nd - 1] : 1;

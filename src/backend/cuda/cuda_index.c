@@ -73,6 +73,8 @@ dg_status cu_select(dg_backend_i *be, int dev, int stream, const dg_select_desc 
     a.nbins = d->nbins;
     a.rank0 = d->rank[0];
     a.rank1 = d->rank[1];
+    a.nparts = d->nparts > 0 ? d->nparts : 1;
+    a.whole = d->whole != 0;
     a.ndim = n > 0 ? cu_coalesce(d->ndim, shape, 3, st) : 0;
     for (ax = 0; ax < a.ndim; ax++) {
         a.shape[ax] = shape[ax];

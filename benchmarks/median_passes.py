@@ -1,0 +1,83 @@
+"""The work of one dg.median of float32 N(0, 1) over the whole array, per
+call, on the CPU backend's virtual devices (or the GPUs): host waits, slot
+calls (works) per device by slot, full passes over the data per device (the
+elements the count and select slots read over the elements a device holds),
+waits of a device for another's work, bytes between devices, to and from the
+host, all-reduces.  One line per device count; each count in a process of
+its own (DGARRAY_CPU_DEVICES).
+
+    python3 benchmarks/median_passes.py --log2 24 --devices 1,2,4
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+
+
+def one(log2, reps):
+    import numpy as np
+    import dgarray as dg
+    from dgarray import _core
+    n = 1 << log2
+    ndev = _core._ndevices()
+    x = np.random.default_rng(4).standard_normal(n).astype(np.float32)
+    a = dg.distributed_array(x, {d: slice(n * d // ndev, n * (d + 1) // ndev)
+                                 for d in range(ndev)})
+    a._sync()
+    want = np.median(x)
+    got = dg.median(a)
+    got._sync()
+    assert float(got.get()) == float(want), (got.get(), want)
+    _core._work_stats(True)
+    _core._move_stats(True)
+    w0 = _core._host_waits()
+    for _ in range(reps):
+        r = dg.median(a)
+        r._sync()
+    waits = (_core._host_waits() - w0) / reps
+    st = _core._work_stats(True)
+    per = n / ndev
+    works = {k: [v / reps for v in vs] for k, vs in st["works"].items()}
+    return {"ndev": ndev, "log2": log2, "host_waits": waits,
+            "syncs": st["syncs"] / reps,
+            "works": works,
+            "works_per_device": [sum(vs[d] for vs in works.values()) for d in range(ndev)],
+            "passes": [r / reps / per for r in st["read"]],
+            "waits_across": [v / reps for v in st["waits_across"]],
+            "between": st["between"] / reps, "to_host": st["to_host"] / reps,
+            "from_host": st["from_host"] / reps, "allreduces": st["allreduces"] / reps,
+            "allreduce_bytes": st["allreduce_bytes"] / reps}
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--log2", type=int, default=24)
+    ap.add_argument("--devices", default="1,2,4")
+    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--one", action="store_true", help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.one:
+        print(json.dumps(one(args.log2, args.reps)))
+        return
+    print("| devices | host waits | syncs | passes per device | works per device "
+          "(by slot) | waits across | between B | to host B | from host B | all-reduces (B) |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for k in args.devices.split(","):
+        env = dict(os.environ, DGARRAY_CPU_DEVICES=k)
+        out = subprocess.run([sys.executable, __file__, "--one", "--log2", str(args.log2),
+                              "--reps", str(args.reps)], env=env, check=True,
+                             capture_output=True, text=True).stdout
+        r = json.loads(out.strip().splitlines()[-1])
+        slots = ", ".join(f"{s} {'/'.join(f'{v:g}' for v in vs)}"
+                          for s, vs in sorted(r["works"].items()))
+        print(f"| {r['ndev']} | {r['host_waits']:g} | {r['syncs']:g} | "
+              f"{' / '.join(f'{p:.3g}' for p in r['passes'])} | "
+              f"{' / '.join(f'{w:g}' for w in r['works_per_device'])} ({slots}) | "
+              f"{' / '.join(f'{w:g}' for w in r['waits_across'])} | {r['between']:g} | "
+              f"{r['to_host']:g} | {r['from_host']:g} | {r['allreduces']:g} "
+              f"({r['allreduce_bytes']:g}) |")
+
+
+if __name__ == "__main__":
+    main()
