@@ -264,6 +264,109 @@ def test_keep_keys_by_bins(dtype, ndev):
                     np.testing.assert_array_equal(np.sort(gk), want, f"{name} {r0} {r1}")
 
 
+@pytest.mark.parametrize("dtype", ["f2", "f4", "f8", "i2", "u4", "i8"])
+def test_keep_keys_apart_whole(dtype, ndev):
+    """_core._keep_keys with each device's bins apart (_count apart: sets
+    of nbins, summed on each device from every device's, no combine across
+    devices) finds the bins the combined counts give; `whole` keeps all the
+    keys under them where they are at most cap (each piece its own, every
+    one once), else none: nothing written, every piece's count the total
+    (cap at the total and one below it)."""
+    n = 3001
+    x = values(dtype, (n,), 6, nan=True, low=-300, high=300)
+    x[5:900] = x[4]  # many equal keys
+    k = np.array([int(v) for v in _keys(x)], dtype=np.uint64)
+    w = x.dtype.itemsize * 8
+    d12 = min(12, w)
+    pshift, nb = w - d12, 1 << d12
+    q = k >> np.uint64(pshift)
+    cum = np.cumsum(np.bincount(q.astype(np.int64), minlength=nb))
+    ranks = [(0, 0), (n // 2, n // 2 + 1), (n - 1, n - 1), (10, 2000), (1499, 1500)]
+    core = _quantiles._core
+    for name, d in _gather_layouts(x, ndev):
+        c = core._count(d, None, nb, _quantiles._RADIX, pshift, w, 0, None, True)
+        sets = c.size // nb
+        assert c.size % nb == 0 and sets >= 1, (name, c.size)
+        for r0, r1 in ranks:
+            lo, hi = _bin_of(cum, r0), _bin_of(cum, r1)
+            want = np.sort(k[(q >= lo) & (q <= hi)])
+            for cap in sorted({want.size, max(1, want.size - 1)}):
+                kept, got = core._keep_keys(d, pshift, 0, 0, cap, None, c, (r0, r1), nb, True)
+                got, vals = got.get(), kept.get()
+                pieces = sorted(b[0][:2] for _, b in kept._layout())
+                assert len(pieces) == got.size, (name, pieces, got)
+                if cap < want.size:  # none kept
+                    assert (got == want.size).all(), (name, r0, r1, cap, got, want.size)
+                    continue
+                assert int(got.sum()) == want.size and (got <= cap).all(), \
+                    (name, r0, r1, cap, got, want.size)
+                part = [vals[a:a + int(g)] for g, (a, b) in zip(got, pieces)]
+                gk = np.array([int(v) for v in _keys(np.concatenate(part))], dtype=np.uint64)
+                np.testing.assert_array_equal(np.sort(gk), want, f"{name} {r0} {r1} {cap}")
+
+
+def test_get_many(ndev):
+    """_core._get_many reads several arrays (layouts over the devices, an
+    op mode, 0-d, empty, several dtypes) after one host wait, each what its
+    get() reads; anything else is a TypeError."""
+    core = _quantiles._core
+    x = np.arange(1001, dtype=np.float32)
+    a = dg.distributed_array(x, {k: slice(1001 * k // ndev, 1001 * (k + 1) // ndev)
+                                 for k in range(ndev)})
+    b = dg.distributed_array(np.ones((3, 4), np.int64), {k: (slice(None), slice(None))
+                                                         for k in range(ndev)}, mode="sum")
+    arrays = [a * 2, b, dg.full((), np.float16(-0.0), dtype=np.float16), a[5:5],
+              dg.asarray(np.array([True, False]))]
+    want = [a.get() * 2, np.ones((3, 4), np.int64), np.float16(-0.0),
+            np.zeros(0, np.float32), np.array([True, False])]
+    w0 = core._host_waits()
+    got = core._get_many(arrays)
+    assert core._host_waits() - w0 == 1
+    assert isinstance(got, tuple) and len(got) == len(want)
+    for g, wt in zip(got, want):
+        assert isinstance(g, np.ndarray) and g.dtype == np.asarray(wt).dtype, (g, wt)
+        np.testing.assert_array_equal(g, wt)
+        assert np.signbit(g).tolist() == np.signbit(wt).tolist() if g.dtype.kind == "f" else True
+    assert core._get_many(()) == ()
+    with pytest.raises(TypeError):
+        core._get_many((a, 1))
+    with pytest.raises(TypeError):
+        core._get_many(5)
+
+
+@pytest.mark.parametrize("dist", ["normal", "uniform"])
+def test_median_work(dist, ndev):
+    """The work of a median of float32 (_core._work_stats): N(0, 1), the
+    middle pair's bins hold a few keys: one count and one gathering a
+    device (two readings of its elements), one host wait, nothing combined
+    across devices (no all-reduce), each device fetching the others' bins;
+    uniform on [0, 1): the gathering behind the first count keeps none and
+    the passes go on from its counts (more host waits); NumPy's median."""
+    core = _quantiles._core
+    n = 1 << 17  # uniform: the middle pair's bin holds 1/16 of x, past _FIRST_CAP
+    rng = np.random.default_rng(5)
+    x = (rng.standard_normal(n) if dist == "normal" else rng.random(n)).astype(np.float32)
+    d = dg.distributed_array(x, {k: slice(n * k // ndev, n * (k + 1) // ndev)
+                                 for k in range(ndev)})
+    d._sync()
+    core._work_stats(True)
+    w0 = core._host_waits()
+    got = np.median(d)
+    waits = core._host_waits() - w0
+    st = core._work_stats(True)
+    same(got, np.median(x))
+    own = [n * (k + 1) // ndev - n * k // ndev for k in range(ndev)]
+    assert st["allreduces"] == 0, st
+    if dist == "normal":
+        assert st["works"]["count"][:ndev] == [1] * ndev, st
+        assert waits == 1, waits
+        assert st["read"][:ndev] == [2 * m for m in own], (st["read"], own)
+        assert st["works"]["select"][:ndev] == [1] * ndev, st
+        assert st["between"] == ndev * (ndev - 1) * 4096 * 8, st
+    else:
+        assert waits > 1 and st["works"]["select"][0] >= 2, (waits, st)
+
+
 @pytest.mark.parametrize("dtype", ["f2", "f4", "f8", "i1", "u2", "i4", "u8"])
 @pytest.mark.parametrize("finish", ["gathered", "overflow"])
 def test_median_gathered_first(dtype, finish, ndev, monkeypatch):
@@ -492,6 +595,9 @@ def test_host_waits_between_passes(first, ndev, monkeypatch):
     waits_between = at[1][1] - at[0][1]
     assert waits_between == (0 if first else 1), (at, w0, w1)
     assert w1 - at[1][1] >= 1, (at, w1)  # the read of what was gathered
+    # gathered first: the counts and the gathered read after one wait, the
+    # result made on the devices (no wait)
+    assert not first or w1 - w0 == 1, (at, w0, w1)
 
 
 @pytest.mark.parametrize("dtype", ["f4", "i4", "f8"])

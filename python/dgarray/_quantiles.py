@@ -321,6 +321,7 @@ class _Selector:
             return None  # the passes as they go
         nb = 1 << d
         c = _core._count(self.x, None, nb, _RADIX, w - d, w, 0, None, True)
+        # unpadded: each piece's count says how many of its places it wrote
         kept, got = _core._keep_keys(self.x, w - d, 0, 0, _FIRST_CAP, None, c,
                                      (min(rs), max(rs)), nb, True)
         cv, gv, kv = _core._get_many((c, got, kept))  # the one wait
@@ -330,7 +331,8 @@ class _Selector:
         if int(bins[lo:hi + 1].sum()) > _FIRST_CAP:  # none kept
             return None, d
         starts = sorted(b[0][0] for _, b in kept._layout())  # the pieces, in counts' order
-        vals = numpy.concatenate([kv[a:a + int(g)] for a, g in zip(starts, gv)])
+        vals = numpy.concatenate([kv[a:a + int(g)] for a, g in zip(starts, gv)]) \
+            if len(starts) > 1 else kv[:int(gv[0])]
         return self._ranks_among(vals, state, w - d), d
 
     @staticmethod

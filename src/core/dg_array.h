@@ -147,6 +147,14 @@ dg_status dg_array_gather_part(dg_array *a, const dg_box *region, char *host,
                                const int64_t *hstrides, int64_t part, int64_t nparts,
                                int64_t *nbytes, dg_error *err);
 
+/* Copies all of each of the n arrays a[i] (REPLICA, of one backend) into
+ * the host array host[i] of its shape (byte strides hstrides[i]): every
+ * copy enqueued, then one wait on each device used (not one a read: what
+ * reads several small results of one computation together).  For arrays
+ * small enough to copy in one part.  Call without the GIL. */
+dg_status dg_array_gather_all(dg_array *const *a, int n, char *const *host,
+                              const int64_t *const *hstrides, dg_error *err);
+
 /* Waits until every chunk's last write has completed. */
 dg_status dg_array_sync(dg_array *a, dg_error *err);
 

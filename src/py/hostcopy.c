@@ -247,13 +247,18 @@ int dgpy_gather_into(dg_array *a, const dg_box *region, char *host, const int64_
 }
 
 /* _get_many(arrays) -> tuple of ndarrays: each array (a sequence of
- * DistributedArrays) read to the host, after one host wait for the work
- * all the reads queue behind (dgpy_wait_ready_many): what a caller that
- * needs several small results of one enqueued computation waits once for. */
+ * DistributedArrays, each small enough for one part) read to the host,
+ * after one host wait for the work all the reads queue behind
+ * (dgpy_wait_ready_many), their copies then enqueued together and waited
+ * for once (dg_array_gather_all): what a caller that needs several small
+ * results of one enqueued computation waits once for. */
 static PyObject *f_get_many(PyObject *mod, PyObject *arg)
 {
     PyObject *seq, *res = NULL;
     dg_array **r;
+    char **host = NULL;
+    int64_t *hstr = NULL;
+    const int64_t **hp = NULL;
     Py_ssize_t n, i, k = 0;
     (void)mod;
     if (!(seq = PySequence_Fast(arg, "_get_many takes a sequence of arrays")))
@@ -273,24 +278,38 @@ static PyObject *f_get_many(PyObject *mod, PyObject *arg)
             goto done;
         }
     }
-    if (dgpy_wait_ready_many(r, (int)n) < 0 || !(res = PyTuple_New(n)))
+    if (dgpy_wait_ready_many(r, (int)n) < 0 || !(res = PyTuple_New(n)) ||
+        !(host = (char **)PyMem_Calloc((size_t)(n ? n : 1), sizeof *host)) ||
+        !(hstr = (int64_t *)PyMem_Calloc((size_t)(n ? n : 1) * DG_MAXDIM, sizeof *hstr)) ||
+        !(hp = (const int64_t **)PyMem_Calloc((size_t)(n ? n : 1), sizeof *hp))) {
+        if (res && !PyErr_Occurred())
+            PyErr_NoMemory();
+        Py_CLEAR(res);
         goto done;
+    }
     for (i = 0; i < n; i++) {
-        int64_t shape[DG_MAXDIM], strides[DG_MAXDIM];
+        int64_t shape[DG_MAXDIM];
         int nd, dt;
-        char *data;
-        dg_box whole;
         PyObject *o = dgpy_ndarray_new(r[i]->ndim, r[i]->shape, r[i]->dtype);
         if (!o) {
             Py_CLEAR(res);
             goto done;
         }
         PyTuple_SET_ITEM(res, i, o);
-        dgpy_ndarray_info(o, &nd, shape, strides, &data, &dt);
-        dg_box_full(&whole, r[i]->ndim, r[i]->shape);
-        if (dgpy_gather_into(r[i], &whole, data, strides) < 0) {
+        dgpy_ndarray_info(o, &nd, shape, hstr + i * DG_MAXDIM, &host[i], &dt);
+        hp[i] = hstr + i * DG_MAXDIM;
+    }
+    {
+        dg_error err = DG_ERROR_INIT;
+        dg_status st;
+        Py_BEGIN_ALLOW_THREADS
+        st = dg_array_gather_all(r, (int)n, host, hp, &err);
+        Py_END_ALLOW_THREADS
+        if (st != DG_OK) {
+            dgpy_raise(&err);
             Py_CLEAR(res);
-            goto done;
+        } else if (dgpy_fpe_report() < 0) {
+            Py_CLEAR(res);
         }
     }
 done:
@@ -298,6 +317,9 @@ done:
         if (r[i])
             dg_array_decref(r[i]);
     PyMem_Free(r);
+    PyMem_Free(host);
+    PyMem_Free(hstr);
+    PyMem_Free(hp);
     Py_DECREF(seq);
     return res;
 }
