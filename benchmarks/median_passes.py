@@ -1,6 +1,7 @@
 """The work of one dg.median of float32 N(0, 1) over the whole array, per
 call, on the CPU backend's virtual devices (or the GPUs): host waits, slot
-calls (works) per device by slot, full passes over the data per device (the
+calls (works) per device by slot, copies to or from the host (each a round
+trip on GPUs), full passes over the data per device (the
 elements the count and select slots read over the elements a device holds),
 waits of a device for another's work, bytes between devices, to and from the
 host, all-reduces.  One line per device count; each count in a process of
@@ -46,6 +47,7 @@ def one(log2, reps):
             "passes": [r / reps / per for r in st["read"]],
             "waits_across": [v / reps for v in st["waits_across"]],
             "between": st["between"] / reps, "to_host": st["to_host"] / reps,
+            "host_copies": st["host_copies"] / reps,
             "from_host": st["from_host"] / reps, "allreduces": st["allreduces"] / reps,
             "allreduce_bytes": st["allreduce_bytes"] / reps}
 
@@ -60,9 +62,9 @@ def main():
     if args.one:
         print(json.dumps(one(args.log2, args.reps)))
         return
-    print("| devices | host waits | syncs | passes per device | works per device "
+    print("| devices | host waits | host copies | syncs | passes per device | works per device "
           "(by slot) | waits across | between B | to host B | from host B | all-reduces (B) |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     for k in args.devices.split(","):
         env = dict(os.environ, DGARRAY_CPU_DEVICES=k)
         out = subprocess.run([sys.executable, __file__, "--one", "--log2", str(args.log2),
@@ -71,7 +73,7 @@ def main():
         r = json.loads(out.strip().splitlines()[-1])
         slots = ", ".join(f"{s} {'/'.join(f'{v:g}' for v in vs)}"
                           for s, vs in sorted(r["works"].items()))
-        print(f"| {r['ndev']} | {r['host_waits']:g} | {r['syncs']:g} | "
+        print(f"| {r['ndev']} | {r['host_waits']:g} | {r['host_copies']:g} | {r['syncs']:g} | "
               f"{' / '.join(f'{p:.3g}' for p in r['passes'])} | "
               f"{' / '.join(f'{w:g}' for w in r['works_per_device'])} ({slots}) | "
               f"{' / '.join(f'{w:g}' for w in r['waits_across'])} | {r['between']:g} | "

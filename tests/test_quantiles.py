@@ -334,12 +334,35 @@ def test_get_many(ndev):
         core._get_many(5)
 
 
+def test_dense_on(ndev):
+    """_core._dense_on(x, devs): x's values (any layout, a view, an op
+    mode) in one chunk on each device named, read as x; a device that is
+    not there is a ValueError."""
+    core = _quantiles._core
+    x = np.arange(3001, dtype=np.float64).reshape(3001) * 0.5 - 7
+    for name, d in list(_gather_layouts(x, ndev)) + [
+            ("strided", dg.asarray(x)[::3]),
+            ("sum", dg.distributed_array(x, {k: slice(None) for k in range(ndev)}, mode="sum"))]:
+        want = x[::3] if name == "strided" else x
+        for devs in ([0], list(range(ndev)), [ndev - 1, 0]):
+            r = core._dense_on(d, devs)
+            assert [dev for dev, _ in r._layout()] == devs, (name, devs, r._layout())
+            assert all(b == ((0, want.size, 1),) for _, b in r._layout()), (name, r._layout())
+            np.testing.assert_array_equal(r.get(), want, f"{name} {devs}")
+            core._work_stats(True)
+            r.get()
+            assert core._work_stats(True)["host_copies"] == 1, (name, devs)
+    with pytest.raises(ValueError):
+        core._dense_on(dg.asarray(x), [core._ndevices()])
+
+
 @pytest.mark.parametrize("dist", ["normal", "uniform"])
 def test_median_work(dist, ndev):
     """The work of a median of float32 (_core._work_stats): N(0, 1), the
     middle pair's bins hold a few keys: one count and one gathering a
-    device (two readings of its elements), one host wait, nothing combined
-    across devices (no all-reduce), each device fetching the others' bins;
+    device (two readings of its elements), one host wait and three copies
+    to the host, nothing combined across devices (no all-reduce), each
+    device fetching the others' bins;
     uniform on [0, 1): the gathering behind the first count keeps none and
     the passes go on from its counts (more host waits); NumPy's median."""
     core = _quantiles._core
@@ -362,7 +385,9 @@ def test_median_work(dist, ndev):
         assert waits == 1, waits
         assert st["read"][:ndev] == [2 * m for m in own], (st["read"], own)
         assert st["works"]["select"][:ndev] == [1] * ndev, st
-        assert st["between"] == ndev * (ndev - 1) * 4096 * 8, st
+        # the bins, the pieces' counts and the kept: one copy to the host each
+        assert st["host_copies"] == 3, st
+        assert st["between"] >= ndev * (ndev - 1) * 4096 * 8, st
     else:
         assert waits > 1 and st["works"]["select"][0] >= 2, (waits, st)
 

@@ -321,18 +321,23 @@ class _Selector:
             return None  # the passes as they go
         nb = 1 << d
         c = _core._count(self.x, None, nb, _RADIX, w - d, w, 0, None, True)
+        devs = [dev for dev, _ in c._layout()]
+        if len(devs) > 1:  # every device's bins on every device (one move)
+            c = _core._dense_on(c, devs)
         # unpadded: each piece's count says how many of its places it wrote
         kept, got = _core._keep_keys(self.x, w - d, 0, 0, _FIRST_CAP, None, c,
                                      (min(rs), max(rs)), nb, True)
+        starts = sorted(b[0][0] for _, b in kept._layout())
+        if len(devs) > 1:  # each on one device: one copy to the host an array
+            c, got, kept = (_core._dense_on(a, devs[:1]) for a in (c, got, kept))
         cv, gv, kv = _core._get_many((c, got, kept))  # the one wait
         bins = self.cache[w - d, w, 0] = cv.reshape(-1, nb).sum(axis=0) if cv.size > nb else cv
         self._advance(state, bins, d)
         lo, hi = min(s[0] for s in state), max(s[0] for s in state)
         if int(bins[lo:hi + 1].sum()) > _FIRST_CAP:  # none kept
             return None, d
-        starts = sorted(b[0][0] for _, b in kept._layout())  # the pieces, in counts' order
         vals = numpy.concatenate([kv[a:a + int(g)] for a, g in zip(starts, gv)]) \
-            if len(starts) > 1 else kv[:int(gv[0])]
+            if len(starts) > 1 else kv[:int(gv[0])]  # the pieces, in their counts' order
         return self._ranks_among(vals, state, w - d), d
 
     @staticmethod

@@ -147,6 +147,13 @@ dg_status dg_array_gather_part(dg_array *a, const dg_box *region, char *host,
                                const int64_t *hstrides, int64_t part, int64_t nparts,
                                int64_t *nbytes, dg_error *err);
 
+/* A REPLICA array of x's values (x REPLICA, borrowed) in one chunk on each
+ * of the n devices devs[i], each dense or x's own chunk there where one
+ * holds all of x (then shared: a view), the copies in one move: what a
+ * kernel reading all of x on each device, or a host read of one copy (one
+ * copy to the host, not one a chunk), reads.  New reference. */
+dg_status dg_array_dense_on(dg_array *x, const int *devs, int n, dg_array **out,
+                            dg_error *err);
 /* Copies all of each of the n arrays a[i] (REPLICA, of one backend) into
  * the host array host[i] of its shape (byte strides hstrides[i]): every
  * copy enqueued, then one wait on each device used (not one a read: what

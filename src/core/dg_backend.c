@@ -143,6 +143,7 @@ static void note_copy(const dg_copy_desc *d)
     int ax;
     for (ax = 0; ax < d->ndim; ax++)
         n *= d->shape[ax];
+    counts.host_copies += (d->src_dev == DG_HOST) != (d->dst_dev == DG_HOST);
     if (d->src_dev == DG_HOST && d->dst_dev != DG_HOST)
         counts.from_host += n;
     else if (d->dst_dev == DG_HOST && d->src_dev != DG_HOST)

@@ -815,7 +815,8 @@ dg_status dg_be_mark(dg_backend_i *be, dg_pos p, dg_error *err);
  * (DG_BE_WORK_*; a CUDA slot call launches one kernel or a few), the
  * elements the count and select slots read, the waits of its streams for
  * another device's work; bytes copied between devices, from and to the
- * host; all-reduces and the bytes each device sends into them (its count
+ * host, and the copies to or from the host (each a round trip on GPUs:
+ * cuda_hostcopy.c returns once the host memory is done with); all-reduces and the bytes each device sends into them (its count
  * of elements); backend syncs (dg_be_sync of work not known done: host
  * waits that do not go through the binding's waitsets too). */
 #define DG_BE_STAT_DEVS 16
@@ -829,7 +830,7 @@ typedef struct dg_be_counts {
     int64_t works[DG_BE_WORK_KINDS][DG_BE_STAT_DEVS];
     int64_t read[DG_BE_STAT_DEVS];
     int64_t waits_across[DG_BE_STAT_DEVS];
-    int64_t between, from_host, to_host;
+    int64_t between, from_host, to_host, host_copies;
     int64_t allreduces, allreduce_bytes;
     int64_t syncs;
 } dg_be_counts;

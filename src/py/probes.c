@@ -22,8 +22,8 @@ static PyObject *f_move_stats(PyObject *mod, PyObject *args)
 /* _work_stats(reset=False) -> dict: what the core asked of the backend
  * since the last reset (dg_be_counts_get): 'works' {slot: [per device]}
  * (slots with any), 'read' and 'waits_across' [per device], and the ints
- * 'between', 'from_host', 'to_host', 'allreduces', 'allreduce_bytes',
- * 'syncs'. */
+ * 'between', 'from_host', 'to_host', 'host_copies', 'allreduces',
+ * 'allreduce_bytes', 'syncs'. */
 static PyObject *f_work_stats(PyObject *mod, PyObject *args)
 {
     static const char *const names[DG_BE_WORK_KINDS] = {
@@ -76,11 +76,11 @@ static PyObject *f_work_stats(PyObject *mod, PyObject *args)
         Py_CLEAR(v);
     }
     {
-        const char *const keys[] = {"between", "from_host", "to_host", "allreduces",
-                                    "allreduce_bytes", "syncs"};
-        const int64_t vals[] = {c.between, c.from_host, c.to_host, c.allreduces,
-                                c.allreduce_bytes, c.syncs};
-        for (k = 0; k < 6; k++) {
+        const char *const keys[] = {"between", "from_host", "to_host", "host_copies",
+                                    "allreduces", "allreduce_bytes", "syncs"};
+        const int64_t vals[] = {c.between, c.from_host, c.to_host, c.host_copies,
+                                c.allreduces, c.allreduce_bytes, c.syncs};
+        for (k = 0; k < 7; k++) {
             if (!(v = PyLong_FromLongLong((long long)vals[k])) ||
                 PyDict_SetItemString(res, keys[k], v) < 0)
                 goto fail;
