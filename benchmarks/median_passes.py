@@ -1,4 +1,4 @@
-"""The work of one dg.median of float32 N(0, 1) over the whole array, per
+"""The work of one dg.median of float32 N(0, 1) (or uniform on [0, 1)) over the whole array, per
 call, on the CPU backend's virtual devices (or the GPUs): host waits, slot
 calls (works) per device by slot, copies to or from the host (each a round
 trip on GPUs), full passes over the data per device (the
@@ -16,13 +16,14 @@ import subprocess
 import sys
 
 
-def one(log2, reps):
+def one(log2, reps, dist):
     import numpy as np
     import dgarray as dg
     from dgarray import _core
     n = 1 << log2
     ndev = _core._ndevices()
-    x = np.random.default_rng(4).standard_normal(n).astype(np.float32)
+    rng = np.random.default_rng(4)
+    x = (rng.standard_normal(n) if dist == "normal" else rng.random(n)).astype(np.float32)
     a = dg.distributed_array(x, {d: slice(n * d // ndev, n * (d + 1) // ndev)
                                  for d in range(ndev)})
     a._sync()
@@ -57,10 +58,12 @@ def main():
     ap.add_argument("--log2", type=int, default=24)
     ap.add_argument("--devices", default="1,2,4")
     ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--dist", default="normal", choices=["normal", "uniform"],
+                    help="N(0, 1) or uniform on [0, 1)")
     ap.add_argument("--one", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.one:
-        print(json.dumps(one(args.log2, args.reps)))
+        print(json.dumps(one(args.log2, args.reps, args.dist)))
         return
     print("| devices | host waits | host copies | syncs | passes per device | works per device "
           "(by slot) | waits across | between B | to host B | from host B | all-reduces (B) |")
@@ -68,7 +71,7 @@ def main():
     for k in args.devices.split(","):
         env = dict(os.environ, DGARRAY_CPU_DEVICES=k)
         out = subprocess.run([sys.executable, __file__, "--one", "--log2", str(args.log2),
-                              "--reps", str(args.reps)], env=env, check=True,
+                              "--reps", str(args.reps), "--dist", args.dist], env=env, check=True,
                              capture_output=True, text=True).stdout
         r = json.loads(out.strip().splitlines()[-1])
         slots = ", ".join(f"{s} {'/'.join(f'{v:g}' for v in vs)}"
