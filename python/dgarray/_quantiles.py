@@ -235,7 +235,10 @@ class _Selector:
     later passes read only them; at most _HOST_FINISH of them come to the
     host instead, where the ranks are found among them (one transfer for
     the remaining passes).  So a float32 median reads x twice, not 3 times;
-    a float64 one twice, not 6 times."""
+    a float64 one twice, not 6 times.  For neighbouring ranks (a median) the
+    first gathering is enqueued behind the first count, its bins found on
+    the devices (_gather_first): then one host wait a median where the
+    ranks' bins hold at most _FIRST_CAP keys."""
 
     def __init__(self, x):
         x = x if x.mode == "replica" else x.change_mode("replica")
