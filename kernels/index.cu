@@ -345,12 +345,13 @@ DG_ORDER_KEYED(DG_CP_UNDER)
 
 #define DG_LOC_THREADS 256 /* dg_cp_locate_k's block */
 
-/* The count of bin b: the sum of its a.nparts sets. */
+/* The count of bin b: the sum of its a.nparts sets (at a.part[p], read in
+ * place on a peer, or one after another from a.bins). */
 __device__ __forceinline__ int64_t dg_cp_bin(const dg_cu_compact &a, int64_t b)
 {
     int64_t c = 0;
     for (int64_t p = 0; p < a.nparts; p++)
-        c += a.bins[p * a.nbins + b];
+        c += (a.part[0] ? a.part[p] : a.bins + p * a.nbins)[b];
     return c;
 }
 

@@ -325,9 +325,8 @@ class _Selector:
         nb = 1 << d
         c = _core._count(self.x, None, nb, _RADIX, w - d, w, 0, None, True)
         devs = [dev for dev, _ in c._layout()]
-        if len(devs) > 1:  # every device's bins on every device (one move)
-            c = _core._dense_on(c, devs)
-        # unpadded: each piece's count says how many of its places it wrote
+        # each device reads every device's bins where they are (peers'
+        # in place); unpadded: each piece's count says how many it wrote
         kept, got = _core._keep_keys(self.x, w - d, 0, 0, _FIRST_CAP, None, c,
                                      (min(rs), max(rs)), nb, True)
         starts = sorted(b[0][0] for _, b in kept._layout())

@@ -328,7 +328,11 @@ typedef struct dg_allreduce_desc {
  * nparts.  With `whole`, where the bins from the lower rank's to the higher
  * rank's hold more than cap keys in all (over every part), nothing is read
  * or written and *count gets that total (more than cap: the caller knows
- * that nothing was kept). */
+ * that nothing was kept).  Where part[0] is not NULL, set p of the bins
+ * (p < nparts <= DG_SELECT_PARTS) is the nbins dense counts at part[p]
+ * instead of at bins + p nbins, read in place (on the work's device or on
+ * one it can access: dg_backend_i.can_access); bins is then part[0]. */
+#define DG_SELECT_PARTS 16
 typedef struct dg_select_desc {
     int ndim;
     int64_t shape[DG_MAXDIM];
@@ -348,6 +352,7 @@ typedef struct dg_select_desc {
     int64_t nbins, rank[2];
     int64_t nparts;
     int whole;
+    const int64_t *part[DG_SELECT_PARTS];
 } dg_select_desc;
 
 /* Keyed copies of rows (dg_backend_i.rows).  For each j < n whose key[j]

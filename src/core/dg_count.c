@@ -267,6 +267,52 @@ done:
     return st;
 }
 
+/* Points d->part[p] at set p of the bins rb (nparts sets of nbins, dense
+ * int64) where it can be read in place from dev (a chunk there, else one
+ * on a device dev can access), each buffer read added to acc (*nacc);
+ * 0 (d->part untouched) where some set cannot be. */
+static int bins_in_place(dg_backend_i *be, dg_array *rb, int64_t nbins, int64_t nparts, int dev,
+                         dg_select_desc *d, dg_access *acc, int *nacc)
+{
+    const int64_t *part[DG_SELECT_PARTS];
+    dg_buffer *bufs[DG_SELECT_PARTS];
+    int p, i, k, n = 0;
+    if (nparts < 2 || nparts > DG_SELECT_PARTS || rb->ndim != 1)
+        return 0;
+    for (p = 0; p < nparts; p++) {
+        const dg_chunk *best = NULL;
+        for (i = 0; i < rb->nchunks; i++) {
+            const dg_chunk *c = &rb->chunks[i];
+            const dg_range r = c->box.r[0];
+            if (r.start > p * nbins || dg_range_len(r) < 1 ||
+                r.start + dg_range_len(r) * r.step < (p + 1) * nbins ||
+                (dg_range_len(r) > 1 && (r.step != 1 || c->strides[0] != 8)))
+                continue;
+            if (c->device == dev) {
+                best = c;
+                break;
+            }
+            if (!best && dg_be_can_access(be, dev, c->device))
+                best = c;
+        }
+        if (!best)
+            return 0;
+        part[p] = (const int64_t *)((const char *)best->buf->ptr + best->offset) +
+                  (p * nbins - best->box.r[0].start);
+        bufs[p] = best->buf;
+    }
+    for (p = 0; p < nparts; p++) {
+        d->part[p] = part[p];
+        for (k = 0; k < n && bufs[k] != bufs[p]; k++)
+            ;
+        if (k == n)
+            bufs[n++] = bufs[p];
+    }
+    for (k = 0; k < n; k++)
+        acc[(*nacc)++] = dg_read(bufs[k]);
+    return 1;
+}
+
 /* One piece of x that a device takes in a keyed gathering: chunk i's region
  * `box`, and its places in the result. */
 typedef struct keep_piece {
@@ -386,22 +432,26 @@ dg_status dg_array_keep_keys(dg_array *x, int pshift, uint64_t lo, uint64_t hi, 
         const dg_chunk *cc = &cnt->chunks[i];
         dg_region_src bs = {NULL, NULL, {0}};
         dg_select_desc d;
-        dg_access acc[4];
+        dg_access acc[4 + DG_SELECT_PARTS];
         char *p;
-        int ax;
+        int ax, nacc = 4;
         memset(&d, 0, sizeof d);
         if (rb) {
-            DG_CHECK_GOTO(dg_fetch_region(rb, &ball, c->device, DG_STREAM_COMPUTE, &bs, err),
-                          st, done);
-            if (rb->shape[0] > 1 && bs.strides[0] != 8) {
-                dg_buffer_decref(be, bs.buf);
-                st = dg_error_set(err, DG_ERR_INTERNAL, c->device, "the bins must be dense");
-                goto done;
-            }
-            d.bins = (const int64_t *)bs.ptr;
             d.nbins = nbins > 0 ? nbins : rb->shape[0];
             d.nparts = d.nbins > 0 ? rb->shape[0] / d.nbins : 1;
             d.whole = whole;
+            if (bins_in_place(be, rb, d.nbins, d.nparts, c->device, &d, acc, &nacc)) {
+                d.bins = d.part[0]; /* each device's set read where it is */
+            } else {
+                DG_CHECK_GOTO(dg_fetch_region(rb, &ball, c->device, DG_STREAM_COMPUTE, &bs,
+                                              err), st, done);
+                if (rb->shape[0] > 1 && bs.strides[0] != 8) {
+                    dg_buffer_decref(be, bs.buf);
+                    st = dg_error_set(err, DG_ERR_INTERNAL, c->device, "the bins must be dense");
+                    goto done;
+                }
+                d.bins = (const int64_t *)bs.ptr;
+            }
             d.rank[0] = rank[0];
             d.rank[1] = rank[1];
         }
@@ -425,7 +475,7 @@ dg_status dg_array_keep_keys(dg_array *x, int pshift, uint64_t lo, uint64_t hi, 
         acc[1] = dg_write(rc->buf);
         acc[2] = dg_write(cc->buf);
         acc[3] = dg_read(bs.buf);
-        st = dg_enqueue(be, c->device, DG_STREAM_COMPUTE, acc, 4, dg_work_select(&d), err);
+        st = dg_enqueue(be, c->device, DG_STREAM_COMPUTE, acc, nacc, dg_work_select(&d), err);
         if (bs.buf)
             dg_buffer_decref(be, bs.buf);
         if (st != DG_OK)

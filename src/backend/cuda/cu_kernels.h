@@ -304,6 +304,8 @@ typedef struct dg_cu_compact {
     const int64_t *bins;  /* keyed: lo, hi the bins of ranks rank0, rank1 */
     int64_t nbins, rank0, rank1;
     int64_t nparts;       /* keyed with bins: sets of nbins counts (>= 1) */
+    const int64_t *part[16]; /* ... set p at part[p] where part[0] is set (a
+                                peer's read in place), else at bins + p nbins */
     int32_t whole;        /* keyed with bins: all under the bins or none */
     uint64_t *bounds;     /* the launcher's: those bins, and 1 where none are kept */
 } dg_cu_compact;
