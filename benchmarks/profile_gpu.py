@@ -29,15 +29,16 @@ from _nccl_peer import all_to_all_seconds  # noqa: E402
 from _timing import done, times  # noqa: E402
 
 
-def median_gather_first(a):
-    """float(dg.median(a)) with the gathering enqueued behind the first count
-    (dgarray._quantiles._GATHER_FIRST; off by default)."""
+def median_counts_first(a):
+    """float(dg.median(a)) with the host reading the first counts before it
+    enqueues the gathering (dgarray._quantiles._GATHER_FIRST off; on by
+    default since session 16): the path before, for an A/B in one run."""
     from dgarray import _quantiles
-    _quantiles._GATHER_FIRST = True
+    _quantiles._GATHER_FIRST = False
     try:
         return float(dg.median(a))
     finally:
-        _quantiles._GATHER_FIRST = False
+        _quantiles._GATHER_FIRST = True
 
 
 def best_of(f, reps=10, warm=3):
@@ -165,7 +166,7 @@ def workloads(n=1 << 28, sq=16384):
         "keep_prefix": (lambda: _core._keep_keys(a, 20, key0 >> 20, key0 >> 20, under0,
                                                  np.float32(np.nan))._sync(), 4 * n),
         "median": (lambda: float(dg.median(a)), 4 * n),
-        "median_first": (lambda: median_gather_first(a), 4 * n),
+        "median_after": (lambda: median_counts_first(a), 4 * n),
         "histogram": (lambda: dg.histogram(a, bins=256, range=(-4, 4))[0].get(), 4 * n),
         # run.py's norm row reads float64; float32 here (the same calls)
         "norm": (lambda: float(dg.linalg.norm(a)), 4 * n),

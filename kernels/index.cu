@@ -19,6 +19,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <cub/block/block_reduce.cuh>
+#include <cub/block/block_scan.cuh>
 #include <cub/device/device_scan.cuh>
 #include <cub/device/device_select.cuh>
 
@@ -269,6 +271,8 @@ dg_cp_append_k(const __grid_constant__ dg_cu_compact a, F f)
     const int64_t cap = a.cap > 0 ? a.cap : INT64_MAX;
     int64_t head = 0, nvec = 0, total = a.n;
     if (a.bins) { /* the bins of the ranks, found by dg_cp_locate_k */
+        if (a.bounds[2])
+            return; /* whole, and more than cap under them: none kept */
         f.lo = a.bounds[0];
         f.hi = a.bounds[1];
     }
@@ -339,36 +343,71 @@ dg_cp_append_k(const __grid_constant__ dg_cu_compact a, F f)
 DG_ORDER_KEYED(DG_CP_UNDER)
 #undef DG_CP_UNDER
 
-/* bounds[0], bounds[1]: the bins of a.nbins counts (a.bins) that hold
- * ranks a.rank0 and a.rank1 (the bin where the counts before it sum to at
- * most the rank and with it to more; the last bin where the rank is past
- * them all), as cpu_index.c's rank_bin: one warp, each lane summing a run
- * of bins, the runs' sums scanned by shuffles, the lane whose run holds a
- * rank walking it. */
-__global__ void dg_cp_locate_k(const __grid_constant__ dg_cu_compact a)
+#define DG_LOC_THREADS 256 /* dg_cp_locate_k's block */
+
+/* The count of bin b: the sum of its a.nparts sets (at a.part[p], read in
+ * place on a peer, or one after another from a.bins). */
+__device__ __forceinline__ int64_t dg_cp_bin(const dg_cu_compact &a, int64_t b)
 {
-    const int lane = threadIdx.x;
-    const int64_t per = (a.nbins + 31) / 32;
-    const int64_t b0 = min(a.nbins, lane * per), b1 = min(a.nbins, b0 + per);
-    int64_t sum = 0;
+    int64_t c = 0;
+    for (int64_t p = 0; p < a.nparts; p++)
+        c += (a.part[0] ? a.part[p] : a.bins + p * a.nbins)[b];
+    return c;
+}
+
+/* bounds[0], bounds[1]: the bins of a.nbins counts (a.bins, a.nparts sets
+ * summed) that hold ranks a.rank0 and a.rank1 (the bin where the counts
+ * before it sum to at most the rank and with it to more; the last bin where
+ * the rank is past them all), as cpu_index.c's rank_bin; bounds[2]: 1 where
+ * a.whole and those bins hold more than a.cap in all (then *a.count gets
+ * that total), else 0.  One block: each thread sums a run of bins (its
+ * loads independent of one another), the runs' sums scanned (CUB), the
+ * thread whose run holds a rank walking it. */
+__global__ void __launch_bounds__(DG_LOC_THREADS) dg_cp_locate_k(const __grid_constant__ dg_cu_compact a)
+{
+    typedef cub::BlockScan<int64_t, DG_LOC_THREADS> scan_t;
+    typedef cub::BlockReduce<int64_t, DG_LOC_THREADS> reduce_t;
+    __shared__ union {
+        typename scan_t::TempStorage scan;
+        typename reduce_t::TempStorage reduce;
+    } tmp;
+    __shared__ int64_t found[2];
+    const int t = threadIdx.x;
+    const int64_t per = (a.nbins + DG_LOC_THREADS - 1) / DG_LOC_THREADS;
+    const int64_t b0 = min(a.nbins, t * per), b1 = min(a.nbins, b0 + per);
+    int64_t sum = 0, before = 0, total = 0;
     for (int64_t b = b0; b < b1; b++)
-        sum += a.bins[b];
-    const int64_t incl = dg_warp_incl<32>(sum, lane);
-    const int64_t before = incl - sum;
-    const int64_t total = __shfl_sync(0xffffffffu, incl, 31);
+        sum += dg_cp_bin(a, b);
+    scan_t(tmp.scan).ExclusiveSum(sum, before, total);
+    if (t == 0)
+        found[0] = found[1] = a.nbins > 0 ? a.nbins - 1 : 0;
+    __syncthreads();
     for (int j = 0; j < 2; j++) {
         const int64_t r = j ? a.rank1 : a.rank0;
-        if (lane == 0 && r >= total)
-            a.bounds[j] = (uint64_t)(a.nbins > 0 ? a.nbins - 1 : 0);
-        if (r >= before && r < incl) {
+        if (r >= before && r < before + sum) {
             int64_t cum = before, b = b0;
             for (; b < b1; b++) {
-                cum += a.bins[b];
+                cum += dg_cp_bin(a, b);
                 if (cum > r)
                     break;
             }
-            a.bounds[j] = (uint64_t)b;
+            found[j] = b;
         }
+    }
+    __syncthreads();
+    const int64_t lo = found[0], hi = found[1];
+    int64_t in = 0;
+    if (a.whole)
+        for (int64_t b = max(b0, lo); b < b1 && b <= hi; b++)
+            in += dg_cp_bin(a, b);
+    const int64_t held = reduce_t(tmp.reduce).Sum(in); /* thread 0's */
+    if (t == 0) {
+        const bool none = a.whole && held > (a.cap > 0 ? a.cap : INT64_MAX);
+        a.bounds[0] = (uint64_t)lo;
+        a.bounds[1] = (uint64_t)hi;
+        a.bounds[2] = none;
+        if (none)
+            *a.count = held;
     }
 }
 
@@ -412,7 +451,7 @@ static cudaError_t dg_cp_keyed_go(const dg_cu_compact *a, bool dense, int nsm, c
 }
 
 /* Enqueues the keyed selection in (its count zeroed; with bins,
- * dg_cp_locate_k into 16 bytes of scratch from the pool, freed
+ * dg_cp_locate_k into 24 bytes of scratch from the pool, freed
  * stream-ordered after; then dg_cp_append_k); cudaErrorInvalidValue
  * (nothing enqueued) for a dtype without keys. */
 static cudaError_t dg_cp_keyed(const dg_cu_compact *in, int nsm, cudaMemPool_t pool,
@@ -426,10 +465,10 @@ static cudaError_t dg_cp_keyed(const dg_cu_compact *in, int nsm, cudaMemPool_t p
     cudaError_t e = cudaMemsetAsync(a.count, 0, sizeof(int64_t), s);
     if (e != cudaSuccess || !a.bins)
         return e != cudaSuccess ? e : dg_cp_keyed_go(&a, dense, nsm, s);
-    e = cudaMallocFromPoolAsync((void **)&a.bounds, 2 * sizeof(uint64_t), pool, s);
+    e = cudaMallocFromPoolAsync((void **)&a.bounds, 3 * sizeof(uint64_t), pool, s);
     if (e != cudaSuccess)
         return e;
-    dg_cp_locate_k<<<1, 32, 0, s>>>(a);
+    dg_cp_locate_k<<<1, DG_LOC_THREADS, 0, s>>>(a);
     e = cudaGetLastError();
     if (e == cudaSuccess)
         e = dg_cp_keyed_go(&a, dense, nsm, s);

@@ -621,6 +621,30 @@ def no_memory_left_behind():
     assert dg._core._bytes_in_use() == before
 
 
+@case()
+def median_selection_over_every_process():
+    """A median and a quantile of a whole array by selection (the counts
+    read apart, each device's gathering reading every device's bins, the
+    few kept gathered on the first device: some on other processes), both
+    plans (_quantiles._GATHER_FIRST), data around 0 and far from it."""
+    from dgarray import _quantiles
+    n = (1 << 15) + 1
+    rng = np.random.default_rng(9)
+    for what, x in (("normal", rng.standard_normal(n).astype(np.float32)),
+                    ("uniform", rng.random(n).astype(np.float32))):
+        for first in (True, False):
+            _quantiles._GATHER_FIRST = first
+            try:
+                for m in ({d: slice(n * d // ndev(), n * (d + 1) // ndev()) for d in range(ndev())},
+                          None):
+                    a = dg.distributed_array(x, m) if m else dg.asarray(x)
+                    eq(dg.median(a), np.median(x)[()], f"{what} {first} median")
+                    eq(dg.median(a[1:]), np.median(x[1:])[()], f"{what} {first} even")
+                    eq(dg.quantile(a, 0.3), np.quantile(x, 0.3)[()], f"{what} {first} quantile")
+            finally:
+                _quantiles._GATHER_FIRST = True
+
+
 def main():
     cases = QUICK if "--quick" in sys.argv else CASES
     rank = dist.process_index()

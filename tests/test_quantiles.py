@@ -264,6 +264,148 @@ def test_keep_keys_by_bins(dtype, ndev):
                     np.testing.assert_array_equal(np.sort(gk), want, f"{name} {r0} {r1}")
 
 
+@pytest.mark.parametrize("dtype", ["f2", "f4", "f8", "i2", "u4", "i8"])
+def test_keep_keys_apart_whole(dtype, ndev):
+    """_core._keep_keys with each device's bins apart (_count apart: sets
+    of nbins, summed on each device from every device's, no combine across
+    devices) finds the bins the combined counts give; `whole` keeps all the
+    keys under them where they are at most cap (each piece its own, every
+    one once), else none: nothing written, every piece's count the total
+    (cap at the total and one below it)."""
+    n = 3001
+    x = values(dtype, (n,), 6, nan=True, low=-300, high=300)
+    x[5:900] = x[4]  # many equal keys
+    k = np.array([int(v) for v in _keys(x)], dtype=np.uint64)
+    w = x.dtype.itemsize * 8
+    d12 = min(12, w)
+    pshift, nb = w - d12, 1 << d12
+    q = k >> np.uint64(pshift)
+    cum = np.cumsum(np.bincount(q.astype(np.int64), minlength=nb))
+    ranks = [(0, 0), (n // 2, n // 2 + 1), (n - 1, n - 1), (10, 2000), (1499, 1500)]
+    core = _quantiles._core
+    for name, d in _gather_layouts(x, ndev):
+        c = core._count(d, None, nb, _quantiles._RADIX, pshift, w, 0, None, True)
+        sets = c.size // nb
+        assert c.size % nb == 0 and sets >= 1, (name, c.size)
+        m = c.size
+        cuts = [0] + [min(m, m * k // ndev + 3) for k in range(1, ndev)] + [m]
+        # each set read in place where a chunk holds it; sets cut across
+        # chunks (3 past each set's end): gathered onto each device
+        for how, cb in (("apart", c), ("cut", dg.distributed_array(
+                c.get(), {k: slice(cuts[k], cuts[k + 1]) for k in range(ndev)}))):
+            _check_apart_whole(core, d, cb, nb, pshift, k, q, cum, ranks, f"{name} {how}")
+
+
+def _check_apart_whole(core, d, c, nb, pshift, k, q, cum, ranks, name):
+    """test_keep_keys_apart_whole's checks of one array and one count."""
+    for r0, r1 in ranks:
+        lo, hi = _bin_of(cum, r0), _bin_of(cum, r1)
+        want = np.sort(k[(q >= lo) & (q <= hi)])
+        for cap in sorted({want.size, max(1, want.size - 1)}):
+            kept, got = core._keep_keys(d, pshift, 0, 0, cap, None, c, (r0, r1), nb, True)
+            got, vals = got.get(), kept.get()
+            pieces = sorted(b[0][:2] for _, b in kept._layout())
+            assert len(pieces) == got.size, (name, pieces, got)
+            if cap < want.size:  # none kept
+                assert (got == want.size).all(), (name, r0, r1, cap, got, want.size)
+                continue
+            assert int(got.sum()) == want.size and (got <= cap).all(), \
+                (name, r0, r1, cap, got, want.size)
+            part = [vals[a:a + int(g)] for g, (a, b) in zip(got, pieces)]
+            gk = np.array([int(v) for v in _keys(np.concatenate(part))], dtype=np.uint64)
+            np.testing.assert_array_equal(np.sort(gk), want, f"{name} {r0} {r1} {cap}")
+
+
+def test_get_many(ndev):
+    """_core._get_many reads several arrays (layouts over the devices, an
+    op mode, 0-d, empty, several dtypes) after one host wait, each what its
+    get() reads; anything else is a TypeError."""
+    core = _quantiles._core
+    x = np.arange(1001, dtype=np.float32)
+    a = dg.distributed_array(x, {k: slice(1001 * k // ndev, 1001 * (k + 1) // ndev)
+                                 for k in range(ndev)})
+    b = dg.distributed_array(np.ones((3, 4), np.int64), {k: (slice(None), slice(None))
+                                                         for k in range(ndev)}, mode="sum")
+    arrays = [a * 2, b, dg.full((), np.float16(-0.0), dtype=np.float16), a[5:5],
+              dg.asarray(np.array([True, False]))]
+    want = [a.get() * 2, np.ones((3, 4), np.int64), np.float16(-0.0),
+            np.zeros(0, np.float32), np.array([True, False])]
+    w0 = core._host_waits()
+    got = core._get_many(arrays)
+    assert core._host_waits() - w0 == 1
+    assert isinstance(got, tuple) and len(got) == len(want)
+    for g, wt in zip(got, want):
+        assert isinstance(g, np.ndarray) and g.dtype == np.asarray(wt).dtype, (g, wt)
+        np.testing.assert_array_equal(g, wt)
+        assert np.signbit(g).tolist() == np.signbit(wt).tolist() if g.dtype.kind == "f" else True
+    assert core._get_many(()) == ()
+    with pytest.raises(TypeError):
+        core._get_many((a, 1))
+    with pytest.raises(TypeError):
+        core._get_many(5)
+
+
+def test_dense_on(ndev):
+    """_core._dense_on(x, devs): x's values (any layout, a view, an op
+    mode) in one chunk on each device named, read as x; a device that is
+    not there is a ValueError."""
+    core = _quantiles._core
+    x = np.arange(3001, dtype=np.float64).reshape(3001) * 0.5 - 7
+    for name, d in list(_gather_layouts(x, ndev)) + [
+            ("strided", dg.asarray(x)[::3]),
+            ("sum", dg.distributed_array(x, {k: slice(None) for k in range(ndev)}, mode="sum"))]:
+        want = x[::3] if name == "strided" else x
+        for devs in ([0], list(range(ndev)), [ndev - 1, 0]):
+            r = core._dense_on(d, devs)
+            assert [dev for dev, _ in r._layout()] == devs, (name, devs, r._layout())
+            assert all(b == ((0, want.size, 1),) for _, b in r._layout()), (name, r._layout())
+            np.testing.assert_array_equal(r.get(), want, f"{name} {devs}")
+            core._work_stats(True)
+            r.get()
+            assert core._work_stats(True)["host_copies"] == 1, (name, devs)
+    with pytest.raises(ValueError):
+        core._dense_on(dg.asarray(x), [core._ndevices()])
+
+
+@pytest.mark.parametrize("dist", ["normal", "uniform"])
+def test_median_work(dist, ndev):
+    """The work of a median of float32 (_core._work_stats): N(0, 1), the
+    middle pair's bins hold a few keys: one count and one gathering a
+    device (two readings of its elements), one host wait and three copies
+    to the host, nothing combined across devices (no all-reduce), each
+    device reading the others' bins in place;
+    uniform on [0, 1): the gathering behind the first count keeps none and
+    the passes go on from its counts (more host waits); NumPy's median."""
+    core = _quantiles._core
+    n = 1 << 17  # uniform: the middle pair's bin holds 1/16 of x, past _FIRST_CAP
+    rng = np.random.default_rng(5)
+    x = (rng.standard_normal(n) if dist == "normal" else rng.random(n)).astype(np.float32)
+    d = dg.distributed_array(x, {k: slice(n * k // ndev, n * (k + 1) // ndev)
+                                 for k in range(ndev)})
+    d._sync()
+    core._work_stats(True)
+    w0 = core._host_waits()
+    got = np.median(d)
+    waits = core._host_waits() - w0
+    st = core._work_stats(True)
+    same(got, np.median(x))
+    own = [n * (k + 1) // ndev - n * k // ndev for k in range(ndev)]
+    assert st["allreduces"] == 0, st
+    if dist == "normal":
+        assert st["works"]["count"][:ndev] == [1] * ndev, st
+        assert waits == 1, waits
+        assert st["read"][:ndev] == [2 * m for m in own], (st["read"], own)
+        assert st["works"]["select"][:ndev] == [1] * ndev, st
+        # the bins, the pieces' counts and the kept: one copy to the host
+        # each, gathered on the first device (the others' bins read in place
+        # by each device's gathering: no copy of them but those)
+        assert st["host_copies"] == 3, st
+        assert st["works"].get("copy", [0] * ndev)[1:ndev] == [0] * (ndev - 1), st
+        assert (ndev - 1) * 4096 * 8 <= st["between"] <= (ndev - 1) * (4096 * 12 + 64), st
+    else:
+        assert waits > 1 and st["works"]["select"][0] >= 2, (waits, st)
+
+
 @pytest.mark.parametrize("dtype", ["f2", "f4", "f8", "i1", "u2", "i4", "u8"])
 @pytest.mark.parametrize("finish", ["gathered", "overflow"])
 def test_median_gathered_first(dtype, finish, ndev, monkeypatch):
@@ -274,9 +416,9 @@ def test_median_gathered_first(dtype, finish, ndev, monkeypatch):
     chunks, a view missing devices; where more than _HOST_FINISH are under the bins
     (overflow) the passes go on from the first counts, still exact."""
     monkeypatch.setattr(_quantiles, "_GATHER_FIRST", True)
-    if finish == "overflow":
-        monkeypatch.setattr(_quantiles, "_HOST_FINISH", 5)
+    monkeypatch.setattr(_quantiles, "_FIRST_CAP", 5 if finish == "overflow" else 1 << 14)
     n = 5000
+    skipped = 0
     dt = np.dtype(dtype)
     rng = np.random.default_rng(7)
     cases = {"random": values(dtype, (n,), 8, nan=False),
@@ -315,14 +457,18 @@ def test_median_gathered_first(dtype, finish, ndev, monkeypatch):
                 want, want_nan = np.median(xx), np.nanmedian(xx)
             same(got, want, f"{case} {name}")
             same(got_nan, want_nan, f"{case} {name} nanmedian")
+            skipped += core.skips
             if dt.itemsize > 1:  # 8-bit keys: one count says it all
                 # gathered: one count and one gathering, each one reading
                 assert core.calls == 1 or finish == "overflow", (case, name, core.calls)
-                # overflow: the passes as without it, and the gathering's reading
+                assert core.skips == 0 or finish == "overflow", (case, name)
+                # overflow: the passes as without it (the gathering kept
+                # none and read nothing), or the count and the gathering
                 levels = -(-dt.itemsize * 8 // 12)
-                assert core.keeps >= 1 and core.reads <= (
-                    2 if finish == "gathered" else levels + 1), \
-                    (case, name, core.keeps, core.reads)
+                assert core.keeps + core.skips >= 1 and core.reads <= (
+                    2 if finish == "gathered" else levels), \
+                    (case, name, core.keeps, core.skips, core.reads)
+    assert dt.itemsize == 1 or (skipped > 0) == (finish == "overflow"), skipped
 
 
 @pytest.mark.parametrize("dtype", ["f2", "f4", "f8", "i2", "u4", "i8"])
@@ -430,10 +576,13 @@ def test_gathered_selection(dtype, narrow, ndev, monkeypatch):
 
 class _Counting:
     """dgarray._core with its _count and _keep_keys calls counted: calls,
-    and the readings of arrays of `n` elements (of x itself)."""
+    and the readings of arrays of `n` elements (of x itself); a gathering
+    of all or none (whole) that kept none read nothing: a skip (its counts
+    read here to tell)."""
 
     def __init__(self, core, n=-1):
         self.core, self.calls, self.reads, self.keeps, self.n = core, 0, 0, 0, n
+        self.skips = 0
 
     def __getattr__(self, name):
         return getattr(self.core, name)
@@ -444,9 +593,13 @@ class _Counting:
         return self.core._count(*args)
 
     def _keep_keys(self, *args):
+        res = self.core._keep_keys(*args)
+        if len(args) > 9 and args[9] and int(res[1].get().max()) > args[4]:
+            self.skips += 1
+            return res
         self.keeps += 1
         self.reads += args[0].size == self.n
-        return self.core._keep_keys(*args)
+        return res
 
 
 @pytest.mark.parametrize("first", [True, False], ids=["first", "after"])
@@ -481,6 +634,9 @@ def test_host_waits_between_passes(first, ndev, monkeypatch):
     waits_between = at[1][1] - at[0][1]
     assert waits_between == (0 if first else 1), (at, w0, w1)
     assert w1 - at[1][1] >= 1, (at, w1)  # the read of what was gathered
+    # gathered first: the counts and the gathered read after one wait, the
+    # result made on the devices (no wait)
+    assert not first or w1 - w0 == 1, (at, w0, w1)
 
 
 @pytest.mark.parametrize("dtype", ["f4", "i4", "f8"])

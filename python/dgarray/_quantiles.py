@@ -21,7 +21,7 @@ import numpy
 
 from . import _core
 from ._compose import asdist, normalize_axis_tuple, view
-from ._creation import asarray
+from ._creation import asarray, full
 from ._elementwise import copyto
 from ._indexing import take, where
 from ._numeric import count_nonzero
@@ -46,11 +46,12 @@ _SELECT_RANKS = 16      # more distinct ranks: sort and take instead of selectin
 _KEEP_PART = 8          # gather the elements under the prefixes where at most
                         # 1/8 of x per device holding x are (_Selector)
 _HOST_FINISH = 1 << 14  # at most so many gathered: the ranks found on the host
-_GATHER_FIRST = False   # two neighbouring ranks: the gathering enqueued behind
-                        # the first count, no host wait between (_Selector);
-                        # off: where the ranks' bins hold more than
-                        # _HOST_FINISH (data far from 0 against its spread:
-                        # uniform on [0, 1), N(100, 15)) it costs a reading
+_GATHER_FIRST = True    # two neighbouring ranks: the gathering enqueued behind
+                        # the first count, no host wait between (_Selector)
+_FIRST_CAP = 1 << 12    # ... all of the keys under the ranks' bins where they
+                        # are at most so many, else none (nothing read: data
+                        # far from 0 against its spread, uniform on [0, 1),
+                        # N(100, 15), costs the small kernels alone)
 
 
 def _inexact(dt):
@@ -234,7 +235,10 @@ class _Selector:
     later passes read only them; at most _HOST_FINISH of them come to the
     host instead, where the ranks are found among them (one transfer for
     the remaining passes).  So a float32 median reads x twice, not 3 times;
-    a float64 one twice, not 6 times."""
+    a float64 one twice, not 6 times.  For neighbouring ranks (a median) the
+    first gathering is enqueued behind the first count, its bins found on
+    the devices (_gather_first): then one host wait a median where the
+    ranks' bins hold at most _FIRST_CAP keys."""
 
     def __init__(self, x):
         x = x if x.mode == "replica" else x.change_mode("replica")
@@ -303,33 +307,40 @@ class _Selector:
         """The first pass for ranks that neighbour each other (a median's,
         a quantile's), and behind it, with no host wait, the gathering of
         the elements under the bins that hold the lowest and the highest
-        rank, the bins found on the devices from the counts there
-        (_core._keep_keys with bins): at most _HOST_FINISH a piece (all of
-        them where the bins hold no more), the rest padding: one wait, one
-        transfer of the gathered.  The first counts are kept and state
-        advanced by them.  Returns (the keys of the ranks found among the
-        gathered, {prefix, rank within: key}, or None where more were under
-        the bins: the passes go on from the counts, one reading of x more
-        than without this; the digits done), or None where this does not
-        apply (_GATHER_FIRST off, ranks apart, one digit, counts made)."""
+        rank, the bins found on each device from every device's counts
+        (read apart, fetched to each device: no combine across devices
+        before; _core._keep_keys with bins): all of them where the bins
+        hold at most _FIRST_CAP, else none (no piece reads x).  One host
+        wait reads the counts and what was gathered together; the first
+        counts are kept and state advanced by them.  Returns (the keys of
+        the ranks found among the gathered, {prefix, rank within: key}, or
+        None where more were under the bins: the passes go on from the
+        counts; the digits done), or None where this does not apply
+        (_GATHER_FIRST off, ranks apart, one digit, counts made)."""
         w, d = self.w, self.d
         rs = [s[2] for s in state]
-        if (not _GATHER_FIRST or _HOST_FINISH < 1 or w <= d or max(rs) - min(rs) > 1 or
+        if (not _GATHER_FIRST or _FIRST_CAP < 1 or w <= d or max(rs) - min(rs) > 1 or
                 (w - d, w, 0) in self.cache):
             return None  # the passes as they go
-        c = _core._count(self.x, None, 1 << d, _RADIX, w - d, w, 0)
-        c = c if c.mode == "replica" else c.change_mode("replica")  # combined once
-        # padded with the largest key: where the top bin is under the ranks'
-        # bins, the padding sorts after every key but its equals (the same
-        # value), so no rank counted from below it ever lands on it
-        kept, _ = _core._keep_keys(self.x, w - d, 0, 0, _HOST_FINISH,
-                                   _value_of_key((1 << w) - 1, self.dt), c, (min(rs), max(rs)))
-        bins = self.cache[w - d, w, 0] = c.get()  # the one wait: the gathering is behind it
+        nb = 1 << d
+        c = _core._count(self.x, None, nb, _RADIX, w - d, w, 0, None, True)
+        devs = [dev for dev, _ in c._layout()]
+        # each device reads every device's bins where they are (peers'
+        # in place); unpadded: each piece's count says how many it wrote
+        kept, got = _core._keep_keys(self.x, w - d, 0, 0, _FIRST_CAP, None, c,
+                                     (min(rs), max(rs)), nb, True)
+        starts = sorted(b[0][0] for _, b in kept._layout())
+        if len(devs) > 1:  # each on one device: one copy to the host an array
+            c, got, kept = (_core._dense_on(a, devs[:1]) for a in (c, got, kept))
+        cv, gv, kv = _core._get_many((c, got, kept))  # the one wait
+        bins = self.cache[w - d, w, 0] = cv.reshape(-1, nb).sum(axis=0) if cv.size > nb else cv
         self._advance(state, bins, d)
         lo, hi = min(s[0] for s in state), max(s[0] for s in state)
-        if int(bins[lo:hi + 1].sum()) > _HOST_FINISH:  # some piece left some out
+        if int(bins[lo:hi + 1].sum()) > _FIRST_CAP:  # none kept
             return None, d
-        return self._ranks_among(kept.get(), state, w - d), d
+        vals = numpy.concatenate([kv[a:a + int(g)] for a, g in zip(starts, gv)]) \
+            if len(starts) > 1 else kv[:int(gv[0])]  # the pieces, in their counts' order
+        return self._ranks_among(vals, state, w - d), d
 
     @staticmethod
     def _advance(state, c, bits):
@@ -417,6 +428,13 @@ def count_nan(x):
     return int(count_nonzero(numpy.isnan(x)))
 
 
+def _on_devices(v):
+    """A host result (NumPy's value, its dtype) as an array on the devices:
+    a 0-d one filled there (enqueued, no host wait), others copied."""
+    v = numpy.asarray(v)
+    return full((), v, dtype=v.dtype) if v.ndim == 0 else asarray(v)
+
+
 # ---- reductions over axes (NumPy's _ureduce) -------------------------------------------
 
 def _rows(a, axis):
@@ -486,14 +504,14 @@ def _median_all(x, nan_skip=False):
     n = x.size - nans
     if n == 0:  # all NaN (nanmedian): NumPy's warning and NaN
         warnings.warn("All-NaN slice encountered", RuntimeWarning, stacklevel=4)
-        return asarray(numpy.array(numpy.nan, x.dtype))
+        return _on_devices(numpy.array(numpy.nan, x.dtype))
     ranks = [(n - 1) // 2] if n % 2 else [n // 2 - 1, n // 2]
     vals = select_ranks(x, ranks, sel)
     if not nan_skip:
         nans = count_nan_with(x, sel)
     if nans and not nan_skip:
-        return asarray(numpy.array(numpy.nan, x.dtype))
-    return asarray(numpy.mean(vals))
+        return _on_devices(numpy.array(numpy.nan, x.dtype))
+    return _on_devices(numpy.mean(vals))
 
 
 def median(a, axis=None, out=None, overwrite_input=False, keepdims=False):
@@ -566,7 +584,7 @@ def _quantile_all(x, q, method, weak_q, nan_skip):
     n = x.size - nans
     if n == 0:
         warnings.warn("All-NaN slice encountered", RuntimeWarning, stacklevel=4)
-        return asarray(numpy.full(q.shape, numpy.nan, dtype=x.dtype))
+        return _on_devices(numpy.full(q.shape, numpy.nan, dtype=x.dtype))
     v = numpy.asanyarray(virtual_index(method, n, q))
     if method in _INT_METHODS or (method == "linear" and _is_int(v)):
         res = select_ranks(x, numpy.remainder(v, n), sel).reshape(v.shape)
@@ -581,10 +599,10 @@ def _quantile_all(x, q, method, weak_q, nan_skip):
         nans = count_nan_with(x, sel)
     if nans and not nan_skip:
         if numpy.ndim(res) == 0:  # NumPy's result is then the NaN element itself
-            return asarray(numpy.array(numpy.nan, x.dtype))
+            return _on_devices(numpy.array(numpy.nan, x.dtype))
         res = numpy.array(res)
         numpy.copyto(res, numpy.array(numpy.nan, x.dtype), casting="unsafe")
-    return asarray(numpy.asarray(res))
+    return _on_devices(res)
 
 
 def _nan_rows_to_nan(res, s):

@@ -147,6 +147,21 @@ dg_status dg_array_gather_part(dg_array *a, const dg_box *region, char *host,
                                const int64_t *hstrides, int64_t part, int64_t nparts,
                                int64_t *nbytes, dg_error *err);
 
+/* A REPLICA array of x's values (x REPLICA, borrowed) in one chunk on each
+ * of the n devices devs[i], each dense or x's own chunk there where one
+ * holds all of x (then shared: a view), the copies in one move: what a
+ * kernel reading all of x on each device, or a host read of one copy (one
+ * copy to the host, not one a chunk), reads.  New reference. */
+dg_status dg_array_dense_on(dg_array *x, const int *devs, int n, dg_array **out,
+                            dg_error *err);
+/* Copies all of each of the n arrays a[i] (REPLICA, of one backend) into
+ * the host array host[i] of its shape (byte strides hstrides[i]): every
+ * copy enqueued, then one wait on each device used (not one a read: what
+ * reads several small results of one computation together).  For arrays
+ * small enough to copy in one part.  Call without the GIL. */
+dg_status dg_array_gather_all(dg_array *const *a, int n, char *const *host,
+                              const int64_t *const *hstrides, dg_error *err);
+
 /* Waits until every chunk's last write has completed. */
 dg_status dg_array_sync(dg_array *a, dg_error *err);
 
@@ -308,6 +323,9 @@ dg_status dg_waitset_all(dg_backend_i *be, dg_waitset *w, dg_error *err);
  * one stopped.  Called without the GIL. */
 dg_status dg_waitset_wait(dg_backend_i *be, dg_waitset *w, int64_t timeout_us, int *done,
                           dg_error *err);
+/* Adds o's positions to w (both borrowed, of one backend): the later of
+ * the two on each stream. */
+void dg_waitset_merge(dg_waitset *w, const dg_waitset *o);
 /* Frees what w holds (w itself is the caller's). */
 void dg_waitset_free(dg_waitset *w);
 

@@ -107,6 +107,51 @@ dg_status dg_be_trim(dg_backend_i *be, int dev, dg_error *err)
     return be->trim ? be->trim(be, dev, err) : DG_OK;
 }
 
+/* ---- what was asked (dg_be_counts_get) ------------------------------------------ */
+
+static dg_be_counts counts;
+
+void dg_be_counts_get(dg_be_counts *out, int reset)
+{
+    *out = counts;
+    if (reset)
+        memset(&counts, 0, sizeof counts);
+}
+
+/* Counts a slot call of `kind` enqueueing work on dev. */
+static void note_work(int kind, int dev)
+{
+    if (dev >= 0 && dev < DG_BE_STAT_DEVS)
+        counts.works[kind][dev]++;
+}
+
+/* Counts the n elements of an N-d block that dev's work reads. */
+static void note_read(int dev, int ndim, const int64_t *shape)
+{
+    int64_t n = 1;
+    int ax;
+    for (ax = 0; ax < ndim; ax++)
+        n *= shape[ax];
+    if (dev >= 0 && dev < DG_BE_STAT_DEVS)
+        counts.read[dev] += n;
+}
+
+/* Counts a copy's bytes by where they go. */
+static void note_copy(const dg_copy_desc *d)
+{
+    int64_t n = d->itemsize;
+    int ax;
+    for (ax = 0; ax < d->ndim; ax++)
+        n *= d->shape[ax];
+    counts.host_copies += (d->src_dev == DG_HOST) != (d->dst_dev == DG_HOST);
+    if (d->src_dev == DG_HOST && d->dst_dev != DG_HOST)
+        counts.from_host += n;
+    else if (d->dst_dev == DG_HOST && d->src_dev != DG_HOST)
+        counts.to_host += n;
+    else if (d->src_dev != d->dst_dev)
+        counts.between += n;
+}
+
 /* ---- ordering ------------------------------------------------------------------ */
 
 dg_pos dg_be_pos(dg_backend_i *be, int dev, int stream)
@@ -116,11 +161,14 @@ dg_pos dg_be_pos(dg_backend_i *be, int dev, int stream)
 
 dg_status dg_be_wait(dg_backend_i *be, int dev, int stream, dg_pos p, dg_error *err)
 {
+    if (p.seq && p.dev != dev && dev >= 0 && dev < DG_BE_STAT_DEVS)
+        counts.waits_across[dev]++;
     return be->wait(be, dev, stream, p, err);
 }
 
 dg_status dg_be_sync(dg_backend_i *be, dg_pos p, dg_error *err)
 {
+    counts.syncs += p.seq != 0;
     return be->sync(be, p, err);
 }
 
@@ -145,18 +193,22 @@ dg_status dg_be_sync_for(dg_backend_i *be, dg_pos p, int64_t timeout_us, int *do
 dg_status dg_be_copy(dg_backend_i *be, int dev, int stream, const dg_copy_desc *d,
                      dg_error *err)
 {
+    note_work(DG_BE_WORK_COPY, dev);
+    note_copy(d);
     return be->copy(be, dev, stream, d, err);
 }
 
 dg_status dg_be_elementwise(dg_backend_i *be, int dev, int stream, const dg_ew_desc *d,
                             dg_error *err)
 {
+    note_work(DG_BE_WORK_ELEMENTWISE, dev);
     return be->elementwise(be, dev, stream, d, err);
 }
 
 dg_status dg_be_fill(dg_backend_i *be, int dev, int stream, const dg_fill_desc *d,
                      dg_error *err)
 {
+    note_work(DG_BE_WORK_FILL, dev);
     return be->fill(be, dev, stream, d, err);
 }
 
@@ -172,72 +224,86 @@ dg_status dg_be_fill(dg_backend_i *be, int dev, int stream, const dg_fill_desc *
 dg_status dg_be_reduce(dg_backend_i *be, int dev, int stream, const dg_reduce_desc *d,
                        dg_error *err)
 {
+    note_work(DG_BE_WORK_REDUCE, dev);
     DG_BE_OPTIONAL(reduce, DG_SLOT_REDUCE);
 }
 
 dg_status dg_be_scan(dg_backend_i *be, int dev, int stream, const dg_scan_desc *d,
                      dg_error *err)
 {
+    note_work(DG_BE_WORK_SCAN, dev);
     DG_BE_OPTIONAL(scan, DG_SLOT_SCAN);
 }
 
 dg_status dg_be_gemm(dg_backend_i *be, int dev, int stream, const dg_gemm_desc *d,
                      dg_error *err)
 {
+    note_work(DG_BE_WORK_GEMM, dev);
     DG_BE_OPTIONAL(gemm, DG_SLOT_GEMM);
 }
 
 dg_status dg_be_select(dg_backend_i *be, int dev, int stream, const dg_select_desc *d,
                        dg_error *err)
 {
+    note_work(DG_BE_WORK_SELECT, dev);
+    note_read(dev, d->ndim, d->shape);
     DG_BE_OPTIONAL(select, DG_SLOT_SELECT);
 }
 
 dg_status dg_be_rows(dg_backend_i *be, int dev, int stream, const dg_rows_desc *d,
                      dg_error *err)
 {
+    note_work(DG_BE_WORK_ROWS, dev);
     DG_BE_OPTIONAL(rows, DG_SLOT_ROWS);
 }
 
 dg_status dg_be_route(dg_backend_i *be, int dev, int stream, const dg_route_desc *d,
                       dg_error *err)
 {
+    note_work(DG_BE_WORK_ROUTE, dev);
     DG_BE_OPTIONAL(route, DG_SLOT_ROUTE);
 }
 
 dg_status dg_be_sort(dg_backend_i *be, int dev, int stream, const dg_sort_desc *d,
                      dg_error *err)
 {
+    note_work(DG_BE_WORK_SORT, dev);
     DG_BE_OPTIONAL(sort, DG_SLOT_SORT);
 }
 
 dg_status dg_be_dense(dg_backend_i *be, int dev, int stream, const dg_dense_desc *d,
                       dg_error *err)
 {
+    note_work(DG_BE_WORK_DENSE, dev);
     DG_BE_OPTIONAL(dense, DG_SLOT_DENSE);
 }
 
 dg_status dg_be_fft(dg_backend_i *be, int dev, int stream, const dg_fft_desc *d,
                     dg_error *err)
 {
+    note_work(DG_BE_WORK_FFT, dev);
     DG_BE_OPTIONAL(fft, DG_SLOT_FFT);
 }
 
 dg_status dg_be_fused(dg_backend_i *be, int dev, int stream, const dg_fused_desc *d,
                       dg_error *err)
 {
+    note_work(DG_BE_WORK_FUSED, dev);
     DG_BE_OPTIONAL(fused, DG_SLOT_FUSED);
 }
 
 dg_status dg_be_search(dg_backend_i *be, int dev, int stream, const dg_search_desc *d,
                        dg_error *err)
 {
+    note_work(DG_BE_WORK_SEARCH, dev);
     DG_BE_OPTIONAL(search, DG_SLOT_SEARCH);
 }
 
 dg_status dg_be_count(dg_backend_i *be, int dev, int stream, const dg_count_desc *d,
                       dg_error *err)
 {
+    note_work(DG_BE_WORK_COUNT, dev);
+    note_read(dev, d->ndim, d->shape);
     DG_BE_OPTIONAL(count, DG_SLOT_COUNT);
 }
 
@@ -257,6 +323,8 @@ dg_status dg_be_reduce_parts(dg_backend_i *be, int dev, const dg_reduce_desc *d,
 dg_status dg_be_exchange(dg_backend_i *be, const dg_xfer *x, int n, dg_error *err)
 {
     int i;
+    for (i = 0; i < n; i++)
+        counts.between += (int64_t)x[i].nbytes;
     if (be->exchange)
         return be->exchange(be, x, n, err);
     for (i = 0; i < n; i++) {
@@ -280,6 +348,8 @@ dg_status dg_be_allreduce(dg_backend_i *be, int stream, const dg_allreduce_desc 
 {
     if (!be->allreduce)
         return dg_be_need(be, DG_SLOT_ALLREDUCE, err);
+    counts.allreduces++;
+    counts.allreduce_bytes += (int64_t)d->n * d->count * dg_dtype_size(d->dtype);
     return be->allreduce(be, stream, d, err);
 }
 

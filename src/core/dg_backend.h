@@ -322,7 +322,17 @@ typedef struct dg_allreduce_desc {
  * hold ranks rank[0] <= rank[1] of the counted keys (the bin b where the
  * counts before it sum to at most the rank and with it to more; the last
  * bin where the rank is past them all): the elements under the prefixes of
- * the ranks, chosen on the device from a count not yet read by the host. */
+ * the ranks, chosen on the device from a count not yet read by the host.
+ * The bins may be nparts sets of nbins one after another (nparts >= 1;
+ * 0 reads as 1), each device's own count: a bin's count is the sum of its
+ * nparts.  With `whole`, where the bins from the lower rank's to the higher
+ * rank's hold more than cap keys in all (over every part), nothing is read
+ * or written and *count gets that total (more than cap: the caller knows
+ * that nothing was kept).  Where part[0] is not NULL, set p of the bins
+ * (p < nparts <= DG_SELECT_PARTS) is the nbins dense counts at part[p]
+ * instead of at bins + p nbins, read in place (on the work's device or on
+ * one it can access: dg_backend_i.can_access); bins is then part[0]. */
+#define DG_SELECT_PARTS 16
 typedef struct dg_select_desc {
     int ndim;
     int64_t shape[DG_MAXDIM];
@@ -340,6 +350,9 @@ typedef struct dg_select_desc {
     int64_t cap;
     const int64_t *bins;
     int64_t nbins, rank[2];
+    int64_t nparts;
+    int whole;
+    const int64_t *part[DG_SELECT_PARTS];
 } dg_select_desc;
 
 /* Keyed copies of rows (dg_backend_i.rows).  For each j < n whose key[j]
@@ -800,6 +813,33 @@ dg_status dg_be_transport(dg_backend_i *be, const dg_pxfer *x, int n, dg_error *
 dg_status dg_be_watch(dg_backend_i *be, double timeout_s, dg_error *err);
 /* NULL mark: DG_OK. */
 dg_status dg_be_mark(dg_backend_i *be, dg_pos p, dg_error *err);
+
+/* What the core asked of the backends since the last reset (process-wide,
+ * for tests and benchmarks; exact for one enqueuing thread): per device
+ * (the first DG_BE_STAT_DEVS), the slot calls that enqueue work, by slot
+ * (DG_BE_WORK_*; a CUDA slot call launches one kernel or a few), the
+ * elements the count and select slots read, the waits of its streams for
+ * another device's work; bytes copied between devices, from and to the
+ * host, and the copies to or from the host (each a round trip on GPUs:
+ * cuda_hostcopy.c returns once the host memory is done with); all-reduces and the bytes each device sends into them (its count
+ * of elements); backend syncs (dg_be_sync of work not known done: host
+ * waits that do not go through the binding's waitsets too). */
+#define DG_BE_STAT_DEVS 16
+enum {
+    DG_BE_WORK_COPY, DG_BE_WORK_FILL, DG_BE_WORK_ELEMENTWISE, DG_BE_WORK_REDUCE,
+    DG_BE_WORK_SCAN, DG_BE_WORK_GEMM, DG_BE_WORK_SELECT, DG_BE_WORK_ROWS, DG_BE_WORK_ROUTE,
+    DG_BE_WORK_SORT, DG_BE_WORK_DENSE, DG_BE_WORK_FFT, DG_BE_WORK_FUSED, DG_BE_WORK_SEARCH,
+    DG_BE_WORK_COUNT, DG_BE_WORK_KINDS
+};
+typedef struct dg_be_counts {
+    int64_t works[DG_BE_WORK_KINDS][DG_BE_STAT_DEVS];
+    int64_t read[DG_BE_STAT_DEVS];
+    int64_t waits_across[DG_BE_STAT_DEVS];
+    int64_t between, from_host, to_host, host_copies;
+    int64_t allreduces, allreduce_bytes;
+    int64_t syncs;
+} dg_be_counts;
+void dg_be_counts_get(dg_be_counts *out, int reset);
 
 void dg_be_destroy(dg_backend_i *be);
 

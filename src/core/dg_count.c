@@ -267,6 +267,52 @@ done:
     return st;
 }
 
+/* Points d->part[p] at set p of the bins rb (nparts sets of nbins, dense
+ * int64) where it can be read in place from dev (a chunk there, else one
+ * on a device dev can access), each buffer read added to acc (*nacc);
+ * 0 (d->part untouched) where some set cannot be. */
+static int bins_in_place(dg_backend_i *be, dg_array *rb, int64_t nbins, int64_t nparts, int dev,
+                         dg_select_desc *d, dg_access *acc, int *nacc)
+{
+    const int64_t *part[DG_SELECT_PARTS];
+    dg_buffer *bufs[DG_SELECT_PARTS];
+    int p, i, k, n = 0;
+    if (nparts < 2 || nparts > DG_SELECT_PARTS || rb->ndim != 1)
+        return 0;
+    for (p = 0; p < nparts; p++) {
+        const dg_chunk *best = NULL;
+        for (i = 0; i < rb->nchunks; i++) {
+            const dg_chunk *c = &rb->chunks[i];
+            const dg_range r = c->box.r[0];
+            if (r.start > p * nbins || dg_range_len(r) < 1 ||
+                r.start + dg_range_len(r) * r.step < (p + 1) * nbins ||
+                (dg_range_len(r) > 1 && (r.step != 1 || c->strides[0] != 8)))
+                continue;
+            if (c->device == dev) {
+                best = c;
+                break;
+            }
+            if (!best && dg_be_can_access(be, dev, c->device))
+                best = c;
+        }
+        if (!best)
+            return 0;
+        part[p] = (const int64_t *)((const char *)best->buf->ptr + best->offset) +
+                  (p * nbins - best->box.r[0].start);
+        bufs[p] = best->buf;
+    }
+    for (p = 0; p < nparts; p++) {
+        d->part[p] = part[p];
+        for (k = 0; k < n && bufs[k] != bufs[p]; k++)
+            ;
+        if (k == n)
+            bufs[n++] = bufs[p];
+    }
+    for (k = 0; k < n; k++)
+        acc[(*nacc)++] = dg_read(bufs[k]);
+    return 1;
+}
+
 /* One piece of x that a device takes in a keyed gathering: chunk i's region
  * `box`, and its places in the result. */
 typedef struct keep_piece {
@@ -320,8 +366,9 @@ static dg_status keep_pieces(const dg_array *x, int64_t cap, keep_piece **out, i
 }
 
 dg_status dg_array_keep_keys(dg_array *x, int pshift, uint64_t lo, uint64_t hi, int64_t cap,
-                             const unsigned char pad[16], dg_array *bins, const int64_t rank[2],
-                             dg_array **out, dg_array **counts, dg_error *err)
+                             const unsigned char pad[16], dg_array *bins, int64_t nbins,
+                             const int64_t rank[2], int whole, dg_array **out,
+                             dg_array **counts, dg_error *err)
 {
     dg_backend_i *be = x->be;
     keep_piece *kp = NULL;
@@ -341,7 +388,9 @@ dg_status dg_array_keep_keys(dg_array *x, int pshift, uint64_t lo, uint64_t hi, 
     DG_CHECK(dg_be_need(be, DG_SLOT_SELECT, err));
     if (x->mode != DG_MODE_REPLICA || pshift < 0 || pshift >= 64 || cap < 1 || lo > hi ||
         (kind != 'b' && kind != 'i' && kind != 'u' && kind != 'f') || (!bins && !pad) ||
-        (bins && (bins->dtype != DG_INT64 || bins->ndim != 1 || !rank || rank[0] > rank[1])))
+        (bins && (bins->dtype != DG_INT64 || bins->ndim != 1 || !rank || rank[0] > rank[1] ||
+                  nbins < 0 || (nbins > 0 && bins->shape[0] % nbins != 0))) ||
+        (whole && !bins))
         return dg_error_set(err, DG_ERR_INTERNAL, -1, "a malformed keyed gathering");
     if (bins) {
         DG_CHECK(dg_array_change_mode(bins, DG_MODE_REPLICA, &rb, err));
@@ -383,20 +432,26 @@ dg_status dg_array_keep_keys(dg_array *x, int pshift, uint64_t lo, uint64_t hi, 
         const dg_chunk *cc = &cnt->chunks[i];
         dg_region_src bs = {NULL, NULL, {0}};
         dg_select_desc d;
-        dg_access acc[4];
+        dg_access acc[4 + DG_SELECT_PARTS];
         char *p;
-        int ax;
+        int ax, nacc = 4;
         memset(&d, 0, sizeof d);
         if (rb) {
-            DG_CHECK_GOTO(dg_fetch_region(rb, &ball, c->device, DG_STREAM_COMPUTE, &bs, err),
-                          st, done);
-            if (rb->shape[0] > 1 && bs.strides[0] != 8) {
-                dg_buffer_decref(be, bs.buf);
-                st = dg_error_set(err, DG_ERR_INTERNAL, c->device, "the bins must be dense");
-                goto done;
+            d.nbins = nbins > 0 ? nbins : rb->shape[0];
+            d.nparts = d.nbins > 0 ? rb->shape[0] / d.nbins : 1;
+            d.whole = whole;
+            if (bins_in_place(be, rb, d.nbins, d.nparts, c->device, &d, acc, &nacc)) {
+                d.bins = d.part[0]; /* each device's set read where it is */
+            } else {
+                DG_CHECK_GOTO(dg_fetch_region(rb, &ball, c->device, DG_STREAM_COMPUTE, &bs,
+                                              err), st, done);
+                if (rb->shape[0] > 1 && bs.strides[0] != 8) {
+                    dg_buffer_decref(be, bs.buf);
+                    st = dg_error_set(err, DG_ERR_INTERNAL, c->device, "the bins must be dense");
+                    goto done;
+                }
+                d.bins = (const int64_t *)bs.ptr;
             }
-            d.bins = (const int64_t *)bs.ptr;
-            d.nbins = rb->shape[0];
             d.rank[0] = rank[0];
             d.rank[1] = rank[1];
         }
@@ -413,12 +468,14 @@ dg_status dg_array_keep_keys(dg_array *x, int pshift, uint64_t lo, uint64_t hi, 
         d.pshift = pshift;
         d.lo = lo;
         d.hi = hi;
-        d.cap = kp[i].len;
+        /* whole: cap is the bound on them all (none kept above it), and
+         * then no piece keeps more than its places */
+        d.cap = whole ? cap : kp[i].len;
         acc[0] = dg_read(c->buf);
         acc[1] = dg_write(rc->buf);
         acc[2] = dg_write(cc->buf);
         acc[3] = dg_read(bs.buf);
-        st = dg_enqueue(be, c->device, DG_STREAM_COMPUTE, acc, 4, dg_work_select(&d), err);
+        st = dg_enqueue(be, c->device, DG_STREAM_COMPUTE, acc, nacc, dg_work_select(&d), err);
         if (bs.buf)
             dg_buffer_decref(be, bs.buf);
         if (st != DG_OK)

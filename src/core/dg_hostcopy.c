@@ -190,9 +190,12 @@ static dg_status own_copy(const dg_array *a, dg_plan_chunk *src, int *n, int *id
     return DG_OK;
 }
 
-dg_status dg_array_gather_part(dg_array *a, const dg_box *region, char *host,
-                               const int64_t *hstrides, int64_t part, int64_t nparts,
-                               int64_t *nbytes, dg_error *err)
+/* Enqueues the copies of slab `part` of `nparts` of region of a to host
+ * (dg_array_gather_part), marking the devices they run on in used[]; no
+ * wait. */
+static dg_status gather_enqueue(dg_array *a, const dg_box *region, char *host,
+                                const int64_t *hstrides, int64_t part, int64_t nparts,
+                                int64_t *nbytes, char *used, dg_error *err)
 {
     dg_backend_i *be = a->be;
     dg_plan_chunk *src = NULL;
@@ -201,10 +204,7 @@ dg_status dg_array_gather_part(dg_array *a, const dg_box *region, char *host,
     dg_status st;
     int i, ax, nsrc = a->nchunks, own = 0, was = 0;
     int *idx = NULL;
-    char *used = NULL;
 
-    if (nbytes)
-        *nbytes = 0;
     if (nparts < 1 || nparts > DG_MAX_PARTS || part < 0 || part >= nparts)
         return dg_error_set(err, DG_ERR_INTERNAL, -1, "part %lld of %lld of a host copy",
                             (long long)part, (long long)nparts);
@@ -212,13 +212,9 @@ dg_status dg_array_gather_part(dg_array *a, const dg_box *region, char *host,
         return dg_error_set(err, DG_ERR_INTERNAL, -1, "gather of an array not in replica mode");
     if (dg_box_size(region) == 0)
         return DG_OK;
-    used = (char *)calloc((size_t)be->ndevices, 1);
     idx = (int *)malloc((size_t)a->nchunks * sizeof(int) + 1);
-    if (!used || !idx) {
-        free(used);
-        free(idx);
+    if (!idx)
         return dg_error_set(err, DG_ERR_NOMEM, -1, "out of host memory");
-    }
     DG_CHECK_GOTO(dg_array_layout(a, &src, err), st, done);
     DG_CHECK_GOTO(own_copy(a, src, &nsrc, idx, region, &own, err), st, done);
     dst.device = DG_HOST;
@@ -251,12 +247,47 @@ dg_status dg_array_gather_part(dg_array *a, const dg_box *region, char *host,
     }
     if (own)
         dg_dist_private_reads(be, was);
-    st = dg_devices_sync(be, used, st, err);
 done:
     dg_plan_free(&plan);
     free(src);
-    free(used);
     free(idx);
+    return st;
+}
+
+dg_status dg_array_gather_part(dg_array *a, const dg_box *region, char *host,
+                               const int64_t *hstrides, int64_t part, int64_t nparts,
+                               int64_t *nbytes, dg_error *err)
+{
+    char *used = (char *)calloc((size_t)a->be->ndevices, 1);
+    dg_status st;
+    if (nbytes)
+        *nbytes = 0;
+    if (!used)
+        return dg_error_set(err, DG_ERR_NOMEM, -1, "out of host memory");
+    st = gather_enqueue(a, region, host, hstrides, part, nparts, nbytes, used, err);
+    st = dg_devices_sync(a->be, used, st, err);
+    free(used);
+    return st;
+}
+
+dg_status dg_array_gather_all(dg_array *const *a, int n, char *const *host,
+                              const int64_t *const *hstrides, dg_error *err)
+{
+    char *used;
+    dg_status st = DG_OK;
+    int i;
+    if (n < 1)
+        return DG_OK;
+    if (!(used = (char *)calloc((size_t)a[0]->be->ndevices, 1)))
+        return dg_error_set(err, DG_ERR_NOMEM, -1, "out of host memory");
+    for (i = 0; i < n && st == DG_OK; i++) {
+        dg_box whole;
+        dg_box_full(&whole, a[i]->ndim, a[i]->shape);
+        st = gather_enqueue(a[i], &whole, host[i], hstrides[i], 0, 1, NULL, used, err);
+    }
+    /* wait even after a failure: queued copies write into the host memory */
+    st = dg_devices_sync(a[0]->be, used, st, err);
+    free(used);
     return st;
 }
 

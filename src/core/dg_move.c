@@ -409,6 +409,50 @@ dg_status dg_fetch_region_batch(dg_array *x, const dg_box *region, int dev, dg_m
     return fetch_region(x, region, dev, 0, batch, out, err);
 }
 
+dg_status dg_array_dense_on(dg_array *x, const int *devs, int n, dg_array **out, dg_error *err)
+{
+    dg_array *r = NULL;
+    dg_move mv;
+    dg_box all;
+    dg_status st = DG_OK;
+    int i, ax;
+    *out = NULL;
+    if (x->mode != DG_MODE_REPLICA || n < 1)
+        return dg_error_set(err, DG_ERR_INTERNAL, -1, "a malformed copy to devices");
+    for (i = 0; i < n; i++)
+        if (devs[i] < 0 || devs[i] >= x->be->ndevices)
+            return dg_error_set(err, DG_ERR_VALUE, -1, "no device %d", devs[i]);
+    DG_CHECK(dg_array_alloc_shell(x->be, x->dtype, x->ndim, x->shape, n, DG_MODE_REPLICA, &r,
+                                  err));
+    dg_box_full(&all, x->ndim, x->shape);
+    dg_box_canon(&all);
+    dg_move_init(&mv, x->be);
+    for (i = 0; i < n && st == DG_OK; i++) {
+        dg_region_src src = {NULL, NULL, {0}};
+        dg_chunk *c = &r->chunks[r->nchunks];
+        st = fetch_region(x, &all, devs[i], 0, &mv, &src, err);
+        if (st != DG_OK)
+            break;
+        memset(c, 0, sizeof *c);
+        c->device = devs[i];
+        c->box = all;
+        c->buf = src.buf;
+        c->offset = (int64_t)(src.ptr - (char *)src.buf->ptr);
+        for (ax = 0; ax < x->ndim; ax++)
+            c->strides[ax] = src.strides[ax];
+        r->nchunks++;
+    }
+    if (st == DG_OK)
+        st = dg_move_run(&mv, err);
+    dg_move_free(&mv);
+    if (st != DG_OK) {
+        dg_array_decref(r);
+        return st;
+    }
+    *out = r;
+    return DG_OK;
+}
+
 static dg_status find_source(dg_array *x, const dg_box *region, int dev, int peer_ok,
                              const dg_chunk **out)
 {

@@ -77,10 +77,17 @@ dg_status dg_array_count(dg_array *x, dg_array *w, const dg_count_spec *spec, dg
  * caller cannot know whether its key is under the bins), and *counts (new
  * reference, NULL not to ask) gets how many it kept (more than its places
  * where some were left out): an int64 array of one element a piece, on the
- * piece's device, in the order of the result's chunks. */
+ * piece's device, in the order of the result's chunks.  `bins` may hold
+ * several sets of nbins counts one after another (nbins > 0; 0: bins is
+ * one set), each device's own (dg_count_spec.apart): a bin's count is their
+ * sum, found on each device with no combine across devices before (each
+ * device fetches the others' sets).  With `whole`, where the ranks' bins
+ * hold more than cap keys in all, no piece reads x and each count is that
+ * total (dg_select_desc.whole): a gathering that keeps all or nothing. */
 dg_status dg_array_keep_keys(dg_array *x, int pshift, uint64_t lo, uint64_t hi, int64_t cap,
-                             const unsigned char pad[16], dg_array *bins, const int64_t rank[2],
-                             dg_array **out, dg_array **counts, dg_error *err);
+                             const unsigned char pad[16], dg_array *bins, int64_t nbins,
+                             const int64_t rank[2], int whole, dg_array **out,
+                             dg_array **counts, dg_error *err);
 
 /* CuPy's rule for an op-mode array made from one value per element (every
  * chunk holding a copy of its block): the first chunk holding an element

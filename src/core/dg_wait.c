@@ -94,6 +94,13 @@ dg_status dg_waitset_wait(dg_backend_i *be, dg_waitset *w, int64_t timeout_us, i
     return DG_OK;
 }
 
+void dg_waitset_merge(dg_waitset *w, const dg_waitset *o)
+{
+    int i;
+    for (i = 0; i < o->n; i++)
+        waitset_add(w, o->pos[i]);
+}
+
 void dg_waitset_free(dg_waitset *w)
 {
     free(w->pos);

@@ -325,6 +325,9 @@ PyObject *dgpy_array_ufunc(PyObject *self, PyObject *args, PyObject *kwargs);
  * work (dg_waitset_of_array), interruptibly: 0, or -1 with an exception set
  * (KeyboardInterrupt from Ctrl-C), the work going on. */
 int dgpy_wait_ready(const dg_array *a);
+/* The same for n arrays at once (borrowed): one wait for the work all
+ * their reads would queue behind. */
+int dgpy_wait_ready_many(dg_array *const *a, int n);
 /* The same for all work on all devices. */
 int dgpy_wait_all(void);
 /* How many host waits found work enqueued (done or not) so far. */

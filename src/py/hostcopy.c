@@ -246,6 +246,84 @@ int dgpy_gather_into(dg_array *a, const dg_box *region, char *host, const int64_
     return dgpy_fpe_report();
 }
 
+/* _get_many(arrays) -> tuple of ndarrays: each array (a sequence of
+ * DistributedArrays, each small enough for one part) read to the host,
+ * after one host wait for the work all the reads queue behind
+ * (dgpy_wait_ready_many), their copies then enqueued together and waited
+ * for once (dg_array_gather_all): what a caller that needs several small
+ * results of one enqueued computation waits once for. */
+static PyObject *f_get_many(PyObject *mod, PyObject *arg)
+{
+    PyObject *seq, *res = NULL;
+    dg_array **r;
+    char **host = NULL;
+    int64_t *hstr = NULL;
+    const int64_t **hp = NULL;
+    Py_ssize_t n, i, k = 0;
+    (void)mod;
+    if (!(seq = PySequence_Fast(arg, "_get_many takes a sequence of arrays")))
+        return NULL;
+    n = PySequence_Fast_GET_SIZE(seq);
+    if (!(r = (dg_array **)PyMem_Calloc((size_t)(n ? n : 1), sizeof *r))) {
+        Py_DECREF(seq);
+        return PyErr_NoMemory();
+    }
+    for (k = 0; k < n; k++) {
+        dg_error err = DG_ERROR_INIT;
+        dg_array *a = dgpy_arg_array(PySequence_Fast_GET_ITEM(seq, k), "_get_many");
+        if (!a)
+            goto done;
+        if (dg_array_change_mode(a, DG_MODE_REPLICA, &r[k], &err) != DG_OK) {
+            dgpy_raise(&err);
+            goto done;
+        }
+    }
+    if (dgpy_wait_ready_many(r, (int)n) < 0 || !(res = PyTuple_New(n)) ||
+        !(host = (char **)PyMem_Calloc((size_t)(n ? n : 1), sizeof *host)) ||
+        !(hstr = (int64_t *)PyMem_Calloc((size_t)(n ? n : 1) * DG_MAXDIM, sizeof *hstr)) ||
+        !(hp = (const int64_t **)PyMem_Calloc((size_t)(n ? n : 1), sizeof *hp))) {
+        if (res && !PyErr_Occurred())
+            PyErr_NoMemory();
+        Py_CLEAR(res);
+        goto done;
+    }
+    for (i = 0; i < n; i++) {
+        int64_t shape[DG_MAXDIM];
+        int nd, dt;
+        PyObject *o = dgpy_ndarray_new(r[i]->ndim, r[i]->shape, r[i]->dtype);
+        if (!o) {
+            Py_CLEAR(res);
+            goto done;
+        }
+        PyTuple_SET_ITEM(res, i, o);
+        dgpy_ndarray_info(o, &nd, shape, hstr + i * DG_MAXDIM, &host[i], &dt);
+        hp[i] = hstr + i * DG_MAXDIM;
+    }
+    {
+        dg_error err = DG_ERROR_INIT;
+        dg_status st;
+        Py_BEGIN_ALLOW_THREADS
+        st = dg_array_gather_all(r, (int)n, host, hp, &err);
+        Py_END_ALLOW_THREADS
+        if (st != DG_OK) {
+            dgpy_raise(&err);
+            Py_CLEAR(res);
+        } else if (dgpy_fpe_report() < 0) {
+            Py_CLEAR(res);
+        }
+    }
+done:
+    for (i = 0; i < k; i++)
+        if (r[i])
+            dg_array_decref(r[i]);
+    PyMem_Free(r);
+    PyMem_Free(host);
+    PyMem_Free(hstr);
+    PyMem_Free(hp);
+    Py_DECREF(seq);
+    return res;
+}
+
 /* ---- settings ----------------------------------------------------------------- */
 
 static PyObject *f_set_progress(PyObject *mod, PyObject *arg)
@@ -291,6 +369,8 @@ static PyObject *f_piece_bytes(PyObject *mod, PyObject *arg)
 }
 
 PyMethodDef dgpy_hostcopy_methods[] = {
+    {"_get_many", f_get_many, METH_O,
+     "arrays read to the host after one wait for them all: (arrays) -> tuple"},
     {"_set_progress", f_set_progress, METH_O,
      "progress of long host copies: True, False or \"always\""},
     {"_get_progress", f_get_progress, METH_NOARGS, "see _set_progress"},

@@ -1,6 +1,7 @@
 /* dgarray._core's probes for tests and benchmarks: the bytes moves carried
  * (_move_stats), the speed of the backend's exchange (_bench_exchange) and
- * the planner's copies for two layouts (_plan). */
+ * the planner's copies for two layouts (_plan), and the work asked of the
+ * backend (_work_stats). */
 #include "dgpy.h"
 
 /* _move_stats(reset=False) -> (between, within, peer_read, groups): bytes
@@ -16,6 +17,83 @@ static PyObject *f_move_stats(PyObject *mod, PyObject *args)
     dg_move_stats(&c, reset);
     return Py_BuildValue("(LLLL)", (long long)c.between, (long long)c.within,
                          (long long)c.peer_read, (long long)c.groups);
+}
+
+/* _work_stats(reset=False) -> dict: what the core asked of the backend
+ * since the last reset (dg_be_counts_get): 'works' {slot: [per device]}
+ * (slots with any), 'read' and 'waits_across' [per device], and the ints
+ * 'between', 'from_host', 'to_host', 'host_copies', 'allreduces',
+ * 'allreduce_bytes', 'syncs'. */
+static PyObject *f_work_stats(PyObject *mod, PyObject *args)
+{
+    static const char *const names[DG_BE_WORK_KINDS] = {
+        "copy", "fill", "elementwise", "reduce", "scan", "gemm", "select", "rows",
+        "route", "sort", "dense", "fft", "fused", "search", "count"};
+    const int ndev = dgpy_st->be->ndevices < DG_BE_STAT_DEVS ? dgpy_st->be->ndevices
+                                                              : DG_BE_STAT_DEVS;
+    PyObject *res = NULL, *works = NULL, *v = NULL;
+    dg_be_counts c;
+    int reset = 0, k;
+    (void)mod;
+    if (!PyArg_ParseTuple(args, "|p:_work_stats", &reset))
+        return NULL;
+    dg_be_counts_get(&c, reset);
+    if (!(works = PyDict_New()))
+        return NULL;
+    for (k = 0; k < DG_BE_WORK_KINDS; k++) {
+        int d, any = 0;
+        for (d = 0; d < ndev; d++)
+            any |= c.works[k][d] != 0;
+        if (!any)
+            continue;
+        if (!(v = PyList_New(ndev)))
+            goto fail;
+        for (d = 0; d < ndev; d++) {
+            PyObject *o = PyLong_FromLongLong((long long)c.works[k][d]);
+            if (!o)
+                goto fail;
+            PyList_SET_ITEM(v, d, o);
+        }
+        if (PyDict_SetItemString(works, names[k], v) < 0)
+            goto fail;
+        Py_CLEAR(v);
+    }
+    if (!(res = PyDict_New()) || PyDict_SetItemString(res, "works", works) < 0)
+        goto fail;
+    for (k = 0; k < 2; k++) {
+        const int64_t *a = k ? c.waits_across : c.read;
+        int d;
+        if (!(v = PyList_New(ndev)))
+            goto fail;
+        for (d = 0; d < ndev; d++) {
+            PyObject *o = PyLong_FromLongLong((long long)a[d]);
+            if (!o)
+                goto fail;
+            PyList_SET_ITEM(v, d, o);
+        }
+        if (PyDict_SetItemString(res, k ? "waits_across" : "read", v) < 0)
+            goto fail;
+        Py_CLEAR(v);
+    }
+    {
+        const char *const keys[] = {"between", "from_host", "to_host", "host_copies",
+                                    "allreduces", "allreduce_bytes", "syncs"};
+        const int64_t vals[] = {c.between, c.from_host, c.to_host, c.host_copies,
+                                c.allreduces, c.allreduce_bytes, c.syncs};
+        for (k = 0; k < 7; k++) {
+            if (!(v = PyLong_FromLongLong((long long)vals[k])) ||
+                PyDict_SetItemString(res, keys[k], v) < 0)
+                goto fail;
+            Py_CLEAR(v);
+        }
+    }
+    Py_DECREF(works);
+    return res;
+fail:
+    Py_XDECREF(v);
+    Py_XDECREF(works);
+    Py_XDECREF(res);
+    return NULL;
 }
 
 /* _bench_exchange(pairs, nbytes, iters) -> seconds: the best time of the
@@ -101,6 +179,8 @@ done:
 
 PyMethodDef dgpy_probe_methods[] = {
     {"_move_stats", f_move_stats, METH_VARARGS, "(between, within, peer_read, groups)"},
+    {"_work_stats", f_work_stats, METH_VARARGS,
+     "what the core asked of the backend: {works, read, waits_across, between, ...}"},
     {"_bench_exchange", f_bench_exchange, METH_VARARGS,
      "best seconds of the backend's exchange: (pairs, nbytes, iters)"},
     {"_plan", f_plan, METH_VARARGS, "planner testing hook"},

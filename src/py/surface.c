@@ -2,6 +2,8 @@
  * products and indexing (dgarray/_sortsearch.py, _stats.py, ... give them
  * NumPy's semantics): binary searches, counts into bins, and marking a
  * result read-only as NumPy's views are. */
+#include <limits.h>
+
 #include "dgpy.h"
 #include "dg_surface.h"
 #include "dg_view.h"
@@ -80,26 +82,28 @@ static PyObject *f_count(PyObject *mod, PyObject *args)
     return dgpy_wrap(out);
 }
 
-/* _keep_keys(x, pshift, lo, hi, cap, pad, bins=None, ranks=None):
- * dg_array_keep_keys, the elements of x whose order keys are under the
- * prefixes lo .. hi at pshift, padded with the value pad to a length known
- * before (cap: at least how many); with bins (int64 counts, any mode) and
- * ranks (r0, r1), under the bins of the ranks, found on the devices: then
- * (kept, counts), padded where pad is not None. */
+/* _keep_keys(x, pshift, lo, hi, cap, pad, bins=None, ranks=None, nbins=0,
+ * whole=False): dg_array_keep_keys, the elements of x whose order keys are
+ * under the prefixes lo .. hi at pshift, padded with the value pad to a
+ * length known before (cap: at least how many); with bins (int64 counts,
+ * any mode; nbins > 0: sets of nbins, summed) and ranks (r0, r1), under the
+ * bins of the ranks, found on the devices: then (kept, counts), padded
+ * where pad is not None; whole: all of them or none (more than cap). */
 static PyObject *f_keep_keys(PyObject *mod, PyObject *args)
 {
     PyObject *xo, *po, *bo = Py_None, *ro = Py_None, *a, *b, *res;
     dg_array *x, *bins = NULL, *out = NULL, *cnt = NULL;
     int pshift;
     unsigned long long lo, hi;
-    long long cap, r0 = 0, r1 = 0;
+    long long cap, r0 = 0, r1 = 0, nbins = 0;
+    int whole = 0;
     int64_t rank[2];
     unsigned char pad[16];
     dg_error err = DG_ERROR_INIT;
     dg_status st;
     (void)mod;
-    if (!PyArg_ParseTuple(args, "OiKKLO|OO:_keep_keys", &xo, &pshift, &lo, &hi, &cap, &po, &bo,
-                          &ro) ||
+    if (!PyArg_ParseTuple(args, "OiKKLO|OOLp:_keep_keys", &xo, &pshift, &lo, &hi, &cap, &po,
+                          &bo, &ro, &nbins, &whole) ||
         !(x = dgpy_arg_array(xo, "_keep_keys")))
         return NULL;
     if (bo != Py_None && (!(bins = dgpy_arg_array(bo, "_keep_keys")) ||
@@ -111,8 +115,8 @@ static PyObject *f_keep_keys(PyObject *mod, PyObject *args)
     if (po != Py_None && dgpy_scalar_bytes(po, x->dtype, pad) < 0)
         return NULL;
     Py_BEGIN_ALLOW_THREADS
-    st = dg_array_keep_keys(x, pshift, lo, hi, cap, po != Py_None ? pad : NULL, bins, rank,
-                            &out, bins ? &cnt : NULL, &err);
+    st = dg_array_keep_keys(x, pshift, lo, hi, cap, po != Py_None ? pad : NULL, bins,
+                            (int64_t)nbins, rank, whole, &out, bins ? &cnt : NULL, &err);
     Py_END_ALLOW_THREADS
     if (st != DG_OK)
         return dgpy_raise(&err);
@@ -253,7 +257,52 @@ static PyObject *f_keep_first(PyObject *mod, PyObject *args)
     Py_RETURN_NONE;
 }
 
+/* _dense_on(x, devs): dg_array_dense_on, x's values (REPLICA mode, any
+ * layout) in one chunk on each device of the sequence devs. */
+static PyObject *f_dense_on(PyObject *mod, PyObject *args)
+{
+    PyObject *xo, *dl, *seq;
+    dg_array *x, *r = NULL, *out = NULL;
+    dg_error err = DG_ERROR_INIT;
+    dg_status st;
+    Py_ssize_t n, i;
+    int *devs;
+    (void)mod;
+    if (!PyArg_ParseTuple(args, "OO:_dense_on", &xo, &dl) || !(x = dgpy_arg_array(xo, "_dense_on")))
+        return NULL;
+    if (!(seq = PySequence_Fast(dl, "_dense_on takes a sequence of devices")))
+        return NULL;
+    n = PySequence_Fast_GET_SIZE(seq);
+    if (!(devs = (int *)PyMem_Calloc((size_t)(n ? n : 1), sizeof *devs))) {
+        Py_DECREF(seq);
+        return PyErr_NoMemory();
+    }
+    for (i = 0; i < n; i++) {
+        const long v = PyLong_AsLong(PySequence_Fast_GET_ITEM(seq, i));
+        if (v == -1 && PyErr_Occurred())
+            goto done;
+        devs[i] = v < INT_MIN ? INT_MIN : v > INT_MAX ? INT_MAX : (int)v;
+    }
+    if (dg_array_change_mode(x, DG_MODE_REPLICA, &r, &err) != DG_OK) {
+        dgpy_raise(&err);
+        goto done;
+    }
+    Py_BEGIN_ALLOW_THREADS
+    st = dg_array_dense_on(r, devs, (int)n, &out, &err);
+    Py_END_ALLOW_THREADS
+    if (st != DG_OK)
+        dgpy_raise(&err);
+done:
+    if (r)
+        dg_array_decref(r);
+    PyMem_Free(devs);
+    Py_DECREF(seq);
+    return out ? dgpy_wrap(out) : NULL;
+}
+
 PyMethodDef dgpy_surface_methods[] = {
+    {"_dense_on", f_dense_on, METH_VARARGS,
+     "x's values in one chunk on each device named: (x, devs)"},
     {"_keep_first", f_keep_first, METH_VARARGS,
      "(a, identity): the first chunk holding an element keeps it, the others the identity"},
     {"_shares", f_shares, METH_VARARGS, "(a, b, exact): whether the arrays share memory"},

@@ -53,6 +53,26 @@ int dgpy_wait_ready(const dg_array *a)
     return r;
 }
 
+int dgpy_wait_ready_many(dg_array *const *a, int n)
+{
+    dg_waitset w = {0, NULL}, o = {0, NULL};
+    dg_error err = DG_ERROR_INIT;
+    int i, r;
+    for (i = 0; i < n; i++) {
+        if (dg_waitset_of_array(a[i], i ? &o : &w, &err) != DG_OK) {
+            dg_waitset_free(&w);
+            return dgpy_raise_int(&err);
+        }
+        if (i) {
+            dg_waitset_merge(&w, &o);
+            dg_waitset_free(&o);
+        }
+    }
+    r = n ? wait_set(&w) : 0;
+    dg_waitset_free(&w);
+    return r;
+}
+
 int dgpy_wait_all(void)
 {
     dg_waitset w = {0, NULL};

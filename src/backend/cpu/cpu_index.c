@@ -92,30 +92,42 @@ static void copy_block(int ndim, const int64_t *shape, int isz, const char *src,
 DG_ORDER_KEYED(DG_KEYED_ROW)
 #undef DG_KEYED_ROW
 
-/* The bin of nbins counts that holds rank r (dg_select_desc.bins): where
- * the counts before it sum to at most r and with it to more; the last bin
+/* The count of bin b of d's bins: the sum of its nparts sets (at part[p],
+ * or one after another from bins; dg_select_desc). */
+static int64_t bin_count(const dg_select_desc *d, int64_t b)
+{
+    const int64_t parts = d->nparts > 0 ? d->nparts : 1;
+    int64_t p, c = 0;
+    for (p = 0; p < parts; p++)
+        c += (d->part[0] ? d->part[p] : d->bins + p * d->nbins)[b];
+    return c;
+}
+
+/* The bin of d's bins that holds rank r (dg_select_desc.bins): where the
+ * counts before it sum to at most r and with it to more; the last bin
  * where r is past them all. */
-static uint64_t rank_bin(const int64_t *bins, int64_t nbins, int64_t r)
+static uint64_t rank_bin(const dg_select_desc *d, int64_t r)
 {
     int64_t b, cum = 0;
-    for (b = 0; b < nbins; b++) {
-        cum += bins[b];
+    for (b = 0; b < d->nbins; b++) {
+        cum += bin_count(d, b);
         if (cum > r)
             return (uint64_t)b;
     }
-    return (uint64_t)(nbins > 0 ? nbins - 1 : 0);
+    return (uint64_t)(d->nbins > 0 ? d->nbins - 1 : 0);
 }
 
 /* A keyed selection (dg_select_desc.keyed): the values whose keys are under
- * the prefixes, in C order (at most cap of them written). */
+ * the prefixes, in C order (at most cap of them written; with `whole`,
+ * none where the bins of the ranks hold more than cap in all). */
 static void select_keyed(const dg_select_desc *d)
 {
     int64_t idx[DG_MAXDIM], n, k = 0;
     const int nd = d->ndim;
     const int64_t ss = nd ? d->src_strides[nd - 1] : 0;
     const int64_t cap = d->cap > 0 ? d->cap : INT64_MAX;
-    const uint64_t lo = d->bins ? rank_bin(d->bins, d->nbins, d->rank[0]) : d->lo;
-    const uint64_t hi = d->bins ? rank_bin(d->bins, d->nbins, d->rank[1]) : d->hi;
+    const uint64_t lo = d->bins ? rank_bin(d, d->rank[0]) : d->lo;
+    const uint64_t hi = d->bins ? rank_bin(d, d->rank[1]) : d->hi;
     char *p[1];
     const int64_t(*st[1]) = {d->src_strides};
     int a;
@@ -125,6 +137,16 @@ static void select_keyed(const dg_select_desc *d)
             *d->count = 0;
             return;
         }
+    if (d->bins && d->whole) {
+        int64_t total = 0;
+        uint64_t b;
+        for (b = lo; b <= hi && (int64_t)b < d->nbins; b++)
+            total += bin_count(d, (int64_t)b);
+        if (total > cap) {
+            *d->count = total;
+            return;
+        }
+    }
     memset(idx, 0, sizeof idx);
     p[0] = (char *)d->src;
     n = nd ? d->shape[nd - 1] : 1;

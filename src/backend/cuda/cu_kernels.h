@@ -281,7 +281,9 @@ cudaError_t dg_cu_random_run(const dg_cu_rand_run *a, int nsm, cudaStream_t s);
  *     element is selected where lo <= (its order key >> pshift) <= hi, and
  *     the selected are appended in no particular order (at most cap
  *     written, all counted; with bins, lo and hi the bins of nbins counts
- *     that hold ranks rank0 and rank1, as dg_select_desc says);
+ *     (in nparts sets, summed) that hold ranks rank0 and rank1, and with
+ *     whole nothing read where they hold more than cap, as dg_select_desc
+ *     says);
  *   ROUTE: for each j < n whose key[j] lies in (start, stop, step):
  *     rows[k] = (key[j] - start) / step, pos[k] = j.
  * How many to *count (int64). */
@@ -302,7 +304,11 @@ typedef struct dg_cu_compact {
     int64_t cap;          /* keyed: at most cap written (<= 0: no bound) */
     const int64_t *bins;  /* keyed: lo, hi the bins of ranks rank0, rank1 */
     int64_t nbins, rank0, rank1;
-    uint64_t *bounds;     /* the launcher's: where those bins are written */
+    int64_t nparts;       /* keyed with bins: sets of nbins counts (>= 1) */
+    const int64_t *part[16]; /* ... set p at part[p] where part[0] is set (a
+                                peer's read in place), else at bins + p nbins */
+    int32_t whole;        /* keyed with bins: all under the bins or none */
+    uint64_t *bounds;     /* the launcher's: those bins, and 1 where none are kept */
 } dg_cu_compact;
 
 /* Enqueues the kernels of compaction a on s (stream of the current device,

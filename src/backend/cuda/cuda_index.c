@@ -34,6 +34,9 @@ static int items_ok(int isz)
     return isz == 1 || isz == 2 || isz == 4 || isz == 8 || isz == 16;
 }
 
+_Static_assert(sizeof(((dg_cu_compact *)0)->part) == sizeof(((dg_select_desc *)0)->part),
+               "the parts of a keyed selection's bins: one count in both");
+
 dg_status cu_select(dg_backend_i *be, int dev, int stream, const dg_select_desc *d,
                     dg_error *err)
 {
@@ -73,6 +76,9 @@ dg_status cu_select(dg_backend_i *be, int dev, int stream, const dg_select_desc 
     a.nbins = d->nbins;
     a.rank0 = d->rank[0];
     a.rank1 = d->rank[1];
+    a.nparts = d->nparts > 0 ? d->nparts : 1;
+    memcpy(a.part, d->part, sizeof a.part);
+    a.whole = d->whole != 0;
     a.ndim = n > 0 ? cu_coalesce(d->ndim, shape, 3, st) : 0;
     for (ax = 0; ax < a.ndim; ax++) {
         a.shape[ax] = shape[ax];
