@@ -29,16 +29,18 @@ from _nccl_peer import all_to_all_seconds  # noqa: E402
 from _timing import done, times  # noqa: E402
 
 
-def median_counts_first(a):
+def median_counts_first(a, plan=False):
     """float(dg.median(a)) with the host reading the first counts before it
-    enqueues the gathering (dgarray._quantiles._GATHER_FIRST off; on by
-    default since session 16): the path before, for an A/B in one run."""
+    enqueues the gathering (dgarray._quantiles._GATHER_FIRST off; since
+    session 16 on by default for an array on one device): the other plan,
+    for an A/B in one run."""
     from dgarray import _quantiles
-    _quantiles._GATHER_FIRST = False
+    old = _quantiles._GATHER_FIRST
+    _quantiles._GATHER_FIRST = plan
     try:
         return float(dg.median(a))
     finally:
-        _quantiles._GATHER_FIRST = True
+        _quantiles._GATHER_FIRST = old
 
 
 def best_of(f, reps=10, warm=3):
@@ -167,6 +169,7 @@ def workloads(n=1 << 28, sq=16384):
                                                  np.float32(np.nan))._sync(), 4 * n),
         "median": (lambda: float(dg.median(a)), 4 * n),
         "median_after": (lambda: median_counts_first(a), 4 * n),
+        "median_first": (lambda: median_counts_first(a, True), 4 * n),  # always gather first
         "histogram": (lambda: dg.histogram(a, bins=256, range=(-4, 4))[0].get(), 4 * n),
         # run.py's norm row reads float64; float32 here (the same calls)
         "norm": (lambda: float(dg.linalg.norm(a)), 4 * n),

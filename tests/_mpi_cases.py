@@ -632,6 +632,7 @@ def median_selection_over_every_process():
     rng = np.random.default_rng(9)
     for what, x in (("normal", rng.standard_normal(n).astype(np.float32)),
                     ("uniform", rng.random(n).astype(np.float32))):
+        old = _quantiles._GATHER_FIRST
         for first in (True, False):
             _quantiles._GATHER_FIRST = first
             try:
@@ -642,7 +643,7 @@ def median_selection_over_every_process():
                     eq(dg.median(a[1:]), np.median(x[1:])[()], f"{what} {first} even")
                     eq(dg.quantile(a, 0.3), np.quantile(x, 0.3)[()], f"{what} {first} quantile")
             finally:
-                _quantiles._GATHER_FIRST = True
+                _quantiles._GATHER_FIRST = old
 
 
 def main():

@@ -368,14 +368,17 @@ def test_dense_on(ndev):
 
 
 @pytest.mark.parametrize("dist", ["normal", "uniform"])
-def test_median_work(dist, ndev):
+def test_median_work(dist, ndev, monkeypatch):
     """The work of a median of float32 (_core._work_stats): N(0, 1), the
     middle pair's bins hold a few keys: one count and one gathering a
     device (two readings of its elements), one host wait and three copies
     to the host, nothing combined across devices (no all-reduce), each
     device reading the others' bins in place;
     uniform on [0, 1): the gathering behind the first count keeps none and
-    the passes go on from its counts (more host waits); NumPy's median."""
+    the passes go on from its counts (more host waits); NumPy's median.
+    (The plan with the gathering behind the first count, whatever the
+    devices: by default only an array on one device takes it.)"""
+    monkeypatch.setattr(_quantiles, "_GATHER_FIRST", True)
     core = _quantiles._core
     n = 1 << 17  # uniform: the middle pair's bin holds 1/16 of x, past _FIRST_CAP
     rng = np.random.default_rng(5)
@@ -404,6 +407,25 @@ def test_median_work(dist, ndev):
         assert (ndev - 1) * 4096 * 8 <= st["between"] <= (ndev - 1) * (4096 * 12 + 64), st
     else:
         assert waits > 1 and st["works"]["select"][0] >= 2, (waits, st)
+
+
+def test_median_default_plan(ndev):
+    """By default (_GATHER_FIRST "one") the gathering goes behind the first
+    count for an array on one device only: one host wait there, more where
+    the array spans devices (the plan that measured faster on two GPUs)."""
+    assert _quantiles._GATHER_FIRST == "one"
+    core = _quantiles._core
+    n = 1 << 17
+    x = np.random.default_rng(6).standard_normal(n).astype(np.float32)
+    for m in ({0: slice(None)}, {k: slice(n * k // ndev, n * (k + 1) // ndev)
+                                 for k in range(ndev)}):
+        d = dg.distributed_array(x, m)
+        d._sync()
+        w0 = core._host_waits()
+        got = np.median(d)
+        waits = core._host_waits() - w0
+        same(got, np.median(x))
+        assert waits == 1 if len(m) == 1 else waits > 1, (len(m), waits)
 
 
 @pytest.mark.parametrize("dtype", ["f2", "f4", "f8", "i1", "u2", "i4", "u8"])
