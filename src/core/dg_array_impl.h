@@ -75,6 +75,10 @@ int dg_move_by_exchange(const dg_move *m, int i);
 dg_status dg_move_run_shared(dg_move *m, int on_src, dg_error *err);
 void dg_move_free(dg_move *m);
 
+/* The end of a call that fills a new array r by one move: runs m where st
+ * is DG_OK, frees m, and hands r to *out, or drops r and returns the error. */
+dg_status dg_move_finish(dg_move *m, dg_status st, dg_array *r, dg_array **out, dg_error *err);
+
 /* Counts a loop on dev reading `region` of x in place from chunk c. */
 void dg_count_peer_read(const dg_array *x, const dg_chunk *c, const dg_box *region, int dev);
 

@@ -442,15 +442,7 @@ dg_status dg_array_dense_on(dg_array *x, const int *devs, int n, dg_array **out,
             c->strides[ax] = src.strides[ax];
         r->nchunks++;
     }
-    if (st == DG_OK)
-        st = dg_move_run(&mv, err);
-    dg_move_free(&mv);
-    if (st != DG_OK) {
-        dg_array_decref(r);
-        return st;
-    }
-    *out = r;
-    return DG_OK;
+    return dg_move_finish(&mv, st, r, out, err);
 }
 
 static dg_status find_source(dg_array *x, const dg_box *region, int dev, int peer_ok,
@@ -539,5 +531,18 @@ done:
     }
     dg_chunk_view(&tmp, region, &out->ptr, out->strides);
     out->buf = tmp.buf;
+    return DG_OK;
+}
+
+dg_status dg_move_finish(dg_move *m, dg_status st, dg_array *r, dg_array **out, dg_error *err)
+{
+    if (st == DG_OK)
+        st = dg_move_run(m, err);
+    dg_move_free(m);
+    if (st != DG_OK) {
+        dg_array_decref(r);
+        return st;
+    }
+    *out = r;
     return DG_OK;
 }

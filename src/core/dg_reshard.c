@@ -451,15 +451,7 @@ static dg_status copy_same_layout(dg_array *a, int mode, dg_array **out, dg_erro
                           &r->chunks[i]);
         st = dg_move_add(&mv, &it, err);
     }
-    if (st == DG_OK)
-        st = dg_move_run(&mv, err);
-    dg_move_free(&mv);
-    if (st != DG_OK) {
-        dg_array_decref(r);
-        return st;
-    }
-    *out = r;
-    return DG_OK;
+    return dg_move_finish(&mv, st, r, out, err);
 }
 
 /* From an op mode to REPLICA: each chunk of the result is its own partial
