@@ -53,9 +53,10 @@ static int in_memory(const dg_fused_val *v)
 
 /* 1 if output value o of d (coalesced: ndim axes of `shape`, strides st) is
  * written tile by tile past the cache (cpu_loops.h, dg_cpu_stream_min): every
- * step is a loop that streams (dg_cpu_loop_streams), one step writes it and none reads it, it is dense along the inner axis and at
- * least the threshold in bytes, and no input's bytes meet it (an input read
- * after the step in the same tile would otherwise see the old values). */
+ * step is a loop that streams (dg_cpu_loop_streams), one step writes o and
+ * none reads it, it is dense along the inner axis and at least the threshold
+ * in bytes, and no other memory value's bytes meet it (an input read after
+ * the step in the same tile would otherwise see the old values). */
 static int fused_streams(const dg_fused_desc *d, int ndim, const int64_t *shape,
                          int64_t st[][DG_MAXDIM], int o)
 {
