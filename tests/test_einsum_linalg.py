@@ -138,6 +138,26 @@ def test_norm_one_pass_range(dtype, ndev, no_leak):
                    rtol=tol(dtype))
 
 
+def test_norm_partials_stay_on_their_devices(ndev):
+    """The 2-norm of an array over several devices: each device sums its own
+    partials (its squares' bins read apart) and only those sums cross
+    devices: one elementwise call (the root), on the result's device, and no
+    bins added across devices; NumPy's value."""
+    core = dg._core
+    n = 40000
+    x = np.random.default_rng(3).standard_normal(n)
+    d = dg.distributed_array(x, {k: slice(n * k // ndev, n * (k + 1) // ndev)
+                                 for k in range(ndev)})
+    d._sync()
+    core._work_stats(True)
+    r = np.linalg.norm(d)
+    r._sync()
+    st = core._work_stats(True)
+    assert sum(st["works"]["elementwise"]) == 1, st
+    assert st["works"]["count"][:ndev] == [1] * ndev, st
+    np.testing.assert_allclose(float(r), np.linalg.norm(x), rtol=1e-14)
+
+
 def test_norm_errors_and_svd_norms(monkeypatch):
     x = values("f8", (4, 3))
     d = dg.asarray(x)

@@ -46,7 +46,11 @@ def _sum_squares(x, round_squares):
     casts the sum to it, so that a sum beyond its range overflows as
     NumPy's does."""
     x = x if x.mode == "replica" else x.change_mode("replica")
-    return _core._count(x, None, _SQUARE_BINS, _SQUARES, int(round_squares), 64, 0).sum()
+    # each device's partials apart (a row of its own, no op mode): each
+    # device sums its own and only the sums cross devices, where partials
+    # in SUM mode were first added across devices, bin by bin
+    return _core._count(x, None, _SQUARE_BINS, _SQUARES, int(round_squares), 64, 0, None,
+                        True).sum()
 
 
 def _root_sum_squares(x, keepdims, products=False):

@@ -231,7 +231,7 @@ dg_status dg_array_count(dg_array *x, dg_array *w, const dg_count_spec *spec, dg
          (!spec->edges || spec->edges->ndim != 1 || spec->edges->dtype != x->dtype ||
           spec->edges->shape[0] != nbins + 1 || spec->edges->mode != DG_MODE_REPLICA ||
           dg_dtype_kind(x->dtype) != 'f')) ||
-        (spec->apart && (w || spec->radix == DG_COUNT_SQUARES)) ||
+        (spec->apart && w) ||
         (spec->radix == DG_COUNT_SQUARES &&
          (w || dg_dtype_kind(x->dtype) != 'f' || nbins < 1)) ||
         (w && (w->dtype != DG_FLOAT64 || w->mode != DG_MODE_REPLICA || w->ndim != x->ndim ||
