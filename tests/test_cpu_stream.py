@@ -21,18 +21,18 @@ pytestmark = pytest.mark.skipif(dg.backend() != "cpu", reason="the CPU backend's
 def streamed():
     """Every elementwise output of 2 or more elements along its inner axis
     streamed while the test runs; the runs that streamed, as a function."""
-    old, runs0 = core._cpu_stream_bytes(1)
+    old, runs0, oldp = core._cpu_stream_bytes(1)
     yield lambda: core._cpu_stream_bytes()[1] - runs0
-    core._cpu_stream_bytes(old)
+    core._cpu_stream_bytes(old, oldp)
 
 
 def plain(f):
     """f() with streaming off (the reference: the plain loops)."""
-    old, _ = core._cpu_stream_bytes(0)
+    old, _, oldp = core._cpu_stream_bytes(0)
     try:
         return f()
     finally:
-        core._cpu_stream_bytes(old)
+        core._cpu_stream_bytes(old, oldp)
 
 
 def dist(x, ndev, layout=0):
@@ -137,13 +137,15 @@ def test_random_chains_as_plain(streamed, ndev, seed):
 
 
 def test_threshold_reads_back():
-    old, _ = core._cpu_stream_bytes(12345)
+    old, _, oldp = core._cpu_stream_bytes(12345)
     try:
-        assert core._cpu_stream_bytes()[0] == 12345
+        assert core._cpu_stream_bytes()[0::2] == (12345, 12345)
         core._cpu_stream_bytes(0)
-        assert core._cpu_stream_bytes()[0] == 0
+        assert core._cpu_stream_bytes()[0::2] == (0, 0)
+        core._cpu_stream_bytes(777, 0)
+        assert core._cpu_stream_bytes()[0::2] == (777, 0)
     finally:
-        core._cpu_stream_bytes(old)
+        core._cpu_stream_bytes(old, oldp)
 
 
 def test_every_loop_streamed_in_a_process():
@@ -153,7 +155,7 @@ def test_every_loop_streamed_in_a_process():
     import sys
     code = """
 import numpy as np, dgarray as dg
-assert dg._core._cpu_stream_bytes()[0] == 1
+assert dg._core._cpu_stream_bytes()[0::2] == (1, 1)
 rng = np.random.default_rng(5)
 x = rng.standard_normal(4099); y = rng.standard_normal(4099)
 a, b = dg.asarray(x), dg.asarray(y)
@@ -173,3 +175,31 @@ print(dg._core._cpu_stream_bytes()[1])
                        timeout=120)
     assert r.returncode == 0, r.stderr[-3000:]
     assert int(r.stdout.split()[-1]) > 0
+
+
+def test_default_policy_fused_only_below_eight_devices():
+    """With the default threshold (the last-level cache over the devices),
+    a fused chain whose output passes it streams; a single loop's output and
+    a copy stream only from 8 devices on (cpu_loops.c,
+    DG_STREAM_PLAIN_DEVICES): with fewer, a + b of the same size does not."""
+    threshold, _, plain = core._cpu_stream_bytes()
+    ndev = core._ndevices()
+    assert plain == (threshold if ndev >= 8 else 0)
+    if threshold == 0 or threshold * ndev > 512 << 20:
+        pytest.skip(f"a threshold of {threshold} bytes needs arrays too large for a test")
+    n = 2 * threshold // 8 * ndev + 1000  # each device's part past the threshold
+    x = np.random.default_rng(2).standard_normal(n)
+    a = dg.asarray(x)
+    a._sync()
+
+    def runs(f):
+        r0 = core._cpu_stream_bytes()[1]
+        r = f()
+        r._sync()
+        return core._cpu_stream_bytes()[1] - r0, r
+    k, r = runs(lambda: a + a)
+    same_bits(r.get(), x + x)
+    assert (k > 0) == (ndev >= 8), (k, ndev)
+    k, r = runs(lambda: (a + 1.0) * a - 2.0)  # fused: streams on any count
+    same_bits(r.get(), (x + 1.0) * x - 2.0)
+    assert k > 0

@@ -304,27 +304,31 @@ static PyObject *f_host_waits(PyObject *mod, PyObject *unused)
     return PyLong_FromLongLong(dgpy_host_waits());
 }
 
-/* _cpu_stream_bytes(n=-1) -> (threshold, runs): the CPU backend's threshold
- * (bytes) above which an elementwise output is written past the cache
- * (cpu_loops.h; 0: never) and the runs that streamed so far; sets the
- * threshold to n where n >= 0 (for tests: every size then takes that path). */
+/* _cpu_stream_bytes(n=-1, plain=-1) -> (threshold, runs, plain): the CPU
+ * backend's thresholds (bytes) above which an output is written past the
+ * cache (cpu_loops.h; 0: never): a fused chain's, and a single loop's or a
+ * copy's; and the runs that streamed so far.  n >= 0 sets both (for tests:
+ * every size then takes that path), plain >= 0 then the second alone. */
 static PyObject *f_cpu_stream_bytes(PyObject *mod, PyObject *args)
 {
-    long long n = -1;
-    size_t old = dg_cpu_stream_min();
+    long long n = -1, plain = -1;
+    const size_t old = dg_cpu_stream_min(), oldp = dg_cpu_stream_plain_min();
     (void)mod;
-    if (!PyArg_ParseTuple(args, "|L", &n))
+    if (!PyArg_ParseTuple(args, "|LL", &n, &plain))
         return NULL;
     if (n >= 0)
         dg_cpu_stream_set_min(n == 0 ? (size_t)-1 : (size_t)n);
-    return Py_BuildValue("(LL)", old == (size_t)-1 ? 0LL : (long long)old,
-                         dg_cpu_stream_runs());
+    if (plain >= 0)
+        dg_cpu_stream_set_plain_min(plain == 0 ? (size_t)-1 : (size_t)plain);
+    return Py_BuildValue("(LLL)", old == (size_t)-1 ? 0LL : (long long)old,
+                         dg_cpu_stream_runs(), oldp == (size_t)-1 ? 0LL : (long long)oldp);
 }
 
 PyMethodDef dgpy_backend_methods[] = {
     {"_cpu_stream_bytes", f_cpu_stream_bytes, METH_VARARGS,
-     "_cpu_stream_bytes(n=-1): the CPU backend's threshold for stores past the cache "
-     "(0: never) and the runs that streamed: (threshold, runs); sets it where n >= 0"},
+     "_cpu_stream_bytes(n=-1, plain=-1): the CPU backend's thresholds for stores past the "
+     "cache (0: never) and the runs that streamed: (fused, runs, plain); n >= 0 sets both, "
+     "plain >= 0 the second"},
     {"_devices_info", f_devices_info, METH_NOARGS, "[(id, backend, name, total, free)]"},
     {"backend", f_backend, METH_NOARGS, "backend() -> 'cpu' or 'cuda'"},
     {"_ndevices", f_ndevices, METH_NOARGS, "number of devices"},

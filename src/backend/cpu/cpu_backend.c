@@ -280,7 +280,7 @@ static size_t cpu_bytes_in_use(dg_backend_i *be, int dev)
 
 /* Strided N-d copy on the host.  The innermost axis is copied with memcpy when
  * both sides are dense along it, or, where the copy is at least
- * dg_cpu_stream_min() bytes, with stores past the cache (cpu_loops.h): the
+ * dg_cpu_stream_plain_min() bytes, with stores past the cache (cpu_loops.h): the
  * assembly and the copy out of the one-call product, reshards and slice
  * assignments of large arrays. */
 static void run_copy(const dg_copy_desc *c)
@@ -301,7 +301,7 @@ static void run_copy(const dg_copy_desc *c)
     }
     for (a = 0; a < nd; a++)
         total *= (size_t)c->shape[a];
-    stream = total >= dg_cpu_stream_min();
+    stream = total >= dg_cpu_stream_plain_min();
     n = c->shape[nd - 1];
     memset(idx, 0, sizeof(idx));
     for (;;) {

@@ -266,10 +266,20 @@ static void dg_cpu_soft_run(int loop, dg_cpu_kernel kern, char *const *p, const 
 /* Never below this: small outputs stay in the cache whatever the count of
  * devices. */
 #define DG_STREAM_FLOOR ((size_t)1 << 20)
+/* A single loop's output, or a copy, is streamed only with this many
+ * devices or more (the fused chains whatever the count).  a + b of 2^25
+ * float64, streamed against plain: on a 16-core Xeon 1.08x faster on 1
+ * device, 1.03x on 8, 1.18x on 16; on the 2-core EPYC 0.91x on 1 device and
+ * 0.98x on 2.  The Jacobi step (fused) gained everywhere: 1.05-1.22x on the
+ * Xeon, 1.24-1.25x on the EPYC (2026-11-27-s16-cpu16.md). */
+#define DG_STREAM_PLAIN_DEVICES 8
 /* Bytes of one streamed tile: well inside the first-level cache. */
 #define DG_STREAM_TILE 8192
 
 static size_t g_stream_min = (size_t)-1; /* -1: never */
+/* the same for a single loop's output and a copy: never below
+ * DG_STREAM_PLAIN_DEVICES devices, unless set (dg_cpu_stream_plain_min) */
+static size_t g_stream_plain_min = (size_t)-1;
 static int g_stream_all;                  /* DGARRAY_CPU_STREAM_LOOPS=all: every loop */
 static _Atomic long long g_stream_runs;  /* runs that streamed, for tests */
 
@@ -343,7 +353,7 @@ void dg_cpu_stream_setup(int ndev)
         char *end = NULL;
         long long v = strtoll(e, &end, 10);
         if (end != e && v >= 0) {
-            g_stream_min = v == 0 ? (size_t)-1 : (size_t)v;
+            dg_cpu_stream_set_min(v == 0 ? (size_t)-1 : (size_t)v);
             return;
         }
     }
@@ -352,11 +362,17 @@ void dg_cpu_stream_setup(int ndev)
         llc = DG_STREAM_LLC_DEFAULT;
     llc /= (size_t)(ndev > 0 ? ndev : 1);
     g_stream_min = llc > DG_STREAM_FLOOR ? llc : DG_STREAM_FLOOR;
+    g_stream_plain_min = ndev >= DG_STREAM_PLAIN_DEVICES || g_stream_all ? g_stream_min
+                                                                         : (size_t)-1;
 }
 
 size_t dg_cpu_stream_min(void) { return g_stream_min; }
 
-void dg_cpu_stream_set_min(size_t bytes) { g_stream_min = bytes; }
+size_t dg_cpu_stream_plain_min(void) { return g_stream_plain_min; }
+
+void dg_cpu_stream_set_min(size_t bytes) { g_stream_min = g_stream_plain_min = bytes; }
+
+void dg_cpu_stream_set_plain_min(size_t bytes) { g_stream_plain_min = bytes; }
 
 void dg_cpu_stream_copy(char *dst, const char *src, size_t n)
 {
@@ -427,7 +443,7 @@ static int ew_streams(int ndim, const int64_t *shape, char *const *ptr,
     for (int a = 0; a < ndim; a++)
         n *= shape[a];
     if (st[o][ndim - 1] != isz[o] || isz[o] > 16 || shape[ndim - 1] < 2 ||
-        (size_t)n * (size_t)isz[o] < g_stream_min)
+        (size_t)n * (size_t)isz[o] < g_stream_plain_min)
         return 0;
     for (int k = 0; k < nin; k++) {
         if (isz[k] == 0 || !dg_spans_meet(ndim, ptr[o], st[o], shape, isz[o], ptr[k], st[k],

@@ -42,13 +42,17 @@ void dg_cpu_loop_inner(int loop, char *const *p, const int64_t *s, int64_t n);
  * dg_cpu_stream_setup(ndev) sets the threshold for ndev virtual devices: the
  * last-level cache divided among the devices (outputs that fit the cache are
  * better left there for the next operation), or DGARRAY_CPU_STREAM_BYTES
- * (0: never).  dg_cpu_stream_copy writes n bytes; dg_cpu_stream_fence orders
+ * (0: never); for the output of a single loop and for a copy
+ * (dg_cpu_stream_plain_min) only from 8 devices on, where the fused chains
+ * stream whatever the count (cpu_loops.c, DG_STREAM_PLAIN_DEVICES).  dg_cpu_stream_copy writes n bytes; dg_cpu_stream_fence orders
  * the non-temporal stores before the stores that follow it (the task's end,
  * which other threads read), and runs at the end of every loop that streamed
  * (which it counts). */
 void dg_cpu_stream_setup(int ndev);
 size_t dg_cpu_stream_min(void);
-void dg_cpu_stream_set_min(size_t bytes); /* (size_t)-1: never */
+size_t dg_cpu_stream_plain_min(void); /* a single loop's output, a copy */
+void dg_cpu_stream_set_min(size_t bytes); /* both; (size_t)-1: never */
+void dg_cpu_stream_set_plain_min(size_t bytes);
 int dg_cpu_loop_streams(int loop);
 void dg_cpu_stream_copy(char *dst, const char *src, size_t n);
 void dg_cpu_stream_fence(void);
