@@ -531,12 +531,7 @@ void dg_cpu_ew_run(const dg_ew_desc *d)
                 for (int k = 0; k < nin; k++)
                     q[k] = ptr[k] + i0 * s_in[k];
                 q[nin] = tile;
-                if (t_soft)
-                    dg_cpu_soft_run(d->loop, kern, q, s_in, m, NULL, 0);
-                else if (ext)
-                    dg_cpu_ext_run(ext, nop, q, s_in, m, NULL, 0);
-                else
-                    kern(q, s_in, m, NULL, 0);
+                dg_cpu_loop_inner(d->loop, q, s_in, m); /* no mask here */
                 dg_cpu_stream_copy(ptr[nin] + i0 * s_in[nin], tile, (size_t)(m * isz[nin]));
             }
         } else if (t_soft)
