@@ -343,21 +343,25 @@ def device_counts(nd):
     return [tuple(c) for c in core._fusion_device_counts(nd)]
 
 
+@pytest.mark.parametrize("renew", [1, 0], ids=["renew", "no_renew"])
 @pytest.mark.parametrize("nd", [1, 2, 4])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-def test_jacobi_fused_per_device(nd, dtype, fusion, no_leak):
+def test_jacobi_fused_per_device(nd, dtype, renew, fusion, no_leak):
     """The in-place Jacobi step written with slices (benchmarks/run.py's
     jacobi_step) on a grid split by rows: on every device each iteration is
     one fused piece holding all five steps (four adds and the multiply), one
     more for each neighbour's halo row that the shifted slices read (those
     rows come from another device, so the space is cut there), and the
-    assignment into the interior, which reads what the chain wrote and
-    writes what it read, after it.  Before the chain's pieces were re-cut to
-    the call's boundaries, any device holding a halo broke the chain at each
-    shifted operand (12 runs of 14 steps an iteration on 2 devices)."""
+    assignment into the interior, which writes what the chain read: with
+    the grid's memory renewed (tests/test_fusion_renew.py), a sixth step of
+    every piece; without, a run of its own after the chain.  Before the
+    chain's pieces were re-cut to the call's boundaries, any device holding
+    a halo broke the chain at each shifted operand (12 runs of 14 steps an
+    iteration on 2 devices)."""
     if core._ndevices() < nd:
         pytest.skip(f"{core._ndevices()} devices")
     dg.config.fusion = True
+    was, _ = core._fusion_renew(renew)
     x = np.random.default_rng(nd).standard_normal((40, 33)).astype(dtype)
     X = jacobi_rows(x, nd)
     views = (X[1:-1, 1:-1], X[:-2, 1:-1], X[2:, 1:-1], X[1:-1, :-2], X[1:-1, 2:])
@@ -377,11 +381,14 @@ def test_jacobi_fused_per_device(nd, dtype, fusion, no_leak):
         step(*yviews)
     core._fusion_flush()
     after = device_counts(nd)
+    core._fusion_renew(int(was))
     for d in range(nd):
         halos = (d > 0) + (d < nd - 1)
         runs, steps = (after[d][0] - before[d][0], after[d][1] - before[d][1])
-        assert (runs, steps) == (iters * (1 + halos + 1), iters * (5 * (1 + halos) + 1)), \
-            f"device {d}: {runs} runs of {steps} steps in {iters} iterations"
+        want = ((iters * (1 + halos), iters * 6 * (1 + halos)) if renew else
+                (iters * (1 + halos + 1), iters * (5 * (1 + halos) + 1)))
+        assert (runs, steps) == want, f"device {d}: {runs} runs of {steps} steps in {iters} " \
+            "iterations"
     near_numpy(dg.asnumpy(X), y)
 
 

@@ -56,6 +56,8 @@ typedef struct dg_buffer {
     void *ptr;
     size_t nbytes;
     dg_mem *mem; /* strong reference */
+    int lent;    /* 1 once its memory was lent to other code (dg_array_lend_chunk): the
+                  * memory is then never replaced (dg_buffer_renew) */
 } dg_buffer;
 
 typedef struct dg_chunk {

@@ -211,6 +211,38 @@ dg_status dg_buffer_unshare(dg_backend_i *be, dg_buffer *b, dg_error *err)
     return DG_OK;
 }
 
+dg_status dg_buffer_renew(dg_backend_i *be, dg_buffer *b, const dg_copy_desc *keep, int n,
+                          dg_buffer **old, dg_error *err)
+{
+    dg_mem *was = b->mem, *m = NULL;
+    dg_access acc[2];
+    dg_status st = DG_OK;
+    int i;
+    *old = NULL;
+    DG_CHECK(mem_new(be, was->device, was->nbytes, &m, err));
+    acc[0].mem = was;
+    acc[0].how = DG_ACC_READ;
+    acc[1].mem = m;
+    acc[1].how = DG_ACC_WRITE;
+    for (i = 0; i < n && st == DG_OK; i++) {
+        dg_copy_desc c = keep[i];
+        c.src_dev = c.dst_dev = was->device;
+        c.src = (const char *)was->ptr + (intptr_t)keep[i].src;
+        c.dst = (char *)m->ptr + (intptr_t)keep[i].dst;
+        st = dg_enqueue(be, was->device, DG_STREAM_COMPUTE, acc, 2, dg_work_copy(&c), err);
+    }
+    /* the old memory's reference passes from b to *old */
+    if (st == DG_OK)
+        st = buffer_of(was, old, err);
+    if (st != DG_OK) {
+        mem_decref(be, m);
+        return st;
+    }
+    b->mem = m;
+    b->ptr = m->ptr;
+    return DG_OK;
+}
+
 dg_status dg_buffer_sync(dg_backend_i *be, dg_buffer *b, dg_error *err)
 {
     int i;

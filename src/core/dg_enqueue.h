@@ -40,6 +40,16 @@ void dg_buffer_decref(dg_backend_i *be, dg_buffer *b);
  * write through b is seen by b's chunks alone.  Call before computing any
  * address in b for writing. */
 dg_status dg_buffer_unshare(dg_backend_i *be, dg_buffer *b, dg_error *err);
+/* Gives b new memory of the same size, its bytes outside what the caller is
+ * about to write copied from the old memory by the n copies of `keep`
+ * (enqueued on b's device's compute stream; their src and dst hold byte
+ * offsets from the memory's start, the devices are b's).  The old memory
+ * goes to a new buffer, *old (new reference), for work recorded before that
+ * still reads it: the pending chain (dg_fuse.c) moves its references there.
+ * Every view of b sees the new memory.  Not for a lent buffer (b->lent).
+ * On failure b is unchanged and *old NULL. */
+dg_status dg_buffer_renew(dg_backend_i *be, dg_buffer *b, const dg_copy_desc *keep, int n,
+                          dg_buffer **old, dg_error *err);
 /* The host waits for every recorded write of b. */
 dg_status dg_buffer_sync(dg_backend_i *be, dg_buffer *b, dg_error *err);
 /* 1 if reading m on (dev, stream) has to wait: m was last written by

@@ -103,6 +103,7 @@ dg_status dg_array_lend_chunk(dg_array *a, int i, int readonly, char **ptr,
         DG_CHECK(dg_array_unshare(a, err));
     DG_CHECK(dg_array_sync(a, err));
     c = &a->chunks[i];
+    c->buf->lent = 1;
     dg_chunk_view(c, &c->box, ptr, byte_strides);
     return DG_OK;
 }

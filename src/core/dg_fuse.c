@@ -69,6 +69,8 @@ static int64_t g_min_elems = -1; /* DGARRAY_FUSION_MIN_ELEMS, read with g_enable
 /* 1 while this thread holds g_mu: the enqueues of a run of the chain pass */
 static _Thread_local int t_inside;
 static int64_t g_runs, g_steps;
+static int64_t g_renews; /* memories renewed for an assignment (renew_outputs) */
+static int g_renew_on = -1; /* DGARRAY_FUSION_RENEW; -1: not read yet */
 static int64_t g_dev_runs[FZ_COUNTED_DEVS], g_dev_steps[FZ_COUNTED_DEVS];
 /* the cuts of the call being recorded and the call pieces' first elements
  * (g_mu held) */
@@ -99,6 +101,28 @@ void dg_fuse_counts(int64_t *runs, int64_t *steps)
     *runs = g_runs;
     *steps = g_steps;
     pthread_mutex_unlock(&g_mu);
+}
+
+/* DGARRAY_FUSION_RENEW, read once */
+static int renew_on(void)
+{
+    if (g_renew_on < 0) {
+        const char *e = getenv("DGARRAY_FUSION_RENEW");
+        g_renew_on = !(e && (strcmp(e, "0") == 0 || strcmp(e, "off") == 0));
+    }
+    return g_renew_on;
+}
+
+int64_t dg_fuse_renew(int on, int *was)
+{
+    int64_t n;
+    pthread_mutex_lock(&g_mu);
+    *was = renew_on();
+    if (on >= 0)
+        g_renew_on = on != 0;
+    n = g_renews;
+    pthread_mutex_unlock(&g_mu);
+    return n;
 }
 
 void dg_fuse_device_counts(int dev, int64_t *runs, int64_t *steps)
@@ -327,15 +351,16 @@ static int cuts_of(dg_backend_i *be, const dg_fuse_piece *p, int n)
  * inexact: a memory that the chain or the call writes is touched by the
  * other in the same cut through another view, or in another cut at bytes
  * that may be the same.  (A fused piece runs every step of an element
- * together, and the pieces run in any order.) */
-static int cuts_conflict(const dg_fuse_piece *p, int nc)
+ * together, and the pieces run in any order.)  With ins_only, the call's
+ * outputs are left out: they go to new memory (renew_outputs). */
+static int cuts_conflict(const dg_fuse_piece *p, int nc, int ins_only)
 {
     int r, r2, k, v;
     for (r = 0; r < nc; r++) {
         const fz_cut *c = &g_cuts[r];
         const dg_ew_desc *d = p[c->j].d;
         const dg_loop_info *li = &dg_loops[d->loop];
-        for (k = 0; k < li->nin + li->nout; k++) {
+        for (k = 0; k < (ins_only ? li->nin : li->nin + li->nout); k++) {
             const int write = k >= li->nin, dt = li->dtypes[k];
             const dg_mem *m;
             int64_t s[DG_MAXDIM];
@@ -791,6 +816,227 @@ int dg_fuse_wanted(dg_backend_i *be, int64_t nelems)
            dg_be_has(be, DG_SLOT_FUSED);
 }
 
+/* ---- an assignment into new memory --------------------------------------------- */
+
+/* A stencil's assignment (`u[1:-1, 1:-1] = f(u's shifted views)`) writes
+ * memory that the chain reads at other offsets: the chain would have to run
+ * into a temporary and a second kernel copy that into place, a pass over
+ * the data of its own.  Instead, where the assignment (a copy, a cast, or
+ * any call of one output that reads none of that memory) writes, on each
+ * device, one box of memory laid out densely, that memory is
+ * renewed: the buffer gets new memory, the bytes outside the box copied
+ * there from the old (a grid's edges, a few rows and columns), and the
+ * chain goes on reading the old, so the assignment joins it and the fused
+ * kernel writes the grid directly.  Every view of the buffer sees the new
+ * memory; a buffer lent to other code (DLPack, __cuda_array_interface__,
+ * chunks) is never renewed.  DGARRAY_FUSION_RENEW=0 turns this off. */
+#define FZ_MAXKEEP (2 * DG_MAXDIM) /* copies of what lies outside a box */
+
+typedef struct fz_renew {
+    dg_buffer *b;
+    int nkeep;
+    dg_copy_desc keep[FZ_MAXKEEP]; /* src, dst: byte offsets in the memory */
+} fz_renew;
+
+static fz_renew g_renew[FZ_MAXPIECES];
+static dg_fuse_piece g_rp[FZ_MAXPIECES]; /* the call's pieces, addresses in the new memory */
+static dg_ew_desc g_rd[FZ_MAXPIECES];
+
+/* The copies of the bytes of b's memory outside what the call's pieces
+ * writing it (output operand k, itemsize isz) cover: 0 unless the memory is
+ * a dense array in the call's axes (strides decreasing in some order, the
+ * innermost one element, each the next's times that axis's length, the
+ * whole memory), those pieces together one box of it, and the rest at most
+ * as large as the box. */
+static int renew_plan(const dg_fuse_piece *p, int n, int k, int isz, fz_renew *r)
+{
+    const dg_buffer *b = r->b;
+    const int nd = p[0].d->ndim;
+    int64_t st[DG_MAXDIM], full[DG_MAXDIM], lo[DG_MAXDIM], hi[DG_MAXDIM], pl[FZ_MAXPIECES][DG_MAXDIM];
+    int perm[DG_MAXDIM], seen[DG_MAXDIM] = {0}, own[FZ_MAXPIECES], no = 0, i, j, a;
+    int64_t frame = 1, box = 1, sum = 0;
+    for (j = 0; j < n; j++)
+        if (p[j].buf[k] == b)
+            own[no++] = j;
+    /* each axis's stride, from a piece long on it */
+    for (a = 0; a < nd; a++) {
+        st[a] = p[own[0]].d->strides[k][a];
+        for (i = 0; i < no; i++) {
+            const dg_ew_desc *d = p[own[i]].d;
+            if (d->shape[a] <= 1)
+                continue;
+            if (!seen[a]) {
+                st[a] = d->strides[k][a];
+                seen[a] = 1;
+            } else if (d->strides[k][a] != st[a]) {
+                return 0;
+            }
+        }
+        if (st[a] <= 0)
+            return 0;
+    }
+    /* axes by decreasing stride, ties in the axes' order */
+    for (a = 0; a < nd; a++) {
+        for (i = a; i > 0 && st[perm[i - 1]] < st[a]; i--)
+            perm[i] = perm[i - 1];
+        perm[i] = a;
+    }
+    if (st[perm[nd - 1]] != isz)
+        return 0;
+    for (i = nd - 1; i > 0; i--) {
+        if (st[perm[i - 1]] % st[perm[i]])
+            return 0;
+        full[perm[i]] = st[perm[i - 1]] / st[perm[i]];
+    }
+    if ((int64_t)b->nbytes % st[perm[0]])
+        return 0;
+    full[perm[0]] = (int64_t)b->nbytes / st[perm[0]];
+    for (a = 0; a < nd; a++)
+        frame *= full[a];
+    if (frame * isz != (int64_t)b->nbytes)
+        return 0;
+    /* each piece's first element in the frame; their union one box */
+    for (i = 0; i < no; i++) {
+        const dg_ew_desc *d = p[own[i]].d;
+        int64_t off = d->data[k] - (const char *)b->ptr;
+        if (off < 0 || off >= (int64_t)b->nbytes)
+            return 0;
+        for (j = 0; j < nd; j++) {
+            pl[i][perm[j]] = off / st[perm[j]];
+            off %= st[perm[j]];
+        }
+        if (off)
+            return 0;
+        for (a = 0; a < nd; a++) {
+            if (pl[i][a] + d->shape[a] > full[a])
+                return 0;
+            lo[a] = i && lo[a] < pl[i][a] ? lo[a] : pl[i][a];
+            hi[a] = i && hi[a] > pl[i][a] + d->shape[a] ? hi[a] : pl[i][a] + d->shape[a];
+        }
+        sum += dg_shape_size(nd, d->shape);
+        for (j = 0; j < i; j++) {
+            int64_t l2[DG_MAXDIM], s2[DG_MAXDIM];
+            if (meet(nd, pl[i], d->shape, pl[j], p[own[j]].d->shape, l2, s2))
+                return 0;
+        }
+    }
+    for (a = 0; a < nd; a++)
+        box *= hi[a] - lo[a];
+    if (sum != box || box == 0 || frame - box > box)
+        return 0;
+    /* the frame outside the box: along each axis (outermost first), below
+     * and above the box, the axes before it within the box, those after whole */
+    r->nkeep = 0;
+    for (i = 0; i < nd; i++) {
+        int side;
+        for (side = 0; side < 2; side++) {
+            dg_copy_desc *c = &r->keep[r->nkeep];
+            int64_t off = 0, m = 1;
+            memset(c, 0, sizeof(*c));
+            c->ndim = nd;
+            c->itemsize = isz;
+            for (a = 0; a < nd; a++) {
+                int64_t s0, e0;
+                const int at_i = a == perm[i];
+                if (at_i) {
+                    s0 = side ? hi[a] : 0;
+                    e0 = side ? full[a] : lo[a];
+                } else {
+                    for (j = 0; j < i && perm[j] != a; j++)
+                        ;
+                    s0 = j < i ? lo[a] : 0;
+                    e0 = j < i ? hi[a] : full[a];
+                }
+                c->shape[a] = e0 - s0;
+                c->src_strides[a] = c->dst_strides[a] = st[a];
+                off += s0 * st[a];
+                m *= e0 - s0;
+            }
+            if (!m)
+                continue;
+            c->src = (const char *)(intptr_t)off;
+            c->dst = (char *)(intptr_t)off;
+            r->nkeep++;
+        }
+    }
+    return 1;
+}
+
+/* Where the call (pieces p, joining along the nc cuts; one output, which
+ * none of its inputs reads) is kept out of the chain by its writes alone, gives each memory it writes new
+ * memory (see above) and points *pp at the call's pieces rebased there;
+ * *ok 1.  Else nothing changes and *ok is 0. */
+static dg_status renew_outputs(dg_backend_i *be, const dg_fuse_piece **pp, int n, int nc,
+                               int *ok, dg_error *err)
+{
+    const dg_fuse_piece *p = *pp;
+    const dg_loop_info *li = &dg_loops[p[0].d->loop];
+    const int k = li->nin, isz = dg_dtype_size(li->dtypes[k]);
+    int nr = 0, i, j, h, v;
+    *ok = 0;
+    if (!renew_on() || li->nout != 1 || cuts_conflict(p, nc, 1))
+        return DG_OK;
+    for (j = 0; j < n; j++) {
+        dg_buffer *b = p[j].buf[k];
+        if (!b || !p[j].d->data[k] || b->lent || !b->nbytes || b->device != p[j].dev ||
+            chain_writes(b->mem))
+            return DG_OK;
+        for (i = 0; i < n; i++)
+            for (h = 0; h < li->nin; h++)
+                if (p[i].buf[h] && p[i].buf[h]->mem == b->mem)
+                    return DG_OK;
+        for (i = 0; i < nr && g_renew[i].b != b; i++)
+            ;
+        if (i < nr)
+            continue;
+        g_renew[nr].b = b;
+        if (!renew_plan(p, n, k, isz, &g_renew[nr]))
+            return DG_OK;
+        nr++;
+    }
+    /* the call's pieces, rebased as each memory is renewed */
+    for (j = 0; j < n; j++) {
+        g_rd[j] = *p[j].d;
+        g_rp[j] = p[j];
+        g_rp[j].d = &g_rd[j];
+    }
+    for (i = 0; i < nr; i++) {
+        dg_buffer *b = g_renew[i].b, *old = NULL;
+        const char *was = (const char *)b->ptr;
+        fz_piece *f;
+        dg_error e2 = DG_ERROR_INIT;
+        if (dg_buffer_renew(be, b, g_renew[i].keep, g_renew[i].nkeep, &old, &e2) != DG_OK) {
+            /* no memory for it: the call runs after the chain, as before,
+             * through the rebased pieces (the memories renewed so far hold
+             * the same values; this one's pieces keep their addresses) */
+            dg_error_clear(&e2);
+            break;
+        }
+        for (j = 0; j < n; j++)
+            if (p[j].buf[k] == b)
+                g_rd[j].data[k] = (char *)b->ptr + (p[j].d->data[k] - was);
+        /* the chain reads the old memory through `old` */
+        for (h = 0; h < g_chain.npiece; h++) {
+            f = &g_chain.pieces[h];
+            for (v = 0; v < f->d.nval; v++)
+                if (f->buf[v] == b)
+                    f->buf[v] = old;
+            for (v = 0; v < f->nheld; v++)
+                if (f->held[v] == b) {
+                    f->held[v] = old;
+                    old->refcnt++;
+                    b->refcnt--;
+                }
+        }
+        dg_buffer_decref(be, old);
+        g_renews++;
+    }
+    *pp = g_rp;
+    *ok = i == nr;
+    (void)err;
+    return DG_OK;
+}
+
 /* 1 if the call of pieces p can raise no floating-point error whatever
  * its errstate: a copy (a cast to the same dtype), as `a[...] = b` and
  * copyto are.  Such a call joins a chain under another action word (the
@@ -835,12 +1081,15 @@ dg_status dg_fuse_record(dg_backend_i *be, const dg_fuse_piece *p, int n, int *r
         const uint32_t word = dg_fpe_actions();
         const int quiet = quiet_call(p);
         const int nc = g_chain.fpe == word || quiet || g_chain.quiet ? cuts_of(be, p, n) : 0;
-        if (nc && !cuts_conflict(p, nc) && join(be, p, n, nc)) {
+        int fits = nc && !cuts_conflict(p, nc, 0);
+        if (nc && !fits)
+            st = renew_outputs(be, &p, n, nc, &fits, err);
+        if (st == DG_OK && fits && join(be, p, n, nc)) {
             joined = 1;
             if (g_chain.fpe != word && !quiet)
                 g_chain.fpe = word; /* the chain was quiet */
             g_chain.quiet &= quiet;
-        } else {
+        } else if (st == DG_OK) {
             st = flush_locked(err);
         }
     }

@@ -106,4 +106,10 @@ void dg_fuse_counts(int64_t *runs, int64_t *steps);
  * 64 or more). */
 void dg_fuse_device_counts(int dev, int64_t *runs, int64_t *steps);
 
+/* How many memories an assignment has renewed so far (the grid of a stencil
+ * written in place: dg_fuse.c, renew_outputs); *was 1 where renewing is on.
+ * on 0 or 1 turns it off or on (DGARRAY_FUSION_RENEW=0 at start: off), -1
+ * leaves it. */
+int64_t dg_fuse_renew(int on, int *was);
+
 #endif /* DG_FUSE_H */

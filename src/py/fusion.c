@@ -47,6 +47,19 @@ static PyObject *f_fusion_counts(PyObject *mod, PyObject *unused)
     return Py_BuildValue("(iLL)", dg_fuse_pending(), (long long)runs, (long long)steps);
 }
 
+/* _fusion_renew(on=-1) -> (on before, memories renewed so far); on 0 or 1
+ * turns renewing off or on */
+static PyObject *f_fusion_renew(PyObject *mod, PyObject *args)
+{
+    int on = -1, was = 0;
+    int64_t n;
+    (void)mod;
+    if (!PyArg_ParseTuple(args, "|i:_fusion_renew", &on))
+        return NULL;
+    n = dg_fuse_renew(on, &was);
+    return Py_BuildValue("(OL)", was ? Py_True : Py_False, (long long)n);
+}
+
 /* _fusion_device_counts(n) -> ((fused pieces run, steps they held) of device
  * 0, ..., of device n - 1) */
 static PyObject *f_fusion_device_counts(PyObject *mod, PyObject *arg)
@@ -291,6 +304,9 @@ PyMethodDef dgpy_fusion_methods[] = {
     {"_fusion_flush", f_fusion_flush, METH_NOARGS, "run the pending elementwise chain"},
     {"_fusion_counts", f_fusion_counts, METH_NOARGS,
      "(pending, fused pieces run, steps they held)"},
+    {"_fusion_renew", f_fusion_renew, METH_VARARGS,
+     "_fusion_renew(on=-1) -> (on before, memories renewed so far for an assignment that "
+     "joined a chain reading them); on 0 or 1 sets it"},
     {"_fusion_device_counts", f_fusion_device_counts, METH_O,
      "(n) -> ((fused pieces run, steps they held) of devices 0 .. n-1)"},
     {"_rtc_available", f_rtc_available, METH_NOARGS, "(NVRTC loads, why not)"},
