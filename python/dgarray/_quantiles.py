@@ -437,15 +437,11 @@ def count_nan_with(x, sel):
     pass tells: every NaN's key is the largest (kernels/dg_order.h), so an
     empty top bin means no NaN; for float16 and float32 the top bin's prefix
     (12 bits) covers the sign, the exponent and a mantissa bit, so it holds
-    the NaNs and nothing else.  float64's (the sign and the exponent) holds
-    +inf too: the NaNs are then the top bin of the next digit under it (one
-    count, kept for the selection, one host wait)."""
+    the NaNs and nothing else (float64's holds +inf too)."""
     if sel is not None and x.dtype.kind == "f":
         top = int(sel.first_counts()[-1])
         if not top or x.dtype.itemsize <= 4:
             return top
-        last = (1 << sel.d) - 1
-        return int(sel.counts(sel.w - 2 * sel.d, sel.w - sel.d, [last], sel.d)[last][-1])
     return count_nan(x)
 
 
