@@ -133,4 +133,17 @@ DG_HD uint64_t dg_order_key_at(int dtype, const void *p)
     }
 }
 
+/* The ranks about quantile q (0 <= q <= 1) among the m keys counted
+ * outside a count's last bin (a float's NaNs, all in the last bin of the
+ * first digit: the ranks of a NaN-skipping median or quantile whose NaNs
+ * the host has not counted yet): r[0] = floor((m - 1) q), 0 where below,
+ * and r[1] the one after it, at most m - 1 (0 for m 0).  Both backends
+ * find the same (dg_select_desc.rest). */
+DG_HD void dg_order_rest_ranks(int64_t m, double q, int64_t r[2])
+{
+    const double v = floor((double)(m - 1) * q);
+    r[0] = v > 0 ? (int64_t)v : 0;
+    r[1] = r[0] + 1 < m ? r[0] + 1 : (m > 0 ? m - 1 : 0);
+}
+
 #endif /* DG_ORDER_H */

@@ -349,7 +349,9 @@ __device__ __forceinline__ int64_t dg_cp_bin(const dg_cu_compact &a, int64_t b)
 /* bounds[0], bounds[1]: the bins of a.nbins counts (a.bins, a.nparts sets
  * summed) that hold ranks a.rank0 and a.rank1 (the bin where the counts
  * before it sum to at most the rank and with it to more; the last bin where
- * the rank is past them all), as cpu_index.c's rank_bin; bounds[2]: 1 where
+ * the rank is past them all), as cpu_index.c's rank_bin; with a.rest, the
+ * ranks about a.q of the keys outside the last bin (dg_order_rest_ranks of
+ * the total less the last bin, as cpu_index.c's); bounds[2]: 1 where
  * a.whole and those bins hold more than a.cap in all (then *a.count gets
  * that total), else 0.  One block: each thread sums a run of bins (its
  * loads independent of one another), the runs' sums scanned (CUB), the
@@ -370,11 +372,14 @@ __global__ void __launch_bounds__(DG_LOC_THREADS) dg_cp_locate_k(const __grid_co
     for (int64_t b = b0; b < b1; b++)
         sum += dg_cp_bin(a, b);
     scan_t(tmp.scan).ExclusiveSum(sum, before, total);
+    int64_t rank[2] = {a.rank0, a.rank1};
+    if (a.rest) /* total: the block's, on every thread */
+        dg_order_rest_ranks(total - (a.nbins > 0 ? dg_cp_bin(a, a.nbins - 1) : 0), a.q, rank);
     if (t == 0)
         found[0] = found[1] = a.nbins > 0 ? a.nbins - 1 : 0;
     __syncthreads();
     for (int j = 0; j < 2; j++) {
-        const int64_t r = j ? a.rank1 : a.rank0;
+        const int64_t r = rank[j];
         if (r >= before && r < before + sum) {
             int64_t cum = before, b = b0;
             for (; b < b1; b++) {

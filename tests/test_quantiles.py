@@ -296,6 +296,61 @@ def test_keep_keys_apart_whole(dtype, ndev):
             _check_apart_whole(core, d, cb, nb, pshift, k, q, cum, ranks, f"{name} {how}")
 
 
+@pytest.mark.parametrize("dtype", ["f2", "f4", "f8", "i2"])
+def test_keep_keys_about_q(dtype, ndev):
+    """_core._keep_keys with ranks a float q: the bins of the ranks about
+    quantile q of the keys outside the last bin (floor((m - 1) q), 0 where
+    below, and the next, at most m - 1: a nanmedian's middle pair where the
+    last bin holds the NaNs), found on the devices from each device's counts
+    apart; every key under them gathered once (whole: all or none); NaNs
+    many, none, all, all but one; q out of [0, 1] a ValueError."""
+    n = 3001
+    core = _quantiles._core
+    base = values(dtype, (n,), 6, nan=False, low=-300, high=300)
+    dt = base.dtype
+    w = dt.itemsize * 8
+    d12 = min(12, w)
+    pshift, nb = w - d12, 1 << d12
+    top = np.iinfo(dt).max if dt.kind == "i" else np.nan  # in the last bin
+    cases = {"some": base.copy(), "none": base}
+    cases["some"][::3] = top
+    cases["all"] = np.full(n, top, dt)
+    cases["one"] = cases["all"].copy()
+    cases["one"][n // 3] = base[7]
+    cases["two"] = cases["one"].copy()
+    cases["two"][n - 1] = base[8]
+    for case, x in cases.items():
+        k = np.array([int(v) for v in _keys(x)], dtype=np.uint64)
+        q = k >> np.uint64(pshift)
+        cnt = np.bincount(q.astype(np.int64), minlength=nb)
+        cum = np.cumsum(cnt)
+        m = n - int(cnt[-1])
+        for name, d in _gather_layouts(x, ndev):
+            c = core._count(d, None, nb, _quantiles._RADIX, pshift, w, 0, None, True)
+            for qq in (0.0, 0.25, 0.5, 0.999, 1.0):
+                r0 = max(0, int(np.floor((m - 1) * qq)))
+                r1 = r0 + 1 if r0 + 1 < m else max(m - 1, 0)
+                lo, hi = _bin_of(cum, r0), _bin_of(cum, r1)
+                want = np.sort(k[(q >= lo) & (q <= hi)])
+                for cap in (n, max(1, want.size - 1)):
+                    kept, got = core._keep_keys(d, pshift, 0, 0, cap, None, c, qq, nb, True)
+                    got, vals = got.get(), kept.get()
+                    msg = f"{case} {name} {qq} {cap}"
+                    if cap < want.size:  # none kept: each count the total
+                        assert (got == want.size).all(), (msg, got, want.size)
+                        continue
+                    pieces = sorted(b[0][:2] for _, b in kept._layout())
+                    part = [vals[a:a + int(g)] for g, (a, b) in zip(got, pieces)]
+                    gk = np.array([int(v) for v in _keys(np.concatenate(part))],
+                                  dtype=np.uint64)
+                    np.testing.assert_array_equal(np.sort(gk), want, msg)
+    d = dg.asarray(base)
+    c = core._count(d, None, nb, _quantiles._RADIX, pshift, w, 0, None, True)
+    for bad in (-0.5, 1.5, float("nan")):
+        with pytest.raises(ValueError):
+            core._keep_keys(d, pshift, 0, 0, n, None, c, bad, nb, True)
+
+
 def _check_apart_whole(core, d, c, nb, pshift, k, q, cum, ranks, name):
     """test_keep_keys_apart_whole's checks of one array and one count."""
     for r0, r1 in ranks:
@@ -409,6 +464,64 @@ def test_median_work(dist, ndev, monkeypatch):
         assert waits > 1 and st["works"]["select"][0] >= 2, (waits, st)
 
 
+def _work_of(core, func, d):
+    """(result, host waits, _core._work_stats) of func(d)."""
+    d._sync()
+    core._work_stats(True)
+    w0 = core._host_waits()
+    got = func(d)
+    waits = core._host_waits() - w0
+    return got, waits, core._work_stats(True)
+
+
+@pytest.mark.parametrize("nan", ["third", "one device", "none"])
+@pytest.mark.parametrize("dtype", ["f2", "f4", "f8"])
+def test_nanmedian_work(dtype, nan, ndev, monkeypatch):
+    """The work of a nanmedian of a whole float array (_core._work_stats),
+    N(0, 1) with NaNs at random places (a third), on the first device only,
+    or none: a median's of its numbers alone, whatever the NaNs: one count
+    and one gathering a device (two readings of its elements), one host
+    wait, three copies to the host, no all-reduce, no elementwise call: the
+    middle of the numbers gathered behind the first count, the NaNs counted
+    from the same counts (float64 with NaNs: count_nan's work more, its top
+    bin holding +inf too); NumPy's result.  On the default plan as many
+    host waits as that median, on one device and on several."""
+    core = _quantiles._core
+    n = 1 << 17
+    rng = np.random.default_rng(8)
+    x = rng.standard_normal(n).astype(dtype)
+    if nan == "third":
+        x[rng.random(n) < 1 / 3] = np.nan
+    elif nan == "one device":
+        x[:n // ndev // 3] = np.nan
+    nums = x[~np.isnan(x)]
+
+    def even(a):
+        return dg.distributed_array(a, {k: slice(a.size * k // ndev, a.size * (k + 1) // ndev)
+                                        for k in range(ndev)})
+    d, dn = even(x), even(nums)
+    nw, nst = 0, {"host_copies": 0, "works": {}}
+    if dtype == "f8" and nan != "none":  # the NaNs counted apart
+        _, nw, nst = _work_of(core, _quantiles.count_nan, d)
+    for plan in (True, "one"):
+        monkeypatch.setattr(_quantiles, "_GATHER_FIRST", plan)
+        got, waits, st = _work_of(core, np.nanmedian, d)
+        same(got, np.nanmedian(x), f"{plan}")
+        _, mwaits, mst = _work_of(core, np.median, dn)
+        assert waits == mwaits + nw, (plan, waits, mwaits, nw)
+        if plan is not True:
+            continue
+        own = [n * (k + 1) // ndev - n * k // ndev for k in range(ndev)]
+        assert waits == 1 + nw, waits
+        assert st["allreduces"] == 0 and mst["allreduces"] == 0, st
+        assert {k: v for k, v in st["works"].items() if k not in ("copy", "fill")} == {
+            "count": [1] * ndev + [0] * (len(st["read"]) - ndev),
+            "select": [1] * ndev + [0] * (len(st["read"]) - ndev),
+            **{k: v for k, v in nst["works"].items() if k not in ("copy", "fill")}}, st
+        assert st["read"][:ndev] == [2 * m for m in own], (st["read"], own)
+        assert st["host_copies"] == mst["host_copies"] + nst["host_copies"], (st, mst, nst)
+
+
 def test_median_default_plan(ndev):
     """By default (_GATHER_FIRST "one") the gathering goes behind the first
     count for an array on one device only: one host wait there, more where
@@ -426,6 +539,64 @@ def test_median_default_plan(ndev):
         waits = core._host_waits() - w0
         same(got, np.median(x))
         assert waits == 1 if len(m) == 1 else waits > 1, (len(m), waits)
+
+
+def _nan_cases(dtype, n, seed):
+    """{name: float array of n} for the nan* statistics of a whole array:
+    NaNs at random places (a few, a third, all but 10, all but one, all),
+    with +inf and -inf beside them, on the first quarter only (one device's
+    chunk), none; the numbers N(0, 1) with ties."""
+    rng = np.random.default_rng(seed)
+    base = np.round(rng.standard_normal(n) * 100) / 100
+    out = {}
+    for name, where in (("few", rng.permutation(n)[:5]), ("third", rng.random(n) < 1 / 3),
+                        ("most", rng.permutation(n)[10:]), ("one", rng.permutation(n)[1:]),
+                        ("all", slice(None)), ("first quarter", slice(0, n // 4)),
+                        ("none", slice(0, 0))):
+        x = base.astype(dtype)
+        x[where] = np.nan
+        out[name] = x
+    inf = out["third"].copy()
+    inf[rng.permutation(n)[:40]] = np.inf
+    inf[rng.permutation(n)[:25]] = -np.inf
+    out["infinities"] = inf
+    return out
+
+
+@pytest.mark.parametrize("plan", [True, "one", False], ids=["first", "default", "after"])
+@pytest.mark.parametrize("dtype", ["f2", "f4", "f8"])
+def test_nan_statistics_of_all(dtype, plan, ndev, monkeypatch, no_leak):
+    """nanmedian, nanquantile and nanpercentile of a whole float array past
+    the sort threshold (the selection, the middle of the numbers gathered
+    behind the first count where the plan has it) against NumPy, bit for
+    bit: NaNs at random places, all NaN (NumPy's warning), a single number,
+    NaNs on one device only, infinities; odd and even counts of numbers;
+    even, uneven, replicated, overlapping layouts and a view; methods whose
+    ranks are and are not the two about q."""
+    monkeypatch.setattr(_quantiles, "_GATHER_FIRST", plan)
+    for n in (5001, 5002):
+        for case, x in _nan_cases(dtype, n, n).items():
+            for name, d in _gather_layouts(x, ndev):
+                msg = f"{n} {case} {name}"
+                like_numpy(lambda: np.nanmedian(d), lambda: np.nanmedian(x), msg)
+                like_numpy(lambda: np.nanquantile(d, 0.3), lambda: np.nanquantile(x, 0.3), msg)
+                if name != "even":
+                    continue
+                for method in ("lower", "higher", "nearest", "midpoint", "hazen",
+                               "inverted_cdf", "closest_observation"):
+                    like_numpy(lambda: np.nanpercentile(d, [71.5], method=method),
+                               lambda: np.nanpercentile(x, [71.5], method=method),
+                               f"{msg} {method}")
+                like_numpy(lambda: np.nanpercentile(d, 100), lambda: np.nanpercentile(x, 100),
+                           msg)
+                like_numpy(lambda: np.nanquantile(d, [0.5, 0.9]),
+                           lambda: np.nanquantile(x, [0.5, 0.9]), msg)
+                like_numpy(lambda: np.median(d), lambda: np.median(x), msg)
+            if case == "all":
+                for f in (np.nanmedian, lambda a: np.nanquantile(a, 0.5)):
+                    with pytest.warns(RuntimeWarning, match="All-NaN slice"):
+                        r = f(dg.asarray(x))
+                    assert np.isnan(r.get()) and r.dtype == x.dtype
 
 
 @pytest.mark.parametrize("dtype", ["f2", "f4", "f8", "i1", "u2", "i4", "u8"])
@@ -469,27 +640,34 @@ def test_median_gathered_first(dtype, finish, ndev, monkeypatch):
         x = np.asarray(x, dt)
         xx = np.concatenate([x, x[:1]]) if case == "random" else x  # odd and even n
         for name, d in _gather_layouts(xx, ndev):
-            core = _Counting(_quantiles._core, xx.size)
-            monkeypatch.setattr(_quantiles, "_core", core)
-            got = np.median(d)
-            monkeypatch.setattr(_quantiles, "_core", core.core)
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", RuntimeWarning)
-                got_nan = np.nanmedian(d)
-                want, want_nan = np.median(xx), np.nanmedian(xx)
-            same(got, want, f"{case} {name}")
-            same(got_nan, want_nan, f"{case} {name} nanmedian")
-            skipped += core.skips
-            if dt.itemsize > 1:  # 8-bit keys: one count says it all
+            for func in (np.median, np.nanmedian):
+                core = _Counting(_quantiles._core, xx.size)
+                monkeypatch.setattr(_quantiles, "_core", core)
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore", RuntimeWarning)
+                    got = func(d)
+                    want = func(xx)
+                monkeypatch.setattr(_quantiles, "_core", core.core)
+                msg = (case, name, func.__name__)
+                same(got, want, str(msg))
+                skipped += core.skips
+                if dt.itemsize == 1:  # 8-bit keys: one count says it all
+                    continue
+                if case == "top" and func is np.nanmedian and dt == np.float64:
+                    # its top bin mostly +inf, not NaN: the numbers' middle
+                    # is not where the devices gathered, the passes go on
+                    continue
                 # gathered: one count and one gathering, each one reading
-                assert core.calls == 1 or finish == "overflow", (case, name, core.calls)
-                assert core.skips == 0 or finish == "overflow", (case, name)
+                # (a nanmedian's about the middle of the numbers, before
+                # the NaNs' count is read)
+                assert core.calls == 1 or finish == "overflow", (msg, core.calls)
+                assert core.skips == 0 or finish == "overflow", msg
                 # overflow: the passes as without it (the gathering kept
                 # none and read nothing), or the count and the gathering
                 levels = -(-dt.itemsize * 8 // 12)
                 assert core.keeps + core.skips >= 1 and core.reads <= (
                     2 if finish == "gathered" else levels), \
-                    (case, name, core.keeps, core.skips, core.reads)
+                    (msg, core.keeps, core.skips, core.reads)
     assert dt.itemsize == 1 or (skipped > 0) == (finish == "overflow"), skipped
 
 

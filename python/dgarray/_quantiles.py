@@ -155,12 +155,14 @@ def gamma_of(method, v, prev):
 
 
 def lerp(a, b, t):
-    """NumPy's interpolation a + (b - a) t, from b's side where t >= 0.5."""
+    """NumPy's interpolation a + (b - a) t, from b's side where t >= 0.5
+    (t a Python float: 1 - t one too, weak as NumPy's)."""
     diff = numpy.subtract(b, a)
     res = numpy.add(a, numpy.multiply(diff, t))
     if not isinstance(res, (_DA, numpy.ndarray)):
         res = numpy.asarray(res)
-    back = numpy.subtract(b, numpy.multiply(diff, numpy.subtract(1, t)))
+    back = numpy.subtract(b, numpy.multiply(diff, 1 - t if isinstance(t, float) else
+                                            numpy.subtract(1, t)))
     ge = numpy.greater_equal(t, 0.5)
     if isinstance(res, _DA):
         copyto(res, back, casting="unsafe", where=ge)
@@ -254,6 +256,7 @@ class _Selector:
         self.w = _key_bits(self.dt)
         self.d = min(_DIGIT_BITS, self.w)
         self.cache = {}
+        self.first = None  # gathered behind the first count (gather_first)
 
     def counts(self, shift, pshift, prefixes, bits, x=None):
         """The counts of the digit at `shift` under each prefix (of the key
@@ -293,15 +296,18 @@ class _Selector:
         return self._ranks_among(x.get(), state, pshift)
 
     @staticmethod
-    def _ranks_among(vals, state, pshift):
+    def _ranks_among(vals, state, pshift, held=None):
         """The keys of the ranks of `state` (prefixes of pshift) among host
         values vals, those not under the prefixes left out (padding; any
         under them must sort after the keys of the ranks):
-        {prefix, rank within: key}."""
+        {prefix, rank within: key}; None where fewer than `held` (the
+        keys under the prefixes, None: not told) are among vals."""
         keys = _keys_of(vals)
         q = keys >> numpy.uint64(pshift)
         lo, hi = min(s[0] for s in state), max(s[0] for s in state)
         keys = keys[(q >= numpy.uint64(lo)) & (q <= numpy.uint64(hi))]
+        if held is not None and keys.size != held:
+            return None
         at = {}
         for s in state:
             at[s[0], s[1]] = int(numpy.count_nonzero(
@@ -310,45 +316,49 @@ class _Selector:
         part = numpy.partition(keys, kth)
         return {k: int(part[i]) for k, i in at.items()}
 
-    def _gather_first(self, state):
-        """The first pass for ranks that neighbour each other (a median's,
-        a quantile's), and behind it, with no host wait, the gathering of
-        the elements under the bins that hold the lowest and the highest
-        rank, the bins found on each device from every device's counts
+    def first_on(self):
+        """Whether the first count may have the gathering behind it
+        (gather_first): _GATHER_FIRST and _FIRST_CAP allow it, the keys
+        are wider than a digit, the first counts are not made yet."""
+        w, d = self.w, self.d
+        return bool(_GATHER_FIRST) and _FIRST_CAP >= 1 and w > d and \
+            (w - d, w, 0) not in self.cache and \
+            (_GATHER_FIRST != "one" or len({dev for dev, _ in self.x._layout()}) == 1)
+
+    def gather_first(self, ranks):
+        """The first pass and behind it, with no host wait, the gathering of
+        the elements under the bins that hold the lowest and the highest of
+        the ranks, the bins found on each device from every device's counts
         (read apart, fetched to each device: no combine across devices
         before; _core._keep_keys with bins): all of them where the bins
-        hold at most _FIRST_CAP, else none (no piece reads x).  One host
-        wait reads the counts and what was gathered together; the first
-        counts are kept and state advanced by them.  Returns (the keys of
-        the ranks found among the gathered, {prefix, rank within: key}, or
-        None where more were under the bins: the passes go on from the
-        counts; the digits done), or None where this does not apply
-        (_GATHER_FIRST off, ranks apart, one digit, counts made)."""
+        hold at most _FIRST_CAP, else none (no piece reads x).  ranks: two
+        neighbouring ranks (r0, r1), or a float q: the ranks about quantile
+        q of the elements outside the top bin (dg_order_rest_ranks: of a
+        float's numbers, where the NaNs' count is not read yet; the bins
+        then reach from rank floor((m - 1) q) to the next, m the numbers:
+        a nanmedian's middle pair with q 0.5).  One host wait reads the
+        counts and what was gathered together; the first counts are kept,
+        and what was gathered (self.first: host values in no order, None
+        where none were kept) is where values() looks for its ranks after
+        the first digit (they are found there where every key under their
+        bins was gathered)."""
         w, d = self.w, self.d
-        rs = [s[2] for s in state]
-        if (not _GATHER_FIRST or _FIRST_CAP < 1 or w <= d or max(rs) - min(rs) > 1 or
-                (w - d, w, 0) in self.cache or
-                (_GATHER_FIRST == "one" and len({dev for dev, _ in self.x._layout()}) > 1)):
-            return None  # the passes as they go
         nb = 1 << d
         c = _core._count(self.x, None, nb, _RADIX, w - d, w, 0, None, True)
         devs = [dev for dev, _ in c._layout()]
         # each device reads every device's bins where they are (peers'
         # in place); unpadded: each piece's count says how many it wrote
-        kept, got = _core._keep_keys(self.x, w - d, 0, 0, _FIRST_CAP, None, c,
-                                     (min(rs), max(rs)), nb, True)
+        kept, got = _core._keep_keys(self.x, w - d, 0, 0, _FIRST_CAP, None, c, ranks, nb, True)
         starts = sorted(b[0][0] for _, b in kept._layout())
         if len(devs) > 1:  # each on one device: one copy to the host an array
             c, got, kept = (_core._dense_on(a, devs[:1]) for a in (c, got, kept))
         cv, gv, kv = _core._get_many((c, got, kept))  # the one wait
-        bins = self.cache[w - d, w, 0] = cv.reshape(-1, nb).sum(axis=0) if cv.size > nb else cv
-        self._advance(state, bins, d)
-        lo, hi = min(s[0] for s in state), max(s[0] for s in state)
-        if int(bins[lo:hi + 1].sum()) > _FIRST_CAP:  # none kept
-            return None, d
-        vals = numpy.concatenate([kv[a:a + int(g)] for a, g in zip(starts, gv)]) \
-            if len(starts) > 1 else kv[:int(gv[0])]  # the pieces, in their counts' order
-        return self._ranks_among(vals, state, w - d), d
+        self.cache[w - d, w, 0] = cv.reshape(-1, nb).sum(axis=0) if cv.size > nb else cv
+        if int(gv.max()) > _FIRST_CAP:  # none kept: each count the bins' total
+            self.first = None
+        else:  # the pieces, in their counts' order
+            self.first = numpy.concatenate([kv[a:a + int(g)] for a, g in zip(starts, gv)]) \
+                if len(starts) > 1 else kv[:int(gv[0])]
 
     @staticmethod
     def _advance(state, c, bits):
@@ -361,17 +371,23 @@ class _Selector:
             s[0] = (s[0] << bits) | b
 
     def values(self, ranks):
-        """The values of the given ranks (ints in [0, x.size)), in order."""
+        """The values of the given ranks (ints in [0, x.size)), in order;
+        two neighbouring ranks (a median's, a quantile's) with the gathering
+        behind the first count where it may (gather_first)."""
         # [prefix, rank within it, rank, how many keys share the prefix] of each
         state = [[0, int(r), int(r), self.x.size] for r in ranks]
+        if state and max(ranks) - min(ranks) <= 1 and self.first_on():
+            self.gather_first((min(ranks), max(ranks)))
         x = self.x
         done = 0
-        first = self._gather_first(state)
-        if first is not None:
-            found, done = first
-            if found is not None:
-                return [_value_of_key(found[s[0], s[1]], self.dt) for s in state]
         while done < self.w:
+            if done == self.d and self.first is not None:  # gathered behind the first count
+                bins = self.cache[self.w - done, self.w, 0]
+                lo, hi = min(s[0] for s in state), max(s[0] for s in state)
+                found = self._ranks_among(self.first, state, self.w - done,
+                                          int(bins[lo:hi + 1].sum()))
+                if found is not None:
+                    return [_value_of_key(found[s[0], s[1]], self.dt) for s in state]
             if done:
                 x = self._narrow(x, state, self.w - done)
                 if x is not self.x and x.size <= _HOST_FINISH:
@@ -502,12 +518,23 @@ def _median_rows(x):
     return r
 
 
+def _gather_rest(sel, q, nan_skip):
+    """Where the ranks of a NaN-skipping statistic of a float array wait
+    for the NaNs' count: the gathering about quantile q of its numbers
+    enqueued behind the first count (_Selector.gather_first), the NaNs'
+    count then read from the same counts in the same host wait."""
+    if nan_skip and sel is not None and sel.dt.kind == "f" and sel.first_on():
+        sel.gather_first(float(q))
+
+
 def _median_all(x, nan_skip=False):
     """The median of all of x's elements (NaN results as NumPy gives them),
     from the one or two middle elements found by selection."""
     sel = selector(x, 2)
     # the ranks of a median of all elements need no count of NaNs: found
-    # first, the NaNs counted after from the same first pass
+    # first, the NaNs counted after from the same first pass; a nanmedian's
+    # middle found on the devices behind the first count
+    _gather_rest(sel, 0.5, nan_skip)
     nans = count_nan_with(x, sel) if nan_skip else 0
     n = x.size - nans
     if n == 0:  # all NaN (nanmedian): NumPy's warning and NaN
@@ -588,6 +615,8 @@ def _quantile_all(x, q, method, weak_q, nan_skip):
     """Quantiles of all of x's elements: the ranks found by selection, the
     interpolation on the host as NumPy's (host arrays of x's dtype)."""
     sel = selector(x, 2 * numpy.size(q))
+    if numpy.size(q) == 1:  # a nan* quantile's ranks about q, behind the first count
+        _gather_rest(sel, q.reshape(-1)[0], nan_skip)
     nans = count_nan_with(x, sel) if nan_skip and _inexact(x.dtype) else 0  # else after
     n = x.size - nans
     if n == 0:

@@ -331,7 +331,11 @@ typedef struct dg_allreduce_desc {
  * that nothing was kept).  Where part[0] is not NULL, set p of the bins
  * (p < nparts <= DG_SELECT_PARTS) is the nbins dense counts at part[p]
  * instead of at bins + p nbins, read in place (on the work's device or on
- * one it can access: dg_backend_i.can_access); bins is then part[0]. */
+ * one it can access: dg_backend_i.can_access); bins is then part[0].
+ * With `rest` (and bins), the ranks are not rank[] but those about quantile
+ * q of the keys counted outside the last bin (dg_order_rest_ranks: a
+ * NaN-skipping median's middle pair, q 0.5, where the last bin holds the
+ * NaNs), found on the device from the same bins. */
 #define DG_SELECT_PARTS 16
 typedef struct dg_select_desc {
     int ndim;
@@ -353,6 +357,8 @@ typedef struct dg_select_desc {
     int64_t nparts;
     int whole;
     const int64_t *part[DG_SELECT_PARTS];
+    int rest;
+    double q;
 } dg_select_desc;
 
 /* Keyed copies of rows (dg_backend_i.rows).  For each j < n whose key[j]

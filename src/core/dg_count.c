@@ -367,8 +367,8 @@ static dg_status keep_pieces(const dg_array *x, int64_t cap, keep_piece **out, i
 
 dg_status dg_array_keep_keys(dg_array *x, int pshift, uint64_t lo, uint64_t hi, int64_t cap,
                              const unsigned char pad[16], dg_array *bins, int64_t nbins,
-                             const int64_t rank[2], int whole, dg_array **out,
-                             dg_array **counts, dg_error *err)
+                             const int64_t rank[2], const double *q, int whole,
+                             dg_array **out, dg_array **counts, dg_error *err)
 {
     dg_backend_i *be = x->be;
     keep_piece *kp = NULL;
@@ -389,8 +389,9 @@ dg_status dg_array_keep_keys(dg_array *x, int pshift, uint64_t lo, uint64_t hi, 
     if (x->mode != DG_MODE_REPLICA || pshift < 0 || pshift >= 64 || cap < 1 || lo > hi ||
         (kind != 'b' && kind != 'i' && kind != 'u' && kind != 'f') || (!bins && !pad) ||
         (bins && (bins->dtype != DG_INT64 || bins->ndim != 1 || !rank || rank[0] > rank[1] ||
+                  (q && !(*q >= 0.0 && *q <= 1.0)) ||
                   nbins < 0 || (nbins > 0 && bins->shape[0] % nbins != 0))) ||
-        (whole && !bins))
+        ((whole || q) && !bins))
         return dg_error_set(err, DG_ERR_INTERNAL, -1, "a malformed keyed gathering");
     if (bins) {
         DG_CHECK(dg_array_change_mode(bins, DG_MODE_REPLICA, &rb, err));
@@ -454,6 +455,8 @@ dg_status dg_array_keep_keys(dg_array *x, int pshift, uint64_t lo, uint64_t hi, 
             }
             d.rank[0] = rank[0];
             d.rank[1] = rank[1];
+            d.rest = q != NULL;
+            d.q = q ? *q : 0.0;
         }
         d.ndim = x->ndim;
         d.itemsize = isz;

@@ -83,11 +83,14 @@ dg_status dg_array_count(dg_array *x, dg_array *w, const dg_count_spec *spec, dg
  * sum, found on each device with no combine across devices before (each
  * device fetches the others' sets).  With `whole`, where the ranks' bins
  * hold more than cap keys in all, no piece reads x and each count is that
- * total (dg_select_desc.whole): a gathering that keeps all or nothing. */
+ * total (dg_select_desc.whole): a gathering that keeps all or nothing.
+ * Where q is not NULL, the ranks are not rank[] but those about quantile *q
+ * of the keys counted outside the last bin (dg_select_desc.rest: the middle
+ * of a float's numbers, its NaNs in the last bin of the first digit). */
 dg_status dg_array_keep_keys(dg_array *x, int pshift, uint64_t lo, uint64_t hi, int64_t cap,
                              const unsigned char pad[16], dg_array *bins, int64_t nbins,
-                             const int64_t rank[2], int whole, dg_array **out,
-                             dg_array **counts, dg_error *err);
+                             const int64_t rank[2], const double *q, int whole,
+                             dg_array **out, dg_array **counts, dg_error *err);
 
 /* CuPy's rule for an op-mode array made from one value per element (every
  * chunk holding a copy of its block): the first chunk holding an element

@@ -88,7 +88,10 @@ static PyObject *f_count(PyObject *mod, PyObject *args)
  * length known before (cap: at least how many); with bins (int64 counts,
  * any mode; nbins > 0: sets of nbins, summed) and ranks (r0, r1), under the
  * bins of the ranks, found on the devices: then (kept, counts), padded
- * where pad is not None; whole: all of them or none (more than cap). */
+ * where pad is not None; whole: all of them or none (more than cap).
+ * ranks a float q in [0, 1] instead: the ranks about quantile q of the keys
+ * counted outside the last bin (dg_order_rest_ranks: of a float's numbers,
+ * its NaNs in the first digit's last bin). */
 static PyObject *f_keep_keys(PyObject *mod, PyObject *args)
 {
     PyObject *xo, *po, *bo = Py_None, *ro = Py_None, *a, *b, *res;
@@ -96,8 +99,9 @@ static PyObject *f_keep_keys(PyObject *mod, PyObject *args)
     int pshift;
     unsigned long long lo, hi;
     long long cap, r0 = 0, r1 = 0, nbins = 0;
-    int whole = 0;
+    int whole = 0, rest = 0;
     int64_t rank[2];
+    double q = 0.0;
     unsigned char pad[16];
     dg_error err = DG_ERROR_INIT;
     dg_status st;
@@ -106,8 +110,16 @@ static PyObject *f_keep_keys(PyObject *mod, PyObject *args)
                           &bo, &ro, &nbins, &whole) ||
         !(x = dgpy_arg_array(xo, "_keep_keys")))
         return NULL;
+    if (bo != Py_None && PyFloat_Check(ro)) {
+        q = PyFloat_AsDouble(ro);
+        rest = 1;
+        if (!(q >= 0.0 && q <= 1.0)) {
+            PyErr_SetString(PyExc_ValueError, "_keep_keys: q must be in [0, 1]");
+            return NULL;
+        }
+    }
     if (bo != Py_None && (!(bins = dgpy_arg_array(bo, "_keep_keys")) ||
-                          !PyArg_ParseTuple(ro, "LL:_keep_keys ranks", &r0, &r1)))
+                          (!rest && !PyArg_ParseTuple(ro, "LL:_keep_keys ranks", &r0, &r1))))
         return NULL;
     rank[0] = r0;
     rank[1] = r1;
@@ -116,7 +128,8 @@ static PyObject *f_keep_keys(PyObject *mod, PyObject *args)
         return NULL;
     Py_BEGIN_ALLOW_THREADS
     st = dg_array_keep_keys(x, pshift, lo, hi, cap, po != Py_None ? pad : NULL, bins,
-                            (int64_t)nbins, rank, whole, &out, bins ? &cnt : NULL, &err);
+                            (int64_t)nbins, rank, rest ? &q : NULL, whole, &out,
+                            bins ? &cnt : NULL, &err);
     Py_END_ALLOW_THREADS
     if (st != DG_OK)
         return dgpy_raise(&err);
@@ -315,8 +328,10 @@ PyMethodDef dgpy_surface_methods[] = {
      "(x, w, nbins, mode, shift, pshift, prefix, edges=None, apart=False): counts (weight "
      "sums) per bin"},
     {"_keep_keys", f_keep_keys, METH_VARARGS,
-     "(x, pshift, lo, hi, cap, pad, bins=None, ranks=None): the elements whose keys are under "
-     "lo .. hi, padded; with bins, under the bins of the ranks: (kept, counts)"},
+     "(x, pshift, lo, hi, cap, pad, bins=None, ranks=None, nbins=0, whole=False): the "
+     "elements whose keys are under lo .. hi, padded; with bins, under the bins of the ranks "
+     "(r0, r1), or of those about quantile q (a float) of the keys outside the last bin: "
+     "(kept, counts)"},
     {"_set_readonly", f_set_readonly, METH_O, "a may no longer be written; returns a"},
     {NULL, NULL, 0, NULL},
 };

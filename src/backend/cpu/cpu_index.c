@@ -126,8 +126,7 @@ static void select_keyed(const dg_select_desc *d)
     const int nd = d->ndim;
     const int64_t ss = nd ? d->src_strides[nd - 1] : 0;
     const int64_t cap = d->cap > 0 ? d->cap : INT64_MAX;
-    const uint64_t lo = d->bins ? rank_bin(d, d->rank[0]) : d->lo;
-    const uint64_t hi = d->bins ? rank_bin(d, d->rank[1]) : d->hi;
+    uint64_t lo = d->lo, hi = d->hi;
     char *p[1];
     const int64_t(*st[1]) = {d->src_strides};
     int a;
@@ -137,6 +136,17 @@ static void select_keyed(const dg_select_desc *d)
             *d->count = 0;
             return;
         }
+    if (d->bins) {
+        int64_t r[2] = {d->rank[0], d->rank[1]};
+        if (d->rest) {
+            int64_t b, m = 0;
+            for (b = 0; b + 1 < d->nbins; b++)
+                m += bin_count(d, b);
+            dg_order_rest_ranks(m, d->q, r);
+        }
+        lo = rank_bin(d, r[0]);
+        hi = rank_bin(d, r[1]);
+    }
     if (d->bins && d->whole) {
         int64_t total = 0;
         uint64_t b;

@@ -281,9 +281,9 @@ cudaError_t dg_cu_random_run(const dg_cu_rand_run *a, int nsm, cudaStream_t s);
  *     element is selected where lo <= (its order key >> pshift) <= hi, and
  *     the selected are appended in no particular order (at most cap
  *     written, all counted; with bins, lo and hi the bins of nbins counts
- *     (in nparts sets, summed) that hold ranks rank0 and rank1, and with
- *     whole nothing read where they hold more than cap, as dg_select_desc
- *     says);
+ *     (in nparts sets, summed) that hold ranks rank0 and rank1 (with rest,
+ *     those about q of the keys outside the last bin), and with whole
+ *     nothing read where they hold more than cap, as dg_select_desc says);
  *   ROUTE: for each j < n whose key[j] lies in (start, stop, step):
  *     rows[k] = (key[j] - start) / step, pos[k] = j.
  * How many to *count (int64). */
@@ -308,6 +308,9 @@ typedef struct dg_cu_compact {
     const int64_t *part[16]; /* ... set p at part[p] where part[0] is set (a
                                 peer's read in place), else at bins + p nbins */
     int32_t whole;        /* keyed with bins: all under the bins or none */
+    int32_t rest;         /* keyed with bins: the ranks about q of the keys
+                             outside the last bin instead (dg_order_rest_ranks) */
+    double q;
     uint64_t *bounds;     /* the launcher's: those bins, and 1 where none are kept */
 } dg_cu_compact;
 

@@ -79,6 +79,8 @@ dg_status cu_select(dg_backend_i *be, int dev, int stream, const dg_select_desc 
     a.nparts = d->nparts > 0 ? d->nparts : 1;
     memcpy(a.part, d->part, sizeof a.part);
     a.whole = d->whole != 0;
+    a.rest = d->rest != 0;
+    a.q = d->q;
     a.ndim = n > 0 ? cu_coalesce(d->ndim, shape, 3, st) : 0;
     for (ax = 0; ax < a.ndim; ax++) {
         a.shape[ax] = shape[ax];
