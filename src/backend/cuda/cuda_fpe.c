@@ -43,6 +43,8 @@ static const char *where_name(int32_t w)
 {
     if (w == DG_CU_FPE_REDUCE)
         return "reduce";
+    if (w == DG_CU_FPE_ACCUMULATE)
+        return "accumulate";
     if (w >= 0 && w < dg_cu_ew_nloops)
         return dg_cu_ew_infos[w].name;
     return NULL;
