@@ -180,15 +180,6 @@ template <class L> constexpr bool dg_ew_fold_fpe()
            (dg_ew_streq(L::NAME, "add") || dg_ew_streq(L::NAME, "multiply"));
 }
 
-/* 1 where v (dtype D) is NaN and so is r, or v is infinite and r is not
- * finite: r came from v as the IEEE rules say, raising nothing. */
-template <int D, class T> __device__ __forceinline__ bool dg_ew_fold_from(const T &v, const T &r)
-{
-    const dg_fpe_v a = dg_fpe_load(D, &v), o = dg_fpe_load(D, &r);
-    const bool nan_o = o.re != o.re || o.im != o.im, nan_a = a.re != a.re || a.im != a.im;
-    return nan_o ? nan_a : (nan_a || !(fabs(a.re) < HUGE_VAL) || !(fabs(a.im) < HUGE_VAL));
-}
-
 /* The kinds the fold o = a op x of loop L (dg_ew_fold_fpe) raised, as NumPy's
  * reduce and accumulate raise them: 0 where o is finite (one compare: the
  * common path), else the rule of kernels/dg_scalar.h, out of line, where
@@ -202,8 +193,8 @@ __device__ __forceinline__ unsigned dg_ew_fold_kinds(const T &a, const T &x, con
 {
     dg_ew_none none;
     unsigned k = 0;
-    if (dg_cu_fpe_odd<L::D2>(o, false) && !dg_ew_fold_from<L::D0>(a, o) &&
-        !dg_ew_fold_from<L::D0>(x, o))
+    if (dg_cu_fpe_odd<L::D2>(o, false) && !dg_fpe_fold_from(L::D0, &a, &o) &&
+        !dg_fpe_fold_from(L::D0, &x, &o))
         k = dg_cu_fpe_classify<L>(false, a, x, o, none);
     return k;
 }
