@@ -458,7 +458,7 @@ static dg_status copy_same_layout(dg_array *a, int mode, dg_array **out, dg_erro
 /* From an op mode to REPLICA: each chunk of the result is its own partial
  * combined with every other chunk's partial over their intersection; under
  * the errstate of the reduction that left the mode, where one did
- * (dg_array.mode_fpe). */
+ * (dg_array.mode_fpe), its work named "reduce" (DG_FPE_AS_REDUCE). */
 static dg_status to_replica(dg_array *a, dg_array **out, dg_error *err)
 {
     int dt[3] = {a->dtype, a->dtype, a->dtype};
@@ -469,7 +469,7 @@ static dg_status to_replica(dg_array *a, dg_array **out, dg_error *err)
         return dg_error_set(err, DG_ERR_TYPE, -1, "mode %d has no loop for dtype %s", a->mode,
                             dg_dtype_name(a->dtype));
     if (a->has_mode_fpe)
-        was = dg_fpe_set_actions(a->mode_fpe);
+        was = dg_fpe_set_actions(a->mode_fpe ? a->mode_fpe | DG_FPE_AS_REDUCE : 0);
     st = dg_array_combine(a, loop, out, err);
     if (a->has_mode_fpe)
         dg_fpe_set_actions(was);

@@ -364,9 +364,12 @@ static uint32_t task_fpe(const cpu_task *t)
 }
 
 /* The name NumPy's message gives t's work: its ufunc's ("cast" for a cast),
- * a fused chain's by its last step, "reduce", "accumulate". */
+ * a fused chain's by its last step, "reduce" (a reduction, or the combine of
+ * its partials: DG_FPE_AS_REDUCE), "accumulate". */
 static const char *task_where(const cpu_task *t)
 {
+    if (t->fpe & DG_FPE_AS_REDUCE) /* a reduction's combine, read later */
+        return "reduce";
     switch (t->kind) {
     case T_EW:
         return t->u.ew.loop >= 0 && t->u.ew.loop < DG_NLOOPS
