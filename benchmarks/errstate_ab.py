@@ -14,7 +14,13 @@ one grid of 2^log2n float32, its result a new array: the streaming kernel;
 GB/s of 8 bytes per interior element, as fused_rows.py counts its "fused
 alone"), overflow_f32 (a * a where every element overflows: the kernels'
 rare branch taken everywhere, each kind published once per generation),
-all='raise' for add_f32 (the call waits)."""
+cumsum_f32 (a scan of 2^log2n: a block per row on each device, the carries
+between devices), cumsum_rows_f32 / cumsum_cols_f32 (the grid's scans along
+axis 1, a block per row, and along axis 0, a thread per column: the scan
+kernels' checked folds, session 17), sum0_f32 (the grid's sum over axis 0,
+its partials of every device combined: under the default errstate by the
+core's checked fold, under 'ignore' by NCCL's all-reduce where the GPUs
+have it), all='raise' for add_f32 (the call waits)."""
 import argparse
 import os
 import sys
@@ -45,6 +51,10 @@ def rows(n):
         "chain_f32": (lambda: done(dg.sqrt(a * a + b * b) + 2 * dg.sin(a) - b / 3), 12 * n),
         "jacobi_f32": (lambda: done(0.2 * (c + no + ea + we + so)), 8 * (side - 2) ** 2),
         "overflow_f32": (lambda: done(big * big), 8 * n),
+        "cumsum_f32": (lambda: done(dg.cumsum(a)), 8 * n),
+        "cumsum_rows_f32": (lambda: done(dg.cumsum(g, axis=1)), 8 * side * side),
+        "cumsum_cols_f32": (lambda: done(dg.cumsum(g, axis=0)), 8 * side * side),
+        "sum0_f32": (lambda: done(g.sum(axis=0)), 4 * side * side),
     }
 
 

@@ -2226,6 +2226,34 @@ DG_FPE_COLD unsigned dg_fpe_rule_at(int cls, int under, int nin, int nop, const 
     return dg_fpe_rule_of(cls, under, nin, nop, dt, p);
 }
 
+/* 1 where v (dtype dt) explains the result r of a fold that took it: r is
+ * NaN and so is v, or r is infinite and v is NaN or infinite (the IEEE
+ * rules carrying a NaN or an infinity on raise nothing). */
+DG_HD int dg_fpe_fold_from(int dt, const void *v, const void *r)
+{
+    const dg_fpe_v a = dg_fpe_load(dt, v), o = dg_fpe_load(dt, r);
+    const int nan_o = o.re != o.re || o.im != o.im, nan_a = a.re != a.re || a.im != a.im;
+    return nan_o ? nan_a : (nan_a || !(fabs(a.re) < HUGE_VAL) || !(fabs(a.im) < HUGE_VAL));
+}
+
+/* The kinds NumPy's reduce and accumulate raise for one fold o = a op x of
+ * a loop of class cls (add or multiply of floats; its three operands of
+ * dtype dt): nothing where o is finite or an operand explains it, else the
+ * rule (underflow not looked at).  The CPU backend's scans under
+ * DGARRAY_FPE=soft, at every fold; the GPU kernels' check is the same
+ * (ew.cuh, dg_ew_fold_kinds: its compare inline, then dg_fpe_fold_from
+ * and the rule). */
+DG_HD unsigned dg_fpe_fold_kinds(int cls, int dt, const void *a, const void *x, const void *o)
+{
+    const int d[3] = {dt, dt, dt};
+    const void *const p[3] = {a, x, o};
+    const dg_fpe_v r = dg_fpe_load(dt, o);
+    if ((fabs(r.re) < HUGE_VAL && fabs(r.im) < HUGE_VAL) || dg_fpe_fold_from(dt, a, o) ||
+        dg_fpe_fold_from(dt, x, o))
+        return 0;
+    return dg_fpe_rule_of(cls, 0, 2, 3, d, p);
+}
+
 /* The noted word (dg_fpe.h: bit kind * 8 + action) of `kinds` raised under
  * the action word `actions`: the kinds whose action is not ignore. */
 DG_HD uint32_t dg_fpe_noted_bits(uint32_t actions, unsigned kinds)

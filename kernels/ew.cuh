@@ -170,6 +170,35 @@ constexpr bool dg_ew_foldable(int i)
     }
 }
 
+/* Folds whose floating-point errors NumPy reports (loop L of a reduction or
+ * a scan): add and multiply of floats, complex included (sum, prod, cumsum,
+ * cumprod: "reduce" and "accumulate" in its messages).  Underflow is not
+ * looked at. */
+template <class L> constexpr bool dg_ew_fold_fpe()
+{
+    return (L::CLS & 15) == DG_FPC_FLOAT &&
+           (dg_ew_streq(L::NAME, "add") || dg_ew_streq(L::NAME, "multiply"));
+}
+
+/* The kinds the fold o = a op x of loop L (dg_ew_fold_fpe) raised, as NumPy's
+ * reduce and accumulate raise them: 0 where o is finite (one compare: the
+ * common path), else the rule of kernels/dg_scalar.h, out of line, where
+ * neither operand explains o (a NaN or an infinity carried on raises
+ * nothing, and costs two compares more).  (The compares of the rare path
+ * out of line too, one function per loop, made the scan kernels' code a
+ * third smaller but took as many registers or more: each fold site then
+ * saves its live values for the call.) */
+template <class L, class T>
+__device__ __forceinline__ unsigned dg_ew_fold_kinds(const T &a, const T &x, const T &o)
+{
+    dg_ew_none none;
+    unsigned k = 0;
+    if (dg_cu_fpe_odd<L::D2>(o, false) && !dg_fpe_fold_from(L::D0, &a, &o) &&
+        !dg_fpe_fold_from(L::D0, &x, &o))
+        k = dg_cu_fpe_classify<L>(false, a, x, o, none);
+    return k;
+}
+
 /* Compile-time facts about a loop: operand sizes, and the elements per thread
  * of the contiguous path (16 bytes of the widest operand, at most
  * DG_CU_MAXVEC). */

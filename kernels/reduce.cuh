@@ -75,15 +75,6 @@ struct dg_red_entry {
 
 /* ---- the ops ------------------------------------------------------------ */
 
-/* 1 where v (dtype D) is NaN and so is r, or v is infinite and so is r: r
- * came from v as the IEEE rules say, raising nothing. */
-template <int D, class T> __device__ __forceinline__ bool dg_red_fpe_from(const T &v, const T &r)
-{
-    const dg_fpe_v a = dg_fpe_load(D, &v), o = dg_fpe_load(D, &r);
-    const bool nan_o = o.re != o.re || o.im != o.im, nan_a = a.re != a.re || a.im != a.im;
-    return nan_o ? nan_a : (nan_a || !(fabs(a.re) < HUGE_VAL) || !(fabs(a.im) < HUGE_VAL));
-}
-
 /* A loop of DG_LOOP_LIST as a fold.  FPE (add and multiply of floats: sum,
  * prod, mean): floating-point errors as NumPy's reduce reports them, by the
  * rule of kernels/dg_scalar.h at each fold whose result is not finite while
@@ -92,14 +83,13 @@ template <int D, class T> __device__ __forceinline__ bool dg_red_fpe_from(const 
  * ops (or'ed by the merges, zero for an element), and are published where a
  * state is written out (dg_red_put, dg_red_put_part) if the call watches
  * them.  Underflow is not looked at.  The check costs one compare a fold
- * whether or not anything is watched (the op has no kernel arguments). */
+ * whether or not anything is watched (the op has no kernel arguments;
+ * dg_ew_fold_kinds, ew.cuh, the same check as the scans'). */
 template <int I> struct dg_red_loop_op {
     typedef dg_ew_loop<I> L;
     typedef typename L::T0 T;
     static constexpr bool ARG = false;
-    static constexpr bool FPE =
-        (L::CLS & 15) == DG_FPC_FLOAT && (dg_ew_streq(L::NAME, "add") ||
-                                           dg_ew_streq(L::NAME, "multiply"));
+    static constexpr bool FPE = dg_ew_fold_fpe<L>();
     static constexpr int VEC = 16 / (int)sizeof(T) > 8 ? 8 : 16 / (int)sizeof(T);
     static __device__ __forceinline__ void fold(T &acc, int64_t &ai, T x, int64_t xi)
     {
@@ -109,9 +99,7 @@ template <int I> struct dg_red_loop_op {
         acc = o;
         if constexpr (FPE) {
             ai |= xi;
-            if (dg_cu_fpe_odd<L::D2>(o, false) &&
-                !dg_red_fpe_from<L::D0>(a, o) && !dg_red_fpe_from<L::D0>(x, o))
-                ai |= (int64_t)dg_cu_fpe_classify<L>(false, a, x, o, none);
+            ai |= (int64_t)dg_ew_fold_kinds<L>(a, x, o);
         }
     }
 };

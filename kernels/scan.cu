@@ -19,7 +19,19 @@
  * results differ from a sequential fold by rounding only.
  *
  * dst may be src (same strides): every element is read once, by the thread
- * that writes it, before it writes it. */
+ * that writes it, before it writes it.
+ *
+ * Floating-point errors (add and multiply of floats: cumsum, cumprod, and
+ * their nan forms): each fold whose result is not finite while its operands
+ * were calls the rule, as the reductions' fold does (dg_ew_fold_kinds,
+ * ew.cuh: one compare a fold on the common path, paid under
+ * errstate(all='ignore') too); a thread or's the kinds into a register,
+ * counting only folds of real elements (lanes past the row's end fold
+ * zeros, whose products would raise "invalid" from an infinite total), and
+ * publishes them at the kernel's end where the call watches them
+ * ("accumulate" in NumPy's message).  The parallel scan folds more than the
+ * sequential one (the totals of threads and warps): a total that overflows
+ * makes the results it reaches infinite, and is noted as they are. */
 #include <stddef.h>
 #include <stdint.h>
 #include <type_traits>
@@ -30,19 +42,33 @@
 /* Loads in flight per thread in the thread-per-row kernel. */
 #define DG_SCAN_UNROLL 8
 
-/* Loop I as a binary function on its one type T. */
+/* Loop I as a binary function on its one type T; f or's the kinds the fold
+ * raised into k (FPE: dg_ew_fold_fpe; nothing, at no cost, for the others). */
 template <int I> struct dg_scan_op {
-    typedef typename dg_ew_loop<I>::T0 T;
+    typedef dg_ew_loop<I> L;
+    typedef typename L::T0 T;
+    static constexpr bool FPE = dg_ew_fold_fpe<L>();
     /* Elements per thread of a tile (warp and block kernels). */
     static constexpr int ITEMS = sizeof(T) >= 16 ? 4 : 8;
-    static __device__ __forceinline__ T f(T a, T b)
+    static __device__ __forceinline__ T f(T a, T b, unsigned &k)
     {
         T o;
         dg_ew_none none;
-        dg_ew_loop<I>::eval(a, b, o, none);
+        L::eval(a, b, o, none);
+        if constexpr (FPE)
+            k |= dg_ew_fold_kinds<L>(a, b, o);
         return o;
     }
 };
+
+/* Publishes the kinds k a thread's folds raised, where the call watches
+ * them (every thread of the kernel calls it at its end). */
+template <class Op> __device__ __forceinline__ void dg_scan_publish(const dg_cu_scan &a, unsigned k)
+{
+    if constexpr (Op::FPE)
+        if (a.fpe.actions != 0)
+            dg_cu_fpe_publish(a.fpe, k);
+}
 
 template <class T> __device__ __forceinline__ T dg_scan_ld(const char *p)
 {
@@ -86,15 +112,17 @@ template <bool UP, class T> __device__ __forceinline__ T dg_scan_shfl(const T &v
 }
 
 /* The inclusive scan of v over the lanes of the warp (lane l gets v of lanes
- * 0..l folded in lane order).  Every lane must call it. */
+ * 0..l folded in lane order; the kinds of its folds or'ed into kk, for the
+ * caller to keep where its lane holds real elements).  Every lane must call
+ * it. */
 template <class Op>
-__device__ __forceinline__ typename Op::T dg_scan_warp(typename Op::T v, int lane)
+__device__ __forceinline__ typename Op::T dg_scan_warp(typename Op::T v, int lane, unsigned &kk)
 {
 #pragma unroll
     for (int k = 1; k < 32; k *= 2) {
         const typename Op::T y = dg_scan_shfl<true>(v, k);
         if (lane >= k)
-            v = Op::f(y, v);
+            v = Op::f(y, v, kk);
     }
     return v;
 }
@@ -120,10 +148,12 @@ __device__ __forceinline__ void dg_scan_locate(const dg_cu_scan &a, int64_t row,
 }
 
 /* x[e] = the elements first .. first + e of the row folded (those past n
- * repeat the last one before n, so x[ITEMS - 1] is the thread's total). */
+ * repeat the last one before n, so x[ITEMS - 1] is the thread's total);
+ * the kinds raised or'ed into k. */
 template <class Op>
 __device__ __forceinline__ void dg_scan_items(const char *src, int64_t ss, int64_t first,
-                                              int64_t n, typename Op::T (&x)[Op::ITEMS])
+                                              int64_t n, typename Op::T (&x)[Op::ITEMS],
+                                              unsigned &k)
 {
     typedef typename Op::T T;
 #pragma unroll
@@ -131,20 +161,20 @@ __device__ __forceinline__ void dg_scan_items(const char *src, int64_t ss, int64
         x[e] = first + e < n ? dg_scan_ld<T>(src + (first + e) * ss) : T{};
 #pragma unroll
     for (int e = 1; e < Op::ITEMS; e++)
-        x[e] = first + e < n ? Op::f(x[e - 1], x[e]) : x[e - 1];
+        x[e] = first + e < n ? Op::f(x[e - 1], x[e], k) : x[e - 1];
 }
 
 /* Writes the thread's elements: (p op x[e]) where the thread has a prefix
- * p (ph), else x[e]. */
+ * p (ph), else x[e]; the kinds raised or'ed into k. */
 template <class Op>
 __device__ __forceinline__ void dg_scan_put(char *dst, int64_t ds, int64_t first, int64_t n,
                                             const typename Op::T (&x)[Op::ITEMS],
-                                            const typename Op::T &p, bool ph)
+                                            const typename Op::T &p, bool ph, unsigned &k)
 {
 #pragma unroll
     for (int e = 0; e < Op::ITEMS; e++)
         if (first + e < n)
-            dg_scan_st(dst + (first + e) * ds, ph ? Op::f(p, x[e]) : x[e]);
+            dg_scan_st(dst + (first + e) * ds, ph ? Op::f(p, x[e], k) : x[e]);
 }
 
 /* ---- one thread per row ----------------------------------------------------- */
@@ -156,6 +186,7 @@ __global__ void __launch_bounds__(DG_CU_THREADS)
     typedef dg_scan_op<I> Op;
     typedef typename Op::T T;
     const int64_t step = (int64_t)gridDim.x * DG_CU_THREADS;
+    unsigned k = 0; /* the kinds raised */
 
     for (int64_t row = (int64_t)blockIdx.x * DG_CU_THREADS + threadIdx.x; row < a.rows;
          row += step) {
@@ -164,7 +195,7 @@ __global__ void __launch_bounds__(DG_CU_THREADS)
         dg_scan_locate(a, row, src, dst, carry);
         T acc = dg_scan_ld<T>(src);
         if (carry != NULL)
-            acc = Op::f(dg_scan_ld<T>(carry), acc);
+            acc = Op::f(dg_scan_ld<T>(carry), acc, k);
         dg_scan_st(dst, acc);
         for (int64_t base = 1; base < a.n; base += DG_SCAN_UNROLL) {
             T x[DG_SCAN_UNROLL];
@@ -175,11 +206,12 @@ __global__ void __launch_bounds__(DG_CU_THREADS)
 #pragma unroll
             for (int e = 0; e < DG_SCAN_UNROLL; e++)
                 if (base + e < a.n) {
-                    acc = Op::f(acc, x[e]);
+                    acc = Op::f(acc, x[e], k);
                     dg_scan_st(dst + (base + e) * a.ds, acc);
                 }
         }
     }
+    dg_scan_publish<Op>(a, k);
 }
 
 /* ---- one warp per row ------------------------------------------------------- */
@@ -193,6 +225,7 @@ __global__ void __launch_bounds__(DG_CU_THREADS)
     constexpr int N = Op::ITEMS;
     const int lane = (int)threadIdx.x % 32;
     const int64_t tile = 32 * N, step = (int64_t)gridDim.x * (DG_CU_THREADS / 32);
+    unsigned k = 0; /* the kinds raised by folds of real elements */
 
     /* the loops are uniform over the warp: the shuffles see all its lanes */
     for (int64_t row = (int64_t)blockIdx.x * (DG_CU_THREADS / 32) + threadIdx.x / 32;
@@ -207,21 +240,24 @@ __global__ void __launch_bounds__(DG_CU_THREADS)
             /* lanes 0 .. nth - 1 have elements */
             const int nth = left >= tile ? 32 : (int)((left + N - 1) / N);
             T x[N];
-            dg_scan_items<Op>(src, a.ss, first, a.n, x);
-            const T incl = dg_scan_warp<Op>(x[N - 1], lane);
+            unsigned kw = 0; /* lanes past nth fold zeros: their kinds are not kept */
+            dg_scan_items<Op>(src, a.ss, first, a.n, x, k);
+            const T incl = dg_scan_warp<Op>(x[N - 1], lane, kw);
             const T excl = dg_scan_shfl<true>(incl, 1);
             T p = run;
             bool ph = rh;
             if (lane > 0) {
-                p = ph ? Op::f(p, excl) : excl;
+                p = ph ? Op::f(p, excl, kw) : excl;
                 ph = true;
             }
-            dg_scan_put<Op>(dst, a.ds, first, a.n, x, p, ph);
+            k |= lane < nth ? kw : 0u;
+            dg_scan_put<Op>(dst, a.ds, first, a.n, x, p, ph, k);
             const T tot = dg_scan_shfl<false>(incl, nth - 1);
-            run = rh ? Op::f(run, tot) : tot;
+            run = rh ? Op::f(run, tot, k) : tot;
             rh = true;
         }
     }
+    dg_scan_publish<Op>(a, k);
 }
 
 /* ---- one block per row ------------------------------------------------------ */
@@ -236,6 +272,7 @@ __global__ void __launch_bounds__(DG_CU_THREADS)
     __shared__ T ws[NW]; /* the warps' totals of the tile */
     const int t = (int)threadIdx.x, lane = t % 32, w = t / 32;
     const int64_t tile = (int64_t)DG_CU_THREADS * N;
+    unsigned k = 0; /* the kinds raised by folds of real elements */
 
     /* the loops are uniform over the block */
     for (int64_t row = blockIdx.x; row < a.rows; row += gridDim.x) {
@@ -250,8 +287,9 @@ __global__ void __launch_bounds__(DG_CU_THREADS)
             const int nth = left >= tile ? DG_CU_THREADS : (int)((left + N - 1) / N);
             const int nw = (nth + 31) / 32;
             T x[N];
-            dg_scan_items<Op>(src, a.ss, first, a.n, x);
-            const T incl = dg_scan_warp<Op>(x[N - 1], lane);
+            unsigned kw = 0; /* threads past nth fold zeros: their kinds are not kept */
+            dg_scan_items<Op>(src, a.ss, first, a.n, x, k);
+            const T incl = dg_scan_warp<Op>(x[N - 1], lane, kw);
             const T excl = dg_scan_shfl<true>(incl, 1);
             if (w < nw && lane == (nth - 1 - 32 * w < 31 ? nth - 1 - 32 * w : 31))
                 ws[w] = incl;
@@ -259,24 +297,26 @@ __global__ void __launch_bounds__(DG_CU_THREADS)
             T p = run;
             bool ph = rh;
             if (w < nw) {
-                for (int k = 0; k < w; k++) {
-                    p = ph ? Op::f(p, ws[k]) : ws[k];
+                for (int j = 0; j < w; j++) {
+                    p = ph ? Op::f(p, ws[j], k) : ws[j];
                     ph = true;
                 }
                 if (lane > 0) {
-                    p = ph ? Op::f(p, excl) : excl;
+                    p = ph ? Op::f(p, excl, kw) : excl;
                     ph = true;
                 }
-                dg_scan_put<Op>(dst, a.ds, first, a.n, x, p, ph);
+                k |= t < nth ? kw : 0u;
+                dg_scan_put<Op>(dst, a.ds, first, a.n, x, p, ph, k);
             }
             T tot = ws[0];
-            for (int k = 1; k < nw; k++)
-                tot = Op::f(tot, ws[k]);
-            run = rh ? Op::f(run, tot) : tot;
+            for (int j = 1; j < nw; j++)
+                tot = Op::f(tot, ws[j], k);
+            run = rh ? Op::f(run, tot, k) : tot;
             rh = true;
             __syncthreads(); /* ws is read by all before the next tile writes it */
         }
     }
+    dg_scan_publish<Op>(a, k);
 }
 
 /* ---- the table -------------------------------------------------------------- */

@@ -303,6 +303,55 @@ def full_reductions_combine_everywhere():
     assert float(a.sum()).hex() == acc.hex(), (float(a.sum()), acc)
 
 
+def fpe_outcome(fn, mode):
+    """What fn did under errstate(all=mode): (the FloatingPointError's
+    message or None, the kinds warned, as 'overflow', 'invalid value')."""
+    import warnings
+    raised = None
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        with np.errstate(all=mode):
+            try:
+                np.asarray(fn())
+            except FloatingPointError as e:
+                raised = str(e)
+    return raised, sorted({str(m.message).split(" encountered")[0] for m in w
+                           if issubclass(m.category, RuntimeWarning)})
+
+
+@case(quick=True)
+def overflows_of_combines_everywhere():
+    """Partials that are finite on every device (two rows each) but whose
+    combine overflows: the job's all-reduce of a sum's partials, and a
+    cumsum's carries from device to device and process to process.  NumPy's
+    single sum / cumsum raises "overflow"; every process raises alike under
+    errstate "raise" (no process goes on alone, though only one process's
+    devices may have overflowed: the processes share what they noted), the
+    processes whose devices overflowed warn under "warn" (at the call, or at
+    the read of a sum left in an op mode), none says anything under
+    "ignore"."""
+    n = ndev()
+    x = np.zeros((2 * n, 3), np.float32)
+    x[:, 1] = np.float32(0.3) * np.finfo(np.float32).max
+    a = dg.distributed_array(x, {d: slice(2 * d, 2 * d + 2) for d in range(n)})
+    for what, fn in [("sum", lambda xp, v: xp.sum(v)), ("sum0", lambda xp, v: xp.sum(v, axis=0)),
+                     ("mean0", lambda xp, v: xp.mean(v, axis=0)),
+                     ("cumsum0", lambda xp, v: xp.cumsum(v, axis=0)),
+                     ("cumsum", lambda xp, v: xp.cumsum(v))]:
+        for mode in ("raise", "warn", "ignore"):
+            got = fpe_outcome(lambda: fn(dg, a), mode)
+            if mode == "warn":  # the kinds any process warned of
+                got = (got[0], sorted({k for _, kinds in dist.allgather(got) for k in kinds}))
+            same_on_every_process(got, f"{what} under {mode}")
+            exp = fpe_outcome(lambda: fn(np, x), mode)
+            assert (got[0] is None) == (exp[0] is None) and got[1] == exp[1], \
+                (what, mode, got, exp)
+            if got[0] is not None:
+                assert got[0].split(" encountered")[0] == exp[0].split(" encountered")[0], \
+                    (what, mode, got, exp)
+        assert exp[0] is None and fpe_outcome(lambda: fn(np, x), "raise")[0], what
+
+
 @case(quick=True)
 def checkpoints_each_process_writes_its_chunks():
     """dgarray.save / load in a job: one file (header once, renamed once),

@@ -86,6 +86,13 @@ typedef struct dg_array {
     /* 1 for a view that must not be written: a broadcast (elements share
      * memory) and every view of one (dg_view.h). */
     int readonly;
+    /* An op mode left by a reduction (dg_reduce_call.lazy_mode): its
+     * partials are combined (dg_array_change_mode) under mode_fpe, the
+     * action word (dg_fpe.h) of that reduction, not of the call that reads
+     * them, so that an overflow of the combine is noted as the reduction's
+     * errstate asks (has_mode_fpe 0: under the reading call's). */
+    int has_mode_fpe;
+    uint32_t mode_fpe;
 } dg_array;
 
 /* ---- life ---------------------------------------------------------------- */

@@ -50,6 +50,8 @@ dg_status dg_array_flatten(dg_array *a, size_t min_split_bytes, dg_array **out, 
     }
     DG_CHECK_GOTO(dg_array_alloc_shell(a->be, a->dtype, 1, &total, src->nchunks, src->mode, &r,
                                        err), st, done);
+    r->has_mode_fpe = src->has_mode_fpe;
+    r->mode_fpe = src->mode_fpe;
     for (i = 0; i < src->nchunks; i++) {
         const dg_chunk *c = &src->chunks[i];
         dg_chunk *d = &r->chunks[r->nchunks];

@@ -31,6 +31,12 @@ enum { DG_FPE_DIVIDE = 0, DG_FPE_OVER = 1, DG_FPE_UNDER = 2, DG_FPE_INVALID = 3,
 enum { DG_FPE_IGNORE = 0, DG_FPE_WARN, DG_FPE_RAISE, DG_FPE_CALL, DG_FPE_PRINT, DG_FPE_LOG };
 
 #define DG_FPE_SHIFT(kind) ((kind) * 4)
+/* A bit of the action word above the kinds' codes: the work is the combine
+ * of a reduction's partials left in an op mode (dg_reshard.c's to_replica),
+ * named "reduce" in NumPy's message whatever its loop (the CPU backend's
+ * tasks, the CUDA backend's launches).  Only ever or'ed into a non-zero
+ * word; every test of the word reads the kinds' codes alone. */
+#define DG_FPE_AS_REDUCE 0x80000000u
 
 /* The calling thread's action word (0: nothing watched, the work pays nothing). */
 uint32_t dg_fpe_actions(void);

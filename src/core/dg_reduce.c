@@ -17,6 +17,7 @@
 
 #include "dg_array.h"
 #include "dg_array_impl.h"
+#include "dg_fpe.h"
 #include "dg_ufunc.h"
 
 typedef struct part {
@@ -551,6 +552,19 @@ static int small_result(const dg_array *r)
     return dg_get_peer_read_bytes() >= (size_t)dg_dtype_size(r->dtype);
 }
 
+/* 1 where combining partials with `loop` may raise what NumPy's reduce
+ * reports (an overflow or an invalid value of a sum or product of floats)
+ * and the calling thread's errstate asks more than a warning of it: the
+ * partials are then combined at the call (not left in an op mode), so that
+ * it raises, calls or logs there, as NumPy's single reduction does. */
+static int combine_now(int loop)
+{
+    const int uf = dg_loops[loop].ufunc;
+    const char k = dg_dtype_kind(dg_loops[loop].dtypes[0]);
+    return (uf == DG_UF_add || uf == DG_UF_multiply) && (k == 'f' || k == 'c') &&
+           dg_fpe_strict(dg_fpe_actions());
+}
+
 /* The reduction of part p of a on its chunk (the kept axes first, then the
  * reduced ones, each group in order: perm[k] is the axis of dim k; *nk kept
  * dims), with no output, where mask or pass set. */
@@ -914,8 +928,13 @@ dg_status dg_array_reduce(dg_array *a, const dg_reduce_call *c, dg_array **out,
              * device, reading the other partials in place, cheaper than a
              * lazy mode resolved on every device when read */
             DG_CHECK_GOTO(dg_array_combine_one(r, c->loop, &v2, err), st, fail);
-        } else if (c->lazy_mode > DG_MODE_REPLICA && c->lazy_mode < DG_NMODES) {
+        } else if (c->lazy_mode > DG_MODE_REPLICA && c->lazy_mode < DG_NMODES &&
+                   !combine_now(c->loop)) {
+            /* combined when read, under this call's errstate: its warnings
+             * come then (as a deferred fused chain's do) */
             r->mode = c->lazy_mode;
+            r->has_mode_fpe = 1;
+            r->mode_fpe = dg_fpe_actions();
             goto finish;
         } else {
             DG_CHECK_GOTO(dg_array_combine(r, c->loop, &v2, err), st, fail);

@@ -16,6 +16,7 @@
 
 #include "dg_array.h"
 #include "dg_array_impl.h"
+#include "dg_fpe.h"
 #include "dg_ufunc.h"
 
 /* Remote pieces a chunk of a reshard may be made of, at most, besides its
@@ -455,15 +456,24 @@ static dg_status copy_same_layout(dg_array *a, int mode, dg_array **out, dg_erro
 }
 
 /* From an op mode to REPLICA: each chunk of the result is its own partial
- * combined with every other chunk's partial over their intersection. */
+ * combined with every other chunk's partial over their intersection; under
+ * the errstate of the reduction that left the mode, where one did
+ * (dg_array.mode_fpe), its work named "reduce" (DG_FPE_AS_REDUCE). */
 static dg_status to_replica(dg_array *a, dg_array **out, dg_error *err)
 {
     int dt[3] = {a->dtype, a->dtype, a->dtype};
     int loop = dg_loop_find(mode_ufunc(a->mode), dt);
+    uint32_t was = 0;
+    dg_status st;
     if (loop < 0)
         return dg_error_set(err, DG_ERR_TYPE, -1, "mode %d has no loop for dtype %s", a->mode,
                             dg_dtype_name(a->dtype));
-    return dg_array_combine(a, loop, out, err);
+    if (a->has_mode_fpe)
+        was = dg_fpe_set_actions(a->mode_fpe ? a->mode_fpe | DG_FPE_AS_REDUCE : 0);
+    st = dg_array_combine(a, loop, out, err);
+    if (a->has_mode_fpe)
+        dg_fpe_set_actions(was);
+    return st;
 }
 
 /* Enqueues on the device of chunk d: d's view of box I = x op y (x, y

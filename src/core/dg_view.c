@@ -81,6 +81,8 @@ static dg_status view_build(dg_array *a, int ndim, const int64_t *shape, view_ma
 
     DG_CHECK(dg_array_alloc_shell(a->be, a->dtype, ndim, shape, a->nchunks > 0 ? a->nchunks : 1,
                                   a->mode, &r, err));
+    r->has_mode_fpe = a->has_mode_fpe;
+    r->mode_fpe = a->mode_fpe;
     for (i = 0; i < a->nchunks; i++) {
         const dg_chunk *c = &a->chunks[i];
         dg_chunk *d = &r->chunks[r->nchunks];

@@ -376,6 +376,16 @@ extern PyMethodDef dgpy_dist_methods[];     /* dist.c: joining a job of processe
  * host's ngpu GPUs (local rank r of L: GPUs r*ngpu/L .. (r+1)*ngpu/L - 1;
  * GPU r % ngpu when there are fewer GPUs than processes). */
 void dgpy_dist_share_gpus(int ngpu);
+/* [surface] item 3: in a job of several processes, or's into *noted the
+ * kinds every process noted with an action asking more than a warning
+ * (raise, call, print, log: dg_fpe_strict), so that each process reports
+ * them alike (an error raised on the devices of one process raises on all,
+ * as the SPMD program needs), and sets *where, where it is NULL, to the
+ * name of the first process's work that noted them; one exchange of 32
+ * bytes from each process.  Every process must call it at the same call
+ * (the errstate decides, the same everywhere).  Nothing alone.  0, or -1
+ * with an exception set. */
+int dgpy_dist_share_fpe(uint32_t *noted, const char **where);
 extern PyMethodDef dgpy_create_methods[];   /* create.c: _from_host, _empty, _fill */
 extern PyMethodDef dgpy_dense_methods[];    /* dense.c: _dense, _fft, LAPACK, pocketfft */
 extern PyMethodDef dgpy_fusion_methods[];   /* fusion.c: config.fusion, the pending chain */

@@ -248,6 +248,65 @@ static PyObject *f_dist_barrier(PyObject *mod, PyObject *unused)
     Py_RETURN_NONE;
 }
 
+/* The noted bits (dg_fpe.h: kind * 8 + action) of the actions past a
+ * warning (raise, call, print, log), for every kind. */
+#define DIST_FPE_STRICT 0x3C3C3C3Cu
+
+/* A process's part of dgpy_dist_share_fpe's exchange. */
+typedef struct dist_fpe_rec {
+    uint32_t noted;
+    char where[28];
+} dist_fpe_rec;
+
+int dgpy_dist_share_fpe(uint32_t *noted, const char **where)
+{
+    static char name[sizeof(((dist_fpe_rec *)0)->where)]; /* under the GIL */
+    dist_fpe_rec mine, *all;
+    size_t *counts;
+    dg_error err = DG_ERROR_INIT;
+    dg_status st;
+    int np, p, named = 0;
+    if (!job_comm)
+        return 0;
+    np = job_comm->size;
+    memset(&mine, 0, sizeof mine);
+    mine.noted = *noted & DIST_FPE_STRICT;
+    if (mine.noted && *where)
+        snprintf(mine.where, sizeof mine.where, "%s", *where);
+    all = (dist_fpe_rec *)malloc((size_t)np * sizeof *all);
+    counts = (size_t *)malloc(2 * (size_t)np * sizeof(size_t));
+    if (!all || !counts) {
+        free(all);
+        free(counts);
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (p = 0; p < np; p++) {
+        counts[p] = sizeof(dist_fpe_rec);
+        counts[np + p] = (size_t)p * sizeof(dist_fpe_rec);
+    }
+    Py_BEGIN_ALLOW_THREADS
+    st = job_comm->allgatherv(job_comm, &mine, sizeof mine, all, counts, counts + np, &err);
+    Py_END_ALLOW_THREADS
+    for (p = 0; p < np && st == DG_OK; p++) {
+        *noted |= all[p].noted & DIST_FPE_STRICT;
+        if (!named && all[p].noted && all[p].where[0]) {
+            memcpy(name, all[p].where, sizeof name);
+            name[sizeof name - 1] = 0;
+            named = 1;
+        }
+    }
+    free(all);
+    free(counts);
+    if (st != DG_OK) {
+        dgpy_raise(&err);
+        return -1;
+    }
+    if (!*where && named)
+        *where = name;
+    return 0;
+}
+
 /* _dist_counts() -> (broadcasts, exchanges) this process's job comm has made
  * ((0, 0) alone): what tests count. */
 static PyObject *f_dist_counts(PyObject *mod, PyObject *unused)

@@ -66,12 +66,16 @@ int dgpy_fpe_begin(uint32_t *was)
     return 0;
 }
 
-/* dgpy_fpe_report, naming the work `name` (NULL: by what noted it). */
-static int report_as(const char *name)
+/* dgpy_fpe_report, naming the work `name` (NULL: by what noted it); with
+ * `job`, after or'ing in what the other processes of a job noted past a
+ * warning (dgpy_dist_share_fpe: every process must pass it at this call). */
+static int report_as(const char *name, int job)
 {
     const char *where;
-    const uint32_t noted = dg_fpe_take(&where);
+    uint32_t noted = dg_fpe_take(&where);
     PyObject *f, *r;
+    if (job && dgpy_dist_share_fpe(&noted, &where) < 0)
+        return -1;
     if (!noted)
         return 0;
     f = dgpy_py(DGPY_PY_fpe_report);
@@ -84,7 +88,7 @@ static int report_as(const char *name)
 
 int dgpy_fpe_report(void)
 {
-    return report_as(NULL);
+    return report_as(NULL, 0);
 }
 
 int dgpy_fpe_end(uint32_t was, int ok, dg_array *const *res, int nres, const char *name)
@@ -103,9 +107,11 @@ int dgpy_fpe_end(uint32_t was, int ok, dg_array *const *res, int nres, const cha
      * (`name` given) still wait: their work includes elementwise steps
      * under other names, and NumPy names the call. */
     if (!dg_fpe_strict(word) && name == NULL)
-        return report_as(NULL);
+        return report_as(NULL, 0);
     for (i = 0; i < nres; i++)
         if (res[i] && dgpy_wait_ready(res[i]) < 0)
             return -1;
-    return report_as(name);
+    /* in a job, what any process's devices raised raises on every process
+     * (only the process owning a device notes its work) */
+    return report_as(name, dg_fpe_strict(word));
 }

@@ -364,9 +364,12 @@ static uint32_t task_fpe(const cpu_task *t)
 }
 
 /* The name NumPy's message gives t's work: its ufunc's ("cast" for a cast),
- * a fused chain's by its last step, "reduce", "accumulate". */
+ * a fused chain's by its last step, "reduce" (a reduction, or the combine of
+ * its partials: DG_FPE_AS_REDUCE), "accumulate". */
 static const char *task_where(const cpu_task *t)
 {
+    if (t->fpe & DG_FPE_AS_REDUCE) /* a reduction's combine, read later */
+        return "reduce";
     switch (t->kind) {
     case T_EW:
         return t->u.ew.loop >= 0 && t->u.ew.loop < DG_NLOOPS
@@ -397,9 +400,11 @@ static void run_task(cpu_be *cb, cpu_dev *d, cpu_task *t)
 {
     const uint32_t fpe = task_fpe(t);
     const char *where = fpe ? task_where(t) : NULL; /* before: a fused task frees its descriptor */
-    /* DGARRAY_FPE=soft: elementwise and fused work classified by the GPU
-     * kernels' rule (dg_cpu_soft_begin); reductions and scans keep fenv */
-    const int soft = fpe && (t->kind == T_EW || t->kind == T_FUSED) && dg_fpe_soft();
+    /* DGARRAY_FPE=soft: elementwise, fused and scan work classified by the
+     * GPU kernels' rule (dg_cpu_soft_begin; a scan's folds as the GPU's scan
+     * kernels check them, dg_fpe_fold_kinds); reductions keep fenv */
+    const int soft = fpe && (t->kind == T_EW || t->kind == T_FUSED || t->kind == T_SCAN) &&
+                     dg_fpe_soft();
     if (soft)
         dg_cpu_soft_begin(fpe);
     else if (fpe)

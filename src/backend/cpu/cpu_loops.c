@@ -1070,6 +1070,17 @@ void dg_cpu_reduce_run(const dg_reduce_desc *d0)
 
 /* ---- scans --------------------------------------------------------------- */
 
+/* Under DGARRAY_FPE=soft, the class of loop `loop` where its folds are
+ * checked as the GPU's scan kernels check them (add and multiply of floats:
+ * dg_fpe_fold_odd at every fold), else DG_FPC_NONE. */
+static int soft_fold_cls(int loop)
+{
+    const int uf = dg_loops[loop].ufunc, cls = dg_loop_fpe_cls(loop);
+    return t_soft && (uf == DG_UF_add || uf == DG_UF_multiply) && (cls & 15) == DG_FPC_FLOAT
+               ? cls
+               : DG_FPC_NONE;
+}
+
 void dg_cpu_scan_run(const dg_scan_desc *d)
 {
     const int nd = d->ndim, isz = dg_dtype_size(d->dtype);
@@ -1082,7 +1093,9 @@ void dg_cpu_scan_run(const dg_scan_desc *d)
         if (d->shape[a] <= 0)
             return;
     const dg_cpu_kernel kern = dg_cpu_kernels[d->loop];
-    const dg_cpu_ext *ext = dg_cpu_ext_of(d->loop);
+    const int soft = soft_fold_cls(d->loop);
+    /* soft: every fold one at a time, classified with its operands */
+    const dg_cpu_ext *ext = soft == DG_FPC_NONE ? dg_cpu_ext_of(d->loop) : NULL;
     const int64_t n = d->shape[inner], ss = d->src_strides[inner], ds = d->dst_strides[inner];
     do {
         const char *src = d->src;
@@ -1123,8 +1136,15 @@ void dg_cpu_scan_run(const dg_scan_desc *d)
             j = 1;
         }
         for (; j < n; j++) {
+            alignas(16) unsigned char prev[16], x[16];
+            if (soft != DG_FPC_NONE) { /* the operands, before dst (maybe src) is written */
+                memcpy(prev, acc, (size_t)isz);
+                memcpy(x, src + j * ss, (size_t)isz);
+            }
             p[1] = (char *)src + j * ss;
             kern(p, s0, 1, NULL, 0);
+            if (soft != DG_FPC_NONE)
+                t_soft_kinds |= dg_fpe_fold_kinds(soft, d->dtype, prev, x, acc);
             memcpy(dst + j * ds, acc, (size_t)isz);
         }
     } while (dg_cpu_next(ridx, d->shape, 0, inner));

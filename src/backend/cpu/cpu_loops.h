@@ -62,8 +62,10 @@ long long dg_cpu_stream_runs(void); /* runs that streamed so far (tests) */
  * between dg_cpu_soft_begin(actions) and dg_cpu_soft_end on one thread, the
  * elementwise loops of this file (dg_cpu_ew_run, dg_cpu_loop_inner) run
  * dg_scalar.h's functions one element at a time, as the CUDA kernels do
- * (never NumPy's own loop), and classify each element by dg_fpe_rule;
- * dg_cpu_soft_end returns the kinds (1 << DG_FPE_*) found and ends it. */
+ * (never NumPy's own loop), and classify each element by dg_fpe_rule, and
+ * the scans of sums and products of floats (dg_cpu_scan_run) each fold by
+ * dg_fpe_fold_kinds, as the CUDA scan kernels do; dg_cpu_soft_end returns
+ * the kinds (1 << DG_FPE_*) found and ends it. */
 void dg_cpu_soft_begin(uint32_t actions);
 unsigned dg_cpu_soft_end(void);
 

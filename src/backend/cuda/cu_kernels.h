@@ -55,8 +55,10 @@ typedef struct dg_cu_fpe_rec {
     uint32_t cnt[32];
 } dg_cu_fpe_rec;
 
-/* `where` of a reduction's publication ("reduce" in NumPy's message). */
+/* `where` of a reduction's publication ("reduce" in NumPy's message), and of
+ * a scan's ("accumulate"). */
 #define DG_CU_FPE_REDUCE (-2)
+#define DG_CU_FPE_ACCUMULATE (-3)
 
 /* What a kernel needs to note errors; actions 0: nothing is watched (the
  * kernel then checks nothing). */
@@ -65,7 +67,7 @@ typedef struct dg_cu_fpe {
     uint32_t gen;       /* the device's generation at the launch */
     unsigned long long *gate;
     dg_cu_fpe_rec *rec; /* the device's record (a device pointer to host memory) */
-    int32_t where;      /* the loop id (or DG_CU_FPE_REDUCE) published */
+    int32_t where;      /* the loop id (or DG_CU_FPE_REDUCE, _ACCUMULATE) published */
     int32_t pad_;
 } dg_cu_fpe;
 
@@ -197,7 +199,9 @@ cudaError_t dg_cu_red_occupancy(int kind, int loop, int dtype, int which, int ve
 /* An inclusive scan (the backend's scan slot) after coalescing: `rows` rows
  * over nrd dims (rshape; byte strides rsrc, rdst, rcarry), each of n elements
  * along the scan dim (byte strides ss in src, ds in dst); carry NULL or one
- * start value per row.  tpr: threads per row (1, 32 or DG_CU_THREADS). */
+ * start value per row.  tpr: threads per row (1, 32 or DG_CU_THREADS).
+ * fpe: cumsum and cumprod of floats note overflow and invalid
+ * ("accumulate"). */
 typedef struct dg_cu_scan {
     int32_t nrd, tpr;
     int64_t rows, n, ss, ds;
@@ -205,6 +209,7 @@ typedef struct dg_cu_scan {
     char *dst;
     const char *carry;
     int64_t rshape[DG_MAXDIM], rsrc[DG_MAXDIM], rdst[DG_MAXDIM], rcarry[DG_MAXDIM];
+    dg_cu_fpe fpe;
 } dg_cu_scan;
 
 /* Launches the scan with loop `loop` (dg_ew_foldable) on `blocks` (>= 1)

@@ -28,6 +28,7 @@
 #include <string.h>
 
 #include "cuda_internal.h"
+#include "dg_fpe.h"
 
 typedef struct cu_fpe {
     dg_cu_fpe_rec *rec;          /* ndev records, mapped host memory */
@@ -43,6 +44,8 @@ static const char *where_name(int32_t w)
 {
     if (w == DG_CU_FPE_REDUCE)
         return "reduce";
+    if (w == DG_CU_FPE_ACCUMULATE)
+        return "accumulate";
     if (w >= 0 && w < dg_cu_ew_nloops)
         return dg_cu_ew_infos[w].name;
     return NULL;
@@ -93,7 +96,8 @@ dg_cu_fpe cu_fpe_args(cu_be *b, int dev, int32_t where)
     a.gen = b->fpe->gen[dev];
     a.gate = b->fpe->gate[dev];
     a.rec = &b->fpe->rec[dev]; /* mapped: the same address on every device (UVA) */
-    a.where = where;
+    /* a reduction's combine, read later: "reduce", whatever the loop */
+    a.where = a.actions & DG_FPE_AS_REDUCE ? DG_CU_FPE_REDUCE : where;
     return a;
 }
 

@@ -25,6 +25,7 @@
 #include <nccl.h>
 
 #include "cuda_internal.h"
+#include "dg_fpe.h"
 
 /* Records NCCL's failure `r` of `what` on device dev (the first error is
  * kept). */
@@ -200,6 +201,19 @@ static int nccl_kind(int dtype, int op, ncclDataType_t *t, ncclRedOp_t *o, int *
     }
 }
 
+/* 1 where NCCL's fold would hide what the call's errstate watches: a sum or
+ * product of floats whose overflow or invalid value is watched (NCCL notes
+ * nothing; the core's fold of the partials, by the checked elementwise
+ * kernels, notes them as NumPy's reduce raises them). */
+static int nccl_hides_fpe(cu_be *b, const dg_allreduce_desc *d)
+{
+    const char k = dg_dtype_kind(d->dtype);
+    const uint32_t w = cu_fpe_args(b, 0, 0).actions;
+    return (d->op == DG_ALLRED_SUM || d->op == DG_ALLRED_PROD) && (k == 'f' || k == 'c') &&
+           (((w >> DG_FPE_SHIFT(DG_FPE_OVER)) & 0xFu) != 0 ||
+            ((w >> DG_FPE_SHIFT(DG_FPE_INVALID)) & 0xFu) != 0);
+}
+
 dg_status cu_allreduce(dg_backend_i *be, int stream, const dg_allreduce_desc *d, dg_error *err)
 {
     cu_be *b = cu_of(be);
@@ -208,7 +222,8 @@ dg_status cu_allreduce(dg_backend_i *be, int stream, const dg_allreduce_desc *d,
     ncclResult_t r = ncclSuccess, r2;
     int mult, i, bad = -1;
 
-    if (!b->allred_nccl || !nccl_kind(d->dtype, d->op, &t, &o, &mult))
+    if (!b->allred_nccl || !nccl_kind(d->dtype, d->op, &t, &o, &mult) ||
+        nccl_hides_fpe(b, d))
         return dg_error_set(err, DG_ERR_NOTIMPL, -1, "no NCCL all-reduce of %s with op %d",
                             dg_dtype_name(d->dtype), d->op);
     if (d->n < 1 || stream < 0 || stream >= DG_NSTREAMS)

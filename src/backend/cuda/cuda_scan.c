@@ -126,6 +126,7 @@ dg_status cu_scan(dg_backend_i *be, int dev, int stream, const dg_scan_desc *d, 
     if (n == 0)
         return DG_OK;
     scan_args(d, b->devs[dev].nsm > 0 ? b->devs[dev].nsm : 1, &q, &blocks);
+    q.fpe = cu_fpe_args(b, dev, DG_CU_FPE_ACCUMULATE);
     DG_CHECK(cu_set_device(b, dev, err));
     ce = dg_cu_scan_launch(d->loop, &q, blocks, b->devs[dev].st[stream].s);
     if (ce != cudaSuccess) {
