@@ -852,7 +852,8 @@ static int renew_plan(const dg_fuse_piece *p, int n, int k, int isz, fz_renew *r
 {
     const dg_buffer *b = r->b;
     const int nd = p[0].d->ndim;
-    int64_t st[DG_MAXDIM], full[DG_MAXDIM], lo[DG_MAXDIM], hi[DG_MAXDIM], pl[FZ_MAXPIECES][DG_MAXDIM];
+    int64_t st[DG_MAXDIM], full[DG_MAXDIM], lo[DG_MAXDIM], hi[DG_MAXDIM];
+    int64_t pl[FZ_MAXPIECES][DG_MAXDIM];
     int perm[DG_MAXDIM], seen[DG_MAXDIM] = {0}, own[FZ_MAXPIECES], no = 0, i, j, a;
     int64_t frame = 1, box = 1, sum = 0;
     for (j = 0; j < n; j++)
@@ -963,9 +964,11 @@ static int renew_plan(const dg_fuse_piece *p, int n, int k, int isz, fz_renew *r
 }
 
 /* Where the call (pieces p, joining along the nc cuts; one output, which
- * none of its inputs reads) is kept out of the chain by its writes alone, gives each memory it writes new
- * memory (see above) and points *pp at the call's pieces rebased there;
- * *ok 1.  Else nothing changes and *ok is 0. */
+ * none of its inputs reads) is kept out of the chain by its writes alone,
+ * gives each memory it writes new memory (see above) and points *pp at the
+ * call's pieces rebased there; *ok 1.  Else nothing changes and *ok is 0.
+ * (Never fails: where new memory cannot be had, the call runs after the
+ * chain as before.) */
 static dg_status renew_outputs(dg_backend_i *be, const dg_fuse_piece **pp, int n, int nc,
                                int *ok, dg_error *err)
 {
