@@ -186,28 +186,14 @@ void dg_buffer_decref(dg_backend_i *be, dg_buffer *b)
 
 dg_status dg_buffer_unshare(dg_backend_i *be, dg_buffer *b, dg_error *err)
 {
-    dg_mem *old = b->mem, *m = NULL;
-    dg_copy_desc cp;
-    dg_access acc[2];
-    dg_status st;
-    if (old->refcnt < 2)
+    /* new memory, every byte copied over; the old memory's reference,
+     * handed to `old`, dropped (the other buffers keep it) */
+    const dg_copy_desc all = dg_copy_bytes(b->device, NULL, b->device, NULL, b->mem->nbytes);
+    dg_buffer *old = NULL;
+    if (b->mem->refcnt < 2)
         return DG_OK;
-    DG_CHECK(mem_new(be, old->device, old->nbytes, &m, err));
-    if (old->nbytes) {
-        cp = dg_copy_bytes(old->device, old->ptr, old->device, m->ptr, old->nbytes);
-        acc[0].mem = old;
-        acc[0].how = DG_ACC_READ;
-        acc[1].mem = m;
-        acc[1].how = DG_ACC_WRITE;
-        st = dg_enqueue(be, old->device, DG_STREAM_COMPUTE, acc, 2, dg_work_copy(&cp), err);
-        if (st != DG_OK) {
-            mem_decref(be, m);
-            return st;
-        }
-    }
-    b->mem = m;
-    b->ptr = m->ptr;
-    mem_decref(be, old);
+    DG_CHECK(dg_buffer_renew(be, b, &all, b->mem->nbytes ? 1 : 0, &old, err));
+    dg_buffer_decref(be, old);
     return DG_OK;
 }
 
@@ -224,6 +210,7 @@ dg_status dg_buffer_renew(dg_backend_i *be, dg_buffer *b, const dg_copy_desc *ke
     acc[0].how = DG_ACC_READ;
     acc[1].mem = m;
     acc[1].how = DG_ACC_WRITE;
+    acc[0].dev = acc[0].stream = acc[1].dev = acc[1].stream = -1; /* the copy's own */
     for (i = 0; i < n && st == DG_OK; i++) {
         dg_copy_desc c = keep[i];
         c.src_dev = c.dst_dev = was->device;

@@ -965,36 +965,34 @@ static int renew_plan(const dg_fuse_piece *p, int n, int k, int isz, fz_renew *r
 
 /* Where the call (pieces p, joining along the nc cuts; one output, which
  * none of its inputs reads) is kept out of the chain by its writes alone,
- * gives each memory it writes new memory (see above) and points *pp at the
- * call's pieces rebased there; *ok 1.  Else nothing changes and *ok is 0.
- * (Never fails: where new memory cannot be had, the call runs after the
- * chain as before.) */
-static dg_status renew_outputs(dg_backend_i *be, const dg_fuse_piece **pp, int n, int nc,
-                               int *ok, dg_error *err)
+ * gives each memory it writes new memory (see above), points *pp at the
+ * call's pieces rebased there and returns 1.  Else 0, and the call runs
+ * after the chain as before (also where new memory cannot be had: *pp then
+ * holds the pieces rebased so far). */
+static int renew_outputs(dg_backend_i *be, const dg_fuse_piece **pp, int n, int nc)
 {
     const dg_fuse_piece *p = *pp;
     const dg_loop_info *li = &dg_loops[p[0].d->loop];
     const int k = li->nin, isz = dg_dtype_size(li->dtypes[k]);
     int nr = 0, i, j, h, v;
-    *ok = 0;
     if (!renew_on() || li->nout != 1 || cuts_conflict(p, nc, 1))
-        return DG_OK;
+        return 0;
     for (j = 0; j < n; j++) {
         dg_buffer *b = p[j].buf[k];
         if (!b || !p[j].d->data[k] || b->lent || !b->nbytes || b->device != p[j].dev ||
             chain_writes(b->mem))
-            return DG_OK;
+            return 0;
         for (i = 0; i < n; i++)
             for (h = 0; h < li->nin; h++)
                 if (p[i].buf[h] && p[i].buf[h]->mem == b->mem)
-                    return DG_OK;
+                    return 0;
         for (i = 0; i < nr && g_renew[i].b != b; i++)
             ;
         if (i < nr)
             continue;
         g_renew[nr].b = b;
         if (!renew_plan(p, n, k, isz, &g_renew[nr]))
-            return DG_OK;
+            return 0;
         nr++;
     }
     /* the call's pieces, rebased as each memory is renewed */
@@ -1035,9 +1033,7 @@ static dg_status renew_outputs(dg_backend_i *be, const dg_fuse_piece **pp, int n
         g_renews++;
     }
     *pp = g_rp;
-    *ok = i == nr;
-    (void)err;
-    return DG_OK;
+    return i == nr;
 }
 
 /* 1 if the call of pieces p can raise no floating-point error whatever
@@ -1086,13 +1082,13 @@ dg_status dg_fuse_record(dg_backend_i *be, const dg_fuse_piece *p, int n, int *r
         const int nc = g_chain.fpe == word || quiet || g_chain.quiet ? cuts_of(be, p, n) : 0;
         int fits = nc && !cuts_conflict(p, nc, 0);
         if (nc && !fits)
-            st = renew_outputs(be, &p, n, nc, &fits, err);
-        if (st == DG_OK && fits && join(be, p, n, nc)) {
+            fits = renew_outputs(be, &p, n, nc);
+        if (fits && join(be, p, n, nc)) {
             joined = 1;
             if (g_chain.fpe != word && !quiet)
                 g_chain.fpe = word; /* the chain was quiet */
             g_chain.quiet &= quiet;
-        } else if (st == DG_OK) {
+        } else {
             st = flush_locked(err);
         }
     }
