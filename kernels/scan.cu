@@ -1,4 +1,4 @@
-/* Scan kernels (the CUDA backend's scan slot), three per foldable loop of
+/* Scan kernels (the CUDA backend's scan slot), five per foldable loop of
  * DG_LOOP_LIST (dg_ew_foldable, ew.cuh: add, multiply, maximum, minimum,
  * fmax, fmin and the logical and bitwise ufuncs, three equal dtypes); loops
  * that do not fold have none.
@@ -10,16 +10,24 @@
  *     warp read neighbouring addresses;
  *   - 32 (dg_scan_warp_k): a warp per row, in tiles of 32 * ITEMS elements;
  *   - DG_CU_THREADS (dg_scan_block_k): a block per row, in tiles of
- *     DG_CU_THREADS * ITEMS elements.
+ *     DG_CU_THREADS * ITEMS elements;
+ *   - DG_CU_THREADS, a long row split over many blocks (dg_scan_tile_k, two
+ *     passes around the block kernel's scan of the tiles' totals; a.pass,
+ *     cu_kernels.h): a block per stretch of a.tile elements, folded as the
+ *     block kernel folds a row, for its total, then scanned from its
+ *     prefix.
  * In a tile each thread scans its ITEMS neighbouring elements, the warp scans
  * the threads' totals with shuffles (and the block the warps' totals through
  * shared memory, folded in order), and each element gets (the row's running
  * total op the totals before its thread) op its own prefix; the running total
  * then takes in the tile's total.  The fold is left to right; floating
- * results differ from a sequential fold by rounding only.
+ * results differ from a sequential fold by rounding only.  A thread's ITEMS
+ * elements, where dense, whole and aligned, load and store as 16-byte (or
+ * 8-byte) vectors (dg_scan_vec).
  *
  * dst may be src (same strides): every element is read once, by the thread
- * that writes it, before it writes it.
+ * that writes it, before it writes it (a tiled row is read twice: by the
+ * totals' pass, which ends before the tiles' pass starts, and so).
  *
  * Floating-point errors (add and multiply of floats: cumsum, cumprod, and
  * their nan forms): each fold whose result is not finite while its operands
@@ -30,8 +38,9 @@
  * zeros, whose products would raise "invalid" from an infinite total), and
  * publishes them at the kernel's end where the call watches them
  * ("accumulate" in NumPy's message).  The parallel scan folds more than the
- * sequential one (the totals of threads and warps): a total that overflows
- * makes the results it reaches infinite, and is noted as they are. */
+ * sequential one (the totals of threads and warps, and of a long row's tiles,
+ * with their scan): a total that overflows makes the results it reaches
+ * infinite, and is noted as they are. */
 #include <stddef.h>
 #include <stdint.h>
 #include <type_traits>
