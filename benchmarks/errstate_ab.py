@@ -14,10 +14,11 @@ one grid of 2^log2n float32, its result a new array: the streaming kernel;
 GB/s of 8 bytes per interior element, as fused_rows.py counts its "fused
 alone"), overflow_f32 (a * a where every element overflows: the kernels'
 rare branch taken everywhere, each kind published once per generation),
-cumsum_f32 (a scan of 2^log2n: a block per row on each device, the carries
-between devices), cumsum_rows_f32 / cumsum_cols_f32 (the grid's scans along
-axis 1, a block per row, and along axis 0, a thread per column: the scan
-kernels' checked folds, session 17), sum0_f32 (the grid's sum over axis 0,
+cumsum_f32 (a scan of 2^log2n: each device's piece split into tiles over
+many blocks, session 18, then the carries between devices),
+cumsum_rows_f32 / cumsum_cols_f32 (the grid's scans along axis 1, a block
+per row, and along axis 0, a thread per column: the scan kernels' checked
+folds, session 17), sum0_f32 (the grid's sum over axis 0,
 its partials of every device combined: under the default errstate by the
 core's checked fold, under 'ignore' by NCCL's all-reduce where the GPUs
 have it), all='raise' for add_f32 (the call waits)."""

@@ -1,4 +1,4 @@
-/* Scan kernels (the CUDA backend's scan slot), three per foldable loop of
+/* Scan kernels (the CUDA backend's scan slot), five per foldable loop of
  * DG_LOOP_LIST (dg_ew_foldable, ew.cuh: add, multiply, maximum, minimum,
  * fmax, fmin and the logical and bitwise ufuncs, three equal dtypes); loops
  * that do not fold have none.
@@ -10,16 +10,24 @@
  *     warp read neighbouring addresses;
  *   - 32 (dg_scan_warp_k): a warp per row, in tiles of 32 * ITEMS elements;
  *   - DG_CU_THREADS (dg_scan_block_k): a block per row, in tiles of
- *     DG_CU_THREADS * ITEMS elements.
+ *     DG_CU_THREADS * ITEMS elements;
+ *   - DG_CU_THREADS, a long row split over many blocks (dg_scan_tile_k, two
+ *     passes around the block kernel's scan of the tiles' totals; a.pass,
+ *     cu_kernels.h): a block per stretch of a.tile elements, folded as the
+ *     block kernel folds a row, for its total, then scanned from its
+ *     prefix.
  * In a tile each thread scans its ITEMS neighbouring elements, the warp scans
  * the threads' totals with shuffles (and the block the warps' totals through
  * shared memory, folded in order), and each element gets (the row's running
  * total op the totals before its thread) op its own prefix; the running total
  * then takes in the tile's total.  The fold is left to right; floating
- * results differ from a sequential fold by rounding only.
+ * results differ from a sequential fold by rounding only.  A thread's ITEMS
+ * elements, where dense, whole and aligned, load and store as 16-byte (or
+ * 8-byte) vectors (dg_scan_vec).
  *
  * dst may be src (same strides): every element is read once, by the thread
- * that writes it, before it writes it.
+ * that writes it, before it writes it (a tiled row is read twice: by the
+ * totals' pass, which ends before the tiles' pass starts, and so).
  *
  * Floating-point errors (add and multiply of floats: cumsum, cumprod, and
  * their nan forms): each fold whose result is not finite while its operands
@@ -30,8 +38,9 @@
  * zeros, whose products would raise "invalid" from an infinite total), and
  * publishes them at the kernel's end where the call watches them
  * ("accumulate" in NumPy's message).  The parallel scan folds more than the
- * sequential one (the totals of threads and warps): a total that overflows
- * makes the results it reaches infinite, and is noted as they are. */
+ * sequential one (the totals of threads and warps, and of a long row's tiles,
+ * with their scan): a total that overflows makes the results it reaches
+ * infinite, and is noted as they are. */
 #include <stddef.h>
 #include <stdint.h>
 #include <type_traits>
@@ -49,7 +58,7 @@ template <int I> struct dg_scan_op {
     typedef typename L::T0 T;
     static constexpr bool FPE = dg_ew_fold_fpe<L>();
     /* Elements per thread of a tile (warp and block kernels). */
-    static constexpr int ITEMS = sizeof(T) >= 16 ? 4 : 8;
+    static constexpr int ITEMS = DG_CU_SCAN_ITEMS(sizeof(T));
     static __device__ __forceinline__ T f(T a, T b, unsigned &k)
     {
         T o;
@@ -147,30 +156,77 @@ __device__ __forceinline__ void dg_scan_locate(const dg_cu_scan &a, int64_t row,
     carry = a.carry != NULL ? a.carry + co : NULL;
 }
 
+/* The N elements of type T at p, dense, as one or more aligned vector
+ * accesses: V, a word of 16 bytes or of N * sizeof(T) if that is less. */
+template <class T, int N> struct dg_scan_vec {
+    static constexpr int B = N * (int)sizeof(T);
+    static constexpr int VB = B < 16 ? B : 16;
+    typedef typename std::conditional<VB == 16, uint4,
+            typename std::conditional<VB == 8, uint2, unsigned>::type>::type V;
+    union U {
+        T t[N];
+        V v[B / VB];
+    };
+    static_assert(B % VB == 0 && VB >= 4 && sizeof(V) == VB, "a scan tile of odd size");
+    /* 1 if the N elements from element `first` (stride ss or ds) are whole
+     * below n, dense and aligned for V */
+    static __device__ __forceinline__ bool ok(const char *p, int64_t stride, int64_t first,
+                                              int64_t n)
+    {
+        return stride == (int64_t)sizeof(T) && first + N <= n &&
+               ((uintptr_t)(p + first * stride) & (uintptr_t)(VB - 1)) == 0;
+    }
+};
+
 /* x[e] = the elements first .. first + e of the row folded (those past n
  * repeat the last one before n, so x[ITEMS - 1] is the thread's total);
- * the kinds raised or'ed into k. */
+ * the kinds raised or'ed into k.  Dense aligned elements load as vectors. */
 template <class Op>
 __device__ __forceinline__ void dg_scan_items(const char *src, int64_t ss, int64_t first,
                                               int64_t n, typename Op::T (&x)[Op::ITEMS],
                                               unsigned &k)
 {
     typedef typename Op::T T;
+    typedef dg_scan_vec<T, Op::ITEMS> Vec;
+    if (Vec::ok(src, ss, first, n)) {
+        typename Vec::U u;
+        const typename Vec::V *p = reinterpret_cast<const typename Vec::V *>(src + first * ss);
 #pragma unroll
-    for (int e = 0; e < Op::ITEMS; e++)
-        x[e] = first + e < n ? dg_scan_ld<T>(src + (first + e) * ss) : T{};
+        for (int j = 0; j < Vec::B / Vec::VB; j++)
+            u.v[j] = p[j];
+#pragma unroll
+        for (int e = 0; e < Op::ITEMS; e++)
+            x[e] = u.t[e];
+    } else {
+#pragma unroll
+        for (int e = 0; e < Op::ITEMS; e++)
+            x[e] = first + e < n ? dg_scan_ld<T>(src + (first + e) * ss) : T{};
+    }
 #pragma unroll
     for (int e = 1; e < Op::ITEMS; e++)
         x[e] = first + e < n ? Op::f(x[e - 1], x[e], k) : x[e - 1];
 }
 
 /* Writes the thread's elements: (p op x[e]) where the thread has a prefix
- * p (ph), else x[e]; the kinds raised or'ed into k. */
+ * p (ph), else x[e]; the kinds raised or'ed into k.  Dense aligned elements
+ * store as vectors. */
 template <class Op>
 __device__ __forceinline__ void dg_scan_put(char *dst, int64_t ds, int64_t first, int64_t n,
                                             const typename Op::T (&x)[Op::ITEMS],
                                             const typename Op::T &p, bool ph, unsigned &k)
 {
+    typedef dg_scan_vec<typename Op::T, Op::ITEMS> Vec;
+    if (Vec::ok(dst, ds, first, n)) {
+        typename Vec::U u;
+        typename Vec::V *q = reinterpret_cast<typename Vec::V *>(dst + first * ds);
+#pragma unroll
+        for (int e = 0; e < Op::ITEMS; e++)
+            u.t[e] = ph ? Op::f(p, x[e], k) : x[e];
+#pragma unroll
+        for (int j = 0; j < Vec::B / Vec::VB; j++)
+            q[j] = u.v[j];
+        return;
+    }
 #pragma unroll
     for (int e = 0; e < Op::ITEMS; e++)
         if (first + e < n)
@@ -260,40 +316,40 @@ __global__ void __launch_bounds__(DG_CU_THREADS)
     dg_scan_publish<Op>(a, k);
 }
 
-/* ---- one block per row ------------------------------------------------------ */
+/* ---- one block per row, or per tile of a long row ------------------------- */
 
-template <int I>
-__global__ void __launch_bounds__(DG_CU_THREADS)
-    dg_scan_block_k(const __grid_constant__ dg_cu_scan a)
+/* The block folds the elements [begin, end) of a row (src, dst: the row's
+ * first element) in sub-tiles of DG_CU_THREADS * ITEMS elements, from run
+ * where rh; W: each element's prefix written to dst.  run then holds the
+ * fold through end (rh set).  ws: the block's shared slots for the warps'
+ * totals.  Every thread of the block calls it (the loops are uniform over
+ * the block) and gets the same run. */
+template <class Op, bool W>
+__device__ __forceinline__ void dg_scan_block_run(const char *src, int64_t ss, char *dst,
+                                                  int64_t ds, int64_t begin, int64_t end,
+                                                  typename Op::T &run, bool &rh,
+                                                  typename Op::T *ws, unsigned &k)
 {
-    typedef dg_scan_op<I> Op;
     typedef typename Op::T T;
-    constexpr int N = Op::ITEMS, NW = DG_CU_THREADS / 32;
-    __shared__ T ws[NW]; /* the warps' totals of the tile */
+    constexpr int N = Op::ITEMS;
     const int t = (int)threadIdx.x, lane = t % 32, w = t / 32;
     const int64_t tile = (int64_t)DG_CU_THREADS * N;
-    unsigned k = 0; /* the kinds raised by folds of real elements */
-
-    /* the loops are uniform over the block */
-    for (int64_t row = blockIdx.x; row < a.rows; row += gridDim.x) {
-        const char *src, *carry;
-        char *dst;
-        dg_scan_locate(a, row, src, dst, carry);
-        bool rh = carry != NULL;
-        T run = rh ? dg_scan_ld<T>(carry) : T{};
-        for (int64_t base = 0; base < a.n; base += tile) {
-            const int64_t first = base + (int64_t)t * N, left = a.n - base;
-            /* threads 0 .. nth - 1 (warps 0 .. nw - 1) have elements */
-            const int nth = left >= tile ? DG_CU_THREADS : (int)((left + N - 1) / N);
-            const int nw = (nth + 31) / 32;
-            T x[N];
-            unsigned kw = 0; /* threads past nth fold zeros: their kinds are not kept */
-            dg_scan_items<Op>(src, a.ss, first, a.n, x, k);
-            const T incl = dg_scan_warp<Op>(x[N - 1], lane, kw);
-            const T excl = dg_scan_shfl<true>(incl, 1);
-            if (w < nw && lane == (nth - 1 - 32 * w < 31 ? nth - 1 - 32 * w : 31))
-                ws[w] = incl;
-            __syncthreads();
+    for (int64_t base = begin; base < end; base += tile) {
+        const int64_t first = base + (int64_t)t * N, left = end - base;
+        /* threads 0 .. nth - 1 (warps 0 .. nw - 1) have elements */
+        const int nth = left >= tile ? DG_CU_THREADS : (int)((left + N - 1) / N);
+        const int nw = (nth + 31) / 32;
+        T x[N];
+        unsigned kw = 0; /* threads past nth fold zeros: their kinds are not kept */
+        dg_scan_items<Op>(src, ss, first, end, x, k);
+        const T incl = dg_scan_warp<Op>(x[N - 1], lane, kw);
+        T excl{};
+        if constexpr (W)
+            excl = dg_scan_shfl<true>(incl, 1);
+        if (w < nw && lane == (nth - 1 - 32 * w < 31 ? nth - 1 - 32 * w : 31))
+            ws[w] = incl;
+        __syncthreads();
+        if constexpr (W) {
             T p = run;
             bool ph = rh;
             if (w < nw) {
@@ -305,16 +361,75 @@ __global__ void __launch_bounds__(DG_CU_THREADS)
                     p = ph ? Op::f(p, excl, kw) : excl;
                     ph = true;
                 }
-                k |= t < nth ? kw : 0u;
-                dg_scan_put<Op>(dst, a.ds, first, a.n, x, p, ph, k);
+                dg_scan_put<Op>(dst, ds, first, end, x, p, ph, k);
             }
-            T tot = ws[0];
-            for (int j = 1; j < nw; j++)
-                tot = Op::f(tot, ws[j], k);
-            run = rh ? Op::f(run, tot, k) : tot;
-            rh = true;
-            __syncthreads(); /* ws is read by all before the next tile writes it */
         }
+        k |= t < nth ? kw : 0u;
+        T tot = ws[0];
+        for (int j = 1; j < nw; j++)
+            tot = Op::f(tot, ws[j], k);
+        run = rh ? Op::f(run, tot, k) : tot;
+        rh = true;
+        __syncthreads(); /* ws is read by all before the next sub-tile writes it */
+    }
+}
+
+template <int I>
+__global__ void __launch_bounds__(DG_CU_THREADS)
+    dg_scan_block_k(const __grid_constant__ dg_cu_scan a)
+{
+    typedef dg_scan_op<I> Op;
+    typedef typename Op::T T;
+    __shared__ T ws[DG_CU_THREADS / 32]; /* the warps' totals of a sub-tile */
+    unsigned k = 0; /* the kinds raised by folds of real elements */
+
+    for (int64_t row = blockIdx.x; row < a.rows; row += gridDim.x) {
+        const char *src, *carry;
+        char *dst;
+        dg_scan_locate(a, row, src, dst, carry);
+        bool rh = carry != NULL;
+        T run = rh ? dg_scan_ld<T>(carry) : T{};
+        dg_scan_block_run<Op, true>(src, a.ss, dst, a.ds, 0, a.n, run, rh, ws, k);
+    }
+    dg_scan_publish<Op>(a, k);
+}
+
+/* A tile of a long row (a.pass, dg_cu_scan): block b takes tile
+ * b % a.ntiles of row b / a.ntiles.  TILES false (DG_CU_SCAN_TOTALS): the
+ * tile's total, its elements folded as the block kernel folds them, to
+ * a.part; true (DG_CU_SCAN_TILES): the tile scanned from its prefix (the
+ * element of a.part before it, which the scan of a.part's row made, or the
+ * row's carry for tile 0).  The totals' folds are checked as every other
+ * fold (a tile whose total overflows makes the prefixes after it infinite,
+ * and is noted with them). */
+template <int I, bool TILES>
+__global__ void __launch_bounds__(DG_CU_THREADS)
+    dg_scan_tile_k(const __grid_constant__ dg_cu_scan a)
+{
+    typedef dg_scan_op<I> Op;
+    typedef typename Op::T T;
+    __shared__ T ws[DG_CU_THREADS / 32];
+    const int64_t row = (int64_t)blockIdx.x / a.ntiles, t = (int64_t)blockIdx.x - row * a.ntiles;
+    const int64_t begin = t * a.tile, end = begin + a.tile < a.n ? begin + a.tile : a.n;
+    T *part = reinterpret_cast<T *>(a.part) + row * a.ntiles;
+    unsigned k = 0;
+    const char *src, *carry;
+    char *dst;
+    bool rh = false;
+    T run{};
+
+    if (row < a.rows) {
+        dg_scan_locate(a, row, src, dst, carry);
+        if (TILES && t > 0) {
+            run = part[t - 1];
+            rh = true;
+        } else if (TILES && carry != NULL) {
+            run = dg_scan_ld<T>(carry);
+            rh = true;
+        }
+        dg_scan_block_run<Op, TILES>(src, a.ss, dst, a.ds, begin, end, run, rh, ws, k);
+        if (!TILES && threadIdx.x == 0)
+            part[t] = run;
     }
     dg_scan_publish<Op>(a, k);
 }
@@ -322,9 +437,10 @@ __global__ void __launch_bounds__(DG_CU_THREADS)
 /* ---- the table -------------------------------------------------------------- */
 
 typedef void (*dg_scan_kernel)(dg_cu_scan);
-/* Loop I's kernels for 1, 32 and DG_CU_THREADS threads per row, or NULLs. */
+/* Loop I's kernels for 1, 32 and DG_CU_THREADS threads per row, and the
+ * passes DG_CU_SCAN_TOTALS and DG_CU_SCAN_TILES, or NULLs. */
 struct dg_scan_entry {
-    dg_scan_kernel k[3];
+    dg_scan_kernel k[5];
 };
 
 /* A loop that runs another loop's kernels (kernels/dg_same_bits.h: int32 add
@@ -334,9 +450,10 @@ template <int I> constexpr dg_scan_entry dg_scan_entry_of()
     constexpr int S = dg_same_bits_loop(I);
     if constexpr (dg_ew_foldable(I)) {
         static_assert(dg_ew_foldable(S), "a foldable loop runs a non-foldable one's kernels");
-        return dg_scan_entry{{&dg_scan_thread_k<S>, &dg_scan_warp_k<S>, &dg_scan_block_k<S>}};
+        return dg_scan_entry{{&dg_scan_thread_k<S>, &dg_scan_warp_k<S>, &dg_scan_block_k<S>,
+                              &dg_scan_tile_k<S, false>, &dg_scan_tile_k<S, true>}};
     } else {
-        return dg_scan_entry{{NULL, NULL, NULL}};
+        return dg_scan_entry{{NULL, NULL, NULL, NULL, NULL}};
     }
 }
 
@@ -358,14 +475,22 @@ cudaError_t dg_cu_scan_launch(int loop, const dg_cu_scan *a, unsigned blocks, cu
     int k;
     if (!dg_cu_scan_has(loop) || blocks == 0)
         return cudaErrorInvalidValue;
-    if (a->tpr == 1)
-        k = 0;
-    else if (a->tpr == 32)
-        k = 1;
-    else if (a->tpr == DG_CU_THREADS)
-        k = 2;
-    else
+    if (a->pass == DG_CU_SCAN_TOTALS || a->pass == DG_CU_SCAN_TILES) {
+        if (a->tpr != DG_CU_THREADS || a->ntiles < 1 || a->tile < 1 || a->part == NULL ||
+            (int64_t)blocks != a->rows * a->ntiles)
+            return cudaErrorInvalidValue;
+        k = a->pass == DG_CU_SCAN_TOTALS ? 3 : 4;
+    } else if (a->pass != 0) {
         return cudaErrorInvalidValue;
+    } else if (a->tpr == 1) {
+        k = 0;
+    } else if (a->tpr == 32) {
+        k = 1;
+    } else if (a->tpr == DG_CU_THREADS) {
+        k = 2;
+    } else {
+        return cudaErrorInvalidValue;
+    }
     return cudaLaunchKernel((const void *)dg_scans::entries[loop].k[k], dim3(blocks),
                             dim3(DG_CU_THREADS), args, 0, s);
 }

@@ -3,9 +3,11 @@
 tests/test_reductions.py checks every dtype and layout on small arrays; the
 CUDA backend scans those with a thread per row only.  These shapes also reach
 its warp-per-row and block-per-row kernels (rows of a few hundred to tens of
-thousands of elements, partial tiles), and the thread-per-row kernel on rows
-that lie side by side in memory (a scan along axis 0 of many columns), with
-carries from one device's chunk to the next.
+thousands of elements, partial tiles), the thread-per-row kernel on rows
+that lie side by side in memory (a scan along axis 0 of many columns), and
+the tiled scan of few long rows (at least 2^16 elements, fewer rows than
+multiprocessors: split over many blocks), with carries from one device's
+chunk to the next.  (tests/test_scan_long.py: long 1-d scans on GPUs.)
 """
 import numpy as np
 import pytest
@@ -21,7 +23,10 @@ SHAPES = [
     ((301, 2000), 0),    # side-by-side rows, too few for a thread each: a warp per row
     ((37, 40000), 0),    # side-by-side rows, many: a thread per row
     ((50000, 3), 1),     # short rows: a thread per row
-    ((1 << 20,), 0),     # one long row
+    ((1 << 20,), 0),     # one long row: tiles over many blocks (three passes)
+    ((3, 70001), 1),     # few rows of >= 2^16 elements: tiled, a partial last tile
+    ((70001, 3), 0),     # the same side by side (strided rows): tiled
+    ((2, 70001, 2), 1),  # tiled rows over two row dims that do not coalesce
 ]
 
 

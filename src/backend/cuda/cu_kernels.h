@@ -201,7 +201,16 @@ cudaError_t dg_cu_red_occupancy(int kind, int loop, int dtype, int which, int ve
  * along the scan dim (byte strides ss in src, ds in dst); carry NULL or one
  * start value per row.  tpr: threads per row (1, 32 or DG_CU_THREADS).
  * fpe: cumsum and cumprod of floats note overflow and invalid
- * ("accumulate"). */
+ * ("accumulate").
+ * Long rows, few of them, split into tiles over many blocks (tpr
+ * DG_CU_THREADS): pass DG_CU_SCAN_TOTALS writes each tile's total (its
+ * elements folded, no carry) to part, [rows][ntiles] values of the dtype,
+ * block b taking tile b % ntiles of row b / ntiles, each tile `tile`
+ * elements (a multiple of DG_CU_SCAN_SUB, the last one shorter); the host
+ * then scans part's rows in place from the carries (pass 0, a block per
+ * row), and pass DG_CU_SCAN_TILES scans each tile from its prefix: part's
+ * element before it in its row, or the carry for tile 0.  pass 0: untiled
+ * (tile, ntiles, part unused). */
 typedef struct dg_cu_scan {
     int32_t nrd, tpr;
     int64_t rows, n, ss, ds;
@@ -209,13 +218,24 @@ typedef struct dg_cu_scan {
     char *dst;
     const char *carry;
     int64_t rshape[DG_MAXDIM], rsrc[DG_MAXDIM], rdst[DG_MAXDIM], rcarry[DG_MAXDIM];
+    int32_t pass;
+    int64_t tile, ntiles;
+    char *part;
     dg_cu_fpe fpe;
 } dg_cu_scan;
 
+enum { DG_CU_SCAN_TOTALS = 1, DG_CU_SCAN_TILES = 3 };
+
+/* Elements per thread of a tile of the warp and block kernels, for elements
+ * of `size` bytes; DG_CU_SCAN_SUB of them: a block's tile. */
+#define DG_CU_SCAN_ITEMS(size) ((size) >= 16 ? 4 : 8)
+#define DG_CU_SCAN_SUB(size) (DG_CU_THREADS * DG_CU_SCAN_ITEMS(size))
+
 /* Launches the scan with loop `loop` (dg_ew_foldable) on `blocks` (>= 1)
  * blocks of DG_CU_THREADS threads, each taking DG_CU_THREADS / tpr rows at a
- * time (kernels/scan.cu); cudaErrorInvalidValue for a loop without one or
- * another tpr. */
+ * time (kernels/scan.cu), or, for pass DG_CU_SCAN_TOTALS or DG_CU_SCAN_TILES,
+ * one tile each (blocks = rows * ntiles); cudaErrorInvalidValue for a loop
+ * without one or another tpr or pass. */
 cudaError_t dg_cu_scan_launch(int loop, const dg_cu_scan *a, unsigned blocks, cudaStream_t s);
 /* 1 if loop `loop` has a scan kernel. */
 int dg_cu_scan_has(int loop);

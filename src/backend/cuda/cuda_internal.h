@@ -42,8 +42,9 @@ typedef struct cu_stream {
     /* waited[j * DG_NSTREAMS + k]: operations of GPU j's stream k that s
      * already waits for (a later wait for no more is dropped) [mu] */
     uint64_t *waited;
-    /* the reductions' partials on s (cuda_reduce.c), kept from one
-     * reduction to the next: stream order keeps them apart */
+    /* scratch on s (cu_scratch: the reductions' partials, the tiled
+     * scans' totals), kept from one call to the next: stream order keeps
+     * them apart */
     void *red_part;
     size_t red_part_cap;
 } cu_stream;
@@ -182,7 +183,14 @@ dg_status cu_check_stream(cu_be *b, int dev, int stream, const char *op, dg_erro
 /* Counts one more operation enqueued on (dev, stream); call after enqueueing. */
 void cu_bump(cu_be *b, int dev, int stream);
 
-/* Gives back the reductions' scratch of every stream of d (teardown). */
+/* The stream's scratch (cu_stream.red_part), at least nbytes, from the
+ * device's pool on the stream, made or grown here; *part NULL if the pool has
+ * no room.  Valid for work enqueued on that stream until the next call for
+ * it (cuda_reduce.c). */
+dg_status cu_scratch(cu_be *b, int dev, int stream, size_t nbytes, void **part,
+                     dg_error *err);
+
+/* Gives back the streams' scratch of every stream of d (teardown). */
 void cu_reduce_scratch_free(cu_dev *d);
 
 /* The backend's wait: (dev, stream) waits for p. */

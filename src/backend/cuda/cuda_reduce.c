@@ -191,10 +191,9 @@ static void red_args(const dg_reduce_desc *d, int64_t m, int64_t k, dg_cu_red *r
     r->idx_base = arg && !iin ? d->idx_base : 0;
 }
 
-/* The stream's partials, at least nbytes, from the pool on the stream,
- * made or grown here; *part NULL if the pool has no room. */
-static dg_status red_scratch(cu_be *b, int dev, int stream, size_t nbytes, void **part,
-                             dg_error *err)
+/* (cuda_internal.h; grown by doubling from 4 KiB) */
+dg_status cu_scratch(cu_be *b, int dev, int stream, size_t nbytes, void **part,
+                     dg_error *err)
 {
     cu_stream *cs = &b->devs[dev].st[stream];
     cudaError_t ce;
@@ -209,7 +208,7 @@ static dg_status red_scratch(cu_be *b, int dev, int stream, size_t nbytes, void 
             cs->red_part = NULL;
             cs->red_part_cap = 0;
             if (ce != cudaSuccess)
-                return cu_fail(err, ce, dev, 0, "cudaFreeAsync (the partials of a reduction)");
+                return cu_fail(err, ce, dev, 0, "cudaFreeAsync (a stream's scratch)");
         }
         ce = cudaMallocFromPoolAsync(&p, cap, b->devs[dev].pool, cs->s);
         if (ce == cudaErrorMemoryAllocation) {
@@ -217,8 +216,8 @@ static dg_status red_scratch(cu_be *b, int dev, int stream, size_t nbytes, void 
             return DG_OK;
         }
         if (ce != cudaSuccess)
-            return cu_fail(err, ce, dev, cap, "cudaMallocFromPoolAsync (the partials of a "
-                           "reduction)");
+            return cu_fail(err, ce, dev, cap, "cudaMallocFromPoolAsync (a stream's "
+                           "scratch)");
         cs->red_part = p;
         cs->red_part_cap = cap;
     }
@@ -448,7 +447,7 @@ dg_status cu_reduce(dg_backend_i *be, int dev, int stream, const dg_reduce_desc 
         const size_t vb = (n * (size_t)isz + 15) / 16 * 16;
         const size_t ib = r.idx != NULL ? n * sizeof(int64_t) : 0;
         void *mem = NULL;
-        DG_CHECK(red_scratch(b, dev, stream, vb + ib + n, &mem, err));
+        DG_CHECK(cu_scratch(b, dev, stream, vb + ib + n, &mem, err));
         if (mem == NULL) {
             /* no room for the partials: one pass, slower but the same result
              * up to rounding */

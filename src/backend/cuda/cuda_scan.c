@@ -7,8 +7,13 @@
  *     fill the GPU: the threads of a warp then read neighbouring addresses;
  *   - a warp per row for rows of moderate length, when there are enough rows
  *     to give every multiprocessor a block of them;
- *   - else a block per row, in tiles with a running total.  A single long row
- *     runs on one multiprocessor (no split across blocks). */
+ *   - else a block per row, in tiles with a running total;
+ *   - but rows of at least SCAN_TILE_N elements, fewer than the
+ *     multiprocessors, split into tiles over many blocks (scan_tiled): each
+ *     block folds its tile's total into the stream's scratch (cu_scratch),
+ *     a block per row scans those totals in place from the row's carry (the
+ *     block kernel), and each block scans its tile from the total before
+ *     it: three launches, the input read twice. */
 #include <stdio.h>
 #include <string.h>
 
@@ -18,6 +23,13 @@
 #define SCAN_THREAD_N 16
 /* At most this many: a warp per row (when rows are many); more: a block. */
 #define SCAN_WARP_N 4096
+/* At least this many, in fewer rows than multiprocessors: tiles over many
+ * blocks, at least SCAN_TILE_MIN block tiles (DG_CU_SCAN_SUB) each, their
+ * length a power of two, about SCAN_TILE_BLOCKS (8 to 16) per multiprocessor
+ * in all. */
+#define SCAN_TILE_N (1 << 16)
+#define SCAN_TILE_MIN 4
+#define SCAN_TILE_BLOCKS 16
 
 static int64_t scan_abs(int64_t x) { return x < 0 ? -x : x; }
 
@@ -113,26 +125,90 @@ static void scan_args(const dg_scan_desc *d, int64_t nsm, dg_cu_scan *q, unsigne
     *blocks = (unsigned)(nb < 1 ? 1 : nb);
 }
 
+/* The tiles of q's rows (element size isz) on a device of nsm
+ * multiprocessors: sets q->tile and q->ntiles and returns 1 where the rows
+ * are long and few enough to split (q->tpr DG_CU_THREADS), else 0.  Tile
+ * lengths are powers of two, so the tiles' boundaries fall on the same
+ * elements whatever nsm is, down to the shortest tile. */
+static int scan_tiles(dg_cu_scan *q, int64_t nsm, int isz)
+{
+    int64_t tile = (int64_t)DG_CU_SCAN_SUB(isz) * SCAN_TILE_MIN, nt;
+    if (q->tpr != DG_CU_THREADS || q->n < SCAN_TILE_N || q->rows >= nsm)
+        return 0;
+    while (q->rows * ((q->n + tile - 1) / tile) > nsm * SCAN_TILE_BLOCKS)
+        tile *= 2;
+    nt = (q->n + tile - 1) / tile;
+    if (nt < 2)
+        return 0;
+    q->tile = tile;
+    q->ntiles = nt;
+    return 1;
+}
+
+/* Enqueues q's tiled scan (scan_tiles set its tiles) on s, the tiles'
+ * totals in `part` ([rows][ntiles] of isz bytes): their totals, a block per
+ * row scanning them in place from the carries, the tiles from their
+ * prefixes.  The three launches share q's errstate record (one call). */
+static cudaError_t scan_tiled(int loop, dg_cu_scan *q, int isz, char *part, cudaStream_t s)
+{
+    const unsigned blocks = (unsigned)(q->rows * q->ntiles);
+    dg_cu_scan t = *q;
+    int64_t step = q->ntiles * isz;
+    cudaError_t ce;
+    int a;
+
+    q->part = part;
+    q->pass = DG_CU_SCAN_TOTALS;
+    ce = dg_cu_scan_launch(loop, q, blocks, s);
+    if (ce != cudaSuccess)
+        return ce;
+    /* part's rows: the rows' dims, dense (row-major), ntiles each */
+    t.pass = 0;
+    t.n = q->ntiles;
+    t.ss = t.ds = isz;
+    t.src = t.dst = part;
+    for (a = q->nrd - 1; a >= 0; a--) {
+        t.rsrc[a] = t.rdst[a] = step;
+        step *= q->rshape[a];
+    }
+    ce = dg_cu_scan_launch(loop, &t, (unsigned)q->rows, s);
+    if (ce != cudaSuccess)
+        return ce;
+    q->pass = DG_CU_SCAN_TILES;
+    return dg_cu_scan_launch(loop, q, blocks, s);
+}
+
 dg_status cu_scan(dg_backend_i *be, int dev, int stream, const dg_scan_desc *d, dg_error *err)
 {
     cu_be *b = cu_of(be);
+    const int isz = dg_dtype_size(d->dtype);
+    const int64_t nsm = b->devs[dev].nsm > 0 ? b->devs[dev].nsm : 1;
     int64_t n = 0;
     unsigned blocks;
     dg_cu_scan q;
     cudaError_t ce;
+    void *part = NULL;
 
     DG_CHECK(cu_check_stream(b, dev, stream, "scan", err));
     DG_CHECK(scan_check(d, dev, &n, err));
     if (n == 0)
         return DG_OK;
-    scan_args(d, b->devs[dev].nsm > 0 ? b->devs[dev].nsm : 1, &q, &blocks);
+    scan_args(d, nsm, &q, &blocks);
     q.fpe = cu_fpe_args(b, dev, DG_CU_FPE_ACCUMULATE);
     DG_CHECK(cu_set_device(b, dev, err));
-    ce = dg_cu_scan_launch(d->loop, &q, blocks, b->devs[dev].st[stream].s);
+    /* (no room for the tiles' totals: a block per row) */
+    if (scan_tiles(&q, nsm, isz))
+        DG_CHECK(cu_scratch(b, dev, stream, (size_t)(q.rows * q.ntiles) * (size_t)isz, &part,
+                            err));
+    if (part != NULL)
+        ce = scan_tiled(d->loop, &q, isz, (char *)part, b->devs[dev].st[stream].s);
+    else
+        ce = dg_cu_scan_launch(d->loop, &q, blocks, b->devs[dev].st[stream].s);
     if (ce != cudaSuccess) {
-        char what[96];
-        snprintf(what, sizeof what, "the kernel launch of a %s scan of %s (%d threads a row)",
-                 scan_name(d->loop), dg_dtype_name(d->dtype), (int)q.tpr);
+        char what[112];
+        snprintf(what, sizeof what, "the kernel launch of a %s scan of %s (%d threads a row%s)",
+                 scan_name(d->loop), dg_dtype_name(d->dtype), (int)q.tpr,
+                 part != NULL ? ", tiled" : "");
         return cu_fail(err, ce, dev, 0, what);
     }
     cu_bump(b, dev, stream);
