@@ -1,9 +1,10 @@
 /* What a fused kernel's key (dg_fused_key, dg_fused_src.h) has already
  * cost: a memo from (key, slot) to a pointer, for the CUDA backend's
- * launches (cuda_fused.c: the slot a GPU, the pointer the kernel loaded for
- * it), so that a repeat of a chain, or its piece on another device, skips
- * the source, the run-time compiler's key and the loading and computes only
- * its argument words (dg_fused_memo.c).
+ * launches (cuda_fused.c: the slot a compute capability, the pointer the
+ * kernel loaded for it, which runs on every GPU of that capability), so
+ * that a repeat of a chain, or its piece on another GPU, skips the source,
+ * the run-time compiler's key and the loading and computes only its
+ * argument words (dg_fused_memo.c).
  *
  * Entries live for the life of the process (as the kernels they name).
  * Thread-safe. */

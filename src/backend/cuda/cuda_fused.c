@@ -8,13 +8,13 @@
  * launched on the chunk's stream with the chain's addresses, extents and
  * scalars as its one argument.  The first compile of a chain costs NVRTC's
  * time (the source includes kernels/dg_scalar.h); later ones come from memory,
- * or from the disk cache in a later process.  Each GPU's kernel is memoized
+ * or from the disk cache in a later process.  The loaded kernel is memoized
  * by the piece's key (dg_fused_key: what the source depends on, never the
- * addresses or extents), so that the chain's piece on the next GPU, and the
- * chain's next call, compute only the key and the argument words: no
- * source, no compiler key, no questions to the driver (0.2 us on the host
- * where the long way took 12 us unchecked, 36 us checked:
- * benchmarks/fused_launch_host.py).
+ * addresses or extents) and the GPU's compute capability, so that the
+ * chain's piece on the next GPU, and the chain's next call, compute only
+ * the key and the argument words: no source, no compiler key, no questions
+ * to the driver (0.2 us on the host where the long way took 12 us
+ * unchecked, 36 us checked: benchmarks/fused_launch_host.py).
  *
  * Where no kernel can be had (no NVRTC, a compile or load failure, too many
  * operands for one argument block), the chain runs step by step with the
@@ -99,55 +99,68 @@ static dg_status kernel_of(const void *code, int dev, cudaKernel_t *out, dg_erro
     return DG_OK;
 }
 
-/* The compute capability (major * 10 + minor) of GPU `id` and the driver's
- * version, asked once per process [g_mu not held]. */
+/* What is known of the GPUs' compute capabilities (major * 10 + minor) and
+ * the driver's version, asked once per GPU [g_mu]: g_arch by the GPU's id
+ * (0: not asked yet), g_archs the distinct ones seen, whose index is the
+ * memo's slot (dg_fused_memo.h): a kernel loaded by cudaLibraryLoadData
+ * runs on every GPU of its compute capability, so the chain's piece on the
+ * second GPU of two alike finds the first one's kernel. */
 #define FZ_MAXID 64
-static int g_arch[FZ_MAXID]; /* 0: not asked yet [g_mu] */
-static int g_driver;         /* 0: not asked yet [g_mu] */
+static int g_arch[FZ_MAXID];
+static int g_archs[DG_FUSED_MEMO_SLOTS], g_narchs;
+static int g_driver;
 
-static dg_status arch_of(int dev, int id, int *arch, int *driver, dg_error *err)
+/* GPU `id`'s compute capability, the driver's version, and the memo's slot
+ * of that capability (-1: none free, not memoized). */
+static dg_status arch_of(int dev, int id, int *arch, int *driver, int *slot, dg_error *err)
 {
-    int major = 0, minor = 0, drv = 0;
+    int major = 0, minor = 0, drv = 0, i;
     cudaError_t ce;
     pthread_mutex_lock(&g_mu);
     *arch = id >= 0 && id < FZ_MAXID ? g_arch[id] : 0;
     *driver = g_driver;
     pthread_mutex_unlock(&g_mu);
-    if (*arch > 0 && *driver > 0)
-        return DG_OK;
-    ce = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, id);
-    if (ce == cudaSuccess)
-        ce = cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, id);
-    if (ce == cudaSuccess)
-        ce = cudaDriverGetVersion(&drv);
-    if (ce != cudaSuccess)
-        return cu_fail(err, ce, dev, 0, "asking the GPU's compute capability");
-    *arch = major * 10 + minor;
-    *driver = drv;
+    if (*arch == 0 || *driver == 0) {
+        ce = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, id);
+        if (ce == cudaSuccess)
+            ce = cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, id);
+        if (ce == cudaSuccess)
+            ce = cudaDriverGetVersion(&drv);
+        if (ce != cudaSuccess)
+            return cu_fail(err, ce, dev, 0, "asking the GPU's compute capability");
+        *arch = major * 10 + minor;
+        *driver = drv;
+    }
     pthread_mutex_lock(&g_mu);
     if (id >= 0 && id < FZ_MAXID)
         g_arch[id] = *arch;
-    g_driver = drv;
+    g_driver = *driver;
+    for (i = 0; i < g_narchs && g_archs[i] != *arch; i++)
+        ;
+    if (i == g_narchs && g_narchs < DG_FUSED_MEMO_SLOTS)
+        g_archs[g_narchs++] = *arch;
+    *slot = i < g_narchs ? i : -1;
     pthread_mutex_unlock(&g_mu);
     return DG_OK;
 }
 
-/* The kernel of key for GPU `id`: from the memo (dg_fused_memo.h) where
- * another piece of the same key ran on it before (the usual case: a chain's
- * pieces on several GPUs, a chain called again), else its source generated,
- * compiled (or found in the compiler's caches) and loaded, and memoized. */
+/* The kernel of key for GPU `dev`: from the memo (dg_fused_memo.h) where a
+ * piece of the same key ran before on a GPU of its compute capability (a
+ * chain called again, its piece on the second GPU), else its source
+ * generated, compiled (or found in the compiler's caches), loaded, and
+ * memoized. */
 static dg_status kernel_for(cu_be *b, int dev, const dg_fused_key *key, cudaKernel_t *k,
                             dg_error *err)
 {
-    const int id = b->devs[dev].id;
     const uint64_t h = dg_fused_key_hash(key);
     const void *code = NULL;
     size_t ncode = 0;
-    int arch = 0, driver = 0, from = 0;
+    int arch = 0, driver = 0, slot = -1, from = 0;
     char *src;
     dg_status st;
 
-    *k = (cudaKernel_t)dg_fused_memo_find(key, h, id);
+    DG_CHECK(arch_of(dev, b->devs[dev].id, &arch, &driver, &slot, err));
+    *k = (cudaKernel_t)dg_fused_memo_find(key, h, slot);
     if (*k)
         return DG_OK;
     src = (char *)malloc(1 << 16);
@@ -155,13 +168,11 @@ static dg_status kernel_for(cu_be *b, int dev, const dg_fused_key *key, cudaKern
         return dg_error_set(err, DG_ERR_NOMEM, dev, "out of host memory");
     st = dg_fused_key_source(key, src, 1 << 16, err);
     if (st == DG_OK)
-        st = arch_of(dev, id, &arch, &driver, err);
-    if (st == DG_OK)
         st = dg_rtc_compile(src, arch, driver, &code, &ncode, &from, err);
     if (st == DG_OK)
         st = kernel_of(code, dev, k, err);
     if (st == DG_OK)
-        dg_fused_memo_put(key, h, id, (void *)*k);
+        dg_fused_memo_put(key, h, slot, (void *)*k);
     free(src);
     return st;
 }
