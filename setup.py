@@ -302,7 +302,7 @@ def cuda_extension(home):
     if not sources:
         return None
     sources += [f for f in ("src/core/dg_status.c", "src/core/dg_ufunc.c", "src/core/dg_rtc.c",
-                            "src/core/dg_fused_src.c")
+                            "src/core/dg_fused_src.c", "src/core/dg_fused_memo.c")
                 if os.path.exists(f)]
     libdirs = [os.path.join(home, d) for d in ("lib64", "lib", "targets/x86_64-linux/lib")]
     nccl_home = os.environ.get("NCCL_HOME")

@@ -1,8 +1,8 @@
 """The C unit tests of src/core (box algebra, the planner, the view maps, layouts,
 the enqueue helper and the backend dispatch, the semantics of a ufunc call on
-the CPU backend) and of the random generator (kernels/dg_random.h), built with
-the sanitizers and run from pytest so that the one test command runs them
-too."""
+the CPU backend, the memo of fused kernels by key) and of the random generator
+(kernels/dg_random.h), built with the sanitizers and run from pytest so that
+the one test command runs them too."""
 import os
 import shutil
 import subprocess
@@ -23,6 +23,7 @@ def test_c_unit_tests():
     out = r.stdout + r.stderr
     assert r.returncode == 0, out
     counts = [ln for ln in out.splitlines() if "passed" in ln]
-    # test_plan, test_viewmap, test_layout, test_random, test_enqueue, test_ufunc_call
-    assert len(counts) == 6, out
+    # test_plan, test_viewmap, test_layout, test_random, test_enqueue, test_ufunc_call,
+    # test_fused_memo
+    assert len(counts) == 7, out
     assert all(ln.strip().endswith(" 0 failed") for ln in counts), out

@@ -50,9 +50,9 @@ static void put(src_buf *b, const char *fmt, ...)
     b->len += (size_t)n;
 }
 
-static int in_memory(const dg_fused_val *v)
+static int in_memory(int kind)
 {
-    return v->kind == DG_FV_IN || v->kind == DG_FV_OUT;
+    return kind == DG_FV_IN || kind == DG_FV_OUT;
 }
 
 void dg_fused_coalesce(dg_fused_desc *d)
@@ -63,7 +63,7 @@ void dg_fused_coalesce(dg_fused_desc *d)
         if (d->shape[a] == 1)
             continue;
         for (k = 0; merge && k < d->nval; k++)
-            if (in_memory(&d->val[k]))
+            if (in_memory(d->val[k].kind))
                 merge = d->val[k].strides[nd - 1] == d->val[k].strides[a] * d->shape[a];
         if (merge) {
             d->shape[nd - 1] *= d->shape[a];
@@ -81,14 +81,11 @@ void dg_fused_coalesce(dg_fused_desc *d)
 
 
 
-/* 1 if value v is the same for every element: a scalar, or memory every
- * axis of which has stride 0 (the exponent NumPy's power fast path takes). */
-static int uniform(const dg_fused_desc *d, int v)
+/* 1 if memory value v of d steps 0 bytes along every axis (dg_fused_kval.zero). */
+static int zero_strides(const dg_fused_desc *d, int v)
 {
     int a;
-    if (d->val[v].kind == DG_FV_SCALAR)
-        return 1;
-    if (!in_memory(&d->val[v]))
+    if (!in_memory(d->val[v].kind))
         return 0;
     for (a = 0; a < d->ndim; a++)
         if (d->val[v].strides[a] != 0)
@@ -96,9 +93,16 @@ static int uniform(const dg_fused_desc *d, int v)
     return 1;
 }
 
+/* 1 if value v is the same for every element: a scalar, or memory every
+ * axis of which has stride 0 (the exponent NumPy's power fast path takes). */
+static int uniform(const dg_fused_key *d, int v)
+{
+    return d->val[v].kind == DG_FV_SCALAR || d->val[v].zero;
+}
+
 /* The function step s calls (power of float32/float64 with a uniform
  * exponent: NumPy's fast path, as the ahead-of-time kernels do). */
-static void step_fn(const dg_fused_desc *d, const dg_fused_step *s, char *out, size_t cap)
+static void step_fn(const dg_fused_key *d, const dg_fused_step *s, char *out, size_t cap)
 {
     const dg_loop_info *li = &dg_loops[s->loop];
     if (li->ufunc == DG_UF_power && (li->dtypes[0] == DG_FLOAT32 || li->dtypes[0] == DG_FLOAT64) &&
@@ -111,7 +115,7 @@ static void step_fn(const dg_fused_desc *d, const dg_fused_step *s, char *out, s
 /* The parts of kernels/dg_scalar.h (DG_SP_* there) that the chain's loops
  * call: the dtypes of their operands, every part for a cast.  Fewer parts are
  * less for NVRTC to parse; the functions themselves are the same. */
-static int scalar_parts(const dg_fused_desc *d)
+static int scalar_parts(const dg_fused_key *d)
 {
     enum { SP_INT = 1, SP_HALF = 2, SP_CPX = 4, SP_CAST = 8 };
     int parts = 0, s, k;
@@ -149,7 +153,7 @@ static int vec_width(const dg_fused_desc *d)
     for (k = 0; k < d->nval; k++) {
         const dg_fused_val *x = &d->val[k];
         const int isz = dg_dtype_size(x->dtype);
-        if (!in_memory(x))
+        if (!in_memory(x->kind))
             continue;
         if (x->strides[0] == isz)
             maxs = isz > maxs ? isz : maxs;
@@ -164,7 +168,7 @@ static int vec_width(const dg_fused_desc *d)
         for (k = 0; k < d->nval && ok; k++) {
             const dg_fused_val *x = &d->val[k];
             const int isz = dg_dtype_size(x->dtype);
-            if (in_memory(x) && x->strides[0] == isz)
+            if (in_memory(x->kind) && x->strides[0] == isz)
                 ok = (uintptr_t)x->data % (uintptr_t)(v * isz) == 0;
         }
         if (ok)
@@ -314,7 +318,7 @@ static int passes_odd(const dg_fused_step *st, int k)
  * or passed on in turn, the last test holds wherever this one would, and
  * the element is classified whole (dg_fused_fpe): this one is left out.
  * The chain of benchmarks/errstate_ab.py tests its last step only. */
-static void tested_steps(const src_buf *b, const dg_fused_desc *d, int *need)
+static void tested_steps(const src_buf *b, const dg_fused_key *d, int *need)
 {
     int covered[DG_FUSED_MAXVALS] = {0}; /* value k's non-finite results reach a test */
     int s, t, k, j;
@@ -355,7 +359,7 @@ static void tested_steps(const src_buf *b, const dg_fused_desc *d, int *need)
  * line, from its inputs (still in registers: the outputs are stored by
  * then); the classifier's steps (store "n") classify each step's odd
  * results (put_fpe_check). */
-static void put_steps(src_buf *b, const dg_fused_desc *d, const int *word, char store)
+static void put_steps(src_buf *b, const dg_fused_key *d, const int *word, char store)
 {
     char fn[64];
     int need[DG_FUSED_MAXSTEPS];
@@ -386,7 +390,7 @@ static void put_steps(src_buf *b, const dg_fused_desc *d, const int *word, char 
         }
         for (k = li->nin; k < li->nin + li->nout; k++) {
             const int o = st->op[k];
-            const dg_fused_val *v = &d->val[o];
+            const dg_fused_kval *v = &d->val[o];
             if (v->kind != DG_FV_OUT || store == 'n')
                 continue;
             if (store == 'p')
@@ -415,7 +419,7 @@ static void put_steps(src_buf *b, const dg_fused_desc *d, const int *word, char 
  * (a call would hold the kernel's live values across it: 63 registers for
  * the chain of benchmarks/errstate_ab.py where the unchecked kernel takes
  * 32, 88 for Jacobi's streaming kernel where it takes 58). */
-static void put_fpe_cold(src_buf *b, const dg_fused_desc *d, const int *word)
+static void put_fpe_cold(src_buf *b, const dg_fused_key *d, const int *word)
 {
     int k, n = 0;
     if (b->fpe < 0)
@@ -438,13 +442,13 @@ static void put_fpe_cold(src_buf *b, const dg_fused_desc *d, const int *word)
  * stride 0 its value u<k> read once, a dense input element e of its pack p<k>
  * (`load` 'p') or element i of its memory ('i'), a scalar from the argument
  * words; the others declared for the steps. */
-static void put_values(src_buf *b, const dg_fused_desc *d, const int *word, char load)
+static void put_values(src_buf *b, const dg_fused_key *d, const int *word, char load)
 {
     int k;
     for (k = 0; k < d->nval; k++) {
-        const dg_fused_val *v = &d->val[k];
+        const dg_fused_kval *v = &d->val[k];
         const char *t = ctype[v->dtype];
-        if (v->kind == DG_FV_IN && v->strides[0] == 0)
+        if (v->kind == DG_FV_IN && v->zero)
             put(b, "        const %s v%d = u%d;\n", t, k, k);
         else if (v->kind == DG_FV_IN && load == 'p')
             put(b, "        const %s v%d = p%d.v[e];\n", t, k, k);
@@ -463,7 +467,7 @@ static void put_values(src_buf *b, const dg_fused_desc *d, const int *word, char
  * element, and stores each output's pack whole; the n % V last elements
  * one each (a grid-stride loop too, so any launch covers them); inputs of
  * stride 0 are read once. */
-static void put_contig(src_buf *b, const dg_fused_desc *d, const int *word, int V)
+static void put_contig(src_buf *b, const dg_fused_key *d, const int *word, int V)
 {
     int k;
     put(b, "template <int B> struct dg_fraw;\n"
@@ -481,15 +485,15 @@ static void put_contig(src_buf *b, const dg_fused_desc *d, const int *word, int 
            "    const long long step = (long long)gridDim.x * blockDim.x;\n", V);
     put_fpe_head(b);
     for (k = 0; k < d->nval; k++) {
-        const dg_fused_val *v = &d->val[k];
-        if (v->kind == DG_FV_IN && v->strides[0] == 0)
+        const dg_fused_kval *v = &d->val[k];
+        if (v->kind == DG_FV_IN && v->zero)
             put(b, "    const %s u%d = *(const %s *)b.w[%d];\n", ctype[v->dtype], k,
                 ctype[v->dtype], word[k]);
     }
     put(b, "    for (long long j = first; j < nvec; j += step) {\n");
     for (k = 0; k < d->nval; k++) {
-        const dg_fused_val *v = &d->val[k];
-        if (!in_memory(v) || v->strides[0] == 0)
+        const dg_fused_kval *v = &d->val[k];
+        if (!in_memory(v->kind) || v->zero)
             continue;
         put(b, "        dg_fpack<%s, %d> p%d;\n", ctype[v->dtype], V, k);
         if (v->kind == DG_FV_IN)
@@ -501,7 +505,7 @@ static void put_contig(src_buf *b, const dg_fused_desc *d, const int *word, int 
     put_steps(b, d, word, 'p');
     put(b, "        }\n");
     for (k = 0; k < d->nval; k++) {
-        const dg_fused_val *v = &d->val[k];
+        const dg_fused_kval *v = &d->val[k];
         if (v->kind == DG_FV_OUT)
             put(b, "        ((typename dg_fraw<sizeof(%s) * %d>::t *)b.w[%d])[j] = p%d.r;\n",
                 ctype[v->dtype], V, word[k], k);
@@ -570,7 +574,7 @@ static int row_items(const dg_fused_desc *d, const rows_tuning *t)
  * of its I elements (row_items) before it computes and stores any, so that several
  * loads are in flight (a fused chain's output is never another element of an
  * input: dg_fuse.c keeps overlapping views apart). */
-static void put_rows(src_buf *b, const dg_fused_desc *d, const int *word, int I, int blocks)
+static void put_rows(src_buf *b, const dg_fused_key *d, const int *word, int I, int blocks)
 {
     const int nd = d->ndim;
     int k, a;
@@ -594,7 +598,7 @@ static void put_rows(src_buf *b, const dg_fused_desc *d, const int *word, int I,
         put(b, "        const long long c0 = r;\n");
     }
     for (k = 0; k < d->nval; k++) {
-        if (word[k] < 0 || !in_memory(&d->val[k]))
+        if (word[k] < 0 || !in_memory(d->val[k].kind))
             continue;
         put(b, "        const long long r%d = 0", k);
         for (a = 0; a < nd - 1; a++)
@@ -619,7 +623,7 @@ static void put_rows(src_buf *b, const dg_fused_desc *d, const int *word, int I,
            "            const long long c = cs + (long long)j * blockDim.x;\n"
            "            if (!on[j])\n                continue;\n", I);
     for (k = 0; k < d->nval; k++) {
-        const dg_fused_val *v = &d->val[k];
+        const dg_fused_kval *v = &d->val[k];
         const char *t = ctype[v->dtype];
         if (v->kind == DG_FV_IN)
             put(b, "        const %s v%d = x%d[j];\n", t, k, k);
@@ -701,11 +705,17 @@ static int stream_families(const dg_fused_desc *d, int *fam, int64_t *off, int64
  * are read at each row, as the row kernel reads them.  A step loads every
  * input of its RR rows before it computes and stores any (RR = 2: twice the
  * loads in flight of a thread, which waits for each step's loads). */
-static void put_stream(src_buf *b, const dg_fused_desc *d, const int *word, const int *fam,
-                       const int64_t *off, const int64_t *lo, const int64_t *hi, int RR)
+static void put_stream(src_buf *b, const dg_fused_key *d, const int *word)
 {
-    const int I = DG_FUSED_STREAM_ITEMS;
+    const int I = DG_FUSED_STREAM_ITEMS, RR = d->rr;
+    int fam[DG_FUSED_MAXVALS], off[DG_FUSED_MAXVALS], lo[DG_FUSED_MAXVALS], hi[DG_FUSED_MAXVALS];
     int k, i, rr;
+    for (k = 0; k < d->nval; k++) {
+        fam[k] = d->val[k].fam;
+        off[k] = d->val[k].off;
+        lo[k] = d->val[k].lo;
+        hi[k] = d->val[k].hi;
+    }
     put(b, "extern \"C\" __global__ void __launch_bounds__(256)\n"
            "dg_fused(const __grid_constant__ dg_fused_args b)\n{\n"
            "    const long long rows = (long long)b.w[1], cols = (long long)b.w[2];\n"
@@ -718,7 +728,7 @@ static void put_stream(src_buf *b, const dg_fused_desc *d, const int *word, cons
     /* each family's window: f<anchor>_<row - r - lo>[column], RR - 1 + hi - lo rows */
     for (k = 0; k < d->nval; k++)
         if (fam[k] == k)
-            for (i = 0; i < RR + (int)(hi[k] - lo[k]); i++)
+            for (i = 0; i < RR + (hi[k] - lo[k]); i++)
                 put(b, "    %s f%d_%d[%d];\n", ctype[d->val[k].dtype], k, i, I);
     for (k = 0; k < d->nval; k++)
         if (d->val[k].kind == DG_FV_IN && fam[k] < 0)
@@ -733,10 +743,10 @@ static void put_stream(src_buf *b, const dg_fused_desc *d, const int *word, cons
            "            if (!on[j])\n                continue;\n", I);
     for (k = 0; k < d->nval; k++)
         if (fam[k] == k)
-            for (i = 0; i < (int)(hi[k] - lo[k]); i++)
+            for (i = 0; i < (hi[k] - lo[k]); i++)
                 put(b, "            f%d_%d[j] = *(const %s *)((const char *)b.w[%d] + (rb + %lld) * "
                        "(long long)b.w[%d] + c[j] * (long long)b.w[%d]);\n",
-                    k, i, ctype[d->val[k].dtype], word[k], (long long)(lo[k] + i), word[k] + 1,
+                    k, i, ctype[d->val[k].dtype], word[k], (long long)lo[k] + i, word[k] + 1,
                     word[k] + 2);
     put(b, "        }\n        for (long long r = rb; r < re; r += %d) {\n"
            "#pragma unroll\n            for (int j = 0; j < %d; j++) {\n"
@@ -746,12 +756,12 @@ static void put_stream(src_buf *b, const dg_fused_desc *d, const int *word, cons
         if (rr > 0)
             put(b, "                if (r + %d < re) {\n", rr);
         for (k = 0; k < d->nval; k++) {
-            const dg_fused_val *v = &d->val[k];
+            const dg_fused_kval *v = &d->val[k];
             if (fam[k] == k)
                 put(b, "                f%d_%d[j] = *(const %s *)((const char *)b.w[%d] + (r + %lld) "
                        "* (long long)b.w[%d] + c[j] * (long long)b.w[%d]);\n",
-                    k, (int)(hi[k] - lo[k]) + rr, ctype[v->dtype], word[k],
-                    (long long)(hi[k] + rr), word[k] + 1, word[k] + 2);
+                    k, (hi[k] - lo[k]) + rr, ctype[v->dtype], word[k],
+                    (long long)hi[k] + rr, word[k] + 1, word[k] + 2);
             else if (v->kind == DG_FV_IN && fam[k] < 0)
                 put(b, "                x%d_%d[j] = *(const %s *)((const char *)b.w[%d] + (r + %d) * "
                        "(long long)b.w[%d] + c[j] * (long long)b.w[%d]);\n",
@@ -767,11 +777,11 @@ static void put_stream(src_buf *b, const dg_fused_desc *d, const int *word, cons
                "        const long long r_ = r + %d;\n",
             I, rr > 0 ? (rr == 1 ? " || r + 1 >= re" : " || r + 2 >= re") : "", rr);
         for (k = 0; k < d->nval; k++) {
-            const dg_fused_val *v = &d->val[k];
+            const dg_fused_kval *v = &d->val[k];
             const char *t = ctype[v->dtype];
             if (v->kind == DG_FV_IN && fam[k] >= 0)
                 put(b, "        const %s v%d = f%d_%d[j];\n", t, k, fam[k],
-                    (int)(off[k] - lo[fam[k]]) + rr);
+                    off[k] - lo[fam[k]] + rr);
             else if (v->kind == DG_FV_IN)
                 put(b, "        const %s v%d = x%d_%d[j];\n", t, k, k, rr);
             else if (v->kind == DG_FV_SCALAR)
@@ -789,153 +799,234 @@ static void put_stream(src_buf *b, const dg_fused_desc *d, const int *word, cons
     put(b, "#pragma unroll\n            for (int j = 0; j < %d; j++) {\n", I);
     for (k = 0; k < d->nval; k++)
         if (fam[k] == k)
-            for (i = 0; i < (int)(hi[k] - lo[k]); i++)
+            for (i = 0; i < (hi[k] - lo[k]); i++)
                 put(b, "                f%d_%d[j] = f%d_%d[j];\n", k, i, k, i + RR);
     put(b, "            }\n        }\n    }\n");
     put_fpe_tail(b);
     put(b, "}\n");
 }
 
-dg_status dg_fused_cuda_source(const dg_fused_desc *d, char *buf, size_t cap, int check_fpe,
-                               dg_fused_args *args, dg_error *err)
+/* The first argument word of each value of key (-1: none, a temporary) into
+ * word; returns the words of the extents and values (the 4 words of error
+ * noting come after them). */
+static int key_words(const dg_fused_key *key, int *word)
 {
-    src_buf b = {buf, cap, 0, 1, -1, check_fpe == 2};
-    int word[DG_FUSED_MAXVALS];
-    int nd = d->ndim, nw = 1 + nd, k, a;
-    const int V = vec_width(d);
-    const rows_tuning tune = V > 1 ? (rows_tuning){0, 0, 16, 2} : rows_tuning_read();
-
-    /* the argument words */
-    args->w[0] = (uint64_t)dg_shape_size(nd, d->shape);
-    for (a = 0; a < nd; a++)
-        args->w[1 + a] = (uint64_t)d->shape[a];
-    for (k = 0; k < d->nval; k++) {
-        const dg_fused_val *v = &d->val[k];
+    int nw = 1 + key->ndim, k;
+    for (k = 0; k < key->nval; k++) {
         word[k] = -1;
-        if (in_memory(v)) {
-            if (nw + 1 + nd > DG_FUSED_MAXWORDS)
-                return dg_error_set(err, DG_ERR_NOTIMPL, -1, "a fused chain with too many "
-                                    "operands for one kernel");
+        if (in_memory(key->val[k].kind)) {
             word[k] = nw;
-            args->w[nw++] = (uint64_t)(uintptr_t)v->data;
-            for (a = 0; a < nd; a++)
-                args->w[nw++] = (uint64_t)v->strides[a];
-        } else if (v->kind == DG_FV_SCALAR) {
-            if (nw + 2 > DG_FUSED_MAXWORDS)
-                return dg_error_set(err, DG_ERR_NOTIMPL, -1, "a fused chain with too many "
-                                    "operands for one kernel");
+            nw += 1 + key->ndim;
+        } else if (key->val[k].kind == DG_FV_SCALAR) {
             word[k] = nw;
-            memcpy(&args->w[nw], v->scalar, 16);
             nw += 2;
         }
     }
-    args->fpe_word = -1;
-    if (check_fpe) {
-        if (nw + 4 > DG_FUSED_MAXWORDS)
-            return dg_error_set(err, DG_ERR_NOTIMPL, -1, "a fused chain with too many "
-                                "operands for one kernel");
-        args->fpe_word = b.fpe = nw;
-        memset(&args->w[nw], 0, 4 * sizeof args->w[0]);
-        nw += 4;
-    }
-    args->nwords = nw;
-    args->vec = V;
-    args->items = 0;
-    args->band = 0;
-    args->per_sm = 16;
-    args->cols = nd > 0 ? d->shape[nd - 1] : 1;
-    args->rows = args->cols > 0 ? (int64_t)args->w[0] / args->cols : 0;
+    return nw;
+}
 
-    put(&b, "#define DG_SCALAR_PARTS %d\n"
-            "#include \"dg_scalar.h\"\n"
-            "struct dg_fused_args { unsigned long long w[%d]; };\n",
-        scalar_parts(d), nw);
-    put_fpe_cold(&b, d, word);
-    if (V > 1) {
-        put_contig(&b, d, word, V);
-        if (!b.ok)
-            return dg_error_set(err, DG_ERR_NOTIMPL, -1, "a fused chain too long for one kernel");
+dg_status dg_fused_key_of(const dg_fused_desc *d, int check_fpe, dg_fused_key *key,
+                          dg_error *err)
+{
+    int word[DG_FUSED_MAXVALS];
+    const int nd = d->ndim;
+    int k, nw;
+    rows_tuning tune;
+
+    memset(key, 0, sizeof(*key));
+    key->ndim = nd;
+    key->nval = d->nval;
+    key->nstep = d->nstep;
+    key->check = check_fpe;
+    for (k = 0; k < d->nval; k++) {
+        key->val[k].kind = (int8_t)d->val[k].kind;
+        key->val[k].dtype = (int8_t)d->val[k].dtype;
+        key->val[k].zero = (int8_t)zero_strides(d, k);
+        key->val[k].fam = -1;
+    }
+    for (k = 0; k < d->nstep; k++) {
+        key->step[k].loop = d->step[k].loop;
+        memcpy(key->step[k].op, d->step[k].op, sizeof key->step[k].op);
+    }
+    nw = key_words(key, word) + (check_fpe ? 4 : 0);
+    if (nw > DG_FUSED_MAXWORDS)
+        return dg_error_set(err, DG_ERR_NOTIMPL, -1, "a fused chain with too many operands for "
+                            "one kernel");
+    key->vec = vec_width(d);
+    key->per_sm = 16;
+    if (key->vec > 1) {
+        key->kernel = DG_FUSED_CONTIG;
         return DG_OK;
     }
+    tune = rows_tuning_read();
     if (nd == 2 && d->shape[1] >= DG_FUSED_ROW_MIN && d->shape[1] < ((int64_t)1 << 40) &&
         d->shape[0] >= 2 * DG_FUSED_SPAN && tune.rr > 0) {
         int fam[DG_FUSED_MAXVALS];
         int64_t off[DG_FUSED_MAXVALS], lo[DG_FUSED_MAXVALS], hi[DG_FUSED_MAXVALS];
         if (stream_families(d, fam, off, lo, hi) > 0) {
-            args->items = DG_FUSED_STREAM_ITEMS;
-            args->band = DG_FUSED_BAND;
-            put_stream(&b, d, word, fam, off, lo, hi, tune.rr);
-            if (!b.ok)
-                return dg_error_set(err, DG_ERR_NOTIMPL, -1,
-                                    "a fused chain too long for one kernel");
+            key->kernel = DG_FUSED_STREAM;
+            key->items = DG_FUSED_STREAM_ITEMS;
+            key->rr = tune.rr;
+            for (k = 0; k < d->nval; k++) { /* within +-DG_FUSED_SPAN */
+                key->val[k].fam = (int8_t)fam[k];
+                key->val[k].off = (int8_t)off[k];
+                key->val[k].lo = (int8_t)lo[k];
+                key->val[k].hi = (int8_t)hi[k];
+            }
             return DG_OK;
         }
     }
     if (nd >= 1 && d->shape[nd - 1] >= DG_FUSED_ROW_MIN && d->shape[nd - 1] < ((int64_t)1 << 40)) {
-        args->items = row_items(d, &tune);
-        args->per_sm = tune.per_sm;
-        put_rows(&b, d, word, args->items, tune.blocks);
-        if (!b.ok)
-            return dg_error_set(err, DG_ERR_NOTIMPL, -1, "a fused chain too long for one kernel");
-        return DG_OK;
+        key->kernel = DG_FUSED_ROWS;
+        key->items = row_items(d, &tune);
+        key->blocks = tune.blocks;
+        key->per_sm = tune.per_sm;
     }
-    /* each thread's coordinates c<a> of element i, and s<a> of the grid's
-     * stride, found by division once; each step of the loop adds the
-     * stride's coordinates with carries (one pass: s<a> < extent<a>),
-     * instead of dividing i by every extent for every element */
-    put(&b, "extern \"C\" __global__ void __launch_bounds__(256)\n"
-            "dg_fused(const __grid_constant__ dg_fused_args b)\n{\n"
-            "    const long long n = (long long)b.w[0];\n"
-            "    long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;\n"
-            "    const long long step = (long long)gridDim.x * blockDim.x;\n");
-    put_fpe_head(&b);
+    return DG_OK;
+}
+
+void dg_fused_args_of(const dg_fused_desc *d, const dg_fused_key *key, dg_fused_args *args)
+{
+    const int nd = d->ndim;
+    int word[DG_FUSED_MAXVALS];
+    int nw = key_words(key, word), k, a;
+
+    args->w[0] = (uint64_t)dg_shape_size(nd, d->shape);
     for (a = 0; a < nd; a++)
-        put(&b, "    long long c%d, s%d;\n", a, a);
-    put(&b, "    {\n        long long r = i, t = step;\n");
+        args->w[1 + a] = (uint64_t)d->shape[a];
+    for (k = 0; k < d->nval; k++) {
+        const dg_fused_val *v = &d->val[k];
+        if (in_memory(v->kind)) {
+            args->w[word[k]] = (uint64_t)(uintptr_t)v->data;
+            for (a = 0; a < nd; a++)
+                args->w[word[k] + 1 + a] = (uint64_t)v->strides[a];
+        } else if (v->kind == DG_FV_SCALAR) {
+            memcpy(&args->w[word[k]], v->scalar, 16);
+        }
+    }
+    args->fpe_word = -1;
+    if (key->check) {
+        args->fpe_word = nw;
+        memset(&args->w[nw], 0, 4 * sizeof args->w[0]);
+        nw += 4;
+    }
+    args->nwords = nw;
+    args->vec = key->vec;
+    args->items = key->items;
+    args->band = key->kernel == DG_FUSED_STREAM ? DG_FUSED_BAND : 0;
+    args->per_sm = key->per_sm;
+    args->cols = nd > 0 ? d->shape[nd - 1] : 1;
+    args->rows = args->cols > 0 ? (int64_t)args->w[0] / args->cols : 0;
+}
+
+uint64_t dg_fused_key_hash(const dg_fused_key *key)
+{
+    /* FNV-1a's steps over 8 bytes at a time (a launch hashes its key: about
+     * 120 multiplies instead of 940), the high half folded into the low */
+    const unsigned char *p = (const unsigned char *)key;
+    uint64_t h = 14695981039346656037ULL, w;
+    size_t i;
+    for (i = 0; i + 8 <= sizeof(*key); i += 8) {
+        memcpy(&w, p + i, 8);
+        h = (h ^ w) * 1099511628211ULL;
+    }
+    for (; i < sizeof(*key); i++)
+        h = (h ^ p[i]) * 1099511628211ULL;
+    return h ^ (h >> 32);
+}
+
+/* The general kernel (DG_FUSED_GENERAL): one thread per element of any space.
+ * Each thread's coordinates c<a> of element i, and s<a> of the grid's
+ * stride, found by division once; each step of the loop adds the stride's
+ * coordinates with carries (one pass: s<a> < extent<a>), instead of
+ * dividing i by every extent for every element. */
+static void put_general(src_buf *b, const dg_fused_key *d, const int *word)
+{
+    const int nd = d->ndim;
+    int k, a;
+    put(b, "extern \"C\" __global__ void __launch_bounds__(256)\n"
+           "dg_fused(const __grid_constant__ dg_fused_args b)\n{\n"
+           "    const long long n = (long long)b.w[0];\n"
+           "    long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;\n"
+           "    const long long step = (long long)gridDim.x * blockDim.x;\n");
+    put_fpe_head(b);
+    for (a = 0; a < nd; a++)
+        put(b, "    long long c%d, s%d;\n", a, a);
+    put(b, "    {\n        long long r = i, t = step;\n");
     for (a = nd - 1; a > 0; a--)
-        put(&b, "        c%d = r %% (long long)b.w[%d]; r /= (long long)b.w[%d];\n"
-                "        s%d = t %% (long long)b.w[%d]; t /= (long long)b.w[%d];\n",
+        put(b, "        c%d = r %% (long long)b.w[%d]; r /= (long long)b.w[%d];\n"
+               "        s%d = t %% (long long)b.w[%d]; t /= (long long)b.w[%d];\n",
             a, 1 + a, 1 + a, a, 1 + a, 1 + a);
     if (nd > 0)
-        put(&b, "        c0 = r;\n        s0 = t;\n");
-    put(&b, "        (void)r;\n        (void)t;\n    }\n"
-            "    for (; i < n; i += step) {\n");
+        put(b, "        c0 = r;\n        s0 = t;\n");
+    put(b, "        (void)r;\n        (void)t;\n    }\n"
+           "    for (; i < n; i += step) {\n");
     /* byte offsets of the memory values */
     for (k = 0; k < d->nval; k++) {
-        if (word[k] < 0 || !in_memory(&d->val[k]))
+        if (word[k] < 0 || !in_memory(d->val[k].kind))
             continue;
-        put(&b, "        const long long o%d = 0", k);
+        put(b, "        const long long o%d = 0", k);
         for (a = 0; a < nd; a++)
-            put(&b, " + c%d * (long long)b.w[%d]", a, word[k] + 1 + a);
-        put(&b, ";\n");
+            put(b, " + c%d * (long long)b.w[%d]", a, word[k] + 1 + a);
+        put(b, ";\n");
     }
     /* the next element's coordinates */
     if (nd > 0) {
-        put(&b, "        {\n            long long carry = 0;\n");
+        put(b, "        {\n            long long carry = 0;\n");
         for (a = nd - 1; a > 0; a--)
-            put(&b, "            c%d += s%d + carry;\n"
-                    "            carry = c%d >= (long long)b.w[%d];\n"
-                    "            if (carry)\n                c%d -= (long long)b.w[%d];\n",
+            put(b, "            c%d += s%d + carry;\n"
+                   "            carry = c%d >= (long long)b.w[%d];\n"
+                   "            if (carry)\n                c%d -= (long long)b.w[%d];\n",
                 a, a, a, 1 + a, a, 1 + a);
-        put(&b, "            c0 += s0 + carry;\n        }\n");
+        put(b, "            c0 += s0 + carry;\n        }\n");
     }
     /* inputs and scalars, read before any step stores */
     for (k = 0; k < d->nval; k++) {
-        const dg_fused_val *v = &d->val[k];
+        const dg_fused_kval *v = &d->val[k];
         const char *t = ctype[v->dtype];
         if (v->kind == DG_FV_IN)
-            put(&b, "        const %s v%d = *(const %s *)((const char *)b.w[%d] + o%d);\n", t, k,
+            put(b, "        const %s v%d = *(const %s *)((const char *)b.w[%d] + o%d);\n", t, k,
                 t, word[k], k);
         else if (v->kind == DG_FV_SCALAR)
-            put(&b, "        const %s v%d = *(const %s *)&b.w[%d];\n", t, k, t, word[k]);
+            put(b, "        const %s v%d = *(const %s *)&b.w[%d];\n", t, k, t, word[k]);
         else
-            put(&b, "        %s v%d;\n", t, k);
+            put(b, "        %s v%d;\n", t, k);
     }
-    put_steps(&b, d, word, 'o');
-    put(&b, "    }\n");
-    put_fpe_tail(&b);
-    put(&b, "}\n");
+    put_steps(b, d, word, 'o');
+    put(b, "    }\n");
+    put_fpe_tail(b);
+    put(b, "}\n");
+}
+
+dg_status dg_fused_key_source(const dg_fused_key *key, char *buf, size_t cap, dg_error *err)
+{
+    src_buf b = {buf, cap, 0, 1, -1, key->check == 2};
+    int word[DG_FUSED_MAXVALS];
+    const int nw = key_words(key, word);
+
+    if (key->check)
+        b.fpe = nw;
+    put(&b, "#define DG_SCALAR_PARTS %d\n"
+            "#include \"dg_scalar.h\"\n"
+            "struct dg_fused_args { unsigned long long w[%d]; };\n",
+        scalar_parts(key), nw + (key->check ? 4 : 0));
+    put_fpe_cold(&b, key, word);
+    switch (key->kernel) {
+    case DG_FUSED_CONTIG: put_contig(&b, key, word, key->vec); break;
+    case DG_FUSED_STREAM: put_stream(&b, key, word); break;
+    case DG_FUSED_ROWS: put_rows(&b, key, word, key->items, key->blocks); break;
+    default: put_general(&b, key, word); break;
+    }
     if (!b.ok)
         return dg_error_set(err, DG_ERR_NOTIMPL, -1, "a fused chain too long for one kernel");
     return DG_OK;
+}
+
+dg_status dg_fused_cuda_source(const dg_fused_desc *d, char *buf, size_t cap, int check_fpe,
+                               dg_fused_args *args, dg_error *err)
+{
+    dg_fused_key key;
+    DG_CHECK(dg_fused_key_of(d, check_fpe, &key, err));
+    dg_fused_args_of(d, &key, args);
+    return dg_fused_key_source(&key, buf, cap, err);
 }

@@ -3,7 +3,9 @@
  * chain. */
 #include "dgpy.h"
 #include "dg_fuse.h"
+#include "dg_fused_memo.h"
 #include "dg_fused_src.h"
+#include <time.h>
 #include "dg_rtc.h"
 #include "dg_ufunc.h"
 
@@ -201,38 +203,17 @@ done:
     return r;
 }
 
-/* _fused_source_of(shape, vals, steps): the CUDA source and argument words
- * of a chain given whole: vals a list of (kind, dtype, address, strides,
- * scalar bytes) (dg_fused_kind, dg_dtype numbers), steps a list of
- * (ufunc name, operand indices) whose loop is the one of the operands'
- * dtypes; check_fpe (optional, dg_fused_cuda_source's): 1 or 2, the
- * source checks floating-point errors (2: underflow too), its last 4
- * argument words left 0 for the caller.  -> (source, argument
- * words as bytes, (items, rows, cols, band): the row or streaming kernel's
- * tile, space and band (streaming: band > 0), items 0 for the others).  For
- * tests that run the generated kernel on the host over NumPy's memory. */
-static PyObject *f_fused_source_of(PyObject *mod, PyObject *args)
+/* d of a chain given whole (_fused_source_of's shape, vals, steps): 0, or
+ * -1 with a Python exception. */
+static int desc_of(PyObject *shape, PyObject *vals, PyObject *steps, dg_fused_desc *d)
 {
-    PyObject *shape, *vals, *steps, *r = NULL;
-    int check_fpe = 0;
-    dg_fused_desc *d = (dg_fused_desc *)calloc(1, sizeof(dg_fused_desc));
-    dg_fused_args *fa = (dg_fused_args *)calloc(1, sizeof(dg_fused_args));
-    char *buf = (char *)malloc(1 << 20);
-    dg_error err = DG_ERROR_INIT;
     Py_ssize_t i, k;
-    (void)mod;
-    if (!d || !fa || !buf) {
-        PyErr_NoMemory();
-        goto done;
-    }
-    if (!PyArg_ParseTuple(args, "O!O!O!|i:_fused_source_of", &PyTuple_Type, &shape,
-                          &PyList_Type, &vals, &PyList_Type, &steps, &check_fpe))
-        goto done;
     if (PyTuple_GET_SIZE(shape) > 3 || PyList_GET_SIZE(vals) > DG_FUSED_MAXVALS ||
         PyList_GET_SIZE(steps) > DG_FUSED_MAXSTEPS) {
         PyErr_SetString(PyExc_ValueError, "too many axes, values or steps");
-        goto done;
+        return -1;
     }
+    memset(d, 0, sizeof(*d));
     d->ndim = (int)PyTuple_GET_SIZE(shape);
     for (i = 0; i < d->ndim; i++)
         d->shape[i] = PyLong_AsLongLong(PyTuple_GET_ITEM(shape, i));
@@ -245,11 +226,11 @@ static PyObject *f_fused_source_of(PyObject *mod, PyObject *args)
         Py_ssize_t nsc;
         if (!PyArg_ParseTuple(PyList_GET_ITEM(vals, i), "iiKO!y#", &v->kind, &v->dtype, &addr,
                               &PyTuple_Type, &st, &sc, &nsc))
-            goto done;
+            return -1;
         if (v->dtype < 0 || v->dtype >= DG_NDTYPES || PyTuple_GET_SIZE(st) != d->ndim ||
             nsc > 16) {
             PyErr_SetString(PyExc_ValueError, "a value's dtype, strides or scalar");
-            goto done;
+            return -1;
         }
         v->data = (char *)(uintptr_t)addr;
         for (k = 0; k < d->ndim; k++)
@@ -262,17 +243,17 @@ static PyObject *f_fused_source_of(PyObject *mod, PyObject *args)
         PyObject *ops;
         int uf, dts[4] = {-1, -1, -1, -1};
         if (!PyArg_ParseTuple(PyList_GET_ITEM(steps, i), "sO!", &name, &PyTuple_Type, &ops))
-            goto done;
+            return -1;
         uf = dg_ufunc_find(name);
         if (uf < 0 || PyTuple_GET_SIZE(ops) != dg_ufunc_nin(uf) + dg_ufunc_nout(uf)) {
             PyErr_Format(PyExc_ValueError, "step %s", name);
-            goto done;
+            return -1;
         }
         for (k = 0; k < PyTuple_GET_SIZE(ops); k++) {
             long o = PyLong_AsLong(PyTuple_GET_ITEM(ops, k));
             if (o < 0 || o >= d->nval) {
                 PyErr_SetString(PyExc_ValueError, "an operand out of range");
-                goto done;
+                return -1;
             }
             d->step[i].op[k] = (int16_t)o;
             dts[k] = d->val[o].dtype;
@@ -280,21 +261,146 @@ static PyObject *f_fused_source_of(PyObject *mod, PyObject *args)
         d->step[i].loop = dg_loop_find(uf, dts);
         if (d->step[i].loop < 0) {
             PyErr_Format(PyExc_ValueError, "no loop of %s for those dtypes", name);
-            goto done;
+            return -1;
         }
     }
-    if (PyErr_Occurred())
+    return PyErr_Occurred() ? -1 : 0;
+}
+
+/* _fused_source_of(shape, vals, steps): the CUDA source and argument words
+ * of a chain given whole: vals a list of (kind, dtype, address, strides,
+ * scalar bytes) (dg_fused_kind, dg_dtype numbers), steps a list of
+ * (ufunc name, operand indices) whose loop is the one of the operands'
+ * dtypes; check_fpe (optional, dg_fused_cuda_source's): 1 or 2, the
+ * source checks floating-point errors (2: underflow too), its last 4
+ * argument words left 0 for the caller.  -> (source, argument
+ * words as bytes, (items, rows, cols, band): the row or streaming kernel's
+ * tile, space and band (streaming: band > 0), items 0 for the others).
+ * For tests that run the generated kernel on the host over NumPy's memory.
+ * _fused_key_of (same arguments) -> the key (dg_fused_key_of) as bytes:
+ * for tests that pieces of one key have one source. */
+static PyObject *fused_source_or_key(PyObject *args, int want_key)
+{
+    PyObject *shape, *vals, *steps, *r = NULL;
+    int check_fpe = 0;
+    dg_fused_desc *d = (dg_fused_desc *)calloc(1, sizeof(dg_fused_desc));
+    dg_fused_args *fa = (dg_fused_args *)calloc(1, sizeof(dg_fused_args));
+    dg_fused_key *key = (dg_fused_key *)calloc(1, sizeof(dg_fused_key));
+    char *buf = (char *)malloc(1 << 20);
+    dg_error err = DG_ERROR_INIT;
+    if (!d || !fa || !buf || !key) {
+        PyErr_NoMemory();
         goto done;
-    if (dg_fused_cuda_source(d, buf, 1 << 20, check_fpe, fa, &err) != DG_OK) {
+    }
+    if (!PyArg_ParseTuple(args, "O!O!O!|i:_fused_source_of", &PyTuple_Type, &shape,
+                          &PyList_Type, &vals, &PyList_Type, &steps, &check_fpe) ||
+        desc_of(shape, vals, steps, d) < 0)
+        goto done;
+    if (dg_fused_cuda_source(d, buf, 1 << 20, check_fpe, fa, &err) != DG_OK ||
+        dg_fused_key_of(d, check_fpe, key, &err) != DG_OK) {
         dgpy_raise(&err);
         goto done;
     }
-    r = Py_BuildValue("(sy#(iLLi))", buf, (const char *)fa->w, (Py_ssize_t)(8 * fa->nwords),
-                      fa->items, (long long)fa->rows, (long long)fa->cols, fa->band);
+    if (want_key)
+        r = PyBytes_FromStringAndSize((const char *)key, (Py_ssize_t)sizeof(*key));
+    else
+        r = Py_BuildValue("(sy#(iLLi))", buf, (const char *)fa->w,
+                          (Py_ssize_t)(8 * fa->nwords), fa->items, (long long)fa->rows,
+                          (long long)fa->cols, fa->band);
 done:
     free(d);
     free(fa);
+    free(key);
     free(buf);
+    return r;
+}
+
+static PyObject *f_fused_source_of(PyObject *mod, PyObject *args)
+{
+    (void)mod;
+    return fused_source_or_key(args, 0);
+}
+
+static PyObject *f_fused_key_of(PyObject *mod, PyObject *args)
+{
+    (void)mod;
+    return fused_source_or_key(args, 1);
+}
+
+/* _fused_host_cost(shape, vals, steps, check_fpe, reps, memo): the host's
+ * seconds (wall, CLOCK_MONOTONIC) per launch of a chain given as to
+ * _fused_source_of, less the CUDA calls: memo 0 the long way cuda_fused.c
+ * took before its memo (a 64 KiB buffer, the source and argument words,
+ * the run-time compiler's key and memory cache, for sm_90), 1 the way a
+ * launch of a memoized kernel takes (the key, its hash, the memo's lookup,
+ * the argument words).  The kernel is compiled once first (NVRTC needed).
+ * -> (seconds, the repeats that found that kernel) */
+static PyObject *f_fused_host_cost(PyObject *mod, PyObject *args)
+{
+    PyObject *shape, *vals, *steps, *r = NULL;
+    int check_fpe = 0, memo = 0, reps = 0, i;
+    dg_fused_desc *d = (dg_fused_desc *)calloc(1, sizeof(dg_fused_desc));
+    dg_fused_args *fa = (dg_fused_args *)calloc(1, sizeof(dg_fused_args));
+    dg_fused_key *key = (dg_fused_key *)calloc(1, sizeof(dg_fused_key));
+    char *src = (char *)malloc(1 << 16);
+    dg_error err = DG_ERROR_INIT;
+    struct timespec t0, t1;
+    const void *code = NULL;
+    size_t ncode = 0;
+    int from = 0;
+    const void *first;
+    int hits = 0;
+    (void)mod;
+    if (!d || !fa || !src || !key) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    if (!PyArg_ParseTuple(args, "O!O!O!iii:_fused_host_cost", &PyTuple_Type, &shape,
+                          &PyList_Type, &vals, &PyList_Type, &steps, &check_fpe, &reps, &memo) ||
+        desc_of(shape, vals, steps, d) < 0)
+        goto done;
+    if (dg_fused_key_of(d, check_fpe, key, &err) != DG_OK ||
+        dg_fused_key_source(key, src, 1 << 16, &err) != DG_OK ||
+        dg_rtc_compile(src, 90, 0, &code, &ncode, &from, &err) != DG_OK) {
+        dgpy_raise(&err);
+        goto done;
+    }
+    first = code;
+    dg_fused_memo_put(key, dg_fused_key_hash(key), 0, (void *)code);
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (i = 0; i < reps; i++) {
+        if (memo) {
+            dg_fused_key k2;
+            if (dg_fused_key_of(d, check_fpe, &k2, &err) != DG_OK)
+                break;
+            hits += dg_fused_memo_find(&k2, dg_fused_key_hash(&k2), 0) == first;
+            dg_fused_args_of(d, &k2, fa);
+        } else {
+            char *s2 = (char *)malloc(1 << 16);
+            if (!s2 || dg_fused_cuda_source(d, s2, 1 << 16, check_fpe, fa, &err) != DG_OK ||
+                dg_rtc_compile(s2, 90, 0, &code, &ncode, &from, &err) != DG_OK) {
+                free(s2);
+                break;
+            }
+            hits += code == first;
+            free(s2);
+        }
+    }
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    if (i < reps) {
+        if (err.code == DG_OK)
+            PyErr_NoMemory();
+        else
+            dgpy_raise(&err);
+        goto done;
+    }
+    r = Py_BuildValue("(di)", ((double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec -
+                      t0.tv_nsec)) / (reps > 0 ? reps : 1), hits);
+done:
+    free(d);
+    free(fa);
+    free(key);
+    free(src);
     return r;
 }
 
@@ -317,6 +423,11 @@ PyMethodDef dgpy_fusion_methods[] = {
     {"_fused_loops_source", f_fused_loops_source, METH_VARARGS,
      "(first loop, count, ndim, check_fpe=False) -> (CUDA source, argument words)"},
     {"_fused_source_of", f_fused_source_of, METH_VARARGS,
-     "(shape, vals, steps, check_fpe=False) -> (CUDA source, argument words)"},
+     "(shape, vals, steps, check_fpe=False) -> (CUDA source, argument words, tile)"},
+    {"_fused_key_of", f_fused_key_of, METH_VARARGS,
+     "(shape, vals, steps, check_fpe=False) -> the kernel's key (bytes)"},
+    {"_fused_host_cost", f_fused_host_cost, METH_VARARGS,
+     "(shape, vals, steps, check_fpe, reps, memo) -> (seconds per launch on the host, "
+     "repeats that found the kernel)"},
     {NULL, NULL, 0, NULL},
 };
