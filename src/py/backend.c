@@ -1,5 +1,7 @@
 /* The backend dgarray._core runs on: chosen once, at set-up (DESIGN.md),
  * and the module functions that ask it about its devices and their memory. */
+#include "dgpy.h" /* Python.h first: it sets the feature macros */
+
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -7,7 +9,6 @@
 #include "cpu_loops.h"
 #include "cpu_place.h"
 #include "dg_fuse.h"
-#include "dgpy.h"
 
 typedef dg_status (*cuda_create_fn)(int ndevices, dg_backend_i **out, dg_error *err);
 

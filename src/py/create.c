@@ -2,10 +2,10 @@
  * (_empty), and fills in place (_fill: a value, a range, a diagonal), in a
  * layout given as a list or the default one.  dgarray/_creation.py builds
  * NumPy's creation functions on them. */
+#include "dgpy.h" /* Python.h first: it sets the feature macros */
+
 #include <stdlib.h>
 #include <string.h>
-
-#include "dgpy.h"
 
 int dgpy_parse_shape(PyObject *o, int *nd, int64_t *shape)
 {

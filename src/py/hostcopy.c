@@ -15,9 +15,10 @@
  * False never, "always" a line after every piece (for logs and tests).  In a
  * job of several processes only process 0 shows it (every process makes the
  * same copies: one line, as print(a) prints once). */
+#include "dgpy.h" /* Python.h first: it sets the feature macros */
+
 #include <time.h>
 
-#include "dgpy.h"
 #include "dg_dist.h"
 
 #define PIECE_BYTES_DEFAULT ((int64_t)512 << 20)

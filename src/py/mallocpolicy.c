@@ -17,14 +17,14 @@
  * left alone); a threshold the user set for glibc (MALLOC_MMAP_THRESHOLD_,
  * MALLOC_TRIM_THRESHOLD_ or GLIBC_TUNABLES) is kept.  Other C libraries:
  * nothing is done. */
+#include "dgpy.h" /* Python.h first: it sets the feature macros */
+
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #if defined(__GLIBC__)
 #include <malloc.h>
 #endif
-
-#include "dgpy.h"
 
 #define MP_MMAP_MIN ((size_t)256 << 20)
 

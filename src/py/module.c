@@ -1,10 +1,10 @@
 /* dgarray._core's set-up: the process-wide state, the type and exceptions,
  * the NumPy objects the binding keeps, the backend (backend.c), and the
  * module functions of every file (their tables, dgpy.h). */
+#include "dgpy.h" /* Python.h first: it sets the feature macros */
+
 #include <stdlib.h>
 #include <string.h>
-
-#include "dgpy.h"
 
 dgpy_state *dgpy_st = NULL;
 static dgpy_state the_state;

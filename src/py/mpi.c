@@ -9,13 +9,14 @@
  * machines dgarray runs on (x86-64, aarch64) passes in the register where
  * the library reads either.  Requests are stored in an intptr_t (room for
  * both), statuses in a buffer larger than either's MPI_Status. */
+#include "dgpy.h" /* Python.h first: it sets the feature macros */
+
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "dgpy.h"
 #include "dgpy_mpi.h"
 
 typedef int (*mpi_start_fn)(void *buf, int count, intptr_t type, int peer, int tag,

@@ -1,7 +1,7 @@
 /* The binding of random fills: _fill_random (dgarray/random.py builds on it). */
-#include <string.h>
+#include "dgpy.h" /* Python.h first: it sets the feature macros */
 
-#include "dgpy.h"
+#include <string.h>
 
 /* _fill_random(array, dist, key0, key1, stream, a, b, lo, range): fills the
  * array (borrowed, REPLICA mode) in place with the draws of dg_fill_random

@@ -2,9 +2,9 @@
  * and _scan (ufunc.accumulate), each with the loop a NumPy ufunc has for
  * the array's dtype.  dgarray/_reductions.py gives them NumPy's semantics
  * (dtypes, initial, where, errors). */
-#include <string.h>
+#include "dgpy.h" /* Python.h first: it sets the feature macros */
 
-#include "dgpy.h"
+#include <string.h>
 
 /* The loop of `uf` (a NumPy ufunc, borrowed) that folds a's dtype into
  * itself (dtypes all `dtype`), or -1 with TypeError: dgarray cannot

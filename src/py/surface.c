@@ -2,9 +2,10 @@
  * products and indexing (dgarray/_sortsearch.py, _stats.py, ... give them
  * NumPy's semantics): binary searches, counts into bins, and marking a
  * result read-only as NumPy's views are. */
+#include "dgpy.h" /* Python.h first: it sets the feature macros */
+
 #include <limits.h>
 
-#include "dgpy.h"
 #include "dg_surface.h"
 #include "dg_view.h"
 
