@@ -196,6 +196,46 @@ def test_out_where_dtype_casting(ndev):
     same(r, np.divmod(x, 3.0)[1])
 
 
+def test_resolution_kept_per_casting(ndev):
+    """The same operand dtypes under each casting= (and the default), asked
+    in turn and again: each call gets NumPy's answer for its own casting
+    (the resolved loops are kept per dtypes and casting), and casting= that
+    is not one of NumPy's names gets NumPy's error every time."""
+    x = np.arange(12.0).reshape(3, 4)
+    a = dg.asarray(x)
+    want_err = {}
+    for casting in ("no", "equiv", "safe", "same_kind", "unsafe"):
+        try:
+            np.add(x, x, out=np.zeros((3, 4), np.int64), casting=casting)
+            want_err[casting] = None
+        except TypeError as e:
+            want_err[casting] = type(e)
+    assert want_err["unsafe"] is None and want_err["same_kind"] is not None
+    for _ in range(2):
+        for casting in ("unsafe", None, "no", "same_kind", "equiv", "safe", "unsafe"):
+            io = dg.zeros((3, 4), dtype=np.int64)
+            kw = {} if casting is None else {"casting": casting}
+            err = want_err["same_kind" if casting is None else casting]
+            if err is None:
+                np.add(a, a, out=io, **kw)
+                same(io, (x + x).astype(np.int64))
+            else:
+                with pytest.raises(err):
+                    np.add(a, a, out=io, **kw)
+        for bad in ("Unsafe", "unsafe ", 3):
+            with pytest.raises((ValueError, TypeError)) as want:
+                np.add(x, x, casting=bad)
+            with pytest.raises(want.type):
+                np.add(a, a, casting=bad)
+    # a weak Python scalar and a float32 array, then a float64 one: two answers
+    f4 = dg.asarray(x.astype(np.float32))
+    for _ in range(2):
+        same(f4 + 2.5, x.astype(np.float32) + 2.5)
+        same(a + 2.5, x + 2.5)
+        same(np.multiply(f4, 3, dtype=np.float64), np.multiply(x.astype(np.float32), 3,
+                                                              dtype=np.float64))
+
+
 def test_bad_out(ndev):
     a = dg.arange(6.0)
     with pytest.raises(ValueError, match="non-broadcastable output"):

@@ -74,9 +74,10 @@ dg_status dg_array_alloc_shell(dg_backend_i *be, int dtype, int ndim,
     return DG_OK;
 }
 
-dg_status dg_array_empty(dg_backend_i *be, int dtype, int ndim, const int64_t *shape,
-                         const dg_plan_chunk *layout, int nchunks, int mode,
-                         dg_array **out, dg_error *err)
+/* dg_array_empty and dg_array_empty_core: the layout validated if `check`. */
+static dg_status empty(dg_backend_i *be, int dtype, int ndim, const int64_t *shape,
+                       const dg_plan_chunk *layout, int nchunks, int mode, int check,
+                       dg_array **out, dg_error *err)
 {
     dg_array *a;
     dg_status st;
@@ -101,7 +102,8 @@ dg_status dg_array_empty(dg_backend_i *be, int dtype, int ndim, const int64_t *s
             size *= shape[ax];
         }
     }
-    DG_CHECK(dg_layout_validate(be->ndevices, ndim, shape, layout, nchunks, err));
+    if (check)
+        DG_CHECK(dg_layout_validate(be->ndevices, ndim, shape, layout, nchunks, err));
     DG_CHECK(dg_array_alloc_shell(be, dtype, ndim, shape, nchunks, mode, &a, err));
     for (i = 0; i < nchunks; i++) {
         dg_chunk *c = &a->chunks[i];
@@ -123,6 +125,20 @@ dg_status dg_array_empty(dg_backend_i *be, int dtype, int ndim, const int64_t *s
     }
     *out = a;
     return DG_OK;
+}
+
+dg_status dg_array_empty(dg_backend_i *be, int dtype, int ndim, const int64_t *shape,
+                         const dg_plan_chunk *layout, int nchunks, int mode,
+                         dg_array **out, dg_error *err)
+{
+    return empty(be, dtype, ndim, shape, layout, nchunks, mode, 1, out, err);
+}
+
+dg_status dg_array_empty_core(dg_backend_i *be, int dtype, int ndim, const int64_t *shape,
+                              const dg_plan_chunk *layout, int nchunks, int mode,
+                              dg_array **out, dg_error *err)
+{
+    return empty(be, dtype, ndim, shape, layout, nchunks, mode, 0, out, err);
 }
 
 /* ---- layouts (dg_layout.c holds the default one, the axis-whole one and the checks) */

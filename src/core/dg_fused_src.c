@@ -477,9 +477,12 @@ static void put_contig(src_buf *b, const dg_fused_key *d, const int *word, int V
            "template <> struct dg_fraw<8> { typedef uint2 t; };\n"
            "template <> struct dg_fraw<16> { typedef uint4 t; };\n"
            "template <class T, int V> union dg_fpack { typename dg_fraw<sizeof(T) * V>::t r; "
-           "T v[V]; };\n"
-           "extern \"C\" __global__ void __launch_bounds__(256)\n"
-           "dg_fused(const __grid_constant__ dg_fused_args b)\n{\n"
+           "T v[V]; };\n");
+    if (d->blocks > 0)
+        put(b, "extern \"C\" __global__ void __launch_bounds__(256, %d)\n", d->blocks);
+    else
+        put(b, "extern \"C\" __global__ void __launch_bounds__(256)\n");
+    put(b, "dg_fused(const __grid_constant__ dg_fused_args b)\n{\n"
            "    const long long n = (long long)b.w[0], nvec = n / %d;\n"
            "    const long long first = (long long)blockIdx.x * blockDim.x + threadIdx.x;\n"
            "    const long long step = (long long)gridDim.x * blockDim.x;\n", V);
@@ -546,6 +549,19 @@ static rows_tuning rows_tuning_read(void)
     t.per_sm = v[2] > 0 ? v[2] : 16;
     t.rr = v[3] < 0 ? 0 : v[3] > 2 ? 2 : v[3];
     return t;
+}
+
+/* DGARRAY_FUSED_CONTIG="blocks" (a measuring aid, unset in normal use): the
+ * least resident blocks per SM the contiguous kernel's launch bounds ask of
+ * the compiler (1 to 8; 0 or unset: none, the compiler's own register
+ * count).  Read at each call, as DGARRAY_FUSED_ROWS. */
+static int contig_blocks_read(void)
+{
+    const char *e = getenv("DGARRAY_FUSED_CONTIG");
+    int v = 0;
+    if (e != NULL)
+        (void)sscanf(e, "%d", &v);
+    return v > 0 && v <= 8 ? v : 0;
 }
 
 /* Elements per thread of a tile of the row kernel: 32 bytes of the widest
@@ -856,6 +872,7 @@ dg_status dg_fused_key_of(const dg_fused_desc *d, int check_fpe, dg_fused_key *k
     key->per_sm = 16;
     if (key->vec > 1) {
         key->kernel = DG_FUSED_CONTIG;
+        key->blocks = contig_blocks_read();
         return DG_OK;
     }
     tune = rows_tuning_read();

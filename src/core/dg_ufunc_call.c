@@ -80,7 +80,7 @@ static dg_status new_result(const dg_ufunc_call *c, const dg_array *ref, int dty
         DG_CHECK(dg_layout_default(c->be->ndevices, c->ndim, c->shape,
                                    (size_t)dg_dtype_size(dtype), c->min_split_bytes, &l, &n,
                                    err));
-    st = dg_array_empty(c->be, dtype, c->ndim, c->shape, l, n, DG_MODE_REPLICA, out, err);
+    st = dg_array_empty_core(c->be, dtype, c->ndim, c->shape, l, n, DG_MODE_REPLICA, out, err);
     free(l);
     return st;
 }
@@ -135,12 +135,13 @@ dg_status dg_ufunc_run(dg_ufunc_call *c, dg_error *err)
     int i, j;
 
     /* an input (or the mask) that is another view of a result's memory is
-     * read from a copy, as NumPy does */
+     * read from a copy, as NumPy does; a result that is not out= itself
+     * is new memory (dg_ufunc_outputs), which nothing else views */
     for (i = 0; i < nin + 1; i++) {
         dg_array **x = i < nin ? &c->in[i].arr : &c->where;
         for (j = 0; *x && j < nout; j++) {
             dg_array *cp = NULL;
-            if (!c->res[j] || !dg_array_overlaps(*x, c->res[j]))
+            if (!c->res[j] || c->res[j] != c->out[j] || !dg_array_overlaps(*x, c->res[j]))
                 continue;
             DG_CHECK(dg_array_cast(*x, (*x)->dtype, &cp, err));
             dg_array_decref(*x);

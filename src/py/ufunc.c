@@ -77,6 +77,83 @@ static PyObject *marker_obj(int m)
     return dgpy_st->descrs[m];
 }
 
+/* In front of resolve's dict (whose key is a tuple of Python ints: building
+ * and hashing it was a tenth of an elementwise call's host time), a table
+ * in C of the answers found: direct-mapped by a hash of the call's dtypes,
+ * a miss (or a collision) goes the dict's way and overwrites the slot.
+ * Only calls whose casting= is absent or one of NumPy's five names are
+ * kept (cast_code); the GIL guards the table. */
+#define RC_SLOTS 512
+#define RC_MAXOPS 6
+typedef struct rc_entry {
+    int used, id, nin, nout, sig, cast, loop;
+    int dt[RC_MAXOPS], loop_dt[RC_MAXOPS];
+} rc_entry;
+static rc_entry rc_table[RC_SLOTS];
+
+/* 0-4 for casting= "no", "equiv", "safe", "same_kind" (also the default,
+ * castingp NULL), "unsafe"; -1 for anything else (the dict's way). */
+static int cast_code(PyObject *castingp)
+{
+    static const char *const names[] = {"no", "equiv", "safe", "same_kind", "unsafe"};
+    int i;
+    if (!castingp)
+        return 3;
+    if (!PyUnicode_CheckExact(castingp))
+        return -1;
+    for (i = 0; i < 5; i++)
+        if (PyUnicode_CompareWithASCIIString(castingp, names[i]) == 0)
+            return i;
+    return -1;
+}
+
+static rc_entry *rc_slot(int id, int nin, int nout, const int *dt, int sig, int cast)
+{
+    uint32_t h = 2166136261u;
+    int i;
+    h = (h ^ (uint32_t)id) * 16777619u;
+    h = (h ^ (uint32_t)(sig + 7 * cast)) * 16777619u;
+    for (i = 0; i < nin + nout; i++)
+        h = (h ^ (uint32_t)dt[i]) * 16777619u;
+    return &rc_table[(h ^ (h >> 15)) % RC_SLOTS];
+}
+
+/* The answer kept for this call, or -1 (none kept: the caller resolves). */
+static int rc_find(int id, int nin, int nout, const int *dt, int sig, int cast, int *loop_dt)
+{
+    const rc_entry *e;
+    int i;
+    if (cast < 0 || nin + nout > RC_MAXOPS)
+        return -1;
+    e = rc_slot(id, nin, nout, dt, sig, cast);
+    if (!e->used || e->id != id || e->nin != nin || e->nout != nout || e->sig != sig ||
+        e->cast != cast)
+        return -1;
+    for (i = 0; i < nin + nout; i++)
+        if (e->dt[i] != dt[i])
+            return -1;
+    memcpy(loop_dt, e->loop_dt, sizeof(int) * (size_t)(nin + nout));
+    return e->loop;
+}
+
+static void rc_put(int id, int nin, int nout, const int *dt, int sig, int cast, int loop,
+                   const int *loop_dt)
+{
+    rc_entry *e;
+    if (cast < 0 || nin + nout > RC_MAXOPS || loop < 0)
+        return;
+    e = rc_slot(id, nin, nout, dt, sig, cast);
+    e->used = 1;
+    e->id = id;
+    e->nin = nin;
+    e->nout = nout;
+    e->sig = sig;
+    e->cast = cast;
+    e->loop = loop;
+    memcpy(e->dt, dt, sizeof(int) * (size_t)(nin + nout));
+    memcpy(e->loop_dt, loop_dt, sizeof(int) * (size_t)(nin + nout));
+}
+
 /* NumPy's loop dtypes for these operand dtypes: fills loop_dt[nin+nout] and
  * returns the dg loop id, or -1 with an exception (NumPy's). */
 static int resolve(int id, PyObject *ufunc, int nin, int nout, const int *in_dt,
@@ -725,16 +802,27 @@ static PyObject *ufunc_apply(int id, PyObject *ufunc, PyObject *const *args, int
         goto done;
 
     {
-        PyObject *cast_obj = castingp ? castingp : NULL;
-        PyObject *default_casting = NULL;
-        if (!cast_obj) {
-            default_casting = PyUnicode_InternFromString("same_kind");
-            cast_obj = default_casting;
+        const int cast = cast_code(castingp);
+        int dts[RC_MAXOPS];
+        if (nin + nout <= RC_MAXOPS) {
+            memcpy(dts, in_dt, sizeof(int) * (size_t)nin);
+            memcpy(dts + nin, out_dt, sizeof(int) * (size_t)nout);
         }
-        loop = resolve(id, ufunc, nin, nout, in_dt, out_dt, sig_dt, cast_obj, loop_dt);
-        Py_XDECREF(default_casting);
-        if (loop < 0)
-            goto done;
+        loop = rc_find(id, nin, nout, dts, sig_dt, cast, loop_dt);
+        if (loop < 0) {
+            PyObject *cast_obj = castingp ? castingp : NULL;
+            PyObject *default_casting = NULL;
+            if (!cast_obj) {
+                default_casting = PyUnicode_InternFromString("same_kind");
+                cast_obj = default_casting;
+            }
+            loop = cast_obj ? resolve(id, ufunc, nin, nout, in_dt, out_dt, sig_dt, cast_obj,
+                                      loop_dt) : -1;
+            Py_XDECREF(default_casting);
+            if (loop < 0)
+                goto done;
+            rc_put(id, nin, nout, dts, sig_dt, cast, loop, loop_dt);
+        }
     }
 
     /* broadcast inputs, the mask and outputs */
