@@ -188,10 +188,11 @@ dg_status dg_buffer_unshare(dg_backend_i *be, dg_buffer *b, dg_error *err)
 {
     /* new memory, every byte copied over; the old memory's reference,
      * handed to `old`, dropped (the other buffers keep it) */
-    const dg_copy_desc all = dg_copy_bytes(b->device, NULL, b->device, NULL, b->mem->nbytes);
+    dg_copy_desc all;
     dg_buffer *old = NULL;
     if (b->mem->refcnt < 2)
-        return DG_OK;
+        return DG_OK; /* the common case, before the copy's description is built */
+    all = dg_copy_bytes(b->device, NULL, b->device, NULL, b->mem->nbytes);
     DG_CHECK(dg_buffer_renew(be, b, &all, b->mem->nbytes ? 1 : 0, &old, err));
     dg_buffer_decref(be, old);
     return DG_OK;
