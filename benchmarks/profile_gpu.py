@@ -205,6 +205,11 @@ def workloads(n=1 << 28, sq=16384):
         "argmax": (lambda: done(a.argmax()), 4 * n),
         "sum_axis0": (lambda: done(b.sum(axis=0)), 4 * sq * sq),
         "sum_axis1": (lambda: done(b.sum(axis=1)), 4 * sq * sq),
+        # errstate_ab.py's scans: a 1-d cumsum (tiled) and the grid's along
+        # each axis (axis 0: the columns' scans, carried across devices)
+        "cumsum": (lambda: dg.cumsum(a)._sync(), 8 * n),
+        "cumsum_rows": (lambda: dg.cumsum(b, axis=1)._sync(), 8 * sq * sq),
+        "cumsum_cols": (lambda: dg.cumsum(b, axis=0)._sync(), 8 * sq * sq),
     }
 
 
