@@ -74,10 +74,11 @@ dg_status dg_array_alloc_shell(dg_backend_i *be, int dtype, int ndim,
     return DG_OK;
 }
 
-/* dg_array_empty and dg_array_empty_core: the layout validated if `check`. */
+/* dg_array_empty and dg_array_empty_core: the layout validated if `check`;
+ * like (NULL: layout) an array whose chunks give the layout instead. */
 static dg_status empty(dg_backend_i *be, int dtype, int ndim, const int64_t *shape,
-                       const dg_plan_chunk *layout, int nchunks, int mode, int check,
-                       dg_array **out, dg_error *err)
+                       const dg_plan_chunk *layout, const dg_array *like, int nchunks,
+                       int mode, int check, dg_array **out, dg_error *err)
 {
     dg_array *a;
     dg_status st;
@@ -107,11 +108,11 @@ static dg_status empty(dg_backend_i *be, int dtype, int ndim, const int64_t *sha
     DG_CHECK(dg_array_alloc_shell(be, dtype, ndim, shape, nchunks, mode, &a, err));
     for (i = 0; i < nchunks; i++) {
         dg_chunk *c = &a->chunks[i];
-        int64_t n = dg_box_size(&layout[i].box);
-        int64_t stride = isz;
-        c->device = layout[i].device;
-        c->box = layout[i].box;
+        int64_t n, stride = isz;
+        c->device = like ? like->chunks[i].device : layout[i].device;
+        c->box = like ? like->chunks[i].box : layout[i].box;
         dg_box_canon(&c->box);
+        n = dg_box_size(&c->box);
         for (ax = ndim - 1; ax >= 0; ax--) {
             c->strides[ax] = stride;
             stride *= dg_range_len(c->box.r[ax]);
@@ -131,14 +132,29 @@ dg_status dg_array_empty(dg_backend_i *be, int dtype, int ndim, const int64_t *s
                          const dg_plan_chunk *layout, int nchunks, int mode,
                          dg_array **out, dg_error *err)
 {
-    return empty(be, dtype, ndim, shape, layout, nchunks, mode, 1, out, err);
+    return empty(be, dtype, ndim, shape, layout, NULL, nchunks, mode, 1, out, err);
 }
 
 dg_status dg_array_empty_core(dg_backend_i *be, int dtype, int ndim, const int64_t *shape,
                               const dg_plan_chunk *layout, int nchunks, int mode,
                               dg_array **out, dg_error *err)
 {
-    return empty(be, dtype, ndim, shape, layout, nchunks, mode, 0, out, err);
+    return empty(be, dtype, ndim, shape, layout, NULL, nchunks, mode, 0, out, err);
+}
+
+dg_status dg_array_empty_like_core(const dg_array *ref, int dtype, int mode, dg_array **out,
+                                   dg_error *err)
+{
+    dg_plan_chunk *l = NULL;
+    dg_status st;
+    int n = 0;
+    if (!ref->logical)
+        return empty(ref->be, dtype, ref->ndim, ref->shape, NULL, ref, ref->nchunks, mode, 0,
+                     out, err);
+    DG_CHECK(dg_array_logical_layout(ref, &l, &n, err));
+    st = empty(ref->be, dtype, ref->ndim, ref->shape, l, NULL, n, mode, 0, out, err);
+    free(l);
+    return st;
 }
 
 /* ---- layouts (dg_layout.c holds the default one, the axis-whole one and the checks) */

@@ -112,6 +112,12 @@ dg_status dg_array_empty_core(dg_backend_i *be, int dtype, int ndim, const int64
                               const dg_plan_chunk *layout, int nchunks, int mode,
                               dg_array **out, dg_error *err);
 
+/* dg_array_empty_core in ref's layout (dg_array_logical_layout's: the
+ * layout ref was asked for), of ref's shape: without a copy of the layout
+ * where ref's chunks are it. */
+dg_status dg_array_empty_like_core(const dg_array *ref, int dtype, int mode, dg_array **out,
+                                   dg_error *err);
+
 static inline void dg_array_incref(dg_array *a) { a->refcnt++; }
 /* Drops a reference; the last one releases the buffers (stream-ordered). */
 void dg_array_decref(dg_array *a);

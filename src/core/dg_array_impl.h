@@ -81,6 +81,8 @@ dg_status dg_move_finish(dg_move *m, dg_status st, dg_array *r, dg_array **out, 
 
 /* Counts a loop on dev reading `region` of x in place from chunk c. */
 void dg_count_peer_read(const dg_array *x, const dg_chunk *c, const dg_box *region, int dev);
+/* The same for `bytes` already counted by the caller (read from peers). */
+void dg_count_peer_bytes(int64_t bytes);
 
 /* Where a loop reads one input region from. */
 typedef struct dg_region_src {

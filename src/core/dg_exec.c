@@ -439,28 +439,6 @@ static int ew_operands(const dg_ew_call *call, dg_array **ops)
     return nin + 1;
 }
 
-/* 1 if every operand region of every output chunk is read in place. */
-static int ew_all_in_place(const dg_ew_call *call)
-{
-    dg_array *ops[EW_OPS + 1], *o0 = call->out[0];
-    int nops = ew_operands(call, ops), ci, i;
-    for (ci = 0; ci < o0->nchunks; ci++) {
-        const dg_chunk *oc = &o0->chunks[ci], *in;
-        if (dg_box_size(&oc->box) == 0)
-            continue;
-        for (i = 0; i < nops; i++) {
-            dg_box R;
-            int bcast[DG_MAXDIM];
-            if (!ops[i])
-                continue;
-            input_region(ops[i], &oc->box, call->ndim, &R, bcast);
-            if (ew_find_source(ops[i], ci, &R, oc->device, &in) != DG_OK || !in)
-                return 0;
-        }
-    }
-    return 1;
-}
-
 /* 1 if a source of piece p was last written by another stream than dev's
  * compute stream (the moved pieces of a reshard: NCCL's receive buffers,
  * perhaps still in flight).  Such a piece waits for that stream, and a wait
@@ -490,36 +468,48 @@ dg_status dg_ew_apply(const dg_ew_call *call, dg_error *err)
         DG_CHECK(dg_array_unshare(call->out[i], err));
     memset(&w, 0, sizeof(w));
     dg_move_init(&mv, be);
-    if (ew_all_in_place(call)) {
-        /* the common case: one piece per output chunk, nothing moves (the
-         * lists sized once: no copies of them as they grow) */
+    {
+        /* the common case, tried first: every operand region of every
+         * output chunk read in place, one piece per output chunk, nothing
+         * moves (the lists sized once: no copies of them as they grow);
+         * where some region is not held in one place, the pieces made so
+         * far are dropped and the general way below runs */
+        int64_t peer = 0;
+        int in_place = 1;
         st = dg_grow((void **)&w.pieces, &w.cappieces, o0->nchunks, sizeof(ew_piece), 16, err);
         if (st == DG_OK)
             st = dg_grow((void **)&w.srcs, &w.capsrcs, o0->nchunks * nops, sizeof(ew_src), 8,
                          err);
-        for (ci = 0; ci < o0->nchunks && st == DG_OK; ci++) {
+        for (ci = 0; ci < o0->nchunks && st == DG_OK && in_place; ci++) {
             const dg_chunk *oc = &o0->chunks[ci];
             ew_piece p;
             if (dg_box_size(&oc->box) == 0)
                 continue;
             ew_piece_init(&p, ci, &oc->box);
-            for (i = 0; i < nops && st == DG_OK; i++) {
+            for (i = 0; i < nops && st == DG_OK && in_place; i++) {
                 dg_box R;
                 int bcast[DG_MAXDIM];
                 const dg_chunk *in = NULL;
                 if (!ops[i])
                     continue;
                 input_region(ops[i], &oc->box, call->ndim, &R, bcast);
-                st = ew_find_source(ops[i], ci, &R, oc->device, &in);
-                if (st == DG_OK) {
-                    dg_count_peer_read(ops[i], in, &R, oc->device);
-                    st = ew_push_src(&w, in, NULL, &p.src[i], err);
+                if (ew_find_source(ops[i], ci, &R, oc->device, &in) != DG_OK || !in) {
+                    in_place = 0;
+                    break;
                 }
+                if (in->device != oc->device)
+                    peer += dg_box_size(&R) * dg_dtype_size(ops[i]->dtype);
+                st = ew_push_src(&w, in, NULL, &p.src[i], err);
             }
-            if (st == DG_OK)
+            if (st == DG_OK && in_place)
                 st = ew_push_piece(&w, &p, err);
         }
-        goto run;
+        if (st == DG_OK && in_place)
+            dg_count_peer_bytes(peer);
+        if (st != DG_OK || in_place)
+            goto run;
+        w.npieces = 0;
+        w.nsrcs = 0;
     }
     for (ci = 0; ci < o0->nchunks && st == DG_OK; ci++) {
         const dg_chunk *oc = &o0->chunks[ci];

@@ -474,6 +474,11 @@ void dg_count_peer_read(const dg_array *x, const dg_chunk *c, const dg_box *regi
         counts.peer_read += dg_box_size(region) * dg_dtype_size(x->dtype);
 }
 
+void dg_count_peer_bytes(int64_t bytes)
+{
+    counts.peer_read += bytes;
+}
+
 /* batch NULL: a move of its own, run here; else the copies join *batch,
  * which the caller runs. */
 static dg_status fetch_region(dg_array *x, const dg_box *region, int dev, int peer_ok,

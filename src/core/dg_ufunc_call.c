@@ -75,11 +75,9 @@ static dg_status new_result(const dg_ufunc_call *c, const dg_array *ref, int dty
     dg_status st;
     int n = 0;
     if (ref && has_call_shape(c, ref))
-        DG_CHECK(dg_array_logical_layout(ref, &l, &n, err));
-    else
-        DG_CHECK(dg_layout_default(c->be->ndevices, c->ndim, c->shape,
-                                   (size_t)dg_dtype_size(dtype), c->min_split_bytes, &l, &n,
-                                   err));
+        return dg_array_empty_like_core(ref, dtype, DG_MODE_REPLICA, out, err);
+    DG_CHECK(dg_layout_default(c->be->ndevices, c->ndim, c->shape, (size_t)dg_dtype_size(dtype),
+                               c->min_split_bytes, &l, &n, err));
     st = dg_array_empty_core(c->be, dtype, c->ndim, c->shape, l, n, DG_MODE_REPLICA, out, err);
     free(l);
     return st;
