@@ -549,22 +549,17 @@ static void cache_flush(cu_dev *d)
     pthread_mutex_unlock(&d->mu);
 }
 
-static dg_status cu_alloc(dg_backend_i *be, int dev, size_t nbytes, void **ptr, dg_error *err)
+/* cu_alloc's first try: memory kept in the device's caches, no CUDA call
+ * (so no current device to keep, slot_alloc).  1 with *ptr set, 0 where the
+ * caches hold none of that size (nothing changed), -1 out of host memory. */
+static int cu_alloc_cached(cu_be *b, int dev, size_t nbytes, void **ptr)
 {
-    cu_be *b = cu_of(be);
-    cu_dev *d;
+    cu_dev *d = &b->devs[dev];
     void *p = NULL;
-    cudaError_t ce;
-    int ok = 0;
-    size_t want;
-    int cls;
-
-    DG_CHECK(cu_check_stream(b, dev, DG_STREAM_COMPUTE, "alloc", err));
-    d = &b->devs[dev];
+    int ok = 0, cls;
     if (nbytes == 0)
         nbytes = 1;
     cls = cache_class(nbytes);
-    want = cls >= 0 ? (size_t)1 << (CU_CACHE_MIN_SHIFT + cls) : nbytes;
     pthread_mutex_lock(&d->mu);
     if (cls >= 0 && d->ncache[cls] > 0) {
         p = d->cache[cls][d->ncache[cls] - 1];
@@ -580,12 +575,33 @@ static dg_status cu_alloc(dg_backend_i *be, int dev, size_t nbytes, void **ptr, 
     if (ok)
         d->in_use += nbytes;
     pthread_mutex_unlock(&d->mu);
-    if (p != NULL) {
-        if (!ok)
-            return dg_error_set(err, DG_ERR_NOMEM, dev, "out of host memory");
-        *ptr = p;
-        return DG_OK;
-    }
+    if (p == NULL)
+        return 0;
+    if (!ok)
+        return -1;
+    *ptr = p;
+    return 1;
+}
+
+static dg_status cu_alloc(dg_backend_i *be, int dev, size_t nbytes, void **ptr, dg_error *err)
+{
+    cu_be *b = cu_of(be);
+    cu_dev *d;
+    void *p = NULL;
+    cudaError_t ce;
+    int ok = 0, got;
+    size_t want;
+    int cls;
+
+    DG_CHECK(cu_check_stream(b, dev, DG_STREAM_COMPUTE, "alloc", err));
+    got = cu_alloc_cached(b, dev, nbytes, ptr);
+    if (got != 0)
+        return got > 0 ? DG_OK : dg_error_set(err, DG_ERR_NOMEM, dev, "out of host memory");
+    d = &b->devs[dev];
+    if (nbytes == 0)
+        nbytes = 1;
+    cls = cache_class(nbytes);
+    want = cls >= 0 ? (size_t)1 << (CU_CACHE_MIN_SHIFT + cls) : nbytes;
     DG_CHECK(cu_set_device(b, dev, err));
     ce = cudaMallocFromPoolAsync(&p, want, d->pool, d->st[DG_STREAM_COMPUTE].s);
     if (ce == cudaErrorMemoryAllocation) {
@@ -621,15 +637,17 @@ static dg_status cu_alloc(dg_backend_i *be, int dev, size_t nbytes, void **ptr, 
     return DG_OK;
 }
 
-static void cu_release(dg_backend_i *be, int dev, void *ptr)
+/* A release's first part (slot_release): ptr no longer live, and kept in the device's
+ * caches where they have room (1: done, no CUDA call), else 0: the caller
+ * frees it (cu_release_free). */
+static int cu_release_cached(cu_be *b, int dev, void *ptr)
 {
-    cu_be *b = cu_of(be);
     cu_dev *d;
     size_t size;
     int cls;
 
     if (ptr == NULL || dev < 0 || dev >= b->ndev)
-        return;
+        return 1;
     d = &b->devs[dev];
     pthread_mutex_lock(&d->mu);
     size = live_take(d, ptr);
@@ -639,18 +657,27 @@ static void cu_release(dg_backend_i *be, int dev, void *ptr)
                                           ? CU_CACHE_KEEP : CU_CACHE_KEEP_BIG)) {
         d->cache[cls][d->ncache[cls]++] = ptr; /* kept: see cache_class */
         pthread_mutex_unlock(&d->mu);
-        return;
+        return 1;
     }
     if (cls < 0 && size > 0 && large_keep(d, ptr, size)) {
         pthread_mutex_unlock(&d->mu);
-        return;
+        return 1;
     }
     pthread_mutex_unlock(&d->mu);
+    return 0;
+}
+
+/* The memory the caches did not keep handed back to the pool, ordered on
+ * the compute stream (sets the current device). */
+static void cu_release_free(cu_be *b, int dev, void *ptr)
+{
+    cu_dev *d = &b->devs[dev];
     if (cudaSetDevice(d->id) != cudaSuccess ||
         cudaFreeAsync(ptr, d->st[DG_STREAM_COMPUTE].s) != cudaSuccess)
         (void)cudaGetLastError(); /* never fails: at worst the memory is lost */
     cu_bump(b, dev, DG_STREAM_COMPUTE);
 }
+
 
 static size_t cu_bytes_in_use(dg_backend_i *be, int dev)
 {
@@ -879,20 +906,30 @@ static dg_status slot_device_info(dg_backend_i *be, int dev, char *name, size_t 
     return st;
 }
 
+/* An allocation or a release that the device's caches serve makes no CUDA
+ * call: no current device to save and restore (two runtime calls each, a
+ * part of every recorded elementwise call's host time). */
 static dg_status slot_alloc(dg_backend_i *be, int dev, size_t n, void **ptr, dg_error *err)
 {
+    cu_be *b = cu_of(be);
     dg_status st;
+    if (!cu_forked && dev >= 0 && dev < b->ndev) {
+        const int got = cu_alloc_cached(b, dev, n, ptr);
+        if (got != 0)
+            return got > 0 ? DG_OK : dg_error_set(err, DG_ERR_NOMEM, dev, "out of host memory");
+    }
     KEEP_DEVICE(cu_alloc(be, dev, n, ptr, err));
     return st;
 }
 
 static void slot_release(dg_backend_i *be, int dev, void *ptr)
 {
+    cu_be *b = cu_of(be);
     int prev;
-    if (cu_forked)
+    if (cu_forked || cu_release_cached(b, dev, ptr))
         return;
     prev = dev_save();
-    cu_release(be, dev, ptr);
+    cu_release_free(b, dev, ptr);
     dev_restore(prev);
 }
 
