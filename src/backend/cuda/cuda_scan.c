@@ -15,6 +15,7 @@
  *     block kernel), and each block scans its tile from the total before
  *     it: three launches, the input read twice. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cuda_internal.h"
@@ -73,6 +74,22 @@ static dg_status scan_check(const dg_scan_desc *d, int dev, int64_t *n, dg_error
     return DG_OK;
 }
 
+/* The fewest side-by-side rows (a scan along an outer axis) that a thread
+ * per row scans (coalesced: a warp reads 32 neighbouring rows' elements;
+ * DG_SCAN_UNROLL loads in flight a thread); fewer take a block a row (every
+ * element of a row in its own memory sector).  nsm * DG_CU_THREADS (a thread
+ * for every slot of the GPU) unless DGARRAY_SCAN_SIDE_ROWS says otherwise (a
+ * measuring aid, read at each call: the columns' scan of a 16384^2 float32
+ * grid, 16384 rows of 8192, takes a block a row by default). */
+static int64_t side_rows_min(int64_t nsm)
+{
+    const char *e = getenv("DGARRAY_SCAN_SIDE_ROWS");
+    long long v = 0;
+    if (e != NULL && sscanf(e, "%lld", &v) == 1 && v >= 2)
+        return (int64_t)v;
+    return nsm * DG_CU_THREADS;
+}
+
 /* Fills q from d (no extent 0) and chooses the threads per row and the
  * blocks (*blocks) for a device of nsm multiprocessors. */
 static void scan_args(const dg_scan_desc *d, int64_t nsm, dg_cu_scan *q, unsigned *blocks)
@@ -108,7 +125,7 @@ static void scan_args(const dg_scan_desc *d, int64_t nsm, dg_cu_scan *q, unsigne
     side = q->nrd > 0 && q->rows > 1 &&
            scan_abs(q->rsrc[q->nrd - 1]) < scan_abs(q->ss) &&
            scan_abs(q->rdst[q->nrd - 1]) < scan_abs(q->ds);
-    if (q->n <= SCAN_THREAD_N || (side && rows >= nsm * DG_CU_THREADS)) {
+    if (q->n <= SCAN_THREAD_N || (side && rows >= side_rows_min(nsm))) {
         q->tpr = 1;
         nb = (rows + DG_CU_THREADS - 1) / DG_CU_THREADS;
         if (nb > nsm * 16)
