@@ -223,6 +223,19 @@ static int dg_half_flags(double v, dg_half h)
 #define DG_HALF_ODD_C16(x) dg_half_odd64(dg_f8_bits((x).re))
 #define DG_HALF_RE_R(x) ((double)(x))
 #define DG_HALF_RE_C(x) ((double)(x).re)
+#define DG_CPU_HALF_RAISE(t, ODD, RE)                                          \
+    static void dg_cast_##t##_f2_raise(char *const *q, const int64_t *s,       \
+                                       int64_t m, const char *wq, int64_t ws)  \
+    {                                                                          \
+        int f = 0;                                                             \
+        for (int64_t i = 0; i < m; i++) {                                      \
+            const dg_ct_##t v = DG_AT(t, q[0] + i * s[0]);                     \
+            if ((wq == NULL || wq[i * ws]) && ODD(v))                          \
+                f |= dg_half_flags(RE(v), dg_cast_##t##_f2(v));                \
+        }                                                                      \
+        if (f)                                                                 \
+            feraiseexcept(f);                                                  \
+    }
 #define DG_CPU_HALF_CAST(t, ODD, RE)                                           \
     static void dg_cast_##t##_f2_fenv_loop(char *const *p, const int64_t *s,   \
                                            int64_t n, const char *w, int64_t ws)\
@@ -232,18 +245,16 @@ static int dg_half_flags(double v, dg_half h)
             char *const q[2] = {p[0] + i0 * s[0], p[1] + i0 * s[1]};           \
             const char *wq = w ? w + i0 * ws : NULL;                           \
             int odd = 0;                                                       \
-            for (int64_t i = 0; i < m; i++)                                    \
-                odd |= ODD(DG_AT(t, q[0] + i * s[0]));                         \
-            if (odd) { /* classified before the tile is written: in place */   \
-                int f = 0;                                                     \
-                for (int64_t i = 0; i < m; i++) {                              \
-                    const dg_ct_##t v = DG_AT(t, q[0] + i * s[0]);             \
-                    if ((wq == NULL || wq[i * ws]) && ODD(v))                  \
-                        f |= dg_half_flags(RE(v), dg_cast_##t##_f2(v));        \
-                }                                                              \
-                if (f)                                                         \
-                    feraiseexcept(f);                                          \
+            if (s[0] == DG_SZ(t)) { /* dense: the test vectorised */           \
+                const dg_ct_##t *a = (const dg_ct_##t *)q[0];                  \
+                for (int64_t i = 0; i < m; i++)                                \
+                    odd |= ODD(a[i]);                                          \
+            } else {                                                           \
+                for (int64_t i = 0; i < m; i++)                                \
+                    odd |= ODD(DG_AT(t, q[0] + i * s[0]));                     \
             }                                                                  \
+            if (odd) /* classified before the tile is written: in place */     \
+                dg_cast_##t##_f2_raise(q, s, m, wq, ws);                       \
             dg_cast_##t##_f2_loop(q, s, m, wq, ws);                            \
         }                                                                      \
     }
@@ -253,6 +264,7 @@ static int dg_half_flags(double v, dg_half h)
     X(u8, DG_HALF_ODD_I, DG_HALF_RE_R) X(f4, DG_HALF_ODD_F4, DG_HALF_RE_R)     \
     X(f8, DG_HALF_ODD_F8, DG_HALF_RE_R) X(c8, DG_HALF_ODD_C8, DG_HALF_RE_C)    \
     X(c16, DG_HALF_ODD_C16, DG_HALF_RE_C)
+DG_CPU_HALF_CASTS(DG_CPU_HALF_RAISE)
 DG_CPU_HALF_CASTS(DG_CPU_HALF_CAST)
 
 #define DG_CPU_HALF_PTR(t, ODD, RE) [DG_DT_##t] = dg_cast_##t##_f2_fenv_loop,
