@@ -920,3 +920,135 @@ def test_empty_and_0d():
         warnings.simplefilter("always")
         np.median(dg.zeros(0))
     assert any("Mean of empty slice" in str(x.message) for x in w)
+
+
+# ---- signed zeros (the selection's keys make -0.0 and 0.0 one key) -------------------------
+
+def same_signs(got, want, msg):
+    """got is NumPy's want: the values (to tol of the dtype: interpolated
+    along an axis in another order), and the sign of every zero."""
+    g, w = np.asarray(got.get()), np.asarray(want)
+    assert g.dtype == w.dtype, msg
+    np.testing.assert_allclose(g, w, rtol=tol(w.dtype), equal_nan=True, err_msg=msg)
+    zero = w == 0
+    np.testing.assert_array_equal(np.signbit(g[zero]), np.signbit(w[zero]), msg)
+
+
+# arrays whose zeros have one sign: NumPy's result does not depend on its
+# partition's order of equal values
+ONE_SIGN = [[-0.0], [-0.0, -0.0], [-0.0, -0.0, 1.0], [1.0, -0.0, -0.0, 2.0],
+            [-1.0, -0.0, -0.0, 1.0], [-0.0, -2.0, -0.0, 3.0, -0.0, -0.0, 5.0],
+            [-0.0, np.nan, -0.0, 1.0, np.nan], [0.0, 0.0, -1.0], [-3.0, -0.0, 2.0, -1.0]]
+QS = [0.0, 0.2, 0.3, 0.5, 0.75, 1.0]
+
+
+def order_stats(d, x, method):
+    """(name, dgarray's result, NumPy's) of every order statistic of d
+    (x on the host) over axis None."""
+    out = [("median", np.median(d), np.median(x)),
+           ("nanmedian", np.nanmedian(d), np.nanmedian(x))]
+    for q in (0.5, 0.25, QS):  # Python floats: NumPy's weak q
+        out.append((f"quantile {q}", np.quantile(d, q, method=method),
+                    np.quantile(x, q, method=method)))
+        out.append((f"nanquantile {q}", np.nanquantile(d, q, method=method),
+                    np.nanquantile(x, q, method=method)))
+    out.append(("percentile", np.percentile(d, np.array([30.0, 50.0], np.float32), method=method),
+                np.percentile(x, np.array([30.0, 50.0], np.float32), method=method)))
+    out.append(("nanpercentile", np.nanpercentile(d, 75, method=method),
+                np.nanpercentile(x, 75, method=method)))
+    return out
+
+
+@pytest.mark.parametrize("method", METHODS)
+@pytest.mark.parametrize("dtype", ["f2", "f4", "f8"])
+def test_signed_zeros_of_all(dtype, method, ndev, selection):
+    """Where every zero of the array has one sign, a whole array's median,
+    quantiles and percentiles (their nan* forms too) give NumPy's values
+    and NumPy's sign of each zero: the element itself (discrete methods),
+    NumPy's mean of the middle pair (median), its interpolation (lerp,
+    whose sign of a zero depends on the weight's side), on every layout,
+    by selection and by sort."""
+    for vals in ONE_SIGN:
+        x = np.array(vals, dtype)
+        for name, d in layouts(x, ndev, ("default", "strided", "replicated", "overlap")):
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", RuntimeWarning)
+                for what, got, want in order_stats(d, x, method):
+                    same_signs(got, want, f"{vals} {name} {what}")
+
+
+@pytest.mark.parametrize("dtype", ["f2", "f4", "f8"])
+def test_signed_zeros_along_axes(dtype, ndev):
+    """Along an axis (rows sorted where they are): NumPy's values and sign
+    of each zero, where every zero of a row has one sign."""
+    x = np.array([[-0.0, -0.0, 1.0, -0.0], [2.0, -0.0, -1.0, -0.0], [-0.0] * 4,
+                  [0.0, 1.0, 0.0, 0.0]], dtype)
+    for name, d in layouts(x, ndev, ("default", "cols", "strided")):
+        for axis in (0, 1):
+            same_signs(np.median(d, axis=axis), np.median(x, axis=axis), f"{name} {axis}")
+            same_signs(np.nanmedian(d, axis=axis), np.nanmedian(x, axis=axis), name)
+            for method in METHODS:
+                for q in (0.3, 0.5, [0.1, 0.9]):
+                    same_signs(np.quantile(d, q, axis=axis, method=method),
+                               np.quantile(x, q, axis=axis, method=method),
+                               f"{name} {axis} {method} {q}")
+                    same_signs(np.nanquantile(d, q, axis=axis, method=method),
+                               np.nanquantile(x, q, axis=axis, method=method),
+                               f"{name} {axis} {method} {q}")
+
+
+@pytest.mark.parametrize("dtype", ["f2", "f4", "f8"])
+def test_mixed_signed_zeros_of_all(dtype, ndev, selection):
+    """Zeros of both signs at a rank: NumPy gives whichever its partition
+    puts there; dgarray's rule (_quantiles._signed_zeros) gives +0.0, by
+    selection and by sort, on every layout; the value is NumPy's."""
+    for vals in ([-0.0, 0.0], [0.0, -0.0, -0.0], [-0.0, -0.0, 0.0, -0.0, 1.0],
+                 [-1.0, 0.0, -0.0, 2.0]):
+        x = np.array(vals, dtype)
+        for name, d in layouts(x, ndev, ("default", "strided", "replicated")):
+            for method in ("lower", "higher", "nearest", "linear"):
+                for q in (0.0, 0.3, 0.5, 0.6, 1.0):
+                    got = np.quantile(d, q, method=method).get()
+                    want = np.quantile(x, q, method=method)
+                    assert got == want, (vals, name, method, q)
+                    if got == 0:
+                        assert not np.signbit(got), (vals, name, method, q)
+
+
+@pytest.mark.parametrize("narrow", ["host", "device", "never", "first"])
+def test_signed_zeros_of_large_arrays(narrow, ndev, monkeypatch):
+    """Past the sort threshold, every way the selection narrows its keys:
+    a -0.0 at the ranks asked comes back -0.0 where the array holds no
+    +0.0, +0.0 where it holds one (NumPy's, where its zeros have one sign)."""
+    narrow_as(narrow, monkeypatch)
+    for dtype in ("f2", "f4", "f8"):
+        x = values(dtype, (20001,), 3)
+        x[x == 0] = 1.0
+        x[5000:15000] = -0.0
+        d = dg.distributed_array(x, {k: slice(20001 * k // ndev, 20001 * (k + 1) // ndev)
+                                     for k in range(ndev)})
+        for method in ("lower", "linear", "nearest"):
+            for q in (0.5, [0.3, 0.5, 0.65]):
+                same_signs(np.quantile(d, q, method=method), np.quantile(x, q, method=method),
+                           f"{dtype} {method} {q}")
+        same_signs(np.median(d), np.median(x), dtype)
+        x[17] = 0.0
+        d = dg.asarray(x)
+        got = np.quantile(d, 0.5, method="lower").get()
+        assert got == 0 and not np.signbit(got), dtype
+
+
+def test_signed_zeros_cost_only_at_zeros(ndev, monkeypatch):
+    """The sign of a zero costs one reduction of the array, and only where
+    a value found is a zero (the common path reads nothing more)."""
+    calls = []
+    real = _quantiles.min_
+    monkeypatch.setattr(_quantiles, "min_", lambda a: calls.append(a.size) or real(a))
+    x = values("f4", (20001,), 7)
+    d = dg.asarray(x)
+    same(np.median(d), np.median(x))
+    same(np.quantile(d, [0.1, 0.9]), np.quantile(x, [0.1, 0.9]))
+    assert calls == []
+    x[x != 0] = -0.0
+    same_signs(np.quantile(dg.asarray(x), [0.1, 0.9]), np.quantile(x, [0.1, 0.9]), "zeros")
+    assert calls == [x.size]

@@ -25,7 +25,7 @@ from ._creation import asarray, full
 from ._elementwise import copyto
 from ._indexing import take, where
 from ._numeric import count_nonzero
-from ._reductions import _write_out, any as any_, mean, sum as sum_
+from ._reductions import _write_out, any as any_, mean, min as min_, sum as sum_
 from ._shape import argsort, broadcast_to, concatenate, moveaxis, ravel, reshape, sort, transpose
 from ._sortsearch import take_along_axis
 from ._stats import weights_valid
@@ -428,8 +428,31 @@ def select_ranks(x, ranks, sel=None):
             numpy.empty(0, x.dtype)
     else:
         vals = numpy.array(sel.values(uniq), dtype=x.dtype)
+    vals = _signed_zeros(x, vals)
     pos = {r: i for i, r in enumerate(uniq)}
     return numpy.array([vals[pos[r]] for r in ranks], dtype=x.dtype)
+
+
+def _signed_zeros(x, vals):
+    """vals (host values of ranks of all of x's elements) with each zero
+    given its sign by dgarray's rule: -0.0 where x holds no +0.0 (then
+    every zero of x is -0.0, and so is NumPy's element at that rank),
+    else +0.0.  Where x holds zeros of both signs, NumPy's element at a
+    rank among them is whichever its partition puts there (its
+    introselect's order of equal values); dgarray answers +0.0 then, on
+    every path and layout (a selection's keys make -0.0 and 0.0 one key,
+    so its values are found without the sign; a sort's, stable, would
+    give the zero of the input order).  Interpolated results (the mean of
+    a median's middle pair, a quantile's lerp) are then made from these
+    values as NumPy makes them, so they take NumPy's sign of zero.  Costs
+    one reduction of x (the minimum of its bits: +0.0's are all zero),
+    only where a value found is a zero."""
+    if x.dtype.kind != "f" or not numpy.any(vals == 0):
+        return vals
+    bits = _core._view_dtype(x if x.mode == "replica" else x.change_mode("replica"),
+                             numpy.dtype(f"u{x.dtype.itemsize}"), 0)
+    zero = numpy.array(0.0 if int(min_(bits)) == 0 else -0.0, x.dtype)
+    return numpy.where(vals == 0, zero, vals)
 
 
 def count_nan_with(x, sel):

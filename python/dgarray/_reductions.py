@@ -153,8 +153,8 @@ def ufunc_reduce(ufunc, a, axis=0, dtype=None, out=None, keepdims=False,
                         _LAZY_MODE.get(ufunc))
     if post is not None:
         res = ufunc(res, post)
-    if res.dtype != rdt:
-        res = res.astype(rdt)
+    if res.dtype != rdt:  # a float16 sum's overflow there is NumPy's "reduce"
+        res = _core._cast_reduced(res, rdt)
     if out is not None:
         return _write_out(res, out)
     return res

@@ -372,8 +372,6 @@ static PyObject *m_astype(DgArrayObject *self, PyObject *args, PyObject *kw)
     static char *kwlist[] = {"dtype", "order", "casting", "subok", "copy", NULL};
     PyObject *dtype, *order = Py_None, *casting = Py_None, *subok = Py_True, *copy = Py_True;
     int dt;
-    dg_array *out = NULL;
-    dg_error err = DG_ERROR_INIT;
     if (!PyArg_ParseTupleAndKeywords(args, kw, "O|OOOO:astype", kwlist, &dtype, &order,
                                      &casting, &subok, &copy))
         return NULL;
@@ -395,25 +393,29 @@ static PyObject *m_astype(DgArrayObject *self, PyObject *args, PyObject *kw)
             return NULL;
         Py_DECREF(r);
     }
-    {
-        dg_array *src = NULL;
-        uint32_t fpe_was;
-        dg_status st;
-        /* NumPy's casts report "invalid value encountered in cast" */
-        if (dgpy_fpe_begin(&fpe_was) < 0)
-            return NULL;
-        st = dgpy_replica(self, &src, &err);
-        if (st == DG_OK)
-            st = dg_array_cast(src, dt, &out, &err);
-        if (src)
-            dg_array_decref(src);
-        if (dgpy_fpe_end(fpe_was, st == DG_OK, &out, 1, "cast") < 0 && st == DG_OK) {
-            dg_array_decref(out);
-            return NULL;
-        }
-        if (st != DG_OK)
-            return dgpy_raise(&err);
+    /* NumPy's casts report "invalid value encountered in cast" */
+    return dgpy_cast_reported(self, dt, "cast");
+}
+
+PyObject *dgpy_cast_reported(DgArrayObject *self, int dt, const char *name)
+{
+    dg_array *src = NULL, *out = NULL;
+    dg_error err = DG_ERROR_INIT;
+    uint32_t fpe_was;
+    dg_status st;
+    if (dgpy_fpe_begin(&fpe_was) < 0)
+        return NULL;
+    st = dgpy_replica(self, &src, &err);
+    if (st == DG_OK)
+        st = dg_array_cast(src, dt, &out, &err);
+    if (src)
+        dg_array_decref(src);
+    if (dgpy_fpe_end(fpe_was, st == DG_OK, &out, 1, name) < 0 && st == DG_OK) {
+        dg_array_decref(out);
+        return NULL;
     }
+    if (st != DG_OK)
+        return dgpy_raise(&err);
     return dgpy_wrap(out);
 }
 

@@ -344,6 +344,18 @@ int dgpy_fpe_begin(uint32_t *was);
  * NULL: by the ufunc whose loop noted it).  0, or -1 (nothing set where
  * !ok; else an exception set: FloatingPointError, a callback's). */
 int dgpy_fpe_end(uint32_t was, int ok, dg_array *const *res, int nres, const char *name);
+/* a's elements cast into dtype dt (a new array, its layout), the cast's
+ * floating-point errors reported under NumPy's errstate named `name` in
+ * NumPy's message ("cast"; "reduce" for a reduction's result cast back):
+ * dgpy_fpe_begin / dgpy_fpe_end around dg_array_cast.  A new reference, or
+ * NULL with an exception set.  (array.c) */
+PyObject *dgpy_cast_reported(DgArrayObject *a, int dt, const char *name);
+/* 1 where NumPy's cast from dtype `from` into `to` can raise a
+ * floating-point error (a float into an integer: invalid; into a narrower
+ * float: overflow, underflow; an integer wider than int16, or uint16, into
+ * float16: overflow), 0 for the others (exact, or wrapping integers).
+ * (fpe.c) */
+int dgpy_cast_may_raise(int from, int to);
 /* Reports what device work noted since the last report (host reads call
  * it after their wait).  0, or -1 with an exception set. */
 int dgpy_fpe_report(void);

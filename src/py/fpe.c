@@ -115,3 +115,16 @@ int dgpy_fpe_end(uint32_t was, int ok, dg_array *const *res, int nres, const cha
      * (only the process owning a device notes its work) */
     return report_as(name, dg_fpe_strict(word));
 }
+
+int dgpy_cast_may_raise(int from, int to)
+{
+    const char kf = dg_dtype_kind(from), kt = dg_dtype_kind(to);
+    const int pf = dg_dtype_size(from) / (kf == 'c' ? 2 : 1);
+    const int pt = dg_dtype_size(to) / (kt == 'c' ? 2 : 1);
+    if (kf == 'b' || kt == 'b')
+        return 0;
+    if (kf == 'f' || kf == 'c')
+        return kt == 'i' || kt == 'u' || pt < pf; /* invalid; narrowing: over, under */
+    /* integers: into float16, those past its largest value (65504) */
+    return to == DG_FLOAT16 && (from == DG_UINT16 || dg_dtype_size(from) > 2);
+}

@@ -199,14 +199,33 @@ static PyObject *f_copyto(PyObject *mod, PyObject *args)
         st = dg_array_assign(d, s, &err);
     } else if (st == DG_OK) {
         dg_ew_call call;
+        /* a cast that can raise (dgpy_cast_may_raise: float -> narrower
+         * float or integer, integer -> float16) runs under NumPy's errstate
+         * and reports as NumPy's __setitem__ does ("cast", at the call: it
+         * waits for dst); other copies raise nothing and do not wait */
+        const int loop = dg_loop_cast(s->dtype, d->dtype);
+        const int fpe = dgpy_cast_may_raise(s->dtype, d->dtype);
+        uint32_t fpe_was = 0;
+        if (fpe && dgpy_fpe_begin(&fpe_was) < 0) {
+            dg_array_decref(s);
+            if (w)
+                dg_array_decref(w);
+            return NULL;
+        }
         memset(&call, 0, sizeof call);
-        call.loop = dg_loop_cast(s->dtype, d->dtype);
+        call.loop = loop;
         call.ndim = d->ndim;
         memcpy(call.shape, d->shape, (size_t)d->ndim * sizeof(int64_t));
         call.in[0].arr = s;
         call.out[0] = d;
         call.where = w;
         st = dg_ew_apply(&call, &err);
+        if (fpe && dgpy_fpe_end(fpe_was, st == DG_OK, &d, 1, "cast") < 0 && st == DG_OK) {
+            dg_array_decref(s);
+            if (w)
+                dg_array_decref(w);
+            return NULL;
+        }
     }
     if (s)
         dg_array_decref(s);

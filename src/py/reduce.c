@@ -176,7 +176,27 @@ static PyObject *f_scan(PyObject *mod, PyObject *args)
     return dgpy_wrap(out);
 }
 
+/* _cast_reduced(a, dtype): a reduction's result (a float16 sum or product,
+ * reduced in float32 as NumPy's half loops do) cast back into the dtype, its
+ * overflow reported as NumPy reports it: "reduce", not "cast". */
+static PyObject *f_cast_reduced(PyObject *mod, PyObject *args)
+{
+    PyObject *ao, *dto;
+    int dt;
+    (void)mod;
+    if (!PyArg_ParseTuple(args, "O!O", dgpy_st->array_type, &ao, &dto) ||
+        dgpy_dtype_from_obj(dto, &dt) < 0)
+        return NULL;
+    if (dt < 0) {
+        PyErr_SetString(PyExc_TypeError, "_cast_reduced needs a dtype dgarray holds");
+        return NULL;
+    }
+    return dgpy_cast_reported((DgArrayObject *)ao, dt, "reduce");
+}
+
 PyMethodDef dgpy_reduce_methods[] = {
+    {"_cast_reduced", f_cast_reduced, METH_VARARGS,
+     "(a, dtype): a reduction's result cast back, its errors named 'reduce'"},
     {"_reduce", f_reduce, METH_VARARGS, "core reduction: see f_reduce in src/py/reduce.c"},
     {"_scan", f_scan, METH_VARARGS, "inclusive scan along an axis: (a, ufunc, axis)"},
     {NULL, NULL, 0, NULL},

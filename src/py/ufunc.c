@@ -762,6 +762,37 @@ static int result_to_host(dg_array *res, PyObject *out, PyObject *wherep)
     return 0;
 }
 
+/* NumPy's loops cast into their dtypes in buffers of this many elements
+ * (numpy.getbufsize(), default) */
+#define NPY_BUFSIZE_DEFAULT 8192
+
+/* The name NumPy's messages give the floating-point errors of a call's
+ * casts: a result cast into out= of another dtype, and an input cast into
+ * the loop's dtype (dtype=, signature=) of more elements than NumPy's
+ * buffer, are named by the ufunc ("overflow encountered in add"); smaller
+ * inputs NumPy casts ahead of the loop, as a cast ("... in cast").  Only
+ * casts that can raise (dgpy_cast_may_raise) count: int -> float64 of a
+ * mixed-dtype call neither names nor waits.  NULL:
+ * by the work that noted them (the loop's by the ufunc, a cast's "cast"),
+ * reported at the call only where errstate asks more than a warning
+ * (dgpy_fpe_end: a name makes the call wait). */
+static const char *fpe_name(int id, int nin, int nout, const operand *ops,
+                            PyObject *const *outs, const int *loop_dt)
+{
+    int i, named = 0;
+    for (i = 0; i < nout; i++)
+        if (outs[i] && DgArray_Check(outs[i]) &&
+            dgpy_cast_may_raise(loop_dt[nin + i], ((DgArrayObject *)outs[i])->arr->dtype))
+            named = 1;
+    for (i = 0; i < nin; i++)
+        if (ops[i].kind == OP_ARRAY && dgpy_cast_may_raise(ops[i].dtype, loop_dt[i])) {
+            if (dg_shape_size(ops[i].ndim, ops[i].shape) <= NPY_BUFSIZE_DEFAULT)
+                return NULL;
+            named = 1;
+        }
+    return named ? dg_ufunc_name(id) : NULL;
+}
+
 /* Applies ufunc `id` to inputs args[0..nin) with the keyword arguments. */
 static PyObject *ufunc_apply(int id, PyObject *ufunc, PyObject *const *args, int nargs,
                              PyObject *kwargs)
@@ -935,7 +966,9 @@ done:
             PyObject *o = nout == 1 ? ret : PyTuple_GET_ITEM(ret, i);
             res[i] = DgArray_Check(o) ? ((DgArrayObject *)o)->arr : NULL;
         }
-        if (dgpy_fpe_end(fpe_was, ret != NULL, res, nout, NULL) < 0 && ret)
+        if (dgpy_fpe_end(fpe_was, ret != NULL, res, nout,
+                         ret ? fpe_name(id, nin, nout, ops, outs, loop_dt) : NULL) < 0 &&
+            ret)
             Py_CLEAR(ret);
     }
     dg_ufunc_call_clear(&c);

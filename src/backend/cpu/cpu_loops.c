@@ -12,6 +12,8 @@
  * Where the binding handed over NumPy's own loop (cpu_ext.h), that loop runs
  * the innermost axis instead, and reductions and scans call it the way
  * NumPy's reduce and accumulate do, so that results are NumPy's bits. */
+#include <fenv.h>
+#include <math.h>
 #include <stdalign.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -169,6 +171,114 @@ static const dg_cpu_kernel dg_cpu_kernels[] = {
 
 _Static_assert(sizeof dg_cpu_kernels / sizeof dg_cpu_kernels[0] == DG_NLOOPS,
                "one CPU kernel per loop of DG_LOOP_LIST");
+
+/* ---- casts into float16 and the floating-point status -------------------
+ * NumPy's conversions to float16 (npy_float_to_half, npy_double_to_half,
+ * integers through float) are integer arithmetic that raises overflow (a
+ * finite value rounding to inf) and underflow (a value not 0 below 2^-14,
+ * the smallest normal, not held exactly: tiny before rounding) in the status
+ * by hand.  kernels/dg_scalar.h's conversions, shared with the GPUs, raise
+ * nothing, so that the CPU's casts into float16 ran silent under fenv
+ * (found in session 17: astype, out= and dtype= casts, copies into a
+ * float16 array).  These loops raise them as NumPy's do, tile by tile: the
+ * tile's inputs tested first (one compare each: |v| below 2^-14 and not 0,
+ * or at least 65520, the first value that rounds to inf; NaN never), and
+ * only a tile holding such a value has its elements classified (each one
+ * converted again).  Sources that reach neither bound (bool, 8-bit and int16
+ * integers, float16) keep the plain loop. */
+#define DG_HALF_TILE 1024
+
+/* The cheap tests, on the bits of |x| (integer compares: a float compare
+ * of a NaN, vectorised, raises invalid in the status being read): not 0 and
+ * below 2^-14, or at least 65520 (inf included, NaN not). */
+static inline int dg_half_odd32(uint32_t u)
+{
+    const uint32_t b = u & 0x7fffffffu;
+    return ((b != 0) & (b < 0x38800000u)) | ((b >= 0x477ff000u) & (b <= 0x7f800000u));
+}
+static inline int dg_half_odd64(uint64_t u)
+{
+    const uint64_t b = u & 0x7fffffffffffffffull;
+    return ((b != 0) & (b < 0x3f10000000000000ull)) |
+           ((b >= 0x40effe0000000000ull) & (b <= 0x7ff0000000000000ull));
+}
+static inline int dg_half_odd_int(double v) { return fabs(v) >= 65520.0; }
+
+/* The status flags NumPy's conversion of v (not NaN) raises where it gives h. */
+static int dg_half_flags(double v, dg_half h)
+{
+    if ((h & 0x7fffu) == 0x7c00u && !isinf(v))
+        return FE_OVERFLOW | FE_INEXACT;
+    if (v != 0 && fabs(v) < 0x1p-14 && (double)dg_half_to_float(h) != v)
+        return FE_UNDERFLOW | FE_INEXACT;
+    return 0;
+}
+
+/* ODD(x): the cheap test of a source element; RE(x): its value (or its real
+ * part's) as double, read only where ODD holds (never a NaN) */
+#define DG_HALF_ODD_I(x) dg_half_odd_int((double)(x))
+#define DG_HALF_ODD_F4(x) dg_half_odd32(dg_f4_bits(x))
+#define DG_HALF_ODD_F8(x) dg_half_odd64(dg_f8_bits(x))
+#define DG_HALF_ODD_C8(x) dg_half_odd32(dg_f4_bits((x).re))
+#define DG_HALF_ODD_C16(x) dg_half_odd64(dg_f8_bits((x).re))
+#define DG_HALF_RE_R(x) ((double)(x))
+#define DG_HALF_RE_C(x) ((double)(x).re)
+#define DG_CPU_HALF_RAISE(t, ODD, RE)                                          \
+    static void dg_cast_##t##_f2_raise(char *const *q, const int64_t *s,       \
+                                       int64_t m, const char *wq, int64_t ws)  \
+    {                                                                          \
+        int f = 0;                                                             \
+        for (int64_t i = 0; i < m; i++) {                                      \
+            const dg_ct_##t v = DG_AT(t, q[0] + i * s[0]);                     \
+            if ((wq == NULL || wq[i * ws]) && ODD(v))                          \
+                f |= dg_half_flags(RE(v), dg_cast_##t##_f2(v));                \
+        }                                                                      \
+        if (f)                                                                 \
+            feraiseexcept(f);                                                  \
+    }
+#define DG_CPU_HALF_CAST(t, ODD, RE)                                           \
+    static void dg_cast_##t##_f2_fenv_loop(char *const *p, const int64_t *s,   \
+                                           int64_t n, const char *w, int64_t ws)\
+    {                                                                          \
+        for (int64_t i0 = 0; i0 < n; i0 += DG_HALF_TILE) {                     \
+            const int64_t m = n - i0 < DG_HALF_TILE ? n - i0 : DG_HALF_TILE;   \
+            char *const q[2] = {p[0] + i0 * s[0], p[1] + i0 * s[1]};           \
+            const char *wq = w ? w + i0 * ws : NULL;                           \
+            int odd = 0;                                                       \
+            if (s[0] == DG_SZ(t)) { /* dense: the test vectorised */           \
+                const dg_ct_##t *a = (const dg_ct_##t *)q[0];                  \
+                for (int64_t i = 0; i < m; i++)                                \
+                    odd |= ODD(a[i]);                                          \
+            } else {                                                           \
+                for (int64_t i = 0; i < m; i++)                                \
+                    odd |= ODD(DG_AT(t, q[0] + i * s[0]));                     \
+            }                                                                  \
+            if (odd) /* classified before the tile is written: in place */     \
+                dg_cast_##t##_f2_raise(q, s, m, wq, ws);                       \
+            dg_cast_##t##_f2_loop(q, s, m, wq, ws);                            \
+        }                                                                      \
+    }
+#define DG_CPU_HALF_CASTS(X)                                                   \
+    X(u2, DG_HALF_ODD_I, DG_HALF_RE_R) X(i4, DG_HALF_ODD_I, DG_HALF_RE_R)      \
+    X(u4, DG_HALF_ODD_I, DG_HALF_RE_R) X(i8, DG_HALF_ODD_I, DG_HALF_RE_R)      \
+    X(u8, DG_HALF_ODD_I, DG_HALF_RE_R) X(f4, DG_HALF_ODD_F4, DG_HALF_RE_R)     \
+    X(f8, DG_HALF_ODD_F8, DG_HALF_RE_R) X(c8, DG_HALF_ODD_C8, DG_HALF_RE_C)    \
+    X(c16, DG_HALF_ODD_C16, DG_HALF_RE_C)
+DG_CPU_HALF_CASTS(DG_CPU_HALF_RAISE)
+DG_CPU_HALF_CASTS(DG_CPU_HALF_CAST)
+
+#define DG_CPU_HALF_PTR(t, ODD, RE) [DG_DT_##t] = dg_cast_##t##_f2_fenv_loop,
+static const dg_cpu_kernel dg_cpu_half_casts[DG_NDTYPES] = {DG_CPU_HALF_CASTS(DG_CPU_HALF_PTR)};
+
+/* The CPU kernel of a loop: dg_cpu_kernels[], but the casts into float16
+ * above.  (A cast's loop id is from * DG_NDTYPES + to: dg_loops.h.) */
+static dg_cpu_kernel dg_cpu_kernel_of(int loop)
+{
+    if (loop >= 0 && loop < DG_NDTYPES * DG_NDTYPES && loop % DG_NDTYPES == DG_DT_f2 &&
+        dg_cpu_half_casts[loop / DG_NDTYPES])
+        return dg_cpu_half_casts[loop / DG_NDTYPES];
+    return dg_cpu_kernels[loop];
+}
 
 /* Operands of the where mask and the loop, as one strided space. */
 #define DG_CPU_NOPS (DG_MAXLOOPOPS + 1)
@@ -494,7 +604,7 @@ void dg_cpu_ew_run(const dg_ew_desc *d)
     dg_cpu_coalesce(&ndim, shape, nops, st);
 
     const dg_cpu_ext *ext = dg_cpu_ext_of(d->loop);
-    dg_cpu_kernel kern = dg_cpu_kernels[d->loop];
+    dg_cpu_kernel kern = dg_cpu_kernel_of(d->loop);
     if (li->ufunc == DG_UF_power && li->dtypes[0] == DG_FLOAT32)
         kern = dg_power_f4_sexp_loop;
     else if (li->ufunc == DG_UF_power && li->dtypes[0] == DG_FLOAT64)
@@ -562,7 +672,7 @@ void dg_cpu_loop_inner(int loop, char *const *p, const int64_t *s, int64_t n)
 {
     const dg_loop_info *li = &dg_loops[loop];
     const dg_cpu_ext *ext = dg_cpu_ext_of(loop);
-    dg_cpu_kernel kern = dg_cpu_kernels[loop];
+    dg_cpu_kernel kern = dg_cpu_kernel_of(loop);
     if (ext && !t_soft) {
         dg_cpu_ext_run(ext, li->nin + li->nout, p, s, n, NULL, 0);
         return;
