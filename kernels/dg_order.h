@@ -82,13 +82,18 @@ DG_HD uint64_t dg_order_key_i8(int64_t a) { return (uint64_t)a ^ ((uint64_t)1 <<
 DG_HD uint64_t dg_order_key_f2(dg_half a) { return dg_order_fkey(a, 16, 0x7C00u, 0x03FFu); }
 /* float32's key in 32-bit arithmetic without branches (dg_order_fkey's,
  * every bit pattern checked on the host): the radix counts find a key for
- * each of 2^28 elements at the memory's speed. */
+ * each of 2^28 elements at the memory's speed.  The two cases are masks,
+ * not conditional expressions: gcc turned `m ? b : 0` and `m > inf ? ~0 :
+ * k` into two branches, the common case (a negative number) jumping out of
+ * the loop and back, so the CPU count and select loops ran at the speed
+ * their code's placement allowed (18.9% against 13.4% of a median's time
+ * from one build to the next, the loop's source unchanged). */
 DG_HD uint64_t dg_order_key_f4(float a)
 {
     const uint32_t b = dg_f4_bits(a), m = b & 0x7FFFFFFFu;
-    const uint32_t z = m ? b : 0u; /* -0.0 as 0.0 */
+    const uint32_t z = b & (0u - (uint32_t)(m != 0u)); /* -0.0 as 0.0 */
     const uint32_t k = z ^ ((0u - (z >> 31)) | 0x80000000u);
-    return m > 0x7F800000u ? 0xFFFFFFFFu : k; /* every NaN all ones */
+    return k | (0u - (uint32_t)(m > 0x7F800000u)); /* every NaN all ones */
 }
 DG_HD uint64_t dg_order_key_f8(double a)
 {

@@ -66,31 +66,103 @@ static void copy_block(int ndim, const int64_t *shape, int isz, const char *src,
     } while (step_outer(ndim, shape, idx, 2, p, st));
 }
 
+/* A keyed selection's test of a key's prefix in the arithmetic of the
+ * dtype's key width: keys of at most 32 bits compared in 32 bits (gcc then
+ * scans a block four keys at a time with SSE2; 64-bit unsigned compares
+ * have no SSE2 instruction), the test (key >> ps) - lo <= span the same as
+ * the desc's in 64 bits: ps is pshift, lo the same where it fits, span cut
+ * to the largest prefix less lo (a prefix below lo, wrapping around, stays
+ * above it).  0 where no key of `bits` bits can be under the prefixes (the
+ * row adds nothing); every key is under them where pshift is past the
+ * key's width and lo is 0 (ps 0, lo 0, span all ones). */
+typedef struct keyed_test {
+    int ps;
+    uint32_t lo, span;
+} keyed_test;
+
+static int keyed_narrow(int bits, int pshift, uint64_t lo, uint64_t span, keyed_test *t)
+{
+    const uint64_t top = bits >= 32 ? 0xFFFFFFFFu : ((uint64_t)1 << bits) - 1;
+    t->ps = 0;
+    t->lo = 0;
+    t->span = 0xFFFFFFFFu;
+    if (pshift >= bits) /* every key's prefix is 0 */
+        return 0 - lo <= span;
+    if (lo > (top >> pshift))
+        return 0;
+    t->ps = pshift;
+    t->lo = (uint32_t)lo;
+    t->span = (uint32_t)(span < 0xFFFFFFFFu - lo ? span : 0xFFFFFFFFu - lo);
+    return 1;
+}
+
 /* The keyed selection of one row of n elements ss bytes apart (dtype sfx t,
  * C type ct): those whose keys are under lo .. hi at pshift appended to dst
  * from index k on, those from index cap on counted only; returns the new k.
  * The desc's fields are locals here: read through it, they would be
  * reloaded after every store to dst (which may alias anything), and the
- * dtype's switch with them. */
+ * dtype's switch with them.
+ *
+ * A block of DG_KEYED_BLOCK elements is first only counted, with no
+ * branch on the data (a key's test summed; vectorised where the keys are
+ * 32 bits wide and the row dense), and skipped where none is under the
+ * prefixes: a median's gathering keeps a small part of x (at most 1/8 per
+ * device; mostly far less), so most blocks are only read.  A block with
+ * some is gathered into a local buffer without branches (each element
+ * written at the next place, which moves on where it is kept) and copied
+ * out up to cap.  The loop's cost is then its instructions' and not that
+ * of a data-dependent branch per element, whose layout decided the speed
+ * before: 13.4% against 18.9% of a median's time in two builds with the
+ * same loop source (gcc had made the float32 key's two cases branches,
+ * the common one out of line). */
+#define DG_KEYED_BLOCK 64
+#define DG_KEYED_SUM(t, ct, kt, step, ps, lo, span)                             \
+    for (i = 0; i < m; i++) {                                                    \
+        ct v;                                                                    \
+        memcpy(&v, b + i * (step), sizeof v);                                    \
+        in[i] = (((kt)dg_order_key_##t(v) >> (ps)) - (lo)) <= (span);            \
+        hits += in[i];                                                           \
+    }
 #define DG_KEYED_ROW(E, t, ct)                                                    \
     static int64_t keyed_row_##t(const char *s, int64_t n, int64_t ss, int pshift, \
                                  uint64_t lo, uint64_t span, char *dst, int64_t k,  \
                                  int64_t cap)                                    \
     {                                                                            \
-        int64_t i;                                                               \
-        for (i = 0; i < n; i++) {                                                \
-            ct v;                                                                \
-            memcpy(&v, s + i * ss, sizeof v);                                    \
-            if ((dg_order_key_##t(v) >> pshift) - lo <= span) {                  \
-                if (k < cap)                                                     \
-                    memcpy(dst + k * (int64_t)sizeof v, &v, sizeof v);           \
-                k++;                                                             \
+        const int64_t sz = (int64_t)sizeof(ct);                                  \
+        keyed_test nt;                                                           \
+        int64_t i0, i;                                                           \
+        if (sz <= 4 && !keyed_narrow(8 * (int)sz, pshift, lo, span, &nt))       \
+            return k;                                                            \
+        for (i0 = 0; i0 < n; i0 += DG_KEYED_BLOCK) {                             \
+            const int64_t m = n - i0 < DG_KEYED_BLOCK ? n - i0 : DG_KEYED_BLOCK; \
+            const char *b = s + i0 * ss;                                         \
+            ct buf[DG_KEYED_BLOCK];                                              \
+            uint8_t in[DG_KEYED_BLOCK];                                          \
+            int64_t h = 0;                                                       \
+            uint32_t hits = 0;                                                   \
+            if (sz <= 4 && ss == sz)                                             \
+                DG_KEYED_SUM(t, ct, uint32_t, sz, nt.ps, nt.lo, nt.span)                \
+            else if (sz <= 4)                                                    \
+                DG_KEYED_SUM(t, ct, uint32_t, ss, nt.ps, nt.lo, nt.span)                \
+            else                                                                 \
+                DG_KEYED_SUM(t, ct, uint64_t, ss, pshift, lo, span)                     \
+            if (!hits)                                                           \
+                continue;                                                        \
+            for (i = 0; i < m; i++) {                                            \
+                ct v;                                                            \
+                memcpy(&v, b + i * ss, sizeof v);                                \
+                buf[h] = v;                                                      \
+                h += in[i];                                                      \
             }                                                                    \
+            if (k < cap)                                                         \
+                memcpy(dst + k * sz, buf, (size_t)((h < cap - k ? h : cap - k) * sz)); \
+            k += h;                                                              \
         }                                                                        \
         return k;                                                                \
     }
 DG_ORDER_KEYED(DG_KEYED_ROW)
 #undef DG_KEYED_ROW
+#undef DG_KEYED_SUM
 
 /* The count of bin b of d's bins: the sum of its nparts sets (at part[p],
  * or one after another from bins; dg_select_desc). */
