@@ -113,6 +113,38 @@ DG_HD int dg_order_key_bits(int dtype)
     }
 }
 
+/* A test of a key's prefix, (key >> pshift) - lo <= span in 64 bits (the
+ * keys under prefixes lo .. lo + span; span 0: prefix lo), in 32-bit
+ * arithmetic for keys of at most 32 bits: the CPU loops test a block of
+ * them four at a time with SSE2, which has no 64-bit unsigned compare.
+ * dg_order_narrow(bits, pshift, lo, span, t) fills t so that
+ * ((uint32_t)key >> t->ps) - t->lo <= t->span is that test for every key of
+ * `bits` <= 32 bits: ps pshift, lo the same where it fits, span cut to the
+ * largest prefix less lo (a prefix below lo, wrapping around, stays above
+ * it); where pshift is past the key's width every prefix is 0, and then
+ * every key passes (ps 0, lo 0, span all ones) where 0 is under the
+ * prefixes.  Returns 0 where no key passes (and t is of no use). */
+typedef struct dg_order_test {
+    int ps;
+    uint32_t lo, span;
+} dg_order_test;
+
+DG_HD int dg_order_narrow(int bits, int pshift, uint64_t lo, uint64_t span, dg_order_test *t)
+{
+    const uint64_t top = bits >= 32 ? 0xFFFFFFFFu : ((uint64_t)1 << bits) - 1;
+    t->ps = 0;
+    t->lo = 0;
+    t->span = 0xFFFFFFFFu;
+    if (pshift >= bits)
+        return 0 - lo <= span;
+    if (lo > (top >> pshift))
+        return 0;
+    t->ps = pshift;
+    t->lo = (uint32_t)lo;
+    t->span = (uint32_t)(span < 0xFFFFFFFFu - lo ? span : 0xFFFFFFFFu - lo);
+    return 1;
+}
+
 /* The real dtypes, with their key functions: X(ENUM, sfx, ctype). */
 #define DG_ORDER_KEYED(X)                                                       \
     X(BOOL, b1, dg_bool) X(INT8, i1, int8_t) X(UINT8, u1, uint8_t)              \

@@ -66,36 +66,6 @@ static void copy_block(int ndim, const int64_t *shape, int isz, const char *src,
     } while (step_outer(ndim, shape, idx, 2, p, st));
 }
 
-/* A keyed selection's test of a key's prefix in the arithmetic of the
- * dtype's key width: keys of at most 32 bits compared in 32 bits (gcc then
- * scans a block four keys at a time with SSE2; 64-bit unsigned compares
- * have no SSE2 instruction), the test (key >> ps) - lo <= span the same as
- * the desc's in 64 bits: ps is pshift, lo the same where it fits, span cut
- * to the largest prefix less lo (a prefix below lo, wrapping around, stays
- * above it).  0 where no key of `bits` bits can be under the prefixes (the
- * row adds nothing); every key is under them where pshift is past the
- * key's width and lo is 0 (ps 0, lo 0, span all ones). */
-typedef struct keyed_test {
-    int ps;
-    uint32_t lo, span;
-} keyed_test;
-
-static int keyed_narrow(int bits, int pshift, uint64_t lo, uint64_t span, keyed_test *t)
-{
-    const uint64_t top = bits >= 32 ? 0xFFFFFFFFu : ((uint64_t)1 << bits) - 1;
-    t->ps = 0;
-    t->lo = 0;
-    t->span = 0xFFFFFFFFu;
-    if (pshift >= bits) /* every key's prefix is 0 */
-        return 0 - lo <= span;
-    if (lo > (top >> pshift))
-        return 0;
-    t->ps = pshift;
-    t->lo = (uint32_t)lo;
-    t->span = (uint32_t)(span < 0xFFFFFFFFu - lo ? span : 0xFFFFFFFFu - lo);
-    return 1;
-}
-
 /* The keyed selection of one row of n elements ss bytes apart (dtype sfx t,
  * C type ct): those whose keys are under lo .. hi at pshift appended to dst
  * from index k on, those from index cap on counted only; returns the new k.
@@ -103,9 +73,9 @@ static int keyed_narrow(int bits, int pshift, uint64_t lo, uint64_t span, keyed_
  * reloaded after every store to dst (which may alias anything), and the
  * dtype's switch with them.
  *
- * A block of DG_KEYED_BLOCK elements is first only counted, with no
- * branch on the data (a key's test summed; vectorised where the keys are
- * 32 bits wide and the row dense), and skipped where none is under the
+ * A block of DG_KEYED_BLOCK elements is first only tested, with no
+ * branch on the data (each key's test kept and summed; vectorised where
+ * the keys are at most 32 bits wide (dg_order_narrow) and the row dense), and skipped where none is under the
  * prefixes: a median's gathering keeps a small part of x (at most 1/8 per
  * device; mostly far less), so most blocks are only read.  A block with
  * some is gathered into a local buffer without branches (each element
@@ -129,9 +99,9 @@ static int keyed_narrow(int bits, int pshift, uint64_t lo, uint64_t span, keyed_
                                  int64_t cap)                                    \
     {                                                                            \
         const int64_t sz = (int64_t)sizeof(ct);                                  \
-        keyed_test nt;                                                           \
+        dg_order_test nt;                                                           \
         int64_t i0, i;                                                           \
-        if (sz <= 4 && !keyed_narrow(8 * (int)sz, pshift, lo, span, &nt))       \
+        if (sz <= 4 && !dg_order_narrow(8 * (int)sz, pshift, lo, span, &nt))       \
             return k;                                                            \
         for (i0 = 0; i0 < n; i0 += DG_KEYED_BLOCK) {                             \
             const int64_t m = n - i0 < DG_KEYED_BLOCK ? n - i0 : DG_KEYED_BLOCK; \

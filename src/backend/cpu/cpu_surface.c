@@ -157,30 +157,89 @@ static int64_t radix_bin(const dg_count_desc *d, const char *x)
  * apart (dtype sfx t, C type ct) into cnt: a key under prefix p1 at pshift
  * into bin (k >> shift) & mask, one under p2 (two) into half + that; every
  * key where pshift is 64 or more (no prefix).  radix_bin's bins, the
- * desc's fields as locals and the dtype's switch out of the loop: a key an
- * element at the loop's speed, not a call and two switches. */
+ * desc's fields as locals and the dtype's switch out of the loop.
+ *
+ * A block of DG_RADIX_BLOCK elements is read twice: first each key's bin
+ * and whether it is counted are found with no branch on the data (in 32-bit
+ * arithmetic for keys of at most 32 bits, dg_order_narrow, vectorised on a
+ * dense row), then each counted key's bin is incremented (by whether it is
+ * counted: no branch either); a block of which none is counted (most,
+ * under a prefix) is not read again.  The loop's speed is then its
+ * instructions', not that of a branch per key placed wherever gcc put it:
+ * the one-loop version, a key's cases and the prefixes' tests branches,
+ * took 1.37 to 1.66 ns a float32 key from one placement of its code to
+ * another. */
+#define DG_RADIX_BLOCK 64
+#define DG_RADIX_KEYS(t, ct, kt, out, step, sh, mk, ps1, lo1, sp1, ps2, lo2, sp2) \
+    for (i = 0; i < m; i++) {                                                    \
+        ct v;                                                                    \
+        kt k;                                                                    \
+        uint32_t a, c;                                                           \
+        memcpy(&v, b + i * (step), sizeof v);                                    \
+        k = (kt)dg_order_key_##t(v);                                             \
+        a = ((k >> (ps1)) - (lo1)) <= (sp1);                                     \
+        c = (((k >> (ps2)) - (lo2)) <= (sp2)) & use2 & ~a;                       \
+        out[i] = (kt)((k >> (sh)) & (mk)) + ((kt)half & ((kt)0 - (kt)c));        \
+        in[i] = (uint8_t)(a | c);                                                \
+        hits += a | c;                                                           \
+    }
 #define DG_RADIX_ROW(E, t, ct)                                                   \
     static void radix_row_##t(const char *s, int64_t n, int64_t ss, int shift,  \
                               int pshift, uint64_t p1, uint64_t p2, int two,     \
                               int64_t half, uint64_t mask, int64_t *cnt)         \
     {                                                                            \
-        int64_t i;                                                               \
-        for (i = 0; i < n; i++) {                                                \
-            ct v;                                                                \
-            uint64_t k;                                                          \
-            memcpy(&v, s + i * ss, sizeof v);                                    \
-            k = dg_order_key_##t(v);                                             \
-            if (pshift >= 64) {                                                  \
-                cnt[(k >> shift) & mask]++;                                      \
-            } else if ((k >> pshift) == p1) {                                    \
-                cnt[(k >> shift) & mask]++;                                      \
-            } else if (two && (k >> pshift) == p2) {                             \
-                cnt[half + (int64_t)((k >> shift) & mask)]++;                    \
+        const int64_t sz = (int64_t)sizeof(ct);                                  \
+        /* keys of at most 32 bits and bins that fit: 32-bit arithmetic */      \
+        const int narrow = sz <= 4 && half <= ((int64_t)1 << 30) &&              \
+                           mask < ((uint64_t)1 << 31);                           \
+        const int all = pshift >= 64;                                            \
+        dg_order_test t1 = {0, 0, 0}, t2 = {0, 0, 0};                            \
+        uint32_t use1 = 1, use2 = two != 0;                                      \
+        int64_t i0, i;                                                           \
+        if (narrow) {                                                            \
+            use1 = all ? (uint32_t)dg_order_narrow(8 * (int)sz, 64, 0, 0, &t1)   \
+                       : (uint32_t)dg_order_narrow(8 * (int)sz, pshift, p1, 0, &t1); \
+            use2 &= !all && dg_order_narrow(8 * (int)sz, pshift, p2, 0, &t2);   \
+            if (!use1) /* a test that no key passes */                           \
+                t1.ps = 31, t1.lo = 2, t1.span = 0;                              \
+            if (!use2)                                                           \
+                t2 = t1;                                                         \
+            if (!use1 && !use2)                                                  \
+                return;                                                          \
+        }                                                                        \
+        for (i0 = 0; i0 < n; i0 += DG_RADIX_BLOCK) {                             \
+            const int64_t m = n - i0 < DG_RADIX_BLOCK ? n - i0 : DG_RADIX_BLOCK; \
+            const char *b = s + i0 * ss;                                         \
+            uint64_t bin[DG_RADIX_BLOCK];                                        \
+            uint32_t bin32[DG_RADIX_BLOCK];                                      \
+            uint8_t in[DG_RADIX_BLOCK];                                          \
+            uint32_t hits = 0;                                                   \
+            if (narrow) {                                                        \
+                const uint32_t sh = shift < 32 ? (uint32_t)shift : 0;            \
+                const uint32_t mk = shift < 32 ? (uint32_t)mask : 0;             \
+                if (ss == sz)                                                    \
+                    DG_RADIX_KEYS(t, ct, uint32_t, bin32, sz, sh, mk, t1.ps, t1.lo, t1.span, \
+                                  t2.ps, t2.lo, t2.span)                         \
+                else                                                             \
+                    DG_RADIX_KEYS(t, ct, uint32_t, bin32, ss, sh, mk, t1.ps, t1.lo, t1.span, \
+                                  t2.ps, t2.lo, t2.span)                         \
+                if (hits)                                                        \
+                    for (i = 0; i < m; i++)                                      \
+                        cnt[bin32[i]] += in[i];                                  \
+            } else {                                                             \
+                const int ps = all ? 0 : pshift;                                 \
+                const uint64_t lo1 = all ? 0 : p1, sp1 = all ? ~(uint64_t)0 : 0; \
+                DG_RADIX_KEYS(t, ct, uint64_t, bin, ss, shift, mask, ps, lo1, sp1, ps, p2, \
+                              (uint64_t)0)                                       \
+                if (hits)                                                        \
+                    for (i = 0; i < m; i++)                                      \
+                        cnt[bin[i]] += in[i];                                    \
             }                                                                    \
         }                                                                        \
     }
 DG_ORDER_KEYED(DG_RADIX_ROW)
 #undef DG_RADIX_ROW
+#undef DG_RADIX_KEYS
 
 /* The radix counts of d's block without weights (radix_row_<t> a row). */
 static void radix_run(const dg_count_desc *d)
