@@ -5,6 +5,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "cpu_keys.h"
 #include "cpu_surface.h"
 #include "dg_order.h"
 
@@ -153,117 +154,70 @@ static int64_t radix_bin(const dg_count_desc *d, const char *x)
     return (int64_t)((k >> d->shift) & (uint64_t)(d->nbins - 1));
 }
 
-/* The radix counts (DG_COUNT_RADIX) of one row of n elements ss bytes
- * apart (dtype sfx t, C type ct) into cnt: a key under prefix p1 at pshift
- * into bin (k >> shift) & mask, one under p2 (two) into half + that; every
- * key where pshift is 64 or more (no prefix).  radix_bin's bins, the
- * desc's fields as locals and the dtype's switch out of the loop.
- *
- * A block of DG_RADIX_BLOCK elements is read twice: first each key's bin
- * and whether it is counted are found with no branch on the data (in 32-bit
- * arithmetic for keys of at most 32 bits, dg_order_narrow, vectorised on a
- * dense row), then each counted key's bin is incremented (by whether it is
- * counted: no branch either); a block of which none is counted (most,
- * under a prefix) is not read again.  The loop's speed is then its
- * instructions', not that of a branch per key placed wherever gcc put it:
- * the one-loop version, a key's cases and the prefixes' tests branches,
- * took 1.37 to 1.66 ns a float32 key from one placement of its code to
- * another. */
-#define DG_RADIX_BLOCK 64
-#define DG_RADIX_KEYS(t, ct, kt, out, step, sh, mk, ps1, lo1, sp1, ps2, lo2, sp2) \
-    for (i = 0; i < m; i++) {                                                    \
-        ct v;                                                                    \
-        kt k;                                                                    \
-        uint32_t a, c;                                                           \
-        memcpy(&v, b + i * (step), sizeof v);                                    \
-        k = (kt)dg_order_key_##t(v);                                             \
-        a = ((k >> (ps1)) - (lo1)) <= (sp1);                                     \
-        c = (((k >> (ps2)) - (lo2)) <= (sp2)) & use2 & ~a;                       \
-        out[i] = (kt)((k >> (sh)) & (mk)) + ((kt)half & ((kt)0 - (kt)c));        \
-        in[i] = (uint8_t)(a | c);                                                \
-        hits += a | c;                                                           \
-    }
-#define DG_RADIX_ROW(E, t, ct)                                                   \
-    static void radix_row_##t(const char *s, int64_t n, int64_t ss, int shift,  \
-                              int pshift, uint64_t p1, uint64_t p2, int two,     \
-                              int64_t half, uint64_t mask, int64_t *cnt)         \
-    {                                                                            \
-        const int64_t sz = (int64_t)sizeof(ct);                                  \
-        /* keys of at most 32 bits and bins that fit: 32-bit arithmetic */      \
-        const int narrow = sz <= 4 && half <= ((int64_t)1 << 30) &&              \
-                           mask < ((uint64_t)1 << 31);                           \
-        const int all = pshift >= 64;                                            \
-        dg_order_test t1 = {0, 0, 0}, t2 = {0, 0, 0};                            \
-        uint32_t use1 = 1, use2 = two != 0;                                      \
-        int64_t i0, i;                                                           \
-        if (narrow) {                                                            \
-            use1 = all ? (uint32_t)dg_order_narrow(8 * (int)sz, 64, 0, 0, &t1)   \
-                       : (uint32_t)dg_order_narrow(8 * (int)sz, pshift, p1, 0, &t1); \
-            use2 &= !all && dg_order_narrow(8 * (int)sz, pshift, p2, 0, &t2);   \
-            if (!use1) /* a test that no key passes */                           \
-                t1.ps = 31, t1.lo = 2, t1.span = 0;                              \
-            if (!use2)                                                           \
-                t2 = t1;                                                         \
-            if (!use1 && !use2)                                                  \
-                return;                                                          \
-        }                                                                        \
-        for (i0 = 0; i0 < n; i0 += DG_RADIX_BLOCK) {                             \
-            const int64_t m = n - i0 < DG_RADIX_BLOCK ? n - i0 : DG_RADIX_BLOCK; \
-            const char *b = s + i0 * ss;                                         \
-            uint64_t bin[DG_RADIX_BLOCK];                                        \
-            uint32_t bin32[DG_RADIX_BLOCK];                                      \
-            uint8_t in[DG_RADIX_BLOCK];                                          \
-            uint32_t hits = 0;                                                   \
-            if (narrow) {                                                        \
-                const uint32_t sh = shift < 32 ? (uint32_t)shift : 0;            \
-                const uint32_t mk = shift < 32 ? (uint32_t)mask : 0;             \
-                if (ss == sz)                                                    \
-                    DG_RADIX_KEYS(t, ct, uint32_t, bin32, sz, sh, mk, t1.ps, t1.lo, t1.span, \
-                                  t2.ps, t2.lo, t2.span)                         \
-                else                                                             \
-                    DG_RADIX_KEYS(t, ct, uint32_t, bin32, ss, sh, mk, t1.ps, t1.lo, t1.span, \
-                                  t2.ps, t2.lo, t2.span)                         \
-                if (hits)                                                        \
-                    for (i = 0; i < m; i++)                                      \
-                        cnt[bin32[i]] += in[i];                                  \
-            } else {                                                             \
-                const int ps = all ? 0 : pshift;                                 \
-                const uint64_t lo1 = all ? 0 : p1, sp1 = all ? ~(uint64_t)0 : 0; \
-                DG_RADIX_KEYS(t, ct, uint64_t, bin, ss, shift, mask, ps, lo1, sp1, ps, p2, \
-                              (uint64_t)0)                                       \
-                if (hits)                                                        \
-                    for (i = 0; i < m; i++)                                      \
-                        cnt[bin[i]] += in[i];                                    \
-            }                                                                    \
-        }                                                                        \
-    }
-DG_ORDER_KEYED(DG_RADIX_ROW)
-#undef DG_RADIX_ROW
-#undef DG_RADIX_KEYS
-
-/* The radix counts of d's block without weights (radix_row_<t> a row). */
+/* The radix counts (DG_COUNT_RADIX) of d's block without weights into
+ * d->cnt: a key under prefix p1 at pshift into bin (k >> shift) & mask, one
+ * under p2 (nprefix 2) into half + that; every key where pshift is 64 or
+ * more (no prefix): radix_bin's bins, a block of keys at a time
+ * (cpu_keys.h), each counted key's bin incremented by whether it is counted
+ * (no branch on the data either). */
 static void radix_run(const dg_count_desc *d)
 {
     const int nd = d->ndim;
     const int64_t n = nd ? d->shape[nd - 1] : 1, rows = nrows(nd, d->shape);
     const int64_t ss = nd ? d->src_strides[nd - 1] : 0;
-    const int two = d->nprefix == 2;
+    const int two = d->nprefix == 2, bits = dg_order_key_bits(d->dtype);
     const int64_t half = two ? d->nbins / 2 : 0;
     const uint64_t mask = (uint64_t)(two ? half : d->nbins) - 1;
-    int64_t r, so, unused;
+    /* keys of at most 32 bits and bins that fit: 32-bit arithmetic */
+    const int wide = bits > 32 || half > ((int64_t)1 << 30) || mask >= ((uint64_t)1 << 31);
+    dg_cpu_radix32 r32;
+    dg_cpu_radix64 r64;
+    int64_t *const cnt = d->cnt;
+    int64_t r, so, unused, i0, i;
 
+    if (!bits)
+        return;
+    memset(&r32, 0, sizeof r32);
+    memset(&r64, 0, sizeof r64);
+    r64.all = d->pshift >= 64;
+    r64.ps = r64.all ? 0 : d->pshift;
+    r64.sh = d->shift < 64 ? d->shift : 0;
+    r64.mk = d->shift < 64 ? mask : 0;
+    r64.half = (uint64_t)half;
+    r64.p1 = d->prefix;
+    r64.p2 = d->prefix2;
+    r64.use2 = two && !r64.all;
+    if (!wide) {
+        const int use1 = dg_order_narrow(bits, r64.all ? 64 : d->pshift, r64.all ? 0 : d->prefix,
+                                         0, &r32.t1);
+        r32.use2 = (uint32_t)(r64.use2 && dg_order_narrow(bits, d->pshift, d->prefix2, 0,
+                                                           &r32.t2));
+        if (!use1 && !r32.use2)
+            return; /* no key is under the prefixes */
+        if (!use1) { /* a test no key passes: its prefix of one bit is 2 */
+            r32.t1.ps = 31;
+            r32.t1.lo = 2;
+            r32.t1.span = 0;
+        }
+        r32.sh = d->shift < 32 ? (uint32_t)d->shift : 0;
+        r32.mk = d->shift < 32 ? (uint32_t)mask : 0;
+        r32.half = (uint32_t)half;
+    }
     for (r = 0; r < rows; r++) {
         row_offsets(nd, d->shape, d->src_strides, d->src_strides, r, &so, &unused);
-        switch (d->dtype) {
-#define DG_RADIX_CASE(E, t, ct)                                                  \
-    case DG_##E:                                                                 \
-        radix_row_##t(d->src + so, n, ss, d->shift, d->pshift, d->prefix, d->prefix2, two, \
-                      half, mask, d->cnt);                                       \
-        break;
-            DG_ORDER_KEYED(DG_RADIX_CASE)
-#undef DG_RADIX_CASE
-        default:
-            return;
+        for (i0 = 0; i0 < n; i0 += DG_CPU_KEYS) {
+            const int64_t m = n - i0 < DG_CPU_KEYS ? n - i0 : DG_CPU_KEYS;
+            uint32_t k32[DG_CPU_KEYS], bin32[DG_CPU_KEYS];
+            uint64_t k64[DG_CPU_KEYS], bin64[DG_CPU_KEYS];
+            uint8_t in[DG_CPU_KEYS];
+            if (dg_cpu_keys(d->dtype, d->src + so + i0 * ss, m, ss, wide, k32, k64) == 32) {
+                if (dg_cpu_keys_bins32(k32, m, &r32, bin32, in))
+                    for (i = 0; i < m; i++)
+                        cnt[bin32[i]] += in[i];
+            } else if (dg_cpu_keys_bins64(k64, m, &r64, bin64, in)) {
+                for (i = 0; i < m; i++)
+                    cnt[bin64[i]] += in[i];
+            }
         }
     }
 }
