@@ -83,11 +83,11 @@ DG_HD uint64_t dg_order_key_f2(dg_half a) { return dg_order_fkey(a, 16, 0x7C00u,
 /* float32's key in 32-bit arithmetic without branches (dg_order_fkey's,
  * every bit pattern checked on the host): the radix counts find a key for
  * each of 2^28 elements at the memory's speed.  The two cases are masks,
- * not conditional expressions: gcc turned `m ? b : 0` and `m > inf ? ~0 :
- * k` into two branches, the common case (a negative number) jumping out of
- * the loop and back, so the CPU count and select loops ran at the speed
- * their code's placement allowed (18.9% against 13.4% of a median's time
- * from one build to the next, the loop's source unchanged). */
+ * not conditional expressions: gcc (12, -O3) made `m ? b : 0` and
+ * `m > inf ? ~0 : k` two branches, every number that is neither 0 nor NaN
+ * jumping out of the CPU loop to the key's last two instructions and back,
+ * and those loops then ran at the speed their code's placement allowed
+ * (cpu_keys.h). */
 DG_HD uint64_t dg_order_key_f4(float a)
 {
     const uint32_t b = dg_f4_bits(a), m = b & 0x7FFFFFFFu;
@@ -115,8 +115,9 @@ DG_HD int dg_order_key_bits(int dtype)
 
 /* A test of a key's prefix, (key >> pshift) - lo <= span in 64 bits (the
  * keys under prefixes lo .. lo + span; span 0: prefix lo), in 32-bit
- * arithmetic for keys of at most 32 bits: the CPU loops test a block of
- * them four at a time with SSE2, which has no 64-bit unsigned compare.
+ * arithmetic for keys of at most 32 bits: gcc vectorises the CPU loops'
+ * tests of a block of them (neither SSE2 nor AVX2 has a 64-bit unsigned
+ * compare; cpu_keys.h).
  * dg_order_narrow(bits, pshift, lo, span, t) fills t so that
  * ((uint32_t)key >> t->ps) - t->lo <= t->span is that test for every key of
  * `bits` <= 32 bits: ps pshift, lo the same where it fits, span cut to the

@@ -93,9 +93,9 @@ static int64_t gather_kept(const char *b, int64_t m, int64_t ss, int isz, const 
     return h;
 }
 
-/* The keyed selection of one row of n elements of dtype ss bytes apart: those whose keys are under lo .. lo + span at pshift
- * appended to dst from index k on, those from index cap on counted only;
- * returns the new k.  A block of keys at a time (cpu_keys.h): a block with
+/* The keyed selection of one row of n elements of dtype ss bytes apart:
+ * those whose keys are under lo .. lo + span at pshift appended to dst from
+ * index k on, those from index cap on counted only; returns the new k.  A block of keys at a time (cpu_keys.h): a block with
  * none under the prefixes (most: a median's gathering keeps a small part of
  * x, at most 1/8 per device and mostly far less) is only read; one with
  * some is gathered into a local buffer and copied out up to cap. */
