@@ -82,13 +82,18 @@ DG_HD uint64_t dg_order_key_i8(int64_t a) { return (uint64_t)a ^ ((uint64_t)1 <<
 DG_HD uint64_t dg_order_key_f2(dg_half a) { return dg_order_fkey(a, 16, 0x7C00u, 0x03FFu); }
 /* float32's key in 32-bit arithmetic without branches (dg_order_fkey's,
  * every bit pattern checked on the host): the radix counts find a key for
- * each of 2^28 elements at the memory's speed. */
+ * each of 2^28 elements at the memory's speed.  The two cases are masks,
+ * not conditional expressions: gcc (12, -O3) made `m ? b : 0` and
+ * `m > inf ? ~0 : k` two branches, every number that is neither 0 nor NaN
+ * jumping out of the CPU loop to the key's last two instructions and back,
+ * and those loops then ran at the speed their code's placement allowed
+ * (cpu_keys.h). */
 DG_HD uint64_t dg_order_key_f4(float a)
 {
     const uint32_t b = dg_f4_bits(a), m = b & 0x7FFFFFFFu;
-    const uint32_t z = m ? b : 0u; /* -0.0 as 0.0 */
+    const uint32_t z = b & (0u - (uint32_t)(m != 0u)); /* -0.0 as 0.0 */
     const uint32_t k = z ^ ((0u - (z >> 31)) | 0x80000000u);
-    return m > 0x7F800000u ? 0xFFFFFFFFu : k; /* every NaN all ones */
+    return k | (0u - (uint32_t)(m > 0x7F800000u)); /* every NaN all ones */
 }
 DG_HD uint64_t dg_order_key_f8(double a)
 {
@@ -106,6 +111,39 @@ DG_HD int dg_order_key_bits(int dtype)
     case DG_INT64: case DG_UINT64: case DG_FLOAT64: return 64;
     default: return 0;
     }
+}
+
+/* A test of a key's prefix, (key >> pshift) - lo <= span in 64 bits (the
+ * keys under prefixes lo .. lo + span; span 0: prefix lo), in 32-bit
+ * arithmetic for keys of at most 32 bits: gcc vectorises the CPU loops'
+ * tests of a block of them (neither SSE2 nor AVX2 has a 64-bit unsigned
+ * compare; cpu_keys.h).
+ * dg_order_narrow(bits, pshift, lo, span, t) fills t so that
+ * ((uint32_t)key >> t->ps) - t->lo <= t->span is that test for every key of
+ * `bits` <= 32 bits: ps pshift, lo the same where it fits, span cut to the
+ * largest prefix less lo (a prefix below lo, wrapping around, stays above
+ * it); where pshift is past the key's width every prefix is 0, and then
+ * every key passes (ps 0, lo 0, span all ones) where 0 is under the
+ * prefixes.  Returns 0 where no key passes (and t is of no use). */
+typedef struct dg_order_test {
+    int ps;
+    uint32_t lo, span;
+} dg_order_test;
+
+DG_HD int dg_order_narrow(int bits, int pshift, uint64_t lo, uint64_t span, dg_order_test *t)
+{
+    const uint64_t top = bits >= 32 ? 0xFFFFFFFFu : ((uint64_t)1 << bits) - 1;
+    t->ps = 0;
+    t->lo = 0;
+    t->span = 0xFFFFFFFFu;
+    if (pshift >= bits)
+        return 0 - lo <= span;
+    if (lo > (top >> pshift))
+        return 0;
+    t->ps = pshift;
+    t->lo = (uint32_t)lo;
+    t->span = (uint32_t)(span < 0xFFFFFFFFu - lo ? span : 0xFFFFFFFFu - lo);
+    return 1;
 }
 
 /* The real dtypes, with their key functions: X(ENUM, sfx, ctype). */

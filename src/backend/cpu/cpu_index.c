@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cpu_index.h"
+#include "cpu_keys.h"
 #include "../../core/dg_dtype.h"
 #include "dg_order.h"
 
@@ -66,31 +67,64 @@ static void copy_block(int ndim, const int64_t *shape, int isz, const char *src,
     } while (step_outer(ndim, shape, idx, 2, p, st));
 }
 
-/* The keyed selection of one row of n elements ss bytes apart (dtype sfx t,
- * C type ct): those whose keys are under lo .. hi at pshift appended to dst
- * from index k on, those from index cap on counted only; returns the new k.
- * The desc's fields are locals here: read through it, they would be
- * reloaded after every store to dst (which may alias anything), and the
- * dtype's switch with them. */
-#define DG_KEYED_ROW(E, t, ct)                                                    \
-    static int64_t keyed_row_##t(const char *s, int64_t n, int64_t ss, int pshift, \
-                                 uint64_t lo, uint64_t span, char *dst, int64_t k,  \
-                                 int64_t cap)                                    \
-    {                                                                            \
-        int64_t i;                                                               \
-        for (i = 0; i < n; i++) {                                                \
-            ct v;                                                                \
-            memcpy(&v, s + i * ss, sizeof v);                                    \
-            if ((dg_order_key_##t(v) >> pshift) - lo <= span) {                  \
-                if (k < cap)                                                     \
-                    memcpy(dst + k * (int64_t)sizeof v, &v, sizeof v);           \
-                k++;                                                             \
-            }                                                                    \
+/* Gathers the elements of a block of m whose in[] is set (in order) into
+ * buf: each element written at the next place, which moves on where it is
+ * kept (no branch on the data); returns how many. */
+static int64_t gather_kept(const char *b, int64_t m, int64_t ss, int isz, const uint8_t *in,
+                           char *buf)
+{
+    int64_t i, h = 0;
+    switch (isz) {
+#define DG_GATHER_KEPT(n)                                                        \
+    case n:                                                                      \
+        for (i = 0; i < m; i++) {                                                \
+            memcpy(buf + h * (n), b + i * ss, (n));                              \
+            h += in[i];                                                          \
         }                                                                        \
-        return k;                                                                \
+        break;
+        DG_GATHER_KEPT(1)
+        DG_GATHER_KEPT(2)
+        DG_GATHER_KEPT(4)
+        DG_GATHER_KEPT(8)
+#undef DG_GATHER_KEPT
+    default:
+        break;
     }
-DG_ORDER_KEYED(DG_KEYED_ROW)
-#undef DG_KEYED_ROW
+    return h;
+}
+
+/* The keyed selection of one row of n elements of dtype ss bytes apart:
+ * those whose keys are under lo .. lo + span at pshift appended to dst from
+ * index k on, those from index cap on counted only; returns the new k.  A block of keys at a time (cpu_keys.h): a block with
+ * none under the prefixes (most: a median's gathering keeps a small part of
+ * x, at most 1/8 per device and mostly far less) is only read; one with
+ * some is gathered into a local buffer and copied out up to cap. */
+static int64_t keyed_row(int dtype, const char *s, int64_t n, int64_t ss, int pshift,
+                         uint64_t lo, uint64_t span, char *dst, int64_t k, int64_t cap)
+{
+    const int bits = dg_order_key_bits(dtype), isz = dg_dtype_size(dtype);
+    dg_order_test t = {0, 0, 0};
+    int64_t i0;
+    if (!bits || (bits <= 32 && !dg_order_narrow(bits, pshift, lo, span, &t)))
+        return k;
+    for (i0 = 0; i0 < n; i0 += DG_CPU_KEYS) {
+        const int64_t m = n - i0 < DG_CPU_KEYS ? n - i0 : DG_CPU_KEYS;
+        const char *b = s + i0 * ss;
+        uint32_t k32[DG_CPU_KEYS];
+        uint64_t k64[DG_CPU_KEYS], buf[DG_CPU_KEYS];
+        uint8_t in[DG_CPU_KEYS];
+        int64_t h;
+        if (!(dg_cpu_keys(dtype, b, m, ss, 0, k32, k64) == 32
+                  ? dg_cpu_keys_test32(k32, m, t.ps, t.lo, t.span, in)
+                  : dg_cpu_keys_test64(k64, m, pshift, lo, span, in)))
+            continue;
+        h = gather_kept(b, m, ss, isz, in, (char *)buf);
+        if (k < cap)
+            memcpy(dst + k * isz, buf, (size_t)((h < cap - k ? h : cap - k) * isz));
+        k += h;
+    }
+    return k;
+}
 
 /* The count of bin b of d's bins: the sum of its nparts sets (at part[p],
  * or one after another from bins; dg_select_desc). */
@@ -161,16 +195,7 @@ static void select_keyed(const dg_select_desc *d)
     p[0] = (char *)d->src;
     n = nd ? d->shape[nd - 1] : 1;
     do {
-        switch (d->dtype) {
-#define DG_KEYED_CASE(E, t, ct)                                                   \
-    case DG_##E:                                                                 \
-        k = keyed_row_##t(p[0], n, ss, d->pshift, lo, hi - lo, d->dst, k, cap);    \
-        break;
-            DG_ORDER_KEYED(DG_KEYED_CASE)
-#undef DG_KEYED_CASE
-        default:
-            break;
-        }
+        k = keyed_row(d->dtype, p[0], n, ss, d->pshift, lo, hi - lo, d->dst, k, cap);
     } while (nd > 0 && step_outer(nd, d->shape, idx, 1, p, st));
     *d->count = k;
 }

@@ -5,6 +5,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "cpu_keys.h"
 #include "cpu_surface.h"
 #include "dg_order.h"
 
@@ -153,58 +154,70 @@ static int64_t radix_bin(const dg_count_desc *d, const char *x)
     return (int64_t)((k >> d->shift) & (uint64_t)(d->nbins - 1));
 }
 
-/* The radix counts (DG_COUNT_RADIX) of one row of n elements ss bytes
- * apart (dtype sfx t, C type ct) into cnt: a key under prefix p1 at pshift
- * into bin (k >> shift) & mask, one under p2 (two) into half + that; every
- * key where pshift is 64 or more (no prefix).  radix_bin's bins, the
- * desc's fields as locals and the dtype's switch out of the loop: a key an
- * element at the loop's speed, not a call and two switches. */
-#define DG_RADIX_ROW(E, t, ct)                                                   \
-    static void radix_row_##t(const char *s, int64_t n, int64_t ss, int shift,  \
-                              int pshift, uint64_t p1, uint64_t p2, int two,     \
-                              int64_t half, uint64_t mask, int64_t *cnt)         \
-    {                                                                            \
-        int64_t i;                                                               \
-        for (i = 0; i < n; i++) {                                                \
-            ct v;                                                                \
-            uint64_t k;                                                          \
-            memcpy(&v, s + i * ss, sizeof v);                                    \
-            k = dg_order_key_##t(v);                                             \
-            if (pshift >= 64) {                                                  \
-                cnt[(k >> shift) & mask]++;                                      \
-            } else if ((k >> pshift) == p1) {                                    \
-                cnt[(k >> shift) & mask]++;                                      \
-            } else if (two && (k >> pshift) == p2) {                             \
-                cnt[half + (int64_t)((k >> shift) & mask)]++;                    \
-            }                                                                    \
-        }                                                                        \
-    }
-DG_ORDER_KEYED(DG_RADIX_ROW)
-#undef DG_RADIX_ROW
-
-/* The radix counts of d's block without weights (radix_row_<t> a row). */
+/* The radix counts (DG_COUNT_RADIX) of d's block without weights into
+ * d->cnt: a key under prefix p1 at pshift into bin (k >> shift) & mask, one
+ * under p2 (nprefix 2) into half + that; every key where pshift is 64 or
+ * more (no prefix): radix_bin's bins, a block of keys at a time
+ * (cpu_keys.h), each counted key's bin incremented by whether it is counted
+ * (no branch on the data either). */
 static void radix_run(const dg_count_desc *d)
 {
     const int nd = d->ndim;
     const int64_t n = nd ? d->shape[nd - 1] : 1, rows = nrows(nd, d->shape);
     const int64_t ss = nd ? d->src_strides[nd - 1] : 0;
-    const int two = d->nprefix == 2;
+    const int two = d->nprefix == 2, bits = dg_order_key_bits(d->dtype);
     const int64_t half = two ? d->nbins / 2 : 0;
     const uint64_t mask = (uint64_t)(two ? half : d->nbins) - 1;
-    int64_t r, so, unused;
+    /* keys of at most 32 bits and bins that fit: 32-bit arithmetic */
+    const int wide = bits > 32 || half > ((int64_t)1 << 30) || mask >= ((uint64_t)1 << 31);
+    dg_cpu_radix32 r32;
+    dg_cpu_radix64 r64;
+    int64_t *const cnt = d->cnt;
+    int64_t r, so, unused, i0, i;
 
+    if (!bits)
+        return;
+    memset(&r32, 0, sizeof r32);
+    memset(&r64, 0, sizeof r64);
+    r64.all = d->pshift >= 64;
+    r64.ps = r64.all ? 0 : d->pshift;
+    r64.sh = d->shift < 64 ? d->shift : 0;
+    r64.mk = d->shift < 64 ? mask : 0;
+    r64.half = (uint64_t)half;
+    r64.p1 = d->prefix;
+    r64.p2 = d->prefix2;
+    r64.use2 = two && !r64.all;
+    if (!wide) {
+        const int use1 = dg_order_narrow(bits, r64.all ? 64 : d->pshift, r64.all ? 0 : d->prefix,
+                                         0, &r32.t1);
+        r32.use2 = (uint32_t)(r64.use2 && dg_order_narrow(bits, d->pshift, d->prefix2, 0,
+                                                           &r32.t2));
+        if (!use1 && !r32.use2)
+            return; /* no key is under the prefixes */
+        if (!use1) { /* a test no key passes: its prefix of one bit is 2 */
+            r32.t1.ps = 31;
+            r32.t1.lo = 2;
+            r32.t1.span = 0;
+        }
+        r32.sh = d->shift < 32 ? (uint32_t)d->shift : 0;
+        r32.mk = d->shift < 32 ? (uint32_t)mask : 0;
+        r32.half = (uint32_t)half;
+    }
     for (r = 0; r < rows; r++) {
         row_offsets(nd, d->shape, d->src_strides, d->src_strides, r, &so, &unused);
-        switch (d->dtype) {
-#define DG_RADIX_CASE(E, t, ct)                                                  \
-    case DG_##E:                                                                 \
-        radix_row_##t(d->src + so, n, ss, d->shift, d->pshift, d->prefix, d->prefix2, two, \
-                      half, mask, d->cnt);                                       \
-        break;
-            DG_ORDER_KEYED(DG_RADIX_CASE)
-#undef DG_RADIX_CASE
-        default:
-            return;
+        for (i0 = 0; i0 < n; i0 += DG_CPU_KEYS) {
+            const int64_t m = n - i0 < DG_CPU_KEYS ? n - i0 : DG_CPU_KEYS;
+            uint32_t k32[DG_CPU_KEYS], bin32[DG_CPU_KEYS];
+            uint64_t k64[DG_CPU_KEYS], bin64[DG_CPU_KEYS];
+            uint8_t in[DG_CPU_KEYS];
+            if (dg_cpu_keys(d->dtype, d->src + so + i0 * ss, m, ss, wide, k32, k64) == 32) {
+                if (dg_cpu_keys_bins32(k32, m, &r32, bin32, in))
+                    for (i = 0; i < m; i++)
+                        cnt[bin32[i]] += in[i];
+            } else if (dg_cpu_keys_bins64(k64, m, &r64, bin64, in)) {
+                for (i = 0; i < m; i++)
+                    cnt[bin64[i]] += in[i];
+            }
         }
     }
 }
