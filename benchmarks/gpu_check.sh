@@ -38,9 +38,13 @@ if [[ " $steps " == *" build "* ]]; then
   python3 -c "import dgarray as d; print('backend', d.backend(), [x.name for x in d.devices()])"
 fi
 if [[ " $steps " == *" test "* ]]; then
-  DGARRAY_BACKEND=cuda timeout "${TEST_TIMEOUT:-420}" python3 -m pytest tests -q -n "${TEST_WORKERS:-8}" -p no:cacheprovider \
-      ${TEST_ARGS:-} 2>&1 | tee "$OUT/tests.log" | tail -25
-  rc=${PIPESTATUS[0]}
+  # -v: a line per test as it ends ("[gwN] [ 94%] FAILED tests/..."), so
+  # that a run stopped by its timeout still names its failures
+  DGARRAY_BACKEND=cuda timeout "${TEST_TIMEOUT:-420}" python3 -m pytest tests -v -n "${TEST_WORKERS:-8}" -p no:cacheprovider \
+      ${TEST_ARGS:-} > "$OUT/tests.log" 2>&1
+  rc=$?
+  grep -E " (FAILED|ERROR) " "$OUT/tests.log" | head -40
+  tail -3 "$OUT/tests.log"
   # $OUT brings back 8 files at most: the summary lines also go to one file
   echo "test (1 device per GPU): $(tail -1 "$OUT/tests.log")" >> "$OUT/summary.log"
   if [[ $(nvidia-smi -L 2>/dev/null | grep -c '^GPU') -ge 2 ]]; then
@@ -57,9 +61,11 @@ if [[ " $steps " == *" test4 "* ]]; then
   # the suite again on 4 logical devices of GPU 0 (DGARRAY_CUDA_DEVICES): every
   # path between devices (plans, moves, waits, modes, products, reductions)
   # runs where one GPU is present, moving data by device copies
-  DGARRAY_CUDA_DEVICES=0,0,0,0 DGARRAY_BACKEND=cuda timeout "${TEST_TIMEOUT:-420}" python3 -m pytest tests -q \
-      -n "${TEST_WORKERS:-8}" -p no:cacheprovider ${TEST_ARGS:-} 2>&1 | tee "$OUT/tests4.log" | tail -25
-  [[ ${PIPESTATUS[0]} == 0 ]] || rc=1
+  DGARRAY_CUDA_DEVICES=0,0,0,0 DGARRAY_BACKEND=cuda timeout "${TEST_TIMEOUT:-420}" python3 -m pytest tests -v \
+      -n "${TEST_WORKERS:-8}" -p no:cacheprovider ${TEST_ARGS:-} > "$OUT/tests4.log" 2>&1
+  [[ $? == 0 ]] || rc=1
+  grep -E " (FAILED|ERROR) " "$OUT/tests4.log" | head -40
+  tail -3 "$OUT/tests4.log"
   echo "test4 (4 logical devices on GPU 0): $(tail -1 "$OUT/tests4.log")" >> "$OUT/summary.log"
 fi
 if [[ " $steps " == *" treeab "* ]]; then
