@@ -81,7 +81,9 @@ dg_status dg_move_finish(dg_move *m, dg_status st, dg_array *r, dg_array **out, 
 
 /* Counts a loop on dev reading `region` of x in place from chunk c. */
 void dg_count_peer_read(const dg_array *x, const dg_chunk *c, const dg_box *region, int dev);
-/* The same for `bytes` already counted by the caller (read from peers). */
+/* The bytes such a read takes from a peer (0 where c is on dev), and their
+ * count for a caller that adds them up first. */
+int64_t dg_peer_read_bytes(const dg_array *x, const dg_chunk *c, const dg_box *region, int dev);
 void dg_count_peer_bytes(int64_t bytes);
 
 /* Where a loop reads one input region from. */

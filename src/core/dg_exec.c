@@ -497,8 +497,7 @@ dg_status dg_ew_apply(const dg_ew_call *call, dg_error *err)
                     in_place = 0;
                     break;
                 }
-                if (in->device != oc->device)
-                    peer += dg_box_size(&R) * dg_dtype_size(ops[i]->dtype);
+                peer += dg_peer_read_bytes(ops[i], in, &R, oc->device);
                 st = ew_push_src(&w, in, NULL, &p.src[i], err);
             }
             if (st == DG_OK && in_place)

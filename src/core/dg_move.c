@@ -468,10 +468,14 @@ static dg_status find_source(dg_array *x, const dg_box *region, int dev, int pee
     return DG_OK;
 }
 
+int64_t dg_peer_read_bytes(const dg_array *x, const dg_chunk *c, const dg_box *region, int dev)
+{
+    return c->device != dev ? dg_box_size(region) * dg_dtype_size(x->dtype) : 0;
+}
+
 void dg_count_peer_read(const dg_array *x, const dg_chunk *c, const dg_box *region, int dev)
 {
-    if (c->device != dev)
-        counts.peer_read += dg_box_size(region) * dg_dtype_size(x->dtype);
+    dg_count_peer_bytes(dg_peer_read_bytes(x, c, region, dev));
 }
 
 void dg_count_peer_bytes(int64_t bytes)
