@@ -8,6 +8,7 @@ memory).  The GPU tests need the CUDA backend and CuPy (torch and JAX where
 they import); they compare addresses with the chunks' own and values with
 NumPy's, and check that the copies into dgarray never pass through the
 host (the host paths are made to fail)."""
+import gc
 import os
 import sys
 
@@ -311,6 +312,35 @@ def test_chunk_cuda_array_interface_read_on_the_cpu_backend(monkeypatch, ndev, n
 def _gpu_of(dev):
     from dgarray._creation import device_gpu
     return device_gpu(dev)
+
+
+@cuda_only
+def test_releases_keep_the_current_device():
+    """Every call into the CUDA backend leaves the thread's current device as
+    it found it, so that CuPy or PyTorch code in the same thread keeps its
+    device: here arrays on the last GPU made and dropped with the first one
+    current, more large blocks of distinct sizes than the backend keeps, so
+    that releasing them gives older ones back to the pool (which sets the
+    device they belong to)."""
+    cupy = pytest.importorskip("cupy")
+    last = len(dg.devices()) - 1
+    first_gpu, last_gpu = _gpu_of(0), _gpu_of(last)
+    if first_gpu == last_gpu:
+        pytest.skip("needs two physical GPUs: logical devices of one GPU share its current device")
+    was = cupy.cuda.runtime.getDevice()
+    try:
+        cupy.cuda.runtime.setDevice(first_gpu)
+        for k in range(12):
+            a = dg.asarray(np.zeros((3 << 18) + 512 * k), index_map={last: slice(None)})
+            a._sync()
+            del a
+            gc.collect()
+            assert cupy.cuda.runtime.getDevice() == first_gpu, k
+            b = dg.ones(8) + 1  # small work between the releases
+            assert float(b.sum()) == 16.0
+            assert cupy.cuda.runtime.getDevice() == first_gpu, k
+    finally:
+        cupy.cuda.runtime.setDevice(was)
 
 
 @cuda_only

@@ -570,7 +570,8 @@ static int cu_alloc_cached(cu_be *b, int dev, size_t nbytes, void **ptr)
         p = large_take(d, nbytes);
         ok = p != NULL && live_put(d, p, nbytes);
         if (p != NULL && !ok)
-            large_keep(d, p, nbytes); /* back where it was taken from */
+            large_keep(d, p, nbytes); /* back where it was taken from: room for
+                                       * it, so nothing older goes (no CUDA call) */
     }
     if (ok)
         d->in_use += nbytes;
@@ -637,29 +638,24 @@ static dg_status cu_alloc(dg_backend_i *be, int dev, size_t nbytes, void **ptr, 
     return DG_OK;
 }
 
-/* A release's first part (slot_release): ptr no longer live, and kept in the device's
- * caches where they have room (1: done, no CUDA call), else 0: the caller
- * frees it (cu_release_free). */
-static int cu_release_cached(cu_be *b, int dev, void *ptr)
+/* A release's first part (slot_release), which makes no CUDA call: ptr no
+ * longer live, and kept in the small blocks' cache where it has room (1:
+ * done); else 0, *size its size, for cu_release_rest. */
+static int cu_release_small(cu_be *b, int dev, void *ptr, size_t *size)
 {
     cu_dev *d;
-    size_t size;
     int cls;
 
     if (ptr == NULL || dev < 0 || dev >= b->ndev)
         return 1;
     d = &b->devs[dev];
     pthread_mutex_lock(&d->mu);
-    size = live_take(d, ptr);
-    d->in_use -= size;
-    cls = size > 0 ? cache_class(size) : -1;
+    *size = live_take(d, ptr);
+    d->in_use -= *size;
+    cls = *size > 0 ? cache_class(*size) : -1;
     if (cls >= 0 && d->ncache[cls] < (cls + CU_CACHE_MIN_SHIFT <= CU_CACHE_MANY_SHIFT
                                           ? CU_CACHE_KEEP : CU_CACHE_KEEP_BIG)) {
         d->cache[cls][d->ncache[cls]++] = ptr; /* kept: see cache_class */
-        pthread_mutex_unlock(&d->mu);
-        return 1;
-    }
-    if (cls < 0 && size > 0 && large_keep(d, ptr, size)) {
         pthread_mutex_unlock(&d->mu);
         return 1;
     }
@@ -667,17 +663,24 @@ static int cu_release_cached(cu_be *b, int dev, void *ptr)
     return 0;
 }
 
-/* The memory the caches did not keep handed back to the pool, ordered on
+/* The rest of a release (ptr of `size` bytes, no longer live): a large
+ * block kept whole (large_keep, which may give older ones back to the pool:
+ * it sets the current device), else handed back to the pool, ordered on
  * the compute stream (sets the current device). */
-static void cu_release_free(cu_be *b, int dev, void *ptr)
+static void cu_release_rest(cu_be *b, int dev, void *ptr, size_t size)
 {
     cu_dev *d = &b->devs[dev];
+    int kept;
+    pthread_mutex_lock(&d->mu);
+    kept = size > 0 && cache_class(size) < 0 && large_keep(d, ptr, size);
+    pthread_mutex_unlock(&d->mu);
+    if (kept)
+        return;
     if (cudaSetDevice(d->id) != cudaSuccess ||
         cudaFreeAsync(ptr, d->st[DG_STREAM_COMPUTE].s) != cudaSuccess)
         (void)cudaGetLastError(); /* never fails: at worst the memory is lost */
     cu_bump(b, dev, DG_STREAM_COMPUTE);
 }
-
 
 static size_t cu_bytes_in_use(dg_backend_i *be, int dev)
 {
@@ -906,9 +909,12 @@ static dg_status slot_device_info(dg_backend_i *be, int dev, char *name, size_t 
     return st;
 }
 
-/* An allocation or a release that the device's caches serve makes no CUDA
- * call: no current device to save and restore (two runtime calls each, a
- * part of every recorded elementwise call's host time). */
+/* An allocation that the device's caches serve, and a release that the
+ * small blocks' cache takes, make no CUDA call: no current device to save
+ * and restore (two runtime calls each, a part of every recorded elementwise
+ * call's host time).  A large block's release may give older kept blocks
+ * back to the pool (large_drop_oldest sets the current device): saved and
+ * restored. */
 static dg_status slot_alloc(dg_backend_i *be, int dev, size_t n, void **ptr, dg_error *err)
 {
     cu_be *b = cu_of(be);
@@ -925,11 +931,12 @@ static dg_status slot_alloc(dg_backend_i *be, int dev, size_t n, void **ptr, dg_
 static void slot_release(dg_backend_i *be, int dev, void *ptr)
 {
     cu_be *b = cu_of(be);
+    size_t size = 0;
     int prev;
-    if (cu_forked || cu_release_cached(b, dev, ptr))
+    if (cu_forked || cu_release_small(b, dev, ptr, &size))
         return;
     prev = dev_save();
-    cu_release_free(b, dev, ptr);
+    cu_release_rest(b, dev, ptr, size);
     dev_restore(prev);
 }
 
