@@ -584,20 +584,19 @@ static int cu_alloc_cached(cu_be *b, int dev, size_t nbytes, void **ptr)
     return 1;
 }
 
+/* An allocation the caches could not serve (slot_alloc tried them first):
+ * new memory from the device's pool (sets the current device). */
 static dg_status cu_alloc(dg_backend_i *be, int dev, size_t nbytes, void **ptr, dg_error *err)
 {
     cu_be *b = cu_of(be);
     cu_dev *d;
     void *p = NULL;
     cudaError_t ce;
-    int ok = 0, got;
+    int ok = 0;
     size_t want;
     int cls;
 
     DG_CHECK(cu_check_stream(b, dev, DG_STREAM_COMPUTE, "alloc", err));
-    got = cu_alloc_cached(b, dev, nbytes, ptr);
-    if (got != 0)
-        return got > 0 ? DG_OK : dg_error_set(err, DG_ERR_NOMEM, dev, "out of host memory");
     d = &b->devs[dev];
     if (nbytes == 0)
         nbytes = 1;
